@@ -1,0 +1,132 @@
+// Package cli is SCV's command line: one file per subcommand, each holding
+// flags and wiring only. Behaviour lives in the packages the commands call;
+// composition happens in internal/app.
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/spf13/cobra"
+)
+
+// Stdio are the streams a command uses; tests pass buffers.
+type Stdio struct {
+	In  io.Reader
+	Out io.Writer
+	Err io.Writer
+}
+
+// Env is the process environment as a map; nothing below cli reads
+// os.Getenv.
+type Env map[string]string
+
+// Environ turns os.Environ() output into an Env.
+func Environ(kv []string) Env {
+	env := Env{}
+	for _, s := range kv {
+		if k, v, ok := strings.Cut(s, "="); ok {
+			env[k] = v
+		}
+	}
+	return env
+}
+
+// Exit codes.
+const (
+	ExitOK      = 0
+	ExitFailure = 1
+	ExitUsage   = 2
+)
+
+// exitError carries an exit status with an optional message for stderr.
+type exitError struct {
+	code int
+	msg  string
+}
+
+func (e *exitError) Error() string { return e.msg }
+
+// usageErr is a bad-usage error (exit 2).
+func usageErr(format string, args ...any) error {
+	return &exitError{code: ExitUsage, msg: fmt.Sprintf(format, args...)}
+}
+
+// exitCode is a silent (already reported) exit status.
+func exitCode(code int) error { return &exitError{code: code} }
+
+// globals are the flags every command shares (runtime.md §1).
+type globals struct {
+	ctx            context.Context
+	stdio          Stdio
+	env            Env
+	scvHome        string
+	configPath     string
+	model          string
+	provider       string
+	baseURL        string
+	approvalPolicy string
+}
+
+// Run executes the scv command line and returns the process exit status.
+func Run(ctx context.Context, args []string, stdio Stdio, env Env) int {
+	g := &globals{ctx: ctx, stdio: stdio, env: env}
+	root := newRootCmd(g)
+	root.SetArgs(args)
+	root.SetIn(stdio.In)
+	root.SetOut(stdio.Out)
+	root.SetErr(stdio.Err)
+	err := root.ExecuteContext(ctx)
+	if err == nil {
+		return ExitOK
+	}
+	var ee *exitError
+	if errors.As(err, &ee) {
+		if ee.msg != "" {
+			fmt.Fprintf(stdio.Err, "scv: %s\n", ee.msg)
+		}
+		return ee.code
+	}
+	fmt.Fprintf(stdio.Err, "scv: %v\n", err)
+	if isUsageError(err) {
+		return ExitUsage
+	}
+	return ExitFailure
+}
+
+// isUsageError recognises cobra's own argument and flag errors.
+func isUsageError(err error) bool {
+	msg := err.Error()
+	for _, p := range []string{"unknown command", "unknown flag", "unknown shorthand", "flag needs an argument", "invalid argument", "accepts ", "requires at least", "requires at most", "required flag"} {
+		if strings.Contains(msg, p) {
+			return true
+		}
+	}
+	return false
+}
+
+func newRootCmd(g *globals) *cobra.Command {
+	root := &cobra.Command{
+		Use:           "scv",
+		Short:         "SCV: a self-hosted agent runtime",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	pf := root.PersistentFlags()
+	pf.StringVar(&g.scvHome, "scv-home", "", "instance home (env SCV_HOME, default ~/.scv)")
+	pf.StringVar(&g.configPath, "config", "", "one extra config file (env SCV_CONFIG)")
+	pf.StringVar(&g.model, "model", "", "model of the active provider")
+	pf.StringVar(&g.provider, "provider", "", "provider profile name")
+	pf.StringVar(&g.baseURL, "base-url", "", "base URL of the provider endpoint")
+	pf.StringVar(&g.approvalPolicy, "approval-policy", "", "on-risk|always|never")
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageErr("%v", err) })
+
+	// Explicit registration: one line per subcommand file.
+	root.AddCommand(
+		newVersionCmd(g),
+	)
+	return root
+}

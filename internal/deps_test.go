@@ -1,0 +1,127 @@
+// Package internal_test keeps SCV's layering true: which packages may import
+// which, and that every package documents what it owns.
+package internal_test
+
+import (
+	"encoding/json"
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/scv-agent/scv"
+
+type pkg struct {
+	ImportPath string
+	Doc        string
+	Imports    []string
+	Deps       []string
+	Name       string
+}
+
+func listPackages(t *testing.T) []pkg {
+	t.Helper()
+	out, err := exec.Command("go", "list", "-json", module+"/...").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	dec := json.NewDecoder(strings.NewReader(string(out)))
+	var pkgs []pkg
+	for dec.More() {
+		var p pkg
+		if err := dec.Decode(&p); err != nil {
+			t.Fatalf("decode go list output: %v", err)
+		}
+		pkgs = append(pkgs, p)
+	}
+	if len(pkgs) < 5 {
+		t.Fatalf("go list found only %d packages", len(pkgs))
+	}
+	return pkgs
+}
+
+func rel(path string) string { return strings.TrimPrefix(strings.TrimPrefix(path, module), "/") }
+
+func isStd(path string) bool {
+	first, _, _ := strings.Cut(path, "/")
+	return !strings.Contains(first, ".")
+}
+
+// leaves may import only the standard library and the listed modules.
+var leaves = map[string][]string{
+	"internal/proto":    nil,
+	"internal/jsonl":    nil,
+	"internal/proc":     {"golang.org/x/sys/"},
+	"internal/paths":    nil,
+	"internal/netguard": {"golang.org/x/sys/", "code.dny.dev/ssrf"},
+	"internal/tool":     {"github.com/google/jsonschema-go/"},
+	"internal/version":  nil,
+}
+
+func TestLeavesImportOnlyStdlib(t *testing.T) {
+	for _, p := range listPackages(t) {
+		allowed, ok := leaves[rel(p.ImportPath)]
+		if !ok {
+			continue
+		}
+		for _, d := range p.Deps {
+			if isStd(d) {
+				continue
+			}
+			okDep := false
+			for _, a := range allowed {
+				if strings.HasPrefix(d, a) || strings.HasPrefix(d, "golang.org/x/") && strings.HasPrefix(a, "golang.org/x/") {
+					okDep = true
+				}
+			}
+			if !okDep {
+				t.Errorf("%s is a leaf package but depends on %s", rel(p.ImportPath), d)
+			}
+		}
+	}
+}
+
+// forbidden[a] lists the internal packages a (and packages below a) must not
+// import directly.
+var forbidden = map[string][]string{
+	"internal/tools/":   {"internal/config", "internal/app", "internal/cli", "internal/server", "internal/agent", "internal/daemon", "internal/tui"},
+	"internal/tui":      {"internal/agent", "internal/server", "internal/app", "internal/config", "internal/model", "internal/tools/", "internal/daemon"},
+	"internal/agent":    {"internal/config", "internal/cli", "internal/app", "internal/server", "internal/tools/", "internal/tui"},
+	"internal/server":   {"internal/config", "internal/cli", "internal/tools/", "internal/tui"},
+	"internal/model":    {"internal/config", "internal/agent", "internal/server", "internal/tools/"},
+	"internal/approval": {"internal/config", "internal/tools/", "internal/server", "internal/agent"},
+}
+
+func TestImportRules(t *testing.T) {
+	for _, p := range listPackages(t) {
+		r := rel(p.ImportPath)
+		for _, imp := range p.Imports {
+			ri := rel(imp)
+			if !strings.HasPrefix(imp, module) {
+				continue
+			}
+			// Only cli and app import config.
+			if ri == "internal/config" && !(r == "internal/cli" || r == "internal/app" || strings.HasPrefix(r, "internal/config")) {
+				t.Errorf("%s imports internal/config; only cli and app may", r)
+			}
+			for from, bans := range forbidden {
+				if !(r == strings.TrimSuffix(from, "/") || strings.HasPrefix(r, from)) {
+					continue
+				}
+				for _, ban := range bans {
+					if ri == strings.TrimSuffix(ban, "/") || strings.HasPrefix(ri, ban) {
+						t.Errorf("%s must not import %s", r, ri)
+					}
+				}
+			}
+		}
+	}
+}
+
+func TestEveryPackageHasDoc(t *testing.T) {
+	for _, p := range listPackages(t) {
+		if strings.TrimSpace(p.Doc) == "" {
+			t.Errorf("package %s has no package doc comment", rel(p.ImportPath))
+		}
+	}
+}

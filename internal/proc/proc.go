@@ -1,0 +1,65 @@
+// Package proc runs child processes with full process-group hygiene: every
+// child leads a new process group; cancellation sends TERM to the group,
+// waits up to a grace period and KILLs what is left; a deadline KILLs at
+// once; after the leader exits the rest of its group is stopped and output
+// draining is bounded, so a background child cannot keep a call alive. It
+// also owns bounded output capture and Linux process identity (PID + start
+// time) and reaping for subreapers.
+package proc
+
+import (
+	"context"
+	"io"
+	"time"
+)
+
+// DefaultGrace is how long a group gets between TERM and KILL.
+const DefaultGrace = 2 * time.Second
+
+// Spec describes one child process.
+type Spec struct {
+	// Path is the executable (absolute, or resolved by the caller).
+	Path string
+	// Args are argv[1:].
+	Args []string
+	// Dir is the working directory.
+	Dir string
+	// Env is the complete environment of the child (nil means empty).
+	Env []string
+	// Stdout and Stderr receive the child's output as it arrives. When both
+	// are the same writer the streams are combined. nil discards. Writers are
+	// called from at most one goroutine each; a shared writer must be safe for
+	// concurrent use (Capture is).
+	Stdout io.Writer
+	Stderr io.Writer
+	// Timeout, when > 0, is the deadline: reaching it KILLs the group at once.
+	Timeout time.Duration
+	// Grace is the TERM→KILL delay on cancellation; 0 means DefaultGrace.
+	Grace time.Duration
+	// OnStart, if set, is called with the leader's PID right after it starts.
+	OnStart func(pid int)
+	// AfterExit, if set, is called after the leader exited and its group was
+	// stopped, before Run returns (used for tag sweeps of setsid escapees).
+	AfterExit func()
+}
+
+// Result is how a child ended.
+type Result struct {
+	// ExitCode is nil when the process was killed by a signal.
+	ExitCode *int
+	// Signal names the terminating signal, if any (e.g. "killed").
+	Signal string
+	// TimedOut says the deadline was reached and the group KILLed.
+	TimedOut bool
+	// Cancelled says ctx was cancelled and the group stopped.
+	Cancelled bool
+	// Duration is the wall time from start to the end of draining.
+	Duration time.Duration
+}
+
+// Run starts the child described by s stdin /dev/null, in a new process
+// group, and waits for it as the package doc describes. The error is non-nil
+// only when the child could not be started.
+func Run(ctx context.Context, s Spec) (Result, error) {
+	return run(ctx, s)
+}

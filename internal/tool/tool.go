@@ -1,0 +1,123 @@
+// Package tool defines the contract every built-in tool implements: a name, a
+// model-facing description, a JSON Schema for its input, a risk decided per
+// call after validation, an approval summary and an executor. It also holds
+// the Registry that validates input before any risk or approval decision.
+//
+// Nothing in this package names a concrete tool; the loop, the server and the
+// clients only ever see the contract.
+package tool
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+)
+
+// Risk is the side-effect class of one call, decided after its arguments are
+// validated. The values are stable protocol strings.
+type Risk string
+
+// Stable risk values (tools.md, "Tool extension contract").
+const (
+	ReadOnly   Risk = "read_only"
+	Filesystem Risk = "filesystem"
+	Process    Risk = "process"
+	Delegate   Risk = "delegate"
+	Network    Risk = "network"
+)
+
+// ErrorKind classifies a failed result (runtime.md §4, tool.completed.error).
+type ErrorKind string
+
+// Error kinds a failed result may carry.
+const (
+	Denied           ErrorKind = "denied"
+	Cancelled        ErrorKind = "cancelled"
+	InvalidArguments ErrorKind = "invalid_arguments"
+	Unavailable      ErrorKind = "unavailable"
+	Limit            ErrorKind = "limit"
+	UnknownTool      ErrorKind = "unknown_tool"
+	Failed           ErrorKind = "failed"
+)
+
+// Env is what the server hands every call: where it runs and how much it may
+// return. Tools receive their own defaults (timeouts, byte caps) through their
+// Options at construction.
+type Env struct {
+	// Workspace is the session's canonical, absolute workspace root.
+	Workspace string
+	// SessionID and CallID identify the call for records and logs.
+	SessionID string
+	CallID    string
+	// OutputLimit is tools.output_limit_bytes: the most output a result carries.
+	OutputLimit int
+	// Progress, when non-nil, receives short human-readable progress lines.
+	// The server bounds, redacts and rate-limits them; they never reach the
+	// model.
+	Progress func(text string)
+}
+
+// Result is what one call produced. A failed call is still a Result the model
+// sees; a Go error from the runtime is something else entirely.
+type Result struct {
+	Success bool
+	// Error is empty on success and one of the ErrorKind values otherwise.
+	Error ErrorKind
+	// Output is the text the model sees.
+	Output string
+	// JSON says Output is a JSON document (clients may print it as a value).
+	JSON bool
+	// Truncated says something was cut to respect a limit.
+	Truncated bool
+}
+
+// Plan is a validated call, ready for the approval decision and then Run.
+type Plan struct {
+	Risk Risk
+	// Summary is what an approver sees: the full command, URL, path, etc.
+	Summary string
+	// Run executes the call. It must honour ctx and return promptly after
+	// cancellation, with a Cancelled result.
+	Run func(ctx context.Context) Result
+}
+
+// Tool is one built-in tool.
+type Tool interface {
+	Name() string
+	// Description is the model-facing description.
+	Description() string
+	// Schema is the JSON Schema of the input object.
+	Schema() json.RawMessage
+	// Plan checks already schema-valid arguments further (paths, ceilings),
+	// decides the risk and the summary and binds the executor. A *Error it
+	// returns becomes a failed result without any approval being asked.
+	Plan(env Env, args json.RawMessage) (Plan, error)
+}
+
+// Error is a call-level failure detected before execution.
+type Error struct {
+	Kind    ErrorKind
+	Message string
+}
+
+func (e *Error) Error() string { return e.Message }
+
+// Errorf builds a call-level error of the given kind.
+func Errorf(kind ErrorKind, format string, args ...any) *Error {
+	return &Error{Kind: kind, Message: fmt.Sprintf(format, args...)}
+}
+
+// Fail is a failed result carrying a plain-text message.
+func Fail(kind ErrorKind, format string, args ...any) Result {
+	return Result{Error: kind, Output: fmt.Sprintf(format, args...)}
+}
+
+// JSONResult marshals v as the output of a result. Marshalling our own result
+// structs cannot fail; if it ever does, the failure is reported, not hidden.
+func JSONResult(success bool, kind ErrorKind, v any, truncated bool) Result {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return Fail(Failed, "encode result: %v", err)
+	}
+	return Result{Success: success, Error: kind, Output: string(b), JSON: true, Truncated: truncated}
+}

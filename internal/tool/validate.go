@@ -1,0 +1,105 @@
+package tool
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"strings"
+
+	"github.com/google/jsonschema-go/jsonschema"
+)
+
+// validate checks raw arguments against the resolved schema and turns the
+// validator's messages into ones a model (and a person) can act on.
+func validate(r *jsonschema.Resolved, args json.RawMessage) error {
+	args = bytes.TrimSpace(args)
+	if len(args) == 0 {
+		args = json.RawMessage("{}")
+	}
+	var v any
+	dec := json.NewDecoder(bytes.NewReader(args))
+	dec.UseNumber()
+	if err := dec.Decode(&v); err != nil {
+		return Errorf(InvalidArguments, "invalid arguments: not valid JSON: %v", err)
+	}
+	if dec.More() {
+		return Errorf(InvalidArguments, "invalid arguments: trailing data after the JSON object")
+	}
+	if _, ok := v.(map[string]any); !ok {
+		return Errorf(InvalidArguments, "invalid arguments: expected a JSON object, got %s", jsonKind(v))
+	}
+	// The validator wants float64 numbers; re-decode now that we know the
+	// document is well-formed.
+	v = nil
+	_ = json.Unmarshal(args, &v)
+	if err := r.Validate(v); err != nil {
+		return Errorf(InvalidArguments, "invalid arguments: %s", humanize(err.Error()))
+	}
+	return nil
+}
+
+func jsonKind(v any) string {
+	switch v.(type) {
+	case nil:
+		return "null"
+	case bool:
+		return "a boolean"
+	case json.Number:
+		return "a number"
+	case string:
+		return "a string"
+	case []any:
+		return "an array"
+	}
+	return "a value"
+}
+
+var (
+	rePrefix    = regexp.MustCompile(`validating (root|/properties/([^:]+)): `)
+	reMaximum   = regexp.MustCompile(`maximum: (\S+?)(?:/1)? is greater than ([0-9.]+)`)
+	reMinimum   = regexp.MustCompile(`minimum: (\S+?)(?:/1)? is less than ([0-9.]+)`)
+	reRequired  = regexp.MustCompile(`required: missing properties: \[(.*)\]`)
+	reAddl      = regexp.MustCompile(`unexpected additional properties \[(.*)\]`)
+	reEnum      = regexp.MustCompile(`enum: (.*) does not equal any of: \[(.*)\]`)
+	reType      = regexp.MustCompile(`type: (.*) has type "(\w+)", want (.*)`)
+	reTrailZero = regexp.MustCompile(`\.0+$`)
+)
+
+// humanize rewrites jsonschema-go messages such as
+// `validating /properties/limit: maximum: 11/1 is greater than 10.000000`
+// into `limit: 11 is above the maximum 10`.
+func humanize(msg string) string {
+	field := ""
+	for _, m := range rePrefix.FindAllStringSubmatch(msg, -1) {
+		if m[2] != "" {
+			field = strings.ReplaceAll(m[2], "/properties/", ".")
+		}
+	}
+	rest := rePrefix.ReplaceAllString(msg, "")
+	prefix := ""
+	if field != "" {
+		prefix = "`" + field + "` "
+	}
+	switch {
+	case reMaximum.MatchString(rest):
+		m := reMaximum.FindStringSubmatch(rest)
+		return fmt.Sprintf("%sis %s, above the maximum %s", prefix, m[1], reTrailZero.ReplaceAllString(m[2], ""))
+	case reMinimum.MatchString(rest):
+		m := reMinimum.FindStringSubmatch(rest)
+		return fmt.Sprintf("%sis %s, below the minimum %s", prefix, m[1], reTrailZero.ReplaceAllString(m[2], ""))
+	case reRequired.MatchString(rest):
+		m := reRequired.FindStringSubmatch(rest)
+		return fmt.Sprintf("missing required field %s", strings.ReplaceAll(m[1], `"`, "`"))
+	case reAddl.MatchString(rest):
+		m := reAddl.FindStringSubmatch(rest)
+		return fmt.Sprintf("unknown field %s", strings.ReplaceAll(m[1], `"`, "`"))
+	case reEnum.MatchString(rest):
+		m := reEnum.FindStringSubmatch(rest)
+		return fmt.Sprintf("%sis %q, which is not one of: %s", prefix, m[1], strings.Join(strings.Fields(m[2]), ", "))
+	case reType.MatchString(rest):
+		m := reType.FindStringSubmatch(rest)
+		return fmt.Sprintf("%shas type %s, want %s", prefix, m[2], strings.Trim(m[3], `"`))
+	}
+	return prefix + rest
+}
