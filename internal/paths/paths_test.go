@@ -1,0 +1,67 @@
+package paths
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+func TestResolve(t *testing.T) {
+	tests := []struct {
+		name, flag string
+		env        map[string]string
+		want       string
+		wantErr    bool
+	}{
+		{"flag wins", "/a", map[string]string{"SCV_HOME": "/b", "HOME": "/h"}, "/a", false},
+		{"env", "", map[string]string{"SCV_HOME": "/b", "HOME": "/h"}, "/b", false},
+		{"default", "", map[string]string{"HOME": "/h"}, "/h/.scv", false},
+		{"nothing", "", map[string]string{}, "", true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			l, err := Resolve(tt.flag, tt.env)
+			if (err != nil) != tt.wantErr {
+				t.Fatalf("err = %v, wantErr %v", err, tt.wantErr)
+			}
+			if l.Home != tt.want {
+				t.Fatalf("home = %q, want %q", l.Home, tt.want)
+			}
+		})
+	}
+}
+
+func TestLayout(t *testing.T) {
+	l := Layout{Home: "/x"}
+	for got, want := range map[string]string{
+		l.ConfigFile():            "/x/config.toml",
+		l.Socket():                "/x/server.sock",
+		l.Lock():                  "/x/server.lock",
+		l.DelegationRecord("h-1"): "/x/run/delegations/h-1.json",
+		l.Adapter("codex"):        "/x/adapters/codex",
+		l.DaemonLog():             "/x/logs/daemon.log",
+		l.SkillsDir():             "/x/skills",
+		ProjectConfig("/w"):       "/w/.scv/config.toml",
+	} {
+		if got != want {
+			t.Errorf("got %q, want %q", got, want)
+		}
+	}
+}
+
+func TestEnsureTightensMode(t *testing.T) {
+	home := filepath.Join(t.TempDir(), "h")
+	if err := os.Mkdir(home, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := (Layout{Home: home}).Ensure(); err != nil {
+		t.Fatal(err)
+	}
+	st, err := os.Stat(home)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Mode().Perm() != 0o700 {
+		t.Fatalf("mode = %v, want 0700", st.Mode().Perm())
+	}
+}
