@@ -1,0 +1,153 @@
+package fs
+
+import (
+	"context"
+	_ "embed"
+	"errors"
+	"io"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/google/jsonschema-go/jsonschema"
+
+	"github.com/scv-agent/scv/internal/tool"
+)
+
+//go:embed read.md
+var readDescription string
+
+// ReadParams is the input of `read`.
+type ReadParams struct {
+	Path   string `json:"path" jsonschema:"workspace-relative path of the file"`
+	Offset *int64 `json:"offset,omitempty" jsonschema:"byte offset to start at (default 0)"`
+	Limit  *int64 `json:"limit,omitempty" jsonschema:"most bytes to return (default and cap: tools.max_read_bytes)"`
+}
+
+// ReadResult is the JSON output of `read` (runtime.md §11).
+type ReadResult struct {
+	Path       string `json:"path"`
+	Offset     int64  `json:"offset"`
+	Content    string `json:"content"`
+	TotalBytes int64  `json:"total_bytes"`
+	Truncated  bool   `json:"truncated"`
+}
+
+// NewRead returns the `read` tool.
+func NewRead(opts Options) tool.Tool {
+	opts = opts.withDefaults()
+	max := int64(opts.MaxReadBytes)
+	desc := strings.ReplaceAll(readDescription, "{{MAX}}", strconv.FormatInt(max, 10))
+	adjust := func(s *jsonschema.Schema) {
+		zero := 0.0
+		s.Properties["offset"].Minimum = &zero
+		s.Properties["limit"].Minimum = &zero
+	}
+	return tool.MustDefine("read", desc, adjust, func(env tool.Env, p ReadParams) (tool.Plan, error) {
+		rel, terr := cleanPath(p.Path)
+		if terr != nil {
+			return tool.Plan{}, terr
+		}
+		offset, limit := int64(0), max
+		if p.Offset != nil {
+			offset = *p.Offset
+		}
+		if p.Limit != nil && *p.Limit < max {
+			limit = *p.Limit
+		}
+		if offset < 0 || limit < 0 {
+			return tool.Plan{}, tool.Errorf(tool.InvalidArguments, "`offset` and `limit` must not be negative")
+		}
+		risk := tool.ReadOnly
+		if SecretLike(rel) {
+			risk = tool.Filesystem
+		}
+		ws := env.Workspace
+		return tool.Plan{
+			Risk:    risk,
+			Summary: "read " + rel,
+			Run: func(ctx context.Context) tool.Result {
+				return readFile(ctx, ws, rel, offset, limit)
+			},
+		}, nil
+	})
+}
+
+func readFile(ctx context.Context, workspace, rel string, offset, limit int64) tool.Result {
+	if ctx.Err() != nil {
+		return tool.Fail(tool.Cancelled, "read %s: cancelled", rel)
+	}
+	root, fail := openRoot(workspace)
+	if fail != nil {
+		return *fail
+	}
+	defer root.Close()
+	f, err := root.OpenFile(rel, readFlags, 0)
+	if err != nil {
+		return ioFail(rel, err)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return ioFail(rel, err)
+	}
+	if !fi.Mode().IsRegular() {
+		return tool.Fail(tool.Failed, "%q is %s, not a regular file; read names files only", rel, describeKind(fi.Mode()))
+	}
+	total := fi.Size()
+	if offset > total {
+		return tool.Fail(tool.InvalidArguments, "`offset` %d is past the end of %q, which has %d bytes; use an offset from 0 to %d", offset, rel, total, total)
+	}
+	buf := make([]byte, min(limit, total-offset))
+	n, err := f.ReadAt(buf, offset)
+	if err != nil && !errors.Is(err, io.EOF) {
+		return ioFail(rel, err)
+	}
+	buf = buf[:n]
+	if msg := utf8Problem(buf, offset); msg != "" {
+		return tool.Fail(tool.Failed, "%q: the selected bytes %d to %d are not valid UTF-8: %s", rel, offset, offset+int64(n), msg)
+	}
+	truncated := offset+int64(n) < total
+	return tool.JSONResult(true, "", ReadResult{Path: rel, Offset: offset, Content: string(buf), TotalBytes: total, Truncated: truncated}, truncated)
+}
+
+// utf8Problem explains why b (read from offset) is not valid UTF-8, or
+// returns "". A range that merely cuts a multi-byte character at either end
+// gets the offset or limit that would avoid the cut.
+func utf8Problem(b []byte, offset int64) string {
+	if utf8.Valid(b) {
+		return ""
+	}
+	lead := 0
+	for lead < len(b) && lead < utf8.UTFMax-1 && !utf8.RuneStart(b[lead]) {
+		lead++
+	}
+	tail := len(b)
+	for i := len(b) - 1; i >= lead && i >= len(b)-(utf8.UTFMax-1); i-- {
+		if utf8.RuneStart(b[i]) {
+			if !utf8.FullRune(b[i:]) {
+				tail = i
+			}
+			break
+		}
+	}
+	if utf8.Valid(b[lead:tail]) {
+		var hints []string
+		if lead > 0 {
+			hints = append(hints, "`offset` "+strconv.FormatInt(offset, 10)+" starts inside a multi-byte character; use offset "+strconv.FormatInt(offset+int64(lead), 10))
+		}
+		if tail < len(b) {
+			hints = append(hints, "the range ends inside a multi-byte character; use limit "+strconv.Itoa(tail-lead))
+		}
+		return strings.Join(hints, "; ")
+	}
+	bad := 0
+	for bad < len(b) {
+		r, size := utf8.DecodeRune(b[bad:])
+		if r == utf8.RuneError && size <= 1 {
+			break
+		}
+		bad += size
+	}
+	return "invalid byte at offset " + strconv.FormatInt(offset+int64(bad), 10) + "; the file may be binary, which read does not return in v0.1"
+}
