@@ -84,6 +84,9 @@ const (
 type Error struct {
 	Code    string
 	Message string
+	// HTTPStatus is the provider's status code when it answered with one.
+	HTTPStatus int
+	cause      error
 }
 
 func (e *Error) Error() string { return e.Code + ": " + e.Message }

@@ -1,0 +1,186 @@
+// Package modeltest is a scripted fake model server for tests: it speaks
+// both wire APIs (POST /responses and /chat/completions, streamed), replays
+// one queued script per request and records every request so tests can
+// assert what SCV sent.
+package modeltest
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// Handler is the fake provider as an http.Handler, usable without a
+// testing.TB (e.g. from a standalone binary).
+type Handler struct {
+	mu       sync.Mutex
+	scripts  [][]Step
+	requests []Recorded
+}
+
+// NewHandler returns a handler with an empty script queue.
+func NewHandler() *Handler { return &Handler{} }
+
+// Script queues the steps that answer the next unanswered request.
+func (h *Handler) Script(steps ...Step) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.scripts = append(h.scripts, steps)
+}
+
+// Pending is the number of scripted responses not yet used.
+func (h *Handler) Pending() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return len(h.scripts)
+}
+
+// Requests returns a copy of every request received, in order.
+func (h *Handler) Requests() []Recorded {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return append([]Recorded(nil), h.requests...)
+}
+
+// Server is a Handler on an httptest server, closed when the test ends.
+type Server struct {
+	*Handler
+	srv *httptest.Server
+}
+
+// New starts a fake model server on 127.0.0.1.
+func New(tb testing.TB) *Server {
+	tb.Helper()
+	h := NewHandler()
+	s := &Server{Handler: h, srv: httptest.NewServer(h)}
+	tb.Cleanup(s.srv.Close)
+	return s
+}
+
+// URL is the base URL to configure as base_url (no trailing slash).
+func (s *Server) URL() string { return s.srv.URL }
+
+// Recorded is one request as the server received it.
+type Recorded struct {
+	Method string
+	Path   string
+	Header http.Header
+	// Body is the decoded JSON body (nil if it was not JSON).
+	Body map[string]any
+	Raw  []byte
+	// Unscripted is set when no script was left; the server answered 500.
+	Unscripted bool
+}
+
+// Wire is "responses" or "chat" from the path, or "" for other paths.
+func (r Recorded) Wire() string {
+	switch {
+	case strings.HasSuffix(r.Path, "/responses"):
+		return "responses"
+	case strings.HasSuffix(r.Path, "/chat/completions"):
+		return "chat"
+	}
+	return ""
+}
+
+// ToolNames lists the function tools offered, in order, on either wire.
+func (r Recorded) ToolNames() []string {
+	var names []string
+	for _, t := range objects(r.Body["tools"]) {
+		if t["type"] != "function" {
+			continue
+		}
+		if f, ok := t["function"].(map[string]any); ok {
+			t = f
+		}
+		if n, ok := t["name"].(string); ok {
+			names = append(names, n)
+		}
+	}
+	return names
+}
+
+// HasHostedWebSearch reports whether {"type":"web_search"} was offered.
+func (r Recorded) HasHostedWebSearch() bool {
+	for _, t := range objects(r.Body["tools"]) {
+		if t["type"] == "web_search" {
+			return true
+		}
+	}
+	return false
+}
+
+// InputItems are the Responses `input` items.
+func (r Recorded) InputItems() []map[string]any { return objects(r.Body["input"]) }
+
+// Messages are the chat `messages`.
+func (r Recorded) Messages() []map[string]any { return objects(r.Body["messages"]) }
+
+func objects(v any) []map[string]any {
+	list, _ := v.([]any)
+	out := make([]map[string]any, 0, len(list))
+	for _, x := range list {
+		if m, ok := x.(map[string]any); ok {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	raw, _ := io.ReadAll(io.LimitReader(r.Body, 64<<20))
+	rec := Recorded{Method: r.Method, Path: r.URL.Path, Header: r.Header.Clone(), Raw: raw}
+	_ = json.Unmarshal(raw, &rec.Body)
+	h.mu.Lock()
+	var steps []Step
+	if len(h.scripts) == 0 {
+		rec.Unscripted = true
+	} else {
+		steps, h.scripts = h.scripts[0], h.scripts[1:]
+	}
+	n := len(h.requests) + 1
+	h.requests = append(h.requests, rec)
+	h.mu.Unlock()
+
+	if rec.Unscripted {
+		msg := fmt.Sprintf("modeltest: request %d (%s %s) has no script: queue one with Script(...)", n, r.Method, r.URL.Path)
+		writeJSONError(w, http.StatusInternalServerError, msg)
+		return
+	}
+	for _, s := range steps {
+		if e := s.HTTPError; e != nil {
+			if e.RetryAfter != "" {
+				w.Header().Set("Retry-After", e.RetryAfter)
+			}
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(e.Status)
+			_, _ = io.WriteString(w, e.Body)
+			return
+		}
+	}
+	var enc encoder
+	switch rec.Wire() {
+	case "responses":
+		enc = &responsesEncoder{}
+	case "chat":
+		enc = &chatEncoder{}
+	default:
+		writeJSONError(w, http.StatusNotFound, "modeltest: unknown path "+r.URL.Path)
+		return
+	}
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.WriteHeader(http.StatusOK)
+	play(w, enc, steps)
+}
+
+func writeJSONError(w http.ResponseWriter, status int, msg string) {
+	b, _ := json.Marshal(map[string]any{"error": map[string]any{"message": msg, "type": "modeltest"}})
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(b)
+}

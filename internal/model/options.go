@@ -1,0 +1,174 @@
+package model
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+)
+
+// Wire API names of a provider profile.
+const (
+	WireResponses = "responses"
+	WireChat      = "chat"
+)
+
+// Limits are the [provider_limits] caps. A zero field takes the spec default.
+type Limits struct {
+	MaxSSEEventBytes      int
+	MaxResponseBytes      int
+	MaxAssistantBytes     int
+	MaxToolCalls          int
+	MaxToolArgumentsBytes int
+}
+
+// DefaultLimits are the runtime.md §3 defaults.
+var DefaultLimits = Limits{
+	MaxSSEEventBytes:      1 << 20,
+	MaxResponseBytes:      4 << 20,
+	MaxAssistantBytes:     1 << 20,
+	MaxToolCalls:          32,
+	MaxToolArgumentsBytes: 256 << 10,
+}
+
+// Options configure a provider client. Nothing is read from the process
+// environment: the caller resolves the key from the profile's api_key_env.
+type Options struct {
+	// WireAPI is "responses" (default) or "chat".
+	WireAPI string
+	// BaseURL is the endpoint root, e.g. https://api.openai.com/v1.
+	BaseURL string
+	// APIKey is sent as a bearer token, only to BaseURL.
+	APIKey string
+	// Headers are extra request headers; their values are treated as secrets.
+	Headers map[string]string
+	// Model is the default model; Request.Model overrides it.
+	Model string
+	// ReasoningEffort is the default effort; Request.ReasoningEffort overrides it.
+	ReasoningEffort string
+	// Timeout bounds one attempt, stream included (0: 600 s).
+	Timeout time.Duration
+	// MaxRetries is the number of retries after the first attempt (< 0: none).
+	MaxRetries int
+	Limits     Limits
+	// HTTPClient is copied; redirects are always refused (see docs/model.md).
+	HTTPClient *http.Client
+	// Sleep waits between retries (default: a timer that honours ctx).
+	Sleep  func(ctx context.Context, d time.Duration) error
+	Logger *slog.Logger
+}
+
+// New returns the client for opts.WireAPI.
+func New(opts Options) (Client, error) {
+	c, err := newCore(opts)
+	if err != nil {
+		return nil, err
+	}
+	switch opts.WireAPI {
+	case "", WireResponses:
+		return &responsesClient{c}, nil
+	case WireChat:
+		return &chatClient{c}, nil
+	default:
+		return nil, fmt.Errorf("model: unknown wire_api %q: use \"responses\" or \"chat\"", opts.WireAPI)
+	}
+}
+
+// core is what both wire clients share: endpoint, secrets, limits, retries.
+type core struct {
+	base    *url.URL
+	opts    Options
+	limits  Limits
+	http    *http.Client
+	sleep   func(context.Context, time.Duration) error
+	log     *slog.Logger
+	secrets []string
+}
+
+func newCore(opts Options) (*core, error) {
+	if opts.BaseURL == "" {
+		return nil, errors.New("model: base_url is empty: set providers.<name>.base_url")
+	}
+	u, err := url.Parse(strings.TrimRight(opts.BaseURL, "/"))
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("model: base_url %q is not an http(s) URL", opts.BaseURL)
+	}
+	for k, v := range opts.Headers {
+		if strings.ContainsAny(k+v, "\r\n") || k == "" {
+			return nil, fmt.Errorf("model: header %q is invalid", k)
+		}
+	}
+	c := &core{base: u, opts: opts, limits: withDefaults(opts.Limits), sleep: opts.Sleep, log: opts.Logger}
+	if c.opts.Timeout <= 0 {
+		c.opts.Timeout = 600 * time.Second
+	}
+	if c.opts.MaxRetries < 0 {
+		c.opts.MaxRetries = 0
+	}
+	if c.sleep == nil {
+		c.sleep = sleepCtx
+	}
+	if c.log == nil {
+		c.log = slog.New(slog.DiscardHandler)
+	}
+	c.http = httpClient(opts.HTTPClient)
+	c.secrets = secretsOf(opts)
+	return c, nil
+}
+
+func withDefaults(l Limits) Limits {
+	pick := func(v, d int) int {
+		if v <= 0 {
+			return d
+		}
+		return v
+	}
+	d := DefaultLimits
+	return Limits{
+		MaxSSEEventBytes:      pick(l.MaxSSEEventBytes, d.MaxSSEEventBytes),
+		MaxResponseBytes:      pick(l.MaxResponseBytes, d.MaxResponseBytes),
+		MaxAssistantBytes:     pick(l.MaxAssistantBytes, d.MaxAssistantBytes),
+		MaxToolCalls:          pick(l.MaxToolCalls, d.MaxToolCalls),
+		MaxToolArgumentsBytes: pick(l.MaxToolArgumentsBytes, d.MaxToolArgumentsBytes),
+	}
+}
+
+// errRedirect refuses every redirect so the key and secret headers reach
+// only BaseURL.
+var errRedirect = errors.New("redirects are refused so the API key reaches only base_url")
+
+func httpClient(given *http.Client) *http.Client {
+	var c http.Client
+	if given != nil {
+		c = *given
+	} else {
+		t := &http.Transport{
+			// No Proxy: nothing comes from the process environment.
+			DialContext:           (&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+			ForceAttemptHTTP2:     true,
+			MaxIdleConns:          10,
+			IdleConnTimeout:       90 * time.Second,
+			TLSHandshakeTimeout:   10 * time.Second,
+			ExpectContinueTimeout: time.Second,
+		}
+		c.Transport = t
+	}
+	c.CheckRedirect = func(*http.Request, []*http.Request) error { return errRedirect }
+	return &c
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
