@@ -57,9 +57,11 @@ type Result struct {
 	Duration time.Duration
 }
 
-// Run starts the child described by s stdin /dev/null, in a new process
+// Run starts the child described by s with stdin /dev/null, in a new process
 // group, and waits for it as the package doc describes. The error is non-nil
-// only when the child could not be started.
+// only when the child could not be started (or, never in practice, waited
+// for). When ctx is already done nothing is started and the Result says
+// Cancelled.
 func Run(ctx context.Context, s Spec) (Result, error) {
 	return run(ctx, s)
 }

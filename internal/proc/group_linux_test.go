@@ -1,0 +1,291 @@
+package proc
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// readPids waits (bounded) until file holds n PIDs, one a line, and returns them.
+func readPids(t *testing.T, file string, n int) []int {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		b, _ := os.ReadFile(file)
+		if lines := strings.Fields(string(b)); len(lines) >= n {
+			pids := make([]int, 0, n)
+			for _, l := range lines {
+				pid, err := strconv.Atoi(l)
+				if err != nil {
+					t.Fatalf("pidfile %s: %v", file, err)
+				}
+				pids = append(pids, pid)
+			}
+			return pids
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("pidfile %s has %q, want %d pids", file, b, n)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// anyAlive says one of pids still runs (zombies do not count).
+func anyAlive(pids []int) bool {
+	for _, pid := range pids {
+		if s, err := readStat(pid); err == nil && !s.dead() {
+			return true
+		}
+	}
+	return false
+}
+
+// waitGone polls until none of pids runs or d elapses.
+func waitGone(pids []int, d time.Duration) bool {
+	deadline := time.Now().Add(d)
+	for anyAlive(pids) {
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	return true
+}
+
+// killAtCleanup makes sure a test never leaves its processes behind.
+func killAtCleanup(t *testing.T, pids []int) {
+	t.Cleanup(func() {
+		for _, pid := range pids {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+	})
+}
+
+type runOut struct {
+	res Result
+	out string
+}
+
+// startBash runs script in the background and returns a channel with its end.
+func startBash(t *testing.T, ctx context.Context, script string, mod func(*Spec)) <-chan runOut {
+	t.Helper()
+	done := make(chan runOut, 1)
+	go func() {
+		c := NewCapture(4096)
+		s := Spec{Path: bash, Args: []string{"-c", script}, Env: []string{"PATH=/usr/bin:/bin"}, Stdout: c, Stderr: c}
+		if mod != nil {
+			mod(&s)
+		}
+		res, err := Run(ctx, s)
+		if err != nil {
+			res.Signal = "run error: " + err.Error()
+		}
+		done <- runOut{res, c.String()}
+	}()
+	return done
+}
+
+func await(t *testing.T, done <-chan runOut, d time.Duration) runOut {
+	t.Helper()
+	select {
+	case r := <-done:
+		return r
+	case <-time.After(d):
+		t.Fatalf("Run did not return within %v", d)
+		return runOut{}
+	}
+}
+
+// TestCancelTermIgnored: the shell and its child ignore TERM; cancellation
+// must still leave nothing alive 2.5 s later (TERM, 2 s, KILL).
+func TestCancelTermIgnored(t *testing.T) {
+	pidfile := filepath.Join(t.TempDir(), "pids")
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	done := startBash(t, ctx, `trap '' TERM; sleep 600 & echo $! >> `+pidfile+`; echo $$ >> `+pidfile+`; wait`, nil)
+	pids := readPids(t, pidfile, 2)
+	killAtCleanup(t, pids)
+	cancel()
+	cancelled := time.Now()
+	if !waitGone(pids, 2500*time.Millisecond) {
+		t.Fatalf("processes %v still alive 2.5 s after cancellation", pids)
+	}
+	r := await(t, done, 5*time.Second)
+	if diff := cmp.Diff(Result{Cancelled: true, Signal: "killed"}, r.res, ignoreDuration); diff != "" {
+		t.Errorf("result (-want +got):\n%s", diff)
+	}
+	// TERM must have been tried first: nothing may die before the grace.
+	if gone := time.Since(cancelled); gone < DefaultGrace {
+		t.Errorf("TERM-ignoring processes were gone %v after cancel, before the %v grace", gone, DefaultGrace)
+	}
+}
+
+// TestCancelTermHonoured: a group that obeys TERM ends at once with it.
+func TestCancelTermHonoured(t *testing.T) {
+	pidfile := filepath.Join(t.TempDir(), "pids")
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	done := startBash(t, ctx, `sleep 600 & echo $! >> `+pidfile+`; echo $$ >> `+pidfile+`; wait`, nil)
+	pids := readPids(t, pidfile, 2)
+	killAtCleanup(t, pids)
+	cancel()
+	r := await(t, done, 2500*time.Millisecond)
+	if diff := cmp.Diff(Result{Cancelled: true, Signal: "terminated"}, r.res, ignoreDuration); diff != "" {
+		t.Errorf("result (-want +got):\n%s", diff)
+	}
+	if anyAlive(pids) {
+		t.Errorf("processes %v alive after Run returned", pids)
+	}
+}
+
+// TestDeadlineKills: reaching the deadline KILLs the group at once, without
+// a TERM first (the leader's death signal says which it got).
+func TestDeadlineKills(t *testing.T) {
+	pidfile := filepath.Join(t.TempDir(), "pids")
+	done := startBash(t, t.Context(), `sleep 600 & echo $! >> `+pidfile+`; echo started; wait`, func(s *Spec) {
+		s.Timeout = 300 * time.Millisecond
+	})
+	pids := readPids(t, pidfile, 1)
+	killAtCleanup(t, pids)
+	r := await(t, done, 2*time.Second)
+	if diff := cmp.Diff(runOut{Result{TimedOut: true, Signal: "killed"}, "started\n"}, r, ignoreDuration, cmp.AllowUnexported(runOut{})); diff != "" {
+		t.Errorf("result (-want +got):\n%s", diff)
+	}
+	if anyAlive(pids) {
+		t.Errorf("background child %v alive after the deadline kill", pids)
+	}
+}
+
+// TestLeaderExitStopsGroup covers the issue's `sleep 600 & echo started`
+// and a double fork that stays in the group: both return within about 2 s
+// with nothing left alive.
+func TestLeaderExitStopsGroup(t *testing.T) {
+	tests := []struct{ name, script string }{
+		{"background child holds the pipe", `sleep 600 & echo $! > PIDFILE; echo started`},
+		{"double-forked child", `( (sleep 600 & echo $! > PIDFILE) & ); echo started`},
+		{"TERM-ignoring background child", `(trap '' TERM; exec sleep 600) & echo $! > PIDFILE; echo started`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			pidfile := filepath.Join(t.TempDir(), "pids")
+			start := time.Now()
+			done := startBash(t, t.Context(), strings.ReplaceAll(tt.script, "PIDFILE", pidfile), nil)
+			pids := readPids(t, pidfile, 1)
+			killAtCleanup(t, pids)
+			r := await(t, done, 10*time.Second)
+			if took := time.Since(start); took > 2500*time.Millisecond {
+				t.Errorf("Run took %v, want about 2 s at most", took)
+			}
+			if diff := cmp.Diff(runOut{Result{ExitCode: intp(0)}, "started\n"}, r, ignoreDuration, cmp.AllowUnexported(runOut{})); diff != "" {
+				t.Errorf("result (-want +got):\n%s", diff)
+			}
+			if anyAlive(pids) {
+				t.Errorf("child %v alive after Run returned", pids)
+			}
+		})
+	}
+}
+
+// TestSetsidEscapeeBoundedDrain: a child that left the group with setsid and
+// holds the output pipe cannot keep Run alive beyond the drain bound; an
+// AfterExit sweep that kills it lets Run return at once.
+func TestSetsidEscapeeBoundedDrain(t *testing.T) {
+	for _, sweep := range []bool{false, true} {
+		t.Run("sweep="+strconv.FormatBool(sweep), func(t *testing.T) {
+			pidfile := filepath.Join(t.TempDir(), "pids")
+			start := time.Now()
+			var afterExit time.Time
+			done := startBash(t, t.Context(), `setsid bash -c 'echo $$ > `+pidfile+`; exec sleep 600' & echo started; while [ ! -s `+pidfile+` ]; do sleep 0.01; done`, func(s *Spec) {
+				s.AfterExit = func() {
+					afterExit = time.Now()
+					if sweep {
+						for _, pid := range readPids(t, pidfile, 1) {
+							_ = syscall.Kill(pid, syscall.SIGKILL)
+						}
+					}
+				}
+			})
+			pids := readPids(t, pidfile, 1)
+			killAtCleanup(t, pids)
+			r := await(t, done, 10*time.Second)
+			took := time.Since(start)
+			if took > 2500*time.Millisecond {
+				t.Errorf("Run took %v with a setsid child holding the pipe, want about 2 s at most", took)
+			}
+			if diff := cmp.Diff(runOut{Result{ExitCode: intp(0)}, "started\n"}, r, ignoreDuration, cmp.AllowUnexported(runOut{})); diff != "" {
+				t.Errorf("result (-want +got):\n%s", diff)
+			}
+			if sweep {
+				if after := time.Since(afterExit); after > time.Second {
+					t.Errorf("Run returned %v after the sweep closed the pipe", after)
+				}
+			} else if !anyAlive(pids) {
+				t.Errorf("the setsid child %v is gone; it should have escaped the group stop", pids)
+			}
+		})
+	}
+}
+
+// TestNoZombiesNoLeakedFDs runs 1,000 sequential calls, some leaving a
+// background child, and checks that no zombie child and no descriptor is
+// left behind.
+func TestNoZombiesNoLeakedFDs(t *testing.T) {
+	if testing.Short() {
+		t.Skip("1,000 processes")
+	}
+	fdsBefore := countFDs(t)
+	for i := range 1000 {
+		script := "echo $$"
+		if i%50 == 0 {
+			script = "sleep 600 & echo $$"
+		}
+		c := NewCapture(256)
+		res, err := Run(t.Context(), Spec{Path: bash, Args: []string{"-c", script}, Stdout: c, Stderr: c})
+		if err != nil || res.ExitCode == nil || *res.ExitCode != 0 {
+			t.Fatalf("call %d: %+v, %v, output %q", i, res, err, c)
+		}
+	}
+	if z := zombieChildren(os.Getpid()); len(z) != 0 {
+		t.Errorf("zombie children left: %v", z)
+	}
+	if after := countFDs(t); after != fdsBefore {
+		t.Errorf("open descriptors %d before, %d after 1,000 calls", fdsBefore, after)
+	}
+}
+
+func countFDs(t *testing.T) int {
+	t.Helper()
+	ents, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(ents)
+}
+
+func TestStopGroup(t *testing.T) {
+	pidfile := filepath.Join(t.TempDir(), "pids")
+	done := startBash(t, context.Background(), `trap '' TERM; sleep 600 & echo $! >> `+pidfile+`; echo $$ >> `+pidfile+`; wait`, nil)
+	pids := readPids(t, pidfile, 2)
+	killAtCleanup(t, pids)
+	leader := pids[1]
+	start := time.Now()
+	StopGroup(leader, 200*time.Millisecond)
+	if anyAlive(pids) {
+		t.Errorf("processes %v alive after StopGroup", pids)
+	}
+	if took := time.Since(start); took < 200*time.Millisecond {
+		t.Errorf("StopGroup KILLed after %v, before the grace", took)
+	}
+	r := await(t, done, 5*time.Second)
+	if r.res.Signal != "killed" {
+		t.Errorf("leader ended with %+v, want killed", r.res)
+	}
+	StopGroup(leader, time.Hour) // an empty group returns at once
+}

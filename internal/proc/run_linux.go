@@ -1,0 +1,234 @@
+package proc
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"syscall"
+	"time"
+)
+
+// drainAfterStop bounds how long output is still read once a cancelled or
+// timed-out group has been stopped: only processes that left the group
+// (setsid) can still hold the pipe then.
+const drainAfterStop = 250 * time.Millisecond
+
+func run(ctx context.Context, s Spec) (Result, error) {
+	grace := s.Grace
+	if grace <= 0 {
+		grace = DefaultGrace
+	}
+	cmd := &exec.Cmd{
+		Path:        s.Path,
+		Args:        append([]string{s.Path}, s.Args...),
+		Dir:         s.Dir,
+		Env:         s.Env,
+		SysProcAttr: &syscall.SysProcAttr{Setpgid: true},
+	}
+	if cmd.Env == nil {
+		cmd.Env = []string{} // nil would mean "inherit ours"
+	}
+	if ctx.Err() != nil {
+		return Result{Cancelled: true}, nil
+	}
+	out, err := attachOutputs(cmd, s.Stdout, s.Stderr)
+	if err != nil {
+		return Result{}, err
+	}
+	started := time.Now()
+	err = startTracked(cmd)
+	out.closeWriters()
+	if err != nil {
+		out.closeReaders()
+		return Result{}, fmt.Errorf("start %s: %w", s.Path, err)
+	}
+	pid := cmd.Process.Pid
+	defer untrack(pid)
+	drained := out.copyAll()
+	if s.OnStart != nil {
+		s.OnStart(pid)
+	}
+
+	res, waitErr := supervise(ctx, cmd, s.Timeout, grace)
+	exited := time.Now()
+	// The leader is gone; whatever it left in its group goes too.
+	StopGroup(pid, grace)
+	if s.AfterExit != nil {
+		s.AfterExit()
+	}
+	drainUntil := exited.Add(grace)
+	if res.TimedOut || res.Cancelled {
+		drainUntil = time.Now().Add(min(grace, drainAfterStop))
+	}
+	out.drain(drained, drainUntil)
+	res.Duration = time.Since(started)
+	if waitErr != nil {
+		return res, waitErr
+	}
+	return res, nil
+}
+
+// supervise waits for the leader, enforcing the deadline (KILL the group at
+// once) and cancellation (TERM, grace, KILL).
+func supervise(ctx context.Context, cmd *exec.Cmd, timeout, grace time.Duration) (Result, error) {
+	pgid := cmd.Process.Pid
+	waited := make(chan error, 1)
+	go func() { waited <- cmd.Wait() }()
+	var deadline <-chan time.Time
+	if timeout > 0 {
+		t := time.NewTimer(timeout)
+		defer t.Stop()
+		deadline = t.C
+	}
+	var res Result
+	var err error
+	select {
+	case err = <-waited:
+	case <-deadline:
+		res.TimedOut = true
+		killGroup(pgid)
+		_ = cmd.Process.Kill() // in case the leader left its group
+		err = <-waited
+	case <-ctx.Done():
+		res.Cancelled = true
+		StopGroup(pgid, grace)
+		_ = cmd.Process.Kill()
+		err = <-waited
+	}
+	st := cmd.ProcessState
+	if st == nil {
+		return res, fmt.Errorf("wait for %s: %w", cmd.Path, err)
+	}
+	ws, _ := st.Sys().(syscall.WaitStatus)
+	if ws.Signaled() {
+		res.Signal = ws.Signal().String()
+	} else {
+		code := ws.ExitStatus()
+		res.ExitCode = &code
+	}
+	return res, nil
+}
+
+// outputs are the pipes between the child and the caller's writers. We make
+// them ourselves rather than letting os/exec do it so that waiting for the
+// leader and draining its output are separate steps with separate bounds.
+type outputs struct {
+	readers []*os.File
+	writers []*os.File
+	dests   []io.Writer
+}
+
+func attachOutputs(cmd *exec.Cmd, stdout, stderr io.Writer) (*outputs, error) {
+	o := &outputs{}
+	pipe := func(w io.Writer) (*os.File, error) {
+		pr, pw, err := os.Pipe()
+		if err != nil {
+			o.closeReaders()
+			o.closeWriters()
+			return nil, fmt.Errorf("output pipe: %w", err)
+		}
+		o.readers = append(o.readers, pr)
+		o.writers = append(o.writers, pw)
+		o.dests = append(o.dests, w)
+		return pw, nil
+	}
+	var err error
+	if stdout != nil {
+		if cmd.Stdout, err = pipe(stdout); err != nil {
+			return nil, err
+		}
+	}
+	if stderr != nil {
+		if sameWriter(stdout, stderr) {
+			cmd.Stderr = cmd.Stdout
+		} else if cmd.Stderr, err = pipe(stderr); err != nil {
+			return nil, err
+		}
+	}
+	return o, nil
+}
+
+// sameWriter compares two writers without panicking on uncomparable types.
+func sameWriter(a, b io.Writer) (same bool) {
+	defer func() {
+		if recover() != nil {
+			same = false
+		}
+	}()
+	return a == b
+}
+
+func (o *outputs) closeWriters() {
+	for _, f := range o.writers {
+		_ = f.Close()
+	}
+	o.writers = nil
+}
+
+func (o *outputs) closeReaders() {
+	for _, f := range o.readers {
+		_ = f.Close()
+	}
+	o.readers = nil
+}
+
+// copyAll copies every pipe to its writer until EOF or a read deadline; the
+// returned channel is closed when all copies have ended.
+func (o *outputs) copyAll() <-chan struct{} {
+	done := make(chan struct{})
+	n := len(o.readers)
+	ended := make(chan struct{}, n)
+	for i := range o.readers {
+		go func(r *os.File, w io.Writer) {
+			copyOut(w, r)
+			ended <- struct{}{}
+		}(o.readers[i], o.dests[i])
+	}
+	go func() {
+		for range n {
+			<-ended
+		}
+		close(done)
+	}()
+	return done
+}
+
+// copyOut reads r until it ends. A failing writer does not stop the reading,
+// so the child never blocks on a full pipe.
+func copyOut(w io.Writer, r *os.File) {
+	buf := make([]byte, 32*1024)
+	failed := false
+	for {
+		n, err := r.Read(buf)
+		if n > 0 && !failed {
+			if _, werr := w.Write(buf[:n]); werr != nil {
+				failed = true
+			}
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+// drain waits for the copies to end by themselves until the given time, then
+// interrupts the reads (a process outside the group may still hold the pipe)
+// and closes the pipes.
+func (o *outputs) drain(done <-chan struct{}, until time.Time) {
+	t := time.NewTimer(time.Until(until))
+	defer t.Stop()
+	select {
+	case <-done:
+	case <-t.C:
+		for _, r := range o.readers {
+			if err := r.SetReadDeadline(time.Now()); err != nil && !errors.Is(err, os.ErrClosed) {
+				_ = r.Close()
+			}
+		}
+		<-done
+	}
+	o.closeReaders()
+}
