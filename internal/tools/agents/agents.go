@@ -1,0 +1,148 @@
+// Package agents holds the native agent adapters: one descriptor per agent
+// CLI (claude, codex, grok, dsh, pi) with its default command line, private
+// home layout, scrubbed variables, permission switches, output format and
+// sign-in method; the argv and environment builders; the stream parsers that
+// keep only a run's reply, usage and error; the agent_<name> tools; and the
+// sign-in files SCV writes itself (dsh's key, pi's provider, codex import).
+package agents
+
+import (
+	_ "embed"
+	"log/slog"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/google/jsonschema-go/jsonschema"
+
+	"github.com/scv-agent/scv/internal/delegation"
+	"github.com/scv-agent/scv/internal/paths"
+	"github.com/scv-agent/scv/internal/tool"
+)
+
+//go:embed agent.md
+var descriptionTemplate string
+
+// Options configure the agent tools.
+type Options struct {
+	// Layout is the instance home ($SCV_HOME).
+	Layout paths.Layout
+	// UserHome is the invoking user's home (for ~/.local/bin, ~/.grok/bin).
+	UserHome string
+	// PathEnv is the server's PATH.
+	PathEnv string
+	// Env is the server's environment (KEY=VALUE); children get it scrubbed.
+	Env []string
+	// Overrides are the [agents.<name>] settings of the user config.
+	Overrides map[string]Override
+	// DefaultTimeout is tools.agent_timeout_seconds, MaxTimeout
+	// tools.max_timeout_seconds.
+	DefaultTimeout, MaxTimeout time.Duration
+	// InstanceID names this SCV instance in SCV_PARENT.
+	InstanceID string
+	// ParentChain is the inherited SCV_PARENT (when SCV itself runs
+	// delegated); Depth is the calling session's delegation depth.
+	ParentChain string
+	Depth       int
+	// OutputLimit is tools.output_limit_bytes: the bound of a reply.
+	OutputLimit int
+	// Tracker records runs; nil runs without records (tests only).
+	Tracker *delegation.Tracker
+	Logger  *slog.Logger
+}
+
+// Defaults of the tools section (runtime.md §3).
+const (
+	DefaultAgentTimeout = 3600 * time.Second
+	DefaultMaxTimeout   = 14400 * time.Second
+	DefaultOutputLimit  = 65536
+	// StderrTailBytes is how much of stderr a result keeps.
+	StderrTailBytes = 2048
+)
+
+func (o *Options) fill() {
+	if o.DefaultTimeout <= 0 {
+		o.DefaultTimeout = DefaultAgentTimeout
+	}
+	if o.MaxTimeout <= 0 {
+		o.MaxTimeout = DefaultMaxTimeout
+	}
+	if o.DefaultTimeout > o.MaxTimeout {
+		o.DefaultTimeout = o.MaxTimeout
+	}
+	if o.OutputLimit <= 0 {
+		o.OutputLimit = DefaultOutputLimit
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+}
+
+// Adapters applies the overrides to every descriptor; agents with an
+// invalid override are left out (config validation reports them).
+func Adapters(overrides map[string]Override) []Adapter {
+	var out []Adapter
+	for _, d := range descriptors {
+		a, err := Apply(d, overrides[d.Name])
+		if err != nil {
+			continue
+		}
+		out = append(out, a)
+	}
+	return out
+}
+
+// Available returns agent_<name> for every agent whose executable resolves
+// now. The caller decides whether delegation is allowed at all (depth below
+// agent.max_delegation_depth) and calls this at session start.
+func Available(opts Options) []tool.Tool {
+	opts.fill()
+	var out []tool.Tool
+	for _, a := range Adapters(opts.Overrides) {
+		exe, err := a.Resolve(opts.UserHome, opts.PathEnv)
+		if err != nil {
+			continue
+		}
+		out = append(out, newTool(opts, a, exe))
+	}
+	return out
+}
+
+// Params is the shared input of the agent tools.
+type Params struct {
+	Prompt         string `json:"prompt" jsonschema:"the task for the agent, self-contained: it sees none of this conversation"`
+	Cwd            string `json:"cwd,omitempty" jsonschema:"directory inside the workspace to run in (relative or absolute); default the workspace root. Running in a project directory picks up that project's AGENTS.md/CLAUDE.md and skills"`
+	TimeoutSeconds int    `json:"timeout_seconds,omitempty" jsonschema:"seconds before the run is killed"`
+	Model          string `json:"model,omitempty"`
+	Effort         string `json:"effort,omitempty"`
+}
+
+func newTool(opts Options, a Adapter, exe string) tool.Tool {
+	desc := strings.NewReplacer("{{name}}", a.Name, "{{title}}", a.Title).Replace(descriptionTemplate)
+	t := &agentTool{opts: opts, a: a, exe: exe}
+	return tool.MustDefine("agent_"+a.Name, desc, t.adjustSchema, t.plan)
+}
+
+func (t *agentTool) adjustSchema(s *jsonschema.Schema) {
+	min1, maxT := 1.0, float64(t.opts.MaxTimeout/time.Second)
+	ts := s.Properties["timeout_seconds"]
+	ts.Minimum, ts.Maximum = &min1, &maxT
+	ts.Description = "seconds before the run is killed; default " +
+		strconv.Itoa(int(t.opts.DefaultTimeout/time.Second)) + ", at most " + strconv.Itoa(int(maxT)) +
+		"; raise it for long work such as builds, releases or landing a change"
+	if len(t.a.ModelArgs) == 0 {
+		delete(s.Properties, "model")
+	} else {
+		s.Properties["model"].Description = "model for this run: " + t.a.ModelHint +
+			". Set only when the user asks for a model; omitted, the agent uses its own configured default"
+	}
+	if len(t.a.EffortArgs) == 0 {
+		delete(s.Properties, "effort")
+	} else {
+		e := s.Properties["effort"]
+		e.Enum = []any{"", "low", "medium", "high", "xhigh", "max"}
+		e.Description = "reasoning effort for this run. Set only when the user asks; omitted, the agent uses its own default"
+	}
+	s.Required = slices.DeleteFunc(s.Required, func(r string) bool { return r != "prompt" })
+}

@@ -1,0 +1,331 @@
+package agents
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"unicode/utf8"
+)
+
+// Format is how an agent CLI prints its run on stdout.
+type Format string
+
+// Output formats of the known CLIs.
+const (
+	// FormatText: stdout is the reply.
+	FormatText Format = "text"
+	// FormatClaude: Claude Code `--output-format stream-json --verbose`.
+	FormatClaude Format = "claude-stream-json"
+	// FormatCodex: `codex exec --json`.
+	FormatCodex Format = "codex-json"
+	// FormatPi: `pi --mode json`.
+	FormatPi Format = "pi-json"
+)
+
+// MaxLineBytes is the longest stdout line that is parsed; longer lines are
+// skipped without being held in memory.
+const MaxLineBytes = 4 << 20
+
+// Usage is the token usage a run reported, normalised across CLIs.
+type Usage struct {
+	InputTokens       int64 `json:"input_tokens"`
+	OutputTokens      int64 `json:"output_tokens"`
+	CachedInputTokens int64 `json:"cached_input_tokens,omitempty"`
+}
+
+func (u *Usage) add(o Usage) {
+	u.InputTokens += o.InputTokens
+	u.OutputTokens += o.OutputTokens
+	u.CachedInputTokens += o.CachedInputTokens
+}
+
+// outcome is what a stream told about its run.
+type outcome struct {
+	Reply     string
+	HaveReply bool
+	Usage     *Usage
+	// Failed says the stream itself reported a failed run.
+	Failed bool
+	// ErrMsg is the reported error (a failure message, or the last notice).
+	ErrMsg string
+	// ErrCode is a machine-readable error class (Claude's assistant.error).
+	ErrCode string
+	// SawJSON says at least one line decoded as a JSON object.
+	SawJSON bool
+	// Text is the head of raw stdout (bounded), TextTruncated says more came.
+	Text          string
+	TextTruncated bool
+	// SkippedLines counts lines over MaxLineBytes.
+	SkippedLines int
+}
+
+// parser consumes stdout as it arrives (it is an io.Writer) and keeps only
+// the reply, usage and error, in bounded memory: at most one line of up to
+// MaxLineBytes plus textLimit bytes of raw text.
+type parser struct {
+	format    Format
+	textLimit int
+
+	line     []byte
+	skipping bool
+	text     []byte
+	out      outcome
+
+	// pi: outcome of the last assistant message_end.
+	piStop, piErr string
+}
+
+func newParser(f Format, textLimit int) *parser {
+	if textLimit <= 0 {
+		textLimit = 64 << 10
+	}
+	return &parser{format: f, textLimit: textLimit}
+}
+
+// Write splits b into lines; it never fails.
+func (p *parser) Write(b []byte) (int, error) {
+	n := len(b)
+	p.keepText(b)
+	if p.format == FormatText {
+		return n, nil
+	}
+	for len(b) > 0 {
+		i := bytes.IndexByte(b, '\n')
+		chunk := b
+		if i >= 0 {
+			chunk = b[:i]
+		}
+		if !p.skipping {
+			if len(p.line)+len(chunk) > MaxLineBytes {
+				p.skipping = true
+				p.line = p.line[:0]
+				p.out.SkippedLines++
+			} else {
+				p.line = append(p.line, chunk...)
+			}
+		}
+		if i < 0 {
+			break
+		}
+		if !p.skipping {
+			p.handleLine(p.line)
+		}
+		p.skipping = false
+		p.line = p.line[:0]
+		if cap(p.line) > 1<<20 {
+			p.line = nil // do not pin a huge buffer after a huge line
+		}
+		b = b[i+1:]
+	}
+	return n, nil
+}
+
+func (p *parser) keepText(b []byte) {
+	room := p.textLimit - len(p.text)
+	if len(b) > room {
+		p.out.TextTruncated = true
+		b = b[:max(room, 0)]
+	}
+	p.text = append(p.text, b...)
+}
+
+// finish flushes a final unterminated line and returns the outcome.
+func (p *parser) finish() outcome {
+	if p.format != FormatText && !p.skipping && len(p.line) > 0 {
+		p.handleLine(p.line)
+		p.line = nil
+	}
+	if p.format == FormatPi && p.piStop == "error" {
+		p.out.Failed = true
+		p.out.ErrMsg = p.piErr
+	}
+	text, cut := boundText(string(p.text), p.textLimit)
+	p.out.Text = text
+	p.out.TextTruncated = p.out.TextTruncated || cut
+	return p.out
+}
+
+func (p *parser) handleLine(line []byte) {
+	line = bytes.TrimSpace(line)
+	if len(line) == 0 || line[0] != '{' {
+		return
+	}
+	var head struct {
+		Type string `json:"type"`
+	}
+	if json.Unmarshal(line, &head) != nil {
+		return
+	}
+	p.out.SawJSON = true
+	switch p.format {
+	case FormatClaude:
+		p.claudeEvent(head.Type, line)
+	case FormatCodex:
+		p.codexEvent(head.Type, line)
+	case FormatPi:
+		p.piEvent(head.Type, line)
+	}
+}
+
+func (p *parser) claudeEvent(typ string, line []byte) {
+	switch typ {
+	case "assistant":
+		var ev struct {
+			Error string `json:"error"`
+		}
+		if json.Unmarshal(line, &ev) == nil && ev.Error != "" {
+			p.out.ErrCode = ev.Error
+		}
+	case "result":
+		var ev struct {
+			IsError bool   `json:"is_error"`
+			Result  string `json:"result"`
+			Usage   *struct {
+				Input     int64 `json:"input_tokens"`
+				Output    int64 `json:"output_tokens"`
+				CacheRead int64 `json:"cache_read_input_tokens"`
+			} `json:"usage"`
+		}
+		if json.Unmarshal(line, &ev) != nil {
+			return
+		}
+		p.out.Reply, p.out.HaveReply = ev.Result, true
+		p.out.Failed = ev.IsError
+		if ev.IsError {
+			p.out.ErrMsg = ev.Result
+		}
+		if ev.Usage != nil {
+			p.out.Usage = &Usage{InputTokens: ev.Usage.Input, OutputTokens: ev.Usage.Output, CachedInputTokens: ev.Usage.CacheRead}
+		}
+	}
+}
+
+func (p *parser) codexEvent(typ string, line []byte) {
+	switch typ {
+	case "item.completed":
+		var ev struct {
+			Item struct {
+				Type string `json:"type"`
+				Text string `json:"text"`
+			} `json:"item"`
+		}
+		if json.Unmarshal(line, &ev) == nil && ev.Item.Type == "agent_message" {
+			p.out.Reply, p.out.HaveReply = ev.Item.Text, true
+		}
+	case "turn.completed":
+		var ev struct {
+			Usage struct {
+				Input  int64 `json:"input_tokens"`
+				Cached int64 `json:"cached_input_tokens"`
+				Output int64 `json:"output_tokens"`
+			} `json:"usage"`
+		}
+		if json.Unmarshal(line, &ev) == nil {
+			if p.out.Usage == nil {
+				p.out.Usage = &Usage{}
+			}
+			p.out.Usage.add(Usage{InputTokens: ev.Usage.Input, OutputTokens: ev.Usage.Output, CachedInputTokens: ev.Usage.Cached})
+		}
+	case "turn.failed":
+		var ev struct {
+			Error struct {
+				Message string `json:"message"`
+			} `json:"error"`
+		}
+		if json.Unmarshal(line, &ev) == nil {
+			p.out.Failed = true
+			p.out.ErrMsg = ev.Error.Message
+		}
+	case "error":
+		// Often only a retry notice; it fails nothing alone, but it is the
+		// best explanation if the process then exits non-zero.
+		var ev struct {
+			Message string `json:"message"`
+		}
+		if json.Unmarshal(line, &ev) == nil && !p.out.Failed {
+			p.out.ErrMsg = ev.Message
+		}
+	}
+}
+
+func (p *parser) piEvent(typ string, line []byte) {
+	if typ != "message_end" {
+		return
+	}
+	var ev struct {
+		Message struct {
+			Role    string `json:"role"`
+			Content []struct {
+				Type string `json:"type"`
+				Text string `json:"text"`
+			} `json:"content"`
+			Usage *struct {
+				Input     int64 `json:"input"`
+				Output    int64 `json:"output"`
+				CacheRead int64 `json:"cacheRead"`
+			} `json:"usage"`
+			StopReason   string `json:"stopReason"`
+			ErrorMessage string `json:"errorMessage"`
+		} `json:"message"`
+	}
+	if json.Unmarshal(line, &ev) != nil || ev.Message.Role != "assistant" {
+		return
+	}
+	var b strings.Builder
+	for _, c := range ev.Message.Content {
+		if c.Type == "text" {
+			b.WriteString(c.Text)
+		}
+	}
+	p.out.Reply, p.out.HaveReply = b.String(), true
+	if u := ev.Message.Usage; u != nil {
+		if p.out.Usage == nil {
+			p.out.Usage = &Usage{}
+		}
+		p.out.Usage.add(Usage{InputTokens: u.Input, OutputTokens: u.Output, CachedInputTokens: u.CacheRead})
+	}
+	p.piStop, p.piErr = ev.Message.StopReason, ev.Message.ErrorMessage
+}
+
+// boundText cuts s to at most limit bytes on a character boundary.
+func boundText(s string, limit int) (string, bool) {
+	if limit <= 0 || len(s) <= limit {
+		return s, false
+	}
+	cut := limit
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut], true
+}
+
+// tailBuffer keeps the last n bytes written to it.
+type tailBuffer struct {
+	n     int
+	buf   []byte
+	total int64
+}
+
+func (t *tailBuffer) Write(b []byte) (int, error) {
+	t.total += int64(len(b))
+	if len(b) >= t.n {
+		t.buf = append(t.buf[:0], b[len(b)-t.n:]...)
+		return len(b), nil
+	}
+	t.buf = append(t.buf, b...)
+	if over := len(t.buf) - t.n; over > 0 {
+		t.buf = append(t.buf[:0], t.buf[over:]...)
+	}
+	return len(b), nil
+}
+
+// String is the tail starting on a character boundary.
+func (t *tailBuffer) String() string {
+	b := t.buf
+	if t.total > int64(len(b)) {
+		for len(b) > 0 && !utf8.RuneStart(b[0]) {
+			b = b[1:]
+		}
+	}
+	return strings.ToValidUTF8(string(b), "\uFFFD")
+}

@@ -1,0 +1,304 @@
+package agents
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/scv-agent/scv/internal/delegation"
+	"github.com/scv-agent/scv/internal/proc"
+	"github.com/scv-agent/scv/internal/tool"
+)
+
+type agentTool struct {
+	opts Options
+	a    Adapter
+	exe  string
+}
+
+// call is one planned run.
+type call struct {
+	handle, dir, outDir string
+	argv, env           []string
+	timeout             time.Duration
+	prompt              string
+}
+
+// summaryPromptBytes bounds the prompt shown in an approval summary.
+const summaryPromptBytes = 2000
+
+func (t *agentTool) plan(env tool.Env, p Params) (tool.Plan, error) {
+	model, effort := strings.TrimSpace(p.Model), strings.TrimSpace(p.Effort)
+	if strings.TrimSpace(p.Prompt) == "" {
+		return tool.Plan{}, tool.Errorf(tool.InvalidArguments, "prompt is empty: give the agent a self-contained task")
+	}
+	if strings.HasPrefix(p.Prompt, "-") {
+		return tool.Plan{}, tool.Errorf(tool.InvalidArguments, "the prompt cannot start with '-' (it would be read as a flag): reword it")
+	}
+	timeout := t.opts.DefaultTimeout
+	if p.TimeoutSeconds != 0 {
+		timeout = time.Duration(p.TimeoutSeconds) * time.Second
+	}
+	if timeout <= 0 || timeout > t.opts.MaxTimeout {
+		return tool.Plan{}, tool.Errorf(tool.InvalidArguments, "timeout_seconds must be between 1 and %d", int(t.opts.MaxTimeout/time.Second))
+	}
+	dir, err := resolveCwd(env.Workspace, p.Cwd)
+	if err != nil {
+		return tool.Plan{}, tool.Errorf(tool.InvalidArguments, "%v", err)
+	}
+	handle, err := t.newHandle()
+	if err != nil {
+		return tool.Plan{}, err
+	}
+	home := t.opts.Layout.Adapter(t.a.Name)
+	c := &call{handle: handle, dir: dir, timeout: timeout, prompt: p.Prompt}
+	sel := Selection{Model: model, Effort: effort, SessionID: uuid.NewString()}
+	if t.a.Format == FormatCodex {
+		c.outDir = filepath.Join(home, "tmp", handle)
+		sel.OutputFile = filepath.Join(c.outDir, "last-message.txt")
+	}
+	c.argv, err = t.a.Argv(sel, p.Prompt)
+	if err != nil {
+		return tool.Plan{}, tool.Errorf(tool.InvalidArguments, "%v", err)
+	}
+	c.env = t.a.Env(EnvSpec{
+		Base: t.opts.Env, AdapterHome: home, SCVHome: t.opts.Layout.Home,
+		Parent: delegation.Tag(t.opts.ParentChain, t.opts.InstanceID, env.SessionID, handle),
+		Depth:  t.opts.Depth + 1,
+	})
+	return tool.Plan{
+		Risk:    tool.Delegate,
+		Summary: t.summary(env, c),
+		Run:     func(ctx context.Context) tool.Result { return t.run(ctx, env, p.Cwd, c) },
+	}, nil
+}
+
+func (t *agentTool) newHandle() (string, error) {
+	if t.opts.Tracker != nil {
+		return t.opts.Tracker.NewHandle(t.a.Name)
+	}
+	return delegation.NewHandle(t.a.Name)
+}
+
+func (t *agentTool) summary(env tool.Env, c *call) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Delegate to %s (agent_%s).\n", t.a.Title, t.a.Name)
+	if t.a.Full {
+		b.WriteString("FULL PERMISSIONS: the agent runs with its own approvals and sandbox switched off.\n")
+	}
+	fmt.Fprintf(&b, "Executable: %s\n", t.exe)
+	argv := make([]string, 0, len(c.argv)+1)
+	argv = append(argv, strconv.Quote(t.exe))
+	for i, s := range c.argv {
+		if i == len(c.argv)-1 {
+			s, _ = boundPrompt(s)
+		}
+		argv = append(argv, strconv.Quote(s))
+	}
+	fmt.Fprintf(&b, "Argv: %s\n", strings.Join(argv, " "))
+	pr, _ := boundPrompt(c.prompt)
+	fmt.Fprintf(&b, "Prompt: %s\n", pr)
+	fmt.Fprintf(&b, "Directory: %s\n", c.dir)
+	fmt.Fprintf(&b, "Workspace: %s\n", env.Workspace)
+	fmt.Fprintf(&b, "Timeout: %ds\n", int(c.timeout/time.Second))
+	b.WriteString("Risk: delegate. The agent may independently read and write files, run commands, use its own credentials and ask its own model provider.")
+	return b.String()
+}
+
+func boundPrompt(s string) (string, bool) {
+	out, cut := boundText(s, summaryPromptBytes)
+	if cut {
+		out += fmt.Sprintf("… [%d more bytes]", len(s)-len(out))
+	}
+	return out, cut
+}
+
+// resolveCwd resolves the requested directory (blank = the workspace root)
+// following symlinks and requires an existing directory inside the
+// workspace.
+func resolveCwd(workspace, cwd string) (string, error) {
+	ws, err := filepath.EvalSymlinks(workspace)
+	if err != nil {
+		return "", fmt.Errorf("workspace %s: %w", workspace, err)
+	}
+	cwd = strings.TrimSpace(cwd)
+	if cwd == "" {
+		return ws, nil
+	}
+	p := cwd
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(ws, p)
+	}
+	real, err := filepath.EvalSymlinks(p)
+	if err != nil {
+		return "", fmt.Errorf("cwd %q does not exist: use a directory inside the workspace %s", cwd, ws)
+	}
+	rel, err := filepath.Rel(ws, real)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, "../") || filepath.IsAbs(rel) {
+		return "", fmt.Errorf("cwd %q resolves to %s, outside the workspace %s", cwd, real, ws)
+	}
+	st, err := os.Stat(real)
+	if err != nil || !st.IsDir() {
+		return "", fmt.Errorf("cwd %q is not a directory", cwd)
+	}
+	return real, nil
+}
+
+// Result is the tool result object.
+type Result struct {
+	Agent      string `json:"agent"`
+	Status     string `json:"status"`
+	Reply      string `json:"reply"`
+	Usage      *Usage `json:"usage"`
+	ExitCode   *int   `json:"exit_code"`
+	StderrTail string `json:"stderr_tail"`
+	Truncated  bool   `json:"truncated"`
+	Hint       string `json:"hint,omitempty"`
+}
+
+// Run statuses.
+const (
+	StatusCompleted = "completed"
+	StatusFailed    = "failed"
+	StatusTimeout   = "timeout"
+	StatusCancelled = "cancelled"
+)
+
+func (t *agentTool) run(ctx context.Context, env tool.Env, rawCwd string, c *call) tool.Result {
+	// The directory resolves again at call time: a symlink may have moved
+	// between approval and now.
+	dir, err := resolveCwd(env.Workspace, rawCwd)
+	if err != nil {
+		return tool.Fail(tool.InvalidArguments, "%v", err)
+	}
+	home := t.opts.Layout.Adapter(t.a.Name)
+	if err := t.a.EnsureHome(home); err != nil {
+		return tool.Fail(tool.Failed, "%v", err)
+	}
+	if c.outDir != "" {
+		if err := os.MkdirAll(c.outDir, 0o700); err != nil {
+			return tool.Fail(tool.Failed, "create codex output directory: %v", err)
+		}
+		defer os.RemoveAll(c.outDir)
+	}
+	limit := env.OutputLimit
+	if limit <= 0 {
+		limit = t.opts.OutputLimit
+	}
+	par := newParser(t.a.Format, limit)
+	stderr := &tailBuffer{n: StderrTailBytes}
+	tr := t.opts.Tracker
+	spec := proc.Spec{
+		Path: t.exe, Args: c.argv, Dir: dir, Env: c.env,
+		Stdout: par, Stderr: stderr, Timeout: c.timeout,
+	}
+	if tr != nil {
+		spec.OnStart = func(pid int) {
+			err := tr.Start(delegation.Record{Handle: c.handle, Agent: t.a.Name, Session: env.SessionID, Cwd: dir, Depth: t.opts.Depth + 1, PID: pid})
+			if err != nil {
+				t.opts.Logger.Warn("cannot record delegation", "handle", c.handle, "err", err)
+			}
+		}
+		spec.AfterExit = func() { tr.Sweep(c.handle) }
+	}
+	res, err := proc.Run(ctx, spec)
+	killed := false
+	if tr != nil {
+		killed = tr.Finish(c.handle)
+	}
+	if err != nil {
+		return tool.Fail(tool.Failed, "start %s: %v", t.exe, err)
+	}
+	out := par.finish()
+	r := t.result(out, res, killed, stderr.String(), limit, c.outDir)
+	kind := tool.ErrorKind("")
+	switch r.Status {
+	case StatusFailed:
+		kind = tool.Failed
+	case StatusTimeout:
+		kind = tool.Limit
+	case StatusCancelled:
+		kind = tool.Cancelled
+	}
+	return tool.JSONResult(r.Status == StatusCompleted, kind, r, r.Truncated)
+}
+
+// result turns what the stream said and how the process ended into the
+// result object. The exit code alone is never trusted: a reported error
+// fails the run even with exit 0.
+func (t *agentTool) result(out outcome, res proc.Result, killed bool, stderrTail string, limit int, outDir string) Result {
+	r := Result{Agent: t.a.Name, ExitCode: res.ExitCode, StderrTail: stderrTail, Usage: out.Usage}
+	switch {
+	case killed || res.Cancelled:
+		r.Status = StatusCancelled
+	case res.TimedOut:
+		r.Status = StatusTimeout
+	case res.ExitCode == nil || *res.ExitCode != 0 || out.Failed:
+		r.Status = StatusFailed
+	default:
+		r.Status = StatusCompleted
+	}
+	reply, haveReply := out.Reply, out.HaveReply
+	if !haveReply && outDir != "" {
+		reply, haveReply = readBounded(filepath.Join(outDir, "last-message.txt"), limit)
+	}
+	textTrunc := false
+	switch {
+	case t.a.Format == FormatText || (!out.SawJSON && !haveReply):
+		reply, textTrunc = out.Text, out.TextTruncated
+	case r.Status != StatusCompleted && strings.TrimSpace(reply) == "" && out.ErrMsg != "":
+		reply = out.ErrMsg
+	}
+	reply, cut := boundText(reply, limit)
+	r.Reply = reply
+	r.Truncated = cut || textTrunc || out.SkippedLines > 0
+	if r.Status == StatusFailed || r.Status == StatusTimeout {
+		if signInProblem(out.ErrCode, out.ErrMsg, reply, stderrTail) {
+			r.Hint = fmt.Sprintf("%s does not seem to be signed in on the SCV host. Ask the user to run `scv agents login %s` there (the agent's own advice, such as /login, cannot be followed from here).", t.a.Title, t.a.Name)
+		}
+	}
+	return r
+}
+
+// readBounded reads at most limit bytes (plus a little, to know about
+// truncation) of a small file; a missing or empty file is no reply.
+func readBounded(path string, limit int) (string, bool) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", false
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, int64(limit)+4))
+	if err != nil && !errors.Is(err, io.EOF) || len(b) == 0 {
+		return "", false
+	}
+	return string(b), true
+}
+
+// signInMarkers are texts the real CLIs print when they are signed out or
+// their key is wrong (testdata/streams/README.md).
+var signInMarkers = []string{
+	"not logged in", "/login", "authentication_failed", "401", "unauthorized",
+	"incorrect api key", "invalid api key", "invalid x-api-key", "missing environment variable",
+	"no api key found", "please log in", "please login", "not signed in", "oauth token",
+}
+
+func signInProblem(texts ...string) bool {
+	for _, s := range texts {
+		l := strings.ToLower(s)
+		for _, m := range signInMarkers {
+			if strings.Contains(l, m) {
+				return true
+			}
+		}
+	}
+	return false
+}
