@@ -192,7 +192,9 @@ func chunk(delta obj, finish any) obj {
 		"choices": []any{obj{"index": 0, "delta": delta, "finish_reason": finish}}}
 }
 
-func (e *chatEncoder) start(out sse) { out.event("", chunk(obj{"role": "assistant", "content": ""}, nil)) }
+func (e *chatEncoder) start(out sse) {
+	out.event("", chunk(obj{"role": "assistant", "content": ""}, nil))
+}
 
 func (e *chatEncoder) text(out sse, frag string) { out.event("", chunk(obj{"content": frag}, nil)) }
 

@@ -9,16 +9,16 @@ import (
 // Step is one part of a scripted response. Build steps with the helpers
 // (Text, ToolCall, Usage, …); the struct is also the JSON script format.
 type Step struct {
-	Text        []string   `json:"text,omitempty"`
-	ToolCall    *Call      `json:"tool_call,omitempty"`
-	Usage       *Tokens    `json:"usage,omitempty"`
-	Citation    *Cite      `json:"citation,omitempty"`
+	Text        []string    `json:"text,omitempty"`
+	ToolCall    *Call       `json:"tool_call,omitempty"`
+	Usage       *Tokens     `json:"usage,omitempty"`
+	Citation    *Cite       `json:"citation,omitempty"`
 	HTTPError   *HTTPStatus `json:"http_error,omitempty"`
-	StreamError string     `json:"stream_error,omitempty"`
-	Failed      string     `json:"failed,omitempty"`
-	Cut         bool       `json:"cut,omitempty"`
-	Oversized   int        `json:"oversized,omitempty"`
-	Raw         string     `json:"raw,omitempty"`
+	StreamError string      `json:"stream_error,omitempty"`
+	Failed      string      `json:"failed,omitempty"`
+	Cut         bool        `json:"cut,omitempty"`
+	Oversized   int         `json:"oversized,omitempty"`
+	Raw         string      `json:"raw,omitempty"`
 }
 
 // Call is a scripted tool call whose arguments arrive in Fragments.
