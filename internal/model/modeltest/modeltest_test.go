@@ -1,0 +1,116 @@
+package modeltest_test
+
+import (
+	"bufio"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/scv-agent/scv/internal/model/modeltest"
+)
+
+func TestLoadScript(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "script.json")
+	js := `[[{"text":["He","llo"]},{"usage":{"input":1,"output":2}}],
+	        [{"tool_call":{"id":"c1","name":"bash","arguments":["{\"command\":","\"ls\"}"]}}],
+	        [{"http_error":{"status":429,"body":"slow","retry_after":"1"}}]]`
+	if err := os.WriteFile(path, []byte(js), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	got, err := modeltest.LoadScript(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := [][]modeltest.Step{
+		{modeltest.Text("He", "llo"), modeltest.Usage(1, 2)},
+		{modeltest.ToolCall("c1", "bash", `{"command":`, `"ls"}`)},
+		{modeltest.HTTPError(429, "slow", "1")},
+	}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("script (-want +got):\n%s", d)
+	}
+	if _, err := modeltest.LoadScript(filepath.Join(t.TempDir(), "missing.json")); err == nil {
+		t.Error("LoadScript of a missing file succeeded")
+	}
+}
+
+// events posts to path and returns the data lines of the stream.
+func events(t *testing.T, url string) (int, []string) {
+	t.Helper()
+	resp, err := http.Post(url, "application/json", strings.NewReader(`{"tools":[{"type":"function","function":{"name":"bash"}}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var data []string
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() {
+		if d, ok := strings.CutPrefix(sc.Text(), "data: "); ok {
+			data = append(data, d)
+		}
+	}
+	return resp.StatusCode, data
+}
+
+func TestChatEncoding(t *testing.T) {
+	srv := modeltest.New(t)
+	srv.Script(modeltest.Text("a"), modeltest.ToolCall("c1", "bash", "{", "}"), modeltest.Usage(1, 2))
+	status, got := events(t, srv.URL()+"/v1/chat/completions")
+	want := []string{
+		`{"choices":[{"delta":{"content":"","role":"assistant"},"finish_reason":null,"index":0}],"id":"chatcmpl-modeltest","model":"modeltest","object":"chat.completion.chunk"}`,
+		`{"choices":[{"delta":{"content":"a"},"finish_reason":null,"index":0}],"id":"chatcmpl-modeltest","model":"modeltest","object":"chat.completion.chunk"}`,
+		`{"choices":[{"delta":{"tool_calls":[{"function":{"arguments":"","name":"bash"},"id":"c1","index":0,"type":"function"}]},"finish_reason":null,"index":0}],"id":"chatcmpl-modeltest","model":"modeltest","object":"chat.completion.chunk"}`,
+		`{"choices":[{"delta":{"tool_calls":[{"function":{"arguments":"{"},"index":0}]},"finish_reason":null,"index":0}],"id":"chatcmpl-modeltest","model":"modeltest","object":"chat.completion.chunk"}`,
+		`{"choices":[{"delta":{"tool_calls":[{"function":{"arguments":"}"},"index":0}]},"finish_reason":null,"index":0}],"id":"chatcmpl-modeltest","model":"modeltest","object":"chat.completion.chunk"}`,
+		`{"choices":[{"delta":{},"finish_reason":"tool_calls","index":0}],"id":"chatcmpl-modeltest","model":"modeltest","object":"chat.completion.chunk"}`,
+		`{"choices":[],"id":"chatcmpl-modeltest","object":"chat.completion.chunk","usage":{"completion_tokens":2,"prompt_tokens":1,"total_tokens":3}}`,
+		`[DONE]`,
+	}
+	if status != 200 {
+		t.Errorf("status = %d", status)
+	}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("events (-want +got):\n%s", d)
+	}
+	rec := srv.Requests()[0]
+	if d := cmp.Diff([]string{"bash"}, rec.ToolNames()); d != "" || rec.Wire() != "chat" {
+		t.Errorf("ToolNames/Wire: %s %q", d, rec.Wire())
+	}
+}
+
+func TestResponsesEventOrder(t *testing.T) {
+	srv := modeltest.New(t)
+	srv.Script(modeltest.Text("a"), modeltest.Citation("https://x.example", "X"), modeltest.ToolCall("c1", "bash", "{}"), modeltest.Usage(1, 2))
+	_, got := events(t, srv.URL()+"/responses")
+	want := []string{"response.created", "response.output_item.added", "response.content_part.added", "response.output_text.delta",
+		"response.output_text.annotation.added", "response.output_text.done", "response.content_part.done", "response.output_item.done",
+		"response.output_item.added", "response.function_call_arguments.delta", "response.function_call_arguments.done",
+		"response.output_item.done", "response.completed"}
+	if len(got) != len(want) {
+		t.Fatalf("got %d events, want %d:\n%s", len(got), len(want), strings.Join(got, "\n"))
+	}
+	for i, d := range got {
+		if !strings.Contains(d, `"type":"`+want[i]+`"`) {
+			t.Errorf("event %d = %s, want type %s", i, d, want[i])
+		}
+	}
+}
+
+func TestUnscriptedAndUnknownPath(t *testing.T) {
+	srv := modeltest.New(t)
+	srv.Script(modeltest.Text("x"))
+	if status, _ := events(t, srv.URL()+"/v1/embeddings"); status != http.StatusNotFound {
+		t.Errorf("unknown path status = %d, want 404", status)
+	}
+	if status, _ := events(t, srv.URL()+"/responses"); status != http.StatusInternalServerError {
+		t.Errorf("unscripted status = %d, want 500", status)
+	}
+	recs := srv.Requests()
+	if len(recs) != 2 || recs[0].Unscripted || !recs[1].Unscripted || srv.Pending() != 0 {
+		t.Errorf("records = %+v, pending = %d", recs, srv.Pending())
+	}
+}
