@@ -129,4 +129,3 @@ func Sanitize(s string) string {
 	runes := []rune(out)
 	return strings.TrimSpace(string(runes[:MaxDescription-1])) + "…"
 }
-
