@@ -12,10 +12,6 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// ErrGone says the process no longer exists or its PID now belongs to a
-// different process (the start time differs).
-var ErrGone = errors.New("process is gone or its PID was reused")
-
 // stat is the part of /proc/<pid>/stat this package reads.
 type stat struct {
 	state byte   // field 3: R, S, D, Z, T, X, …

@@ -9,7 +9,6 @@ import (
 	"os/signal"
 	"strconv"
 	"sync"
-	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -64,19 +63,6 @@ func BecomeSubreaper() error {
 	return nil
 }
 
-// Reaper collects exited children that nobody else waits for: descendants
-// adopted by a subreaper. Children started through Run or StartTracked are
-// left to os/exec.
-type Reaper struct {
-	// Interval is the period of the rescan that backs up SIGCHLD
-	// (0 means 5 s).
-	Interval time.Duration
-	// OnReap, if set, is called for each reaped child.
-	OnReap func(pid int, status syscall.WaitStatus)
-
-	reaped atomic.Int64
-}
-
 // Run reaps on every SIGCHLD and every Interval until ctx is done.
 func (r *Reaper) Run(ctx context.Context) {
 	interval := r.Interval
@@ -98,9 +84,6 @@ func (r *Reaper) Run(ctx context.Context) {
 		}
 	}
 }
-
-// Reaped is how many children this Reaper has collected.
-func (r *Reaper) Reaped() int64 { return r.reaped.Load() }
 
 // ReapOnce collects every zombie child of this process that is not tracked
 // and returns how many it collected.
