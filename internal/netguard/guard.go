@@ -8,6 +8,7 @@ import (
 	"net/netip"
 	"slices"
 	"strconv"
+	"strings"
 	"syscall"
 )
 
@@ -107,7 +108,10 @@ func (g *Guard) Resolve(ctx context.Context, host string, port uint16) ([]netip.
 	}
 	addrs := []netip.Addr{a}
 	if !lit {
-		addrs, err = g.opts.Resolver(ctx, host)
+		// DNS names are case-insensitive and may be written fully
+		// qualified; the resolver sees one canonical spelling.
+		name := strings.TrimSuffix(strings.ToLower(host), ".")
+		addrs, err = g.opts.Resolver(ctx, name)
 		if err != nil {
 			return nil, fmt.Errorf("resolve %s: %w", host, err)
 		}
