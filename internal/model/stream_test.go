@@ -1,9 +1,11 @@
 package model_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -538,4 +540,21 @@ func decode(t *testing.T, s string) any {
 		t.Fatal(err)
 	}
 	return v
+}
+
+func TestRetryLogRedacted(t *testing.T) {
+	var buf bytes.Buffer
+	srv := modeltest.New(t)
+	srv.Script(modeltest.HTTPError(500, `{"error":{"message":"upstream rejected `+testKey+`"}}`, "1"))
+	srv.Script(modeltest.Text("ok"))
+	c, _ := newClient(t, model.WireResponses, srv.URL(), func(o *model.Options) {
+		o.Logger = slog.New(slog.NewTextHandler(&buf, nil))
+	})
+	if _, _, err := run(t, c, hello); err != nil {
+		t.Fatal(err)
+	}
+	log := buf.String()
+	if !strings.Contains(log, "retrying") || !strings.Contains(log, "[redacted]") || strings.Contains(log, testKey) {
+		t.Errorf("log = %q: want a redacted retry line", log)
+	}
 }

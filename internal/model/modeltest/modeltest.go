@@ -18,6 +18,10 @@ import (
 // Handler is the fake provider as an http.Handler, usable without a
 // testing.TB (e.g. from a standalone binary).
 type Handler struct {
+	// OnRequest, if set before serving, sees each request as it is
+	// recorded (called with the handler's lock held, in arrival order).
+	OnRequest func(Recorded)
+
 	mu       sync.Mutex
 	scripts  [][]Step
 	requests []Recorded
@@ -145,6 +149,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	n := len(h.requests) + 1
 	h.requests = append(h.requests, rec)
+	if h.OnRequest != nil {
+		h.OnRequest(rec)
+	}
 	h.mu.Unlock()
 
 	if rec.Unscripted {
