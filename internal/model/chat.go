@@ -84,6 +84,7 @@ type chatChunk struct {
 	Choices []struct {
 		Delta struct {
 			Content   *string `json:"content"`
+			Refusal   *string `json:"refusal"`
 			ToolCalls []struct {
 				Index    int    `json:"index"`
 				ID       string `json:"id"`
@@ -127,6 +128,11 @@ func (p *chatParser) event(_ string, data []byte) (bool, error) {
 	}
 	for _, choice := range ch.Choices {
 		if d := choice.Delta.Content; d != nil {
+			if err := p.col.addText(*d); err != nil {
+				return false, err
+			}
+		}
+		if d := choice.Delta.Refusal; d != nil {
 			if err := p.col.addText(*d); err != nil {
 				return false, err
 			}

@@ -67,6 +67,12 @@ func TestRawStreams(t *testing.T) {
 			wantErr: "stream ended before the response completed",
 		},
 		{
+			name: "chat: refusal is the answer", wire: model.WireChat,
+			body: `data: {"choices":[{"index":0,"delta":{"content":null,"refusal":"I can't"}}]}` + "\n\n" +
+				`data: {"choices":[{"index":0,"delta":{"refusal":" help."},"finish_reason":"stop"}]}` + "\n\ndata: [DONE]\n\n",
+			want: model.Response{Content: "I can't help."},
+		},
+		{
 			name: "chat: error chunk", wire: model.WireChat,
 			body:    `data: {"error":{"message":"overloaded"}}` + "\n\n",
 			wantErr: "overloaded",

@@ -456,6 +456,8 @@ func TestEnvironmentIgnored(t *testing.T) {
 	t.Setenv("OPENAI_BASE_URL", decoy.URL())
 	t.Setenv("OPENAI_ORG_ID", "org-env")
 	t.Setenv("OPENAI_PROJECT_ID", "proj-env")
+	t.Setenv("OPENAI_ADMIN_KEY", "sk-admin-env")
+	t.Setenv("OPENAI_CUSTOM_HEADERS", "X-Env: leaked")
 	srv := modeltest.New(t)
 	srv.Script(modeltest.Text("ok"))
 	c, _ := newClient(t, model.WireResponses, srv.URL(), func(o *model.Options) { o.APIKey = "" })
@@ -463,7 +465,7 @@ func TestEnvironmentIgnored(t *testing.T) {
 		t.Fatal(err)
 	}
 	h := srv.Requests()[0].Header
-	for _, k := range []string{"Authorization", "Openai-Organization", "Openai-Project"} {
+	for _, k := range []string{"Authorization", "Openai-Organization", "Openai-Project", "X-Env"} {
 		if v := h.Get(k); v != "" {
 			t.Errorf("header %s = %q, want none", k, v)
 		}
