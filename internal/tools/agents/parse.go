@@ -140,6 +140,9 @@ func (p *parser) finish() outcome {
 		p.out.ErrMsg = p.piErr
 	}
 	text, cut := boundText(string(p.text), p.textLimit)
+	if p.out.TextTruncated {
+		text = trimPartialRune(text)
+	}
 	p.out.Text = text
 	p.out.TextTruncated = p.out.TextTruncated || cut
 	return p.out
@@ -297,6 +300,20 @@ func boundText(s string, limit int) (string, bool) {
 		cut--
 	}
 	return s[:cut], true
+}
+
+// trimPartialRune drops an incomplete UTF-8 sequence at the end of s (left
+// by a byte-limited cut).
+func trimPartialRune(s string) string {
+	for i := len(s) - 1; i >= 0 && i >= len(s)-utf8.UTFMax; i-- {
+		if utf8.RuneStart(s[i]) {
+			if !utf8.FullRuneInString(s[i:]) {
+				return s[:i]
+			}
+			break
+		}
+	}
+	return s
 }
 
 // tailBuffer keeps the last n bytes written to it.
