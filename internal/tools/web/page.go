@@ -37,7 +37,7 @@ func (p *page) render(offset, limit int) tool.Result {
 		return fmt.Sprintf("URL: %s\nStatus: %d\nContent-Type: %s\nCharacters: %d-%d of %d\n\n", p.url, p.status, ct, start, end, p.total)
 	}
 	// Reserve room for the widest header and trailer this page can have.
-	budget := limit - len(head(offset, p.total)) - len(trailer(p.total, p.total))
+	budget := limit - len(head(offset, p.total)) - len("\n"+trailer(p.total, p.total))
 	budget = max(budget, minPageBytes)
 	start := byteIndex(p.text, offset)
 	end, n := start, offset
