@@ -1,0 +1,203 @@
+// Package tui is SCV's terminal UI (runtime.md §9): a Bubble Tea client that
+// renders the protocol events of one session and sends protocol messages.
+// It keeps no authoritative state and talks to the daemon only through
+// internal/client and internal/proto.
+package tui
+
+import (
+	"fmt"
+	"strconv"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/scv-agent/scv/internal/proto"
+)
+
+// Sender writes one client message (client.Conn satisfies it).
+type Sender interface {
+	Send(msg any) error
+}
+
+// Config sets up a Model.
+type Config struct {
+	// Session is the session.started event of the session shown.
+	Session proto.Event
+	// Sender carries client messages to the server.
+	Sender Sender
+	// Socket is shown in the header; empty for other transports.
+	Socket string
+	// Now is the clock (time.Now when nil).
+	Now func() time.Time
+	// MaxItems bounds the transcript (DefaultMaxItems when 0).
+	MaxItems int
+	// GlamourStyle is a glamour standard style ("dark" when empty; tests
+	// use "notty").
+	GlamourStyle string
+	// Width and Height are the initial size until the terminal reports one.
+	Width, Height int
+}
+
+// EventMsg delivers a server event to the model.
+type EventMsg proto.Event
+
+// DisconnectedMsg says the connection to the daemon ended.
+type DisconnectedMsg struct{ Err error }
+
+// tickMsg refreshes the elapsed time while a turn runs.
+type tickMsg struct{}
+
+type connState int
+
+const (
+	connected connState = iota
+	disconnected
+)
+
+// pendingPrompt is a prompt sent but not yet started as a turn.
+type pendingPrompt struct {
+	requestID string
+	text      string
+	queued    bool // the server answered queue.enqueued
+}
+
+// approvalReq is the approval shown in the panel.
+type approvalReq struct {
+	id, callID, name, risk, cwd, summary string
+}
+
+// Model is the Bubble Tea model of the TUI. Use it through a pointer.
+type Model struct {
+	cfg     Config
+	now     func() time.Time
+	session proto.Event
+	send    Sender
+
+	width, height int
+	conn          connState
+	connErr       error
+	quitting      bool
+
+	tr     *transcript
+	render *renderer
+	scroll int // lines scrolled up from the bottom
+
+	composer composer
+	history  []string
+	histIdx  int
+	draft    string
+
+	turnID     string
+	turnStart  time.Time
+	lastTurn   time.Duration
+	streaming  *item
+	pending    []pendingPrompt
+	approval   *approvalReq
+	reqSeq     int
+	usage      proto.Usage
+	haveUsage  bool
+	totalUsage int64
+	compacted  int
+}
+
+// New builds the model for one started session.
+func New(cfg Config) *Model {
+	now := cfg.Now
+	if now == nil {
+		now = time.Now
+	}
+	style := cfg.GlamourStyle
+	if style == "" {
+		style = "dark"
+	}
+	m := &Model{
+		cfg:     cfg,
+		now:     now,
+		session: cfg.Session,
+		send:    cfg.Sender,
+		width:   max(cfg.Width, 20),
+		height:  max(cfg.Height, 8),
+		tr:      newTranscript(cfg.MaxItems),
+		render:  &renderer{styles: defaultStyles(), style: style},
+	}
+	m.composer = newComposer()
+	m.layout()
+	return m
+}
+
+// Init implements tea.Model.
+func (m *Model) Init() tea.Cmd { return nil }
+
+// Update implements tea.Model.
+func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	switch msg := msg.(type) {
+	case tea.WindowSizeMsg:
+		m.width, m.height = max(msg.Width, 20), max(msg.Height, 8)
+		m.layout()
+		return m, nil
+	case EventMsg:
+		return m, m.handleEvent(proto.Event(msg))
+	case DisconnectedMsg:
+		m.disconnect(msg.Err)
+		return m, nil
+	case tickMsg:
+		if m.turnID != "" {
+			return m, tick()
+		}
+		return m, nil
+	case tea.KeyPressMsg:
+		return m, m.handleKey(msg)
+	case tea.PasteMsg:
+		m.composer.Update(msg)
+		m.layout()
+	}
+	return m, nil
+}
+
+func tick() tea.Cmd {
+	return tea.Tick(time.Second, func(time.Time) tea.Msg { return tickMsg{} })
+}
+
+// sendMsg writes msg; a failure means the connection is gone.
+func (m *Model) sendMsg(msg any) bool {
+	if m.conn == disconnected || m.send == nil {
+		return false
+	}
+	if err := m.send.Send(msg); err != nil {
+		m.disconnect(err)
+		return false
+	}
+	return true
+}
+
+func (m *Model) nextRequestID() string {
+	m.reqSeq++
+	return "tui-" + strconv.Itoa(m.reqSeq)
+}
+
+func (m *Model) disconnect(err error) {
+	if m.conn == disconnected {
+		return
+	}
+	m.conn, m.connErr = disconnected, err
+	m.turnID, m.approval, m.pending = "", nil, nil
+	if m.streaming != nil {
+		m.streaming.streaming = false
+		m.streaming.touch()
+		m.streaming = nil
+	}
+	for _, it := range m.tr.tools {
+		if !it.state.finished() {
+			it.state = toolCancelled
+			it.touch()
+		}
+	}
+	reason := "the connection to the SCV daemon was lost"
+	if err != nil {
+		reason += " (" + err.Error() + ")"
+	}
+	m.addItem(&item{kind: kindError, text: fmt.Sprintf("%s. The transcript is kept but nothing can be sent. Restart the daemon with `scv run` (foreground) or `scv start` (background), then run `scv` again; Ctrl+C quits.", reason)})
+}
+
+// addItem appends to the transcript.
+func (m *Model) addItem(it *item) *item { return m.tr.add(it) }

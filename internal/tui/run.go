@@ -1,0 +1,72 @@
+package tui
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/scv-agent/scv/internal/client"
+	"github.com/scv-agent/scv/internal/proto"
+)
+
+// Options start the TUI.
+type Options struct {
+	// Socket is the daemon socket of the instance.
+	Socket string
+	// Cwd is the session's workspace (absolute).
+	Cwd string
+	// Model, Provider and BaseURL are session overrides (empty: config).
+	Model, Provider, BaseURL string
+	// In and Out are the terminal (os.Stdin/os.Stdout when nil).
+	In  io.Reader
+	Out io.Writer
+	// Version is sent as the client version.
+	Version string
+}
+
+// Run connects to the daemon, starts a session in opts.Cwd and runs the
+// UI until the user quits or ctx ends. Bubble Tea restores the terminal on
+// every exit path: quit, error, panic (recovered and returned as an error)
+// and a cancelled ctx (SIGINT/SIGTERM in cmd/scv).
+func Run(ctx context.Context, opts Options) error {
+	conn, err := client.Dial(ctx, opts.Socket)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	if _, err := conn.Initialize(ctx, "scv-tui", opts.Version); err != nil {
+		return fmt.Errorf("connect to the daemon on %s: %w", opts.Socket, err)
+	}
+	started, err := conn.StartSession(ctx, proto.SessionStart{Cwd: opts.Cwd, Model: opts.Model, Provider: opts.Provider, BaseURL: opts.BaseURL})
+	if err != nil {
+		return err
+	}
+	m := New(Config{Session: started, Sender: conn, Socket: opts.Socket})
+	in, out := opts.In, opts.Out
+	if in == nil {
+		in = os.Stdin
+	}
+	if out == nil {
+		out = os.Stdout
+	}
+	p := tea.NewProgram(m, tea.WithContext(ctx), tea.WithInput(in), tea.WithOutput(out))
+	pumped := make(chan struct{})
+	go func() {
+		defer close(pumped)
+		for ev := range conn.Events() {
+			p.Send(EventMsg(ev))
+		}
+		p.Send(DisconnectedMsg{Err: conn.Err()})
+	}()
+	_, runErr := p.Run()
+	conn.Close()
+	<-pumped
+	if errors.Is(runErr, tea.ErrInterrupted) || errors.Is(runErr, tea.ErrProgramKilled) && ctx.Err() != nil {
+		return nil // interrupted: the terminal is restored, leave quietly
+	}
+	return runErr
+}

@@ -1,0 +1,282 @@
+package tui
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/charmbracelet/x/ansi"
+)
+
+// Bounds that keep memory and frame time flat in long sessions.
+const (
+	// DefaultMaxItems is how many transcript items are kept; older ones are
+	// evicted (in chunks of a tenth) behind a visible marker.
+	DefaultMaxItems = 2000
+	// PreviewLines is how many output lines a collapsed tool row shows.
+	PreviewLines = 6
+	// ExpandedLines bounds the output of the row expanded with Ctrl+O.
+	ExpandedLines = 400
+	// maxStoredOutput bounds the output kept per tool row.
+	maxStoredOutput = 256 << 10
+)
+
+type itemKind int
+
+const (
+	kindUser itemKind = iota
+	kindAssistant
+	kindTool
+	kindNotice
+	kindError
+)
+
+// toolState is the lifecycle of a tool row (runtime.md §9).
+type toolState int
+
+const (
+	toolPending toolState = iota
+	toolAwaiting
+	toolRunning
+	toolDone
+	toolDenied
+	toolFailed
+	toolCancelled
+)
+
+func (s toolState) String() string {
+	return [...]string{"pending", "awaiting approval", "running", "done", "denied", "failed", "cancelled"}[s]
+}
+
+func (s toolState) finished() bool { return s >= toolDone }
+
+// item is one transcript entry plus its render cache.
+type item struct {
+	kind      itemKind
+	text      string // prompt, assistant text, notice or error
+	streaming bool   // assistant text still arriving
+
+	callID, name, args string
+	state              toolState
+	progress           string
+	output             string
+	truncated          bool
+	errKind            string
+
+	// render cache: lines at width, valid while !dirty.
+	dirty    bool
+	width    int
+	expanded bool
+	lines    []string
+}
+
+func (it *item) touch() { it.dirty = true }
+
+// transcript is the bounded list of items shown.
+type transcript struct {
+	max     int
+	items   []*item
+	evicted int
+	tools   map[string]*item // by call_id, for rows still in items
+}
+
+func newTranscript(max int) *transcript {
+	if max <= 0 {
+		max = DefaultMaxItems
+	}
+	return &transcript{max: max, tools: map[string]*item{}}
+}
+
+func (t *transcript) add(it *item) *item {
+	it.dirty = true
+	t.items = append(t.items, it)
+	if it.kind == kindTool && it.callID != "" {
+		t.tools[it.callID] = it
+	}
+	if len(t.items) > t.max {
+		t.evict(max(1, t.max/10))
+	}
+	return it
+}
+
+// evict drops the n oldest items, copying the rest so the dropped ones can
+// be collected.
+func (t *transcript) evict(n int) {
+	for _, it := range t.items[:n] {
+		if it.kind == kindTool {
+			delete(t.tools, it.callID)
+		}
+	}
+	rest := make([]*item, len(t.items)-n, t.max+1)
+	copy(rest, t.items[n:])
+	t.items = rest
+	t.evicted += n
+}
+
+func (t *transcript) reset() {
+	t.items = nil
+	t.evicted = 0
+	t.tools = map[string]*item{}
+}
+
+func (t *transcript) last() *item {
+	if len(t.items) == 0 {
+		return nil
+	}
+	return t.items[len(t.items)-1]
+}
+
+// latestOutput is the newest tool row with output (the Ctrl+O target).
+func (t *transcript) latestOutput() *item {
+	for i := len(t.items) - 1; i >= 0; i-- {
+		if it := t.items[i]; it.kind == kindTool && it.output != "" {
+			return it
+		}
+	}
+	return nil
+}
+
+// argSummary turns tool arguments into one short line: the most telling
+// string field when there is one, else compact JSON.
+func argSummary(raw json.RawMessage) string {
+	if len(raw) == 0 {
+		return ""
+	}
+	var obj map[string]any
+	if json.Unmarshal(raw, &obj) == nil {
+		for _, k := range []string{"command", "path", "url", "query", "prompt", "name", "pattern"} {
+			if s, ok := obj[k].(string); ok && s != "" {
+				return oneLine(s)
+			}
+		}
+	}
+	var v any
+	if json.Unmarshal(raw, &v) == nil {
+		if b, err := json.Marshal(v); err == nil {
+			return oneLine(string(b))
+		}
+	}
+	return oneLine(string(raw))
+}
+
+func oneLine(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) > 512 {
+		s = s[:512]
+	}
+	return s
+}
+
+// boundOutput keeps at most maxStoredOutput bytes of a tool's output.
+func boundOutput(s string) (string, bool) {
+	if len(s) <= maxStoredOutput {
+		return s, false
+	}
+	return strings.ToValidUTF8(s[:maxStoredOutput], ""), true
+}
+
+// render returns the item's lines at width, from cache when possible.
+func (it *item) render(width int, r *renderer) []string {
+	expanded := r.expanded == it
+	if !it.dirty && it.width == width && it.expanded == expanded && it.lines != nil {
+		return it.lines
+	}
+	var lines []string
+	switch it.kind {
+	case kindUser:
+		lines = prefixed(r.styles.user.Render("› "), "  ", it.text, width)
+	case kindAssistant:
+		lines = r.assistant(it, width)
+	case kindTool:
+		lines = renderTool(it, width, expanded, r)
+	case kindNotice:
+		lines = prefixed(r.styles.dim.Render("· "), "  ", it.text, width)
+		for i := range lines {
+			lines[i] = r.styles.dim.Render(lines[i])
+		}
+	case kindError:
+		lines = prefixed(r.styles.err.Render("✗ "), "  ", it.text, width)
+	}
+	it.lines, it.width, it.expanded, it.dirty = lines, width, expanded, false
+	return lines
+}
+
+// prefixed wraps text to width with first on the first line and rest on
+// the others.
+func prefixed(first, rest, text string, width int) []string {
+	w := max(width-ansi.StringWidth(rest), 8)
+	wrapped := strings.Split(ansi.Wrap(strings.TrimRight(text, "\n"), w, ""), "\n")
+	out := make([]string, len(wrapped))
+	for i, l := range wrapped {
+		if i == 0 {
+			out[i] = first + l
+		} else {
+			out[i] = rest + l
+		}
+	}
+	return out
+}
+
+func renderTool(it *item, width int, expanded bool, r *renderer) []string {
+	st := r.styles
+	mark, stateStyle := "○", st.dim
+	switch it.state {
+	case toolAwaiting:
+		mark, stateStyle = "?", st.warn
+	case toolRunning:
+		mark, stateStyle = "◐", st.accent
+	case toolDone:
+		mark, stateStyle = "●", st.ok
+	case toolDenied, toolFailed:
+		mark, stateStyle = "✗", st.err
+	case toolCancelled:
+		mark, stateStyle = "■", st.warn
+	}
+	state := it.state.String()
+	if it.state == toolFailed && it.errKind != "" && it.errKind != "failed" {
+		state = "failed: " + it.errKind
+	}
+	tag := " [" + state + "]"
+	head := mark + " " + it.name
+	room := width - ansi.StringWidth(head) - ansi.StringWidth(tag) - 1
+	if it.args != "" && room > 4 {
+		head += " " + ansi.Truncate(it.args, room, "…")
+	}
+	lines := []string{stateStyle.Render(mark) + " " + st.bold.Render(it.name) + strings.TrimPrefix(head, mark+" "+it.name) + stateStyle.Render(tag)}
+	if it.state == toolRunning && it.progress != "" {
+		lines = append(lines, st.dim.Render("  │ "+ansi.Truncate(strings.ReplaceAll(it.progress, "\t", " "), max(width-4, 8), "…")))
+	}
+	if it.output == "" {
+		return lines
+	}
+	out := strings.Split(strings.TrimRight(it.output, "\n"), "\n")
+	limit := PreviewLines
+	if expanded {
+		limit = ExpandedLines
+	}
+	shown := out[:min(len(out), limit)]
+	for i, l := range shown {
+		pre := "    "
+		if i == 0 {
+			pre = "  ⎿ "
+		}
+		lines = append(lines, st.dim.Render(pre)+ansi.Truncate(strings.ReplaceAll(l, "\t", "    "), max(width-4, 8), "…"))
+	}
+	var more []string
+	if n := len(out) - len(shown); n > 0 {
+		hint := "ctrl+o to expand"
+		if expanded {
+			hint = "ctrl+o to collapse"
+		}
+		more = append(more, fmt.Sprintf("… %d more lines (%s)", n, hint))
+	} else if expanded {
+		more = append(more, "(ctrl+o to collapse)")
+	}
+	if it.truncated {
+		more = append(more, "output truncated by the tool")
+	}
+	if len(more) > 0 {
+		lines = append(lines, st.dim.Render("    "+ansi.Truncate(strings.Join(more, " · "), max(width-4, 8), "…")))
+	}
+	return lines
+}

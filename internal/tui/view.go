@@ -1,0 +1,193 @@
+package tui
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
+)
+
+const maxComposerLines = 6
+
+// layout sizes the composer to the window and its content.
+func (m *Model) layout() {
+	m.composer.SetWidth(m.width)
+	m.composer.SetHeight(min(max(m.composer.VisualLines(), 1), maxComposerLines))
+}
+
+// bodyHeight is what is left for the transcript.
+func (m *Model) bodyHeight() int {
+	fixed := 1 + 1 + 1 + m.composer.Height() + 1 // header, rule, rule, composer, status
+	fixed += len(m.approvalLines())
+	fixed += len(m.queueLines())
+	return max(m.height-fixed, 1)
+}
+
+// View implements tea.Model.
+func (m *Model) View() tea.View {
+	v := tea.NewView(m.Render())
+	v.AltScreen = true
+	v.WindowTitle = "scv"
+	return v
+}
+
+// Render is the frame as a string (View's content).
+func (m *Model) Render() string {
+	if m.quitting {
+		return ""
+	}
+	var b strings.Builder
+	st := m.render.styles
+	b.WriteString(m.header())
+	b.WriteByte('\n')
+	rule := st.rule.Render(strings.Repeat("─", m.width))
+	b.WriteString(rule)
+	b.WriteByte('\n')
+	for _, l := range m.body(m.bodyHeight()) {
+		b.WriteString(l)
+		b.WriteByte('\n')
+	}
+	for _, l := range m.approvalLines() {
+		b.WriteString(l)
+		b.WriteByte('\n')
+	}
+	for _, l := range m.queueLines() {
+		b.WriteString(l)
+		b.WriteByte('\n')
+	}
+	b.WriteString(rule)
+	b.WriteByte('\n')
+	b.WriteString(m.composer.View())
+	b.WriteByte('\n')
+	b.WriteString(m.statusLine())
+	return b.String()
+}
+
+func (m *Model) header() string {
+	st := m.render.styles
+	conn := st.ok.Render("● connected")
+	if m.conn == disconnected {
+		conn = st.err.Render("● disconnected")
+	}
+	left := st.header.Render("scv") + st.dim.Render(" │ ") + orDash(m.session.Model) + st.dim.Render(" │ ") + orDash(m.session.Cwd)
+	room := m.width - ansi.StringWidth(conn) - 1
+	if ansi.StringWidth(left) > room {
+		left = ansi.TruncateLeft(left, ansi.StringWidth(left)-room+1, "…")
+	}
+	return left + strings.Repeat(" ", max(m.width-ansi.StringWidth(left)-ansi.StringWidth(conn), 1)) + conn
+}
+
+// body returns exactly h lines: the bottom of the transcript, shifted up
+// by the scroll offset. Only items that reach the window are rendered.
+func (m *Model) body(h int) []string {
+	var rev []string // lines from the bottom up
+	need := h + m.scroll
+	items := m.tr.items
+	for i := len(items) - 1; i >= 0 && len(rev) < need; i-- {
+		ls := items[i].render(m.width, m.render)
+		if len(ls) == 0 {
+			continue
+		}
+		if len(rev) > 0 {
+			rev = append(rev, "")
+		}
+		for j := len(ls) - 1; j >= 0; j-- {
+			rev = append(rev, ls[j])
+		}
+	}
+	if len(rev) < need && m.tr.evicted > 0 {
+		if len(rev) > 0 {
+			rev = append(rev, "")
+		}
+		rev = append(rev, m.render.styles.dim.Render(fmt.Sprintf("… %d earlier items evicted (the transcript keeps the last %d)", m.tr.evicted, m.tr.max)))
+	}
+	// Clamp the scroll to the content.
+	if m.scroll > max(len(rev)-h, 0) {
+		m.scroll = max(len(rev)-h, 0)
+	}
+	lines := make([]string, h)
+	for i := 0; i < h; i++ {
+		j := m.scroll + h - 1 - i
+		if j < len(rev) {
+			lines[i] = rev[j]
+		}
+	}
+	return lines
+}
+
+func (m *Model) queueLines() []string {
+	if len(m.pending) == 0 || m.turnID == "" {
+		return nil
+	}
+	st := m.render.styles
+	var out []string
+	for i, p := range m.pending {
+		if i == 3 {
+			out = append(out, st.dim.Render(fmt.Sprintf("  … %d more queued", len(m.pending)-3)))
+			break
+		}
+		tag := "queued"
+		if !p.queued {
+			tag = "sending"
+		}
+		out = append(out, st.dim.Render(ansi.Truncate(fmt.Sprintf("  ⏳ %s: %s", tag, oneLine(p.text)), m.width, "…")))
+	}
+	return out
+}
+
+func (m *Model) statusLine() string {
+	st := m.render.styles
+	var state string
+	switch {
+	case m.conn == disconnected:
+		state = st.err.Render("disconnected") + " · restart with `scv run` or `scv start`"
+	case m.approval != nil:
+		state = st.warn.Render("awaiting approval") + " · " + elapsed(m.now().Sub(m.turnStart))
+	case m.turnID != "":
+		state = st.accent.Render("running") + " · " + elapsed(m.now().Sub(m.turnStart))
+	default:
+		state = st.ok.Render("ready")
+		if m.lastTurn > 0 {
+			state += " · last turn " + elapsed(m.lastTurn)
+		}
+	}
+	parts := []string{state, m.contextUse()}
+	if n := len(m.pending); n > 0 && m.turnID != "" {
+		parts = append(parts, fmt.Sprintf("%d queued", n))
+	}
+	if m.scroll > 0 {
+		parts = append(parts, fmt.Sprintf("↑%d lines", m.scroll))
+	}
+	left := strings.Join(parts, st.dim.Render(" · "))
+	hint := "esc cancel · ctrl+c quit"
+	if m.turnID == "" {
+		hint = "/help · ctrl+c quit"
+	}
+	gap := m.width - ansi.StringWidth(left) - ansi.StringWidth(hint)
+	if gap < 2 {
+		return ansi.Truncate(left, m.width, "…")
+	}
+	return left + strings.Repeat(" ", gap) + st.dim.Render(hint)
+}
+
+func (m *Model) contextUse() string {
+	max := m.session.ContextMaxTokens
+	if !m.haveUsage {
+		return "ctx " + tokens(max)
+	}
+	s := fmt.Sprintf("ctx %s/%s", tokens(m.usage.InputTokens), tokens(max))
+	if max > 0 {
+		s += fmt.Sprintf(" (%d%%)", pct(m.usage.InputTokens, max))
+	}
+	return s
+}
+
+func elapsed(d time.Duration) string {
+	d = d.Round(time.Second)
+	if d < time.Minute {
+		return fmt.Sprintf("%ds", int(d.Seconds()))
+	}
+	return fmt.Sprintf("%dm%02ds", int(d.Minutes()), int(d.Seconds())%60)
+}
