@@ -1,0 +1,382 @@
+package bash
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"go.uber.org/goleak"
+
+	"github.com/scv-agent/scv/internal/tool"
+)
+
+var testEnv = []string{"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=/nonexistent", "FOO=bar baz"}
+
+func newRegistry(t *testing.T, opts Options) *tool.Registry {
+	t.Helper()
+	if opts.Env == nil {
+		opts.Env = testEnv
+	}
+	r, err := tool.NewRegistry(New(opts))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+func callEnv(t *testing.T) tool.Env {
+	t.Helper()
+	ws, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tool.Env{Workspace: ws, SessionID: "s", CallID: "c", OutputLimit: 65536}
+}
+
+// plan prepares a call and fails the test if it is refused.
+func plan(t *testing.T, r *tool.Registry, env tool.Env, args string) tool.Plan {
+	t.Helper()
+	p, res, ok := r.Prepare(env, "bash", json.RawMessage(args))
+	if !ok {
+		t.Fatalf("Prepare(%s) refused: %+v", args, res)
+	}
+	return p
+}
+
+func args(command string, timeout ...int) string {
+	m := map[string]any{"command": command}
+	if len(timeout) > 0 {
+		m["timeout_seconds"] = timeout[0]
+	}
+	b, _ := json.Marshal(m)
+	return string(b)
+}
+
+// decoded is a tool result with its JSON output decoded, for cmp.Diff.
+type decoded struct {
+	Success   bool
+	Error     tool.ErrorKind
+	JSON      bool
+	Truncated bool
+	Out       Result
+}
+
+func decode(t *testing.T, r tool.Result) decoded {
+	t.Helper()
+	d := decoded{Success: r.Success, Error: r.Error, JSON: r.JSON, Truncated: r.Truncated}
+	if err := json.Unmarshal([]byte(r.Output), &d.Out); err != nil {
+		t.Fatalf("output %q is not the result object: %v", r.Output, err)
+	}
+	// The wire form must carry exit_code even when it is null.
+	var raw map[string]json.RawMessage
+	_ = json.Unmarshal([]byte(r.Output), &raw)
+	for _, k := range []string{"exit_code", "timed_out", "output", "truncated"} {
+		if _, ok := raw[k]; !ok {
+			t.Errorf("output %s lacks %q", r.Output, k)
+		}
+	}
+	return d
+}
+
+func intp(i int) *int { return &i }
+
+func TestSchema(t *testing.T) {
+	tl := New(Options{DefaultTimeout: 600 * time.Second, MaxTimeout: 14400 * time.Second})
+	var s struct {
+		Type       string   `json:"type"`
+		Required   []string `json:"required"`
+		Properties map[string]struct {
+			Type    any      `json:"type"`
+			Minimum *float64 `json:"minimum"`
+			Maximum *float64 `json:"maximum"`
+		} `json:"properties"`
+	}
+	if err := json.Unmarshal(tl.Schema(), &s); err != nil {
+		t.Fatal(err)
+	}
+	ts := s.Properties["timeout_seconds"]
+	got := []any{s.Type, s.Required, ts.Minimum, ts.Maximum}
+	one, max := 1.0, 14400.0
+	if diff := cmp.Diff([]any{"object", []string{"command"}, &one, &max}, got); diff != "" {
+		t.Errorf("schema (-want +got):\n%s\n%s", diff, tl.Schema())
+	}
+	for _, want := range []string{"/bin/bash -lc", "600 seconds", "14400 seconds", "/dev/null", `"exit_code"`} {
+		if !strings.Contains(tl.Description(), want) {
+			t.Errorf("description lacks %q:\n%s", want, tl.Description())
+		}
+	}
+}
+
+// TestRefusedBeforeApproval: bad input never reaches a plan, so no approval
+// is asked and nothing runs.
+func TestRefusedBeforeApproval(t *testing.T) {
+	r := newRegistry(t, Options{MaxTimeout: 14400 * time.Second})
+	tests := []struct {
+		args string
+		want tool.Result
+	}{
+		{args("make", 20000), tool.Result{Error: tool.InvalidArguments, Output: "invalid arguments: `timeout_seconds` is 20000, above the maximum 14400"}},
+		{args("make", 0), tool.Result{Error: tool.InvalidArguments, Output: "invalid arguments: `timeout_seconds` is 0, below the minimum 1"}},
+		{`{}`, tool.Result{Error: tool.InvalidArguments, Output: "invalid arguments: missing required field `command`"}},
+		{args("  \n"), tool.Result{Error: tool.InvalidArguments, Output: "`command` is empty; give the shell command to run"}},
+		{`{"command":"ls","cwd":"/"}`, tool.Result{Error: tool.InvalidArguments, Output: "invalid arguments: unknown field `cwd`"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.args, func(t *testing.T) {
+			_, res, ok := r.Prepare(callEnv(t), "bash", json.RawMessage(tt.args))
+			if ok {
+				t.Fatal("Prepare accepted the call")
+			}
+			if diff := cmp.Diff(tt.want, res); diff != "" {
+				t.Errorf("result (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestPlanRiskAndSummary(t *testing.T) {
+	r := newRegistry(t, Options{DefaultTimeout: 600 * time.Second, MaxTimeout: 14400 * time.Second})
+	env := callEnv(t)
+	tests := []struct {
+		args, summary string
+	}{
+		{args("cargo test --workspace"), "cargo test --workspace\n(in " + env.Workspace + ", timeout 600 s)"},
+		{args("make -j2 &&\n  make check", 900), "make -j2 &&\n  make check\n(in " + env.Workspace + ", timeout 900 s)"},
+		{args("sleep 1", 14400), "sleep 1\n(in " + env.Workspace + ", timeout 14400 s)"},
+	}
+	for _, tt := range tests {
+		p := plan(t, r, env, tt.args)
+		if diff := cmp.Diff([]any{tool.Process, tt.summary}, []any{p.Risk, p.Summary}); diff != "" {
+			t.Errorf("plan (-want +got):\n%s", diff)
+		}
+	}
+}
+
+func TestRun(t *testing.T) {
+	r := newRegistry(t, Options{})
+	tests := []struct {
+		name, command string
+		want          decoded
+	}{
+		{"success", "echo hi", decoded{Success: true, JSON: true, Out: Result{ExitCode: intp(0), Output: "hi\n"}}},
+		{"non-zero exit fails with the object", "echo oops >&2; exit 3", decoded{Error: tool.Failed, JSON: true, Out: Result{ExitCode: intp(3), Output: "oops\n"}}},
+		{"signal death has a null exit code", "echo bye; kill -KILL $$", decoded{Error: tool.Failed, JSON: true, Out: Result{Output: "bye\n"}}},
+		{"stdout and stderr combined in order", "echo a; echo b >&2; echo c", decoded{Success: true, JSON: true, Out: Result{ExitCode: intp(0), Output: "a\nb\nc\n"}}},
+		{"stdin is /dev/null", "cat; readlink /proc/self/fd/0", decoded{Success: true, JSON: true, Out: Result{ExitCode: intp(0), Output: "/dev/null\n"}}},
+		{"environment from Options", `echo "$FOO"`, decoded{Success: true, JSON: true, Out: Result{ExitCode: intp(0), Output: "bar baz\n"}}},
+		{"login shell", "shopt -q login_shell && echo login", decoded{Success: true, JSON: true, Out: Result{ExitCode: intp(0), Output: "login\n"}}},
+		{"bash syntax", "a=(x y); echo ${#a[@]} $((2**10))", decoded{Success: true, JSON: true, Out: Result{ExitCode: intp(0), Output: "2 1024\n"}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res := plan(t, r, callEnv(t), args(tt.command)).Run(t.Context())
+			if diff := cmp.Diff(tt.want, decode(t, res)); diff != "" {
+				t.Errorf("result (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestRunsInWorkspace(t *testing.T) {
+	env := callEnv(t)
+	if err := os.WriteFile(filepath.Join(env.Workspace, "marker.txt"), []byte("x"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	res := plan(t, newRegistry(t, Options{}), env, args("pwd -P; ls")).Run(t.Context())
+	want := decoded{Success: true, JSON: true, Out: Result{ExitCode: intp(0), Output: env.Workspace + "\nmarker.txt\n"}}
+	if diff := cmp.Diff(want, decode(t, res)); diff != "" {
+		t.Errorf("result (-want +got):\n%s", diff)
+	}
+}
+
+func TestMissingWorkspaceFails(t *testing.T) {
+	env := callEnv(t)
+	env.Workspace = filepath.Join(env.Workspace, "gone")
+	res := plan(t, newRegistry(t, Options{}), env, args("true")).Run(t.Context())
+	if res.Success || res.Error != tool.Failed || !strings.Contains(res.Output, "gone") {
+		t.Errorf("result = %+v, want a failure naming the workspace", res)
+	}
+}
+
+func TestTruncation(t *testing.T) {
+	env := callEnv(t)
+	env.OutputLimit = 1000
+	res := plan(t, newRegistry(t, Options{}), env, args("seq 1 100000")).Run(t.Context())
+	d := decode(t, res)
+	out := d.Out.Output
+	if !d.Success || !d.Truncated || !d.Out.Truncated {
+		t.Errorf("result %+v, want success with truncated set in the result and the object", d)
+	}
+	if len(out) > 1000 || !strings.HasPrefix(out, "1\n2\n3\n") || !strings.HasSuffix(out, "99999\n100000\n") {
+		t.Errorf("output (%d bytes) does not keep head and tail within 1000 bytes: %q", len(out), out)
+	}
+	total := 0
+	for i := 1; i <= 100000; i++ {
+		total += len(strconv.Itoa(i)) + 1
+	}
+	head, rest, ok := strings.Cut(out, "\n[… ")
+	count, tail, ok2 := strings.Cut(rest, " bytes cut …]\n")
+	if n, err := strconv.Atoi(count); !ok || !ok2 || err != nil || n != total-len(head)-len(tail) {
+		t.Errorf("marker %q does not name the %d bytes left out", count, total-len(head)-len(tail))
+	}
+}
+
+func TestNotTruncatedAtTheLimit(t *testing.T) {
+	env := callEnv(t)
+	env.OutputLimit = 10
+	d := decode(t, plan(t, newRegistry(t, Options{}), env, args("printf 0123456789")).Run(t.Context()))
+	want := decoded{Success: true, JSON: true, Out: Result{ExitCode: intp(0), Output: "0123456789"}}
+	if diff := cmp.Diff(want, d); diff != "" {
+		t.Errorf("result (-want +got):\n%s", diff)
+	}
+}
+
+func waitPid(t *testing.T, file string) int {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		if b, err := os.ReadFile(file); err == nil {
+			if pid, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil {
+				t.Cleanup(func() { _ = syscall.Kill(pid, syscall.SIGKILL) })
+				return pid
+			}
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	t.Fatalf("no pid in %s", file)
+	return 0
+}
+
+// alive says pid runs (a zombie left to init does not count).
+func alive(pid int) bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return false
+	}
+	s := string(b)
+	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+	return len(f) > 0 && f[0] != "Z" && f[0] != "X"
+}
+
+func TestTimeoutKillsEverything(t *testing.T) {
+	env := callEnv(t)
+	pidfile := filepath.Join(env.Workspace, "pid")
+	tests := []struct {
+		name string
+		opts Options
+		args string
+	}{
+		{"explicit timeout", Options{}, args("sleep 600 & echo $! > pid; echo started; wait", 1)},
+		{"default timeout", Options{DefaultTimeout: time.Second}, args("sleep 600 & echo $! > pid; echo started; wait")},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_ = os.Remove(pidfile)
+			res := plan(t, newRegistry(t, tt.opts), env, tt.args).Run(t.Context())
+			want := decoded{Error: tool.Limit, JSON: true, Out: Result{TimedOut: true, Output: "started\n"}}
+			if diff := cmp.Diff(want, decode(t, res)); diff != "" {
+				t.Errorf("result (-want +got):\n%s", diff)
+			}
+			if pid := waitPid(t, pidfile); alive(pid) {
+				t.Errorf("background sleep %d alive after the timeout", pid)
+			}
+		})
+	}
+}
+
+func TestCancelled(t *testing.T) {
+	env := callEnv(t)
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	p := plan(t, newRegistry(t, Options{}), env, args("trap '' TERM; sleep 600 & echo $! > pid; echo started; wait"))
+	done := make(chan tool.Result, 1)
+	go func() { done <- p.Run(ctx) }()
+	pid := waitPid(t, filepath.Join(env.Workspace, "pid"))
+	cancel()
+	var res tool.Result
+	select {
+	case res = <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("Run did not return after cancellation")
+	}
+	want := decoded{Error: tool.Cancelled, JSON: true, Out: Result{Output: "started\n"}}
+	if diff := cmp.Diff(want, decode(t, res)); diff != "" {
+		t.Errorf("result (-want +got):\n%s", diff)
+	}
+	if alive(pid) {
+		t.Errorf("TERM-ignoring sleep %d alive after cancellation", pid)
+	}
+}
+
+// TestBackgroundChild is the issue's `sleep 600 & echo started`: it returns
+// within about 2 s and leaves no sleep alive.
+func TestBackgroundChild(t *testing.T) {
+	env := callEnv(t)
+	start := time.Now()
+	res := plan(t, newRegistry(t, Options{}), env, args("sleep 600 & echo $! > pid; echo started")).Run(t.Context())
+	if took := time.Since(start); took > 2500*time.Millisecond {
+		t.Errorf("took %v, want about 2 s at most", took)
+	}
+	want := decoded{Success: true, JSON: true, Out: Result{ExitCode: intp(0), Output: "started\n"}}
+	if diff := cmp.Diff(want, decode(t, res)); diff != "" {
+		t.Errorf("result (-want +got):\n%s", diff)
+	}
+	if pid := waitPid(t, filepath.Join(env.Workspace, "pid")); alive(pid) {
+		t.Errorf("background sleep %d alive after the call", pid)
+	}
+}
+
+func TestProgress(t *testing.T) {
+	env := callEnv(t)
+	var mu sync.Mutex
+	var lines []string
+	var at []time.Time
+	env.Progress = func(s string) {
+		mu.Lock()
+		defer mu.Unlock()
+		lines = append(lines, s)
+		at = append(at, time.Now())
+	}
+	res := plan(t, newRegistry(t, Options{}), env, args("for i in 1 2 3; do echo step $i; sleep 0.8; done; printf '10%%\\r20%%\\r'")).Run(t.Context())
+	if !res.Success {
+		t.Fatalf("result %+v", res)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if diff := cmp.Diff([]string{"step 1", "step 2", "step 3", "20%"}, lines); diff != "" {
+		t.Errorf("progress lines (-want +got):\n%s", diff)
+	}
+	for i := 1; i < len(at); i++ {
+		if d := at[i].Sub(at[i-1]); d < progressEvery {
+			t.Errorf("progress lines %d and %d only %v apart", i-1, i, d)
+		}
+	}
+}
+
+func TestLastLine(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"", ""},
+		{"\n\n", ""},
+		{"one\ntwo\n", "two"},
+		{"one\ntwo", "two"},
+		{"one\n  \n", "one"},
+		{"10%\r20%\r", "20%"},
+		{"  padded  \n", "padded"},
+		{strings.Repeat("é", 150), strings.Repeat("é", 100)},
+	}
+	for _, tt := range tests {
+		if got := lastLine([]byte(tt.in)); got != tt.want {
+			t.Errorf("lastLine(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
