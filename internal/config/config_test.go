@@ -1,0 +1,278 @@
+package config
+
+import (
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestDefaultsWithoutUserConfig(t *testing.T) {
+	f := newFixture(t)
+	l := mustLoad(t, f.opts())
+	want := Defaults(f.home.SkillsDir())
+	if diff := cmp.Diff(want, l.Config); diff != "" {
+		t.Errorf("config without files (-want +got):\n%s", diff)
+	}
+	for _, s := range l.Explain() {
+		if s.Origin != "default" {
+			t.Errorf("%s: origin %q, want default", s.Key, s.Origin)
+		}
+	}
+	if len(l.Files) != 0 {
+		t.Errorf("files read: %v, want none", l.Files)
+	}
+}
+
+func TestDefaultValues(t *testing.T) {
+	// The figures of runtime.md §3, spelled out once more on purpose.
+	c := Defaults("/h/skills")
+	got := map[string]any{}
+	walkLeaves(reflect.ValueOf(c), nil, nil, func(path []string, _ string, v reflect.Value) {
+		got[joinKey(path)] = v.Interface()
+	})
+	want := map[string]any{
+		"provider.active": "openai",
+		"providers.openai.wire_api": "responses", "providers.openai.base_url": "https://api.openai.com/v1",
+		"providers.openai.model": "gpt-4.1-mini", "providers.openai.api_key_env": "OPENAI_API_KEY",
+		"providers.openai.api_key": Secret(""), "providers.openai.headers": map[string]Secret{},
+		"providers.openai.timeout_seconds": 600, "providers.openai.max_retries": 2, "providers.openai.reasoning_effort": "",
+		"agent.max_steps": 128, "agent.system_prompt": DefaultSystemPrompt, "agent.max_delegation_depth": 2,
+		"session.max_history_bytes": 16777216, "session.max_messages": 10000,
+		"context.max_tokens": 128000, "context.reserve_output_tokens": 8192, "context.safety_margin_tokens": 2048,
+		"context.bytes_per_token": 3, "context.summary_max_chars": 6000,
+		"tools.approval_policy": "on-risk", "tools.command_timeout_seconds": 600, "tools.agent_timeout_seconds": 3600,
+		"tools.max_timeout_seconds": 14400, "tools.output_limit_bytes": 65536, "tools.max_read_bytes": 262144,
+		"tools.max_write_bytes": 1048576,
+		"protocol.max_client_frame_bytes": 1048576, "protocol.max_server_frame_bytes": 8388608,
+		"provider_limits.max_sse_event_bytes": 1048576, "provider_limits.max_response_bytes": 4194304,
+		"provider_limits.max_assistant_bytes": 1048576, "provider_limits.max_tool_calls": 32,
+		"provider_limits.max_tool_arguments_bytes": 262144,
+		"skills.user_dir": "/h/skills", "skills.project_dir": ".scv/skills", "skills.scan_projects": true,
+		"skills.max_skills": 128, "skills.max_skill_bytes": 262144,
+		"web.enabled": true, "web.fetch_max_bytes": 2097152, "web.fetch_timeout_seconds": 30, "web.max_redirects": 5,
+		"web.auto_approve_domains":    []string{"docs.rs", "doc.rust-lang.org", "pkg.go.dev", "go.dev", "docs.python.org", "developer.mozilla.org"},
+		"web.allow_private_addresses": false, "web.search": "off", "web.searxng_url": "", "web.brave_url": "",
+		"web.brave_api_key": Secret(""), "web.brave_api_key_env": "BRAVE_SEARCH_API_KEY", "web.max_search_results": 8,
+	}
+	for _, a := range KnownAgents {
+		for _, k := range []string{"command", "args", "prompt_args", "model_args", "effort_args"} {
+			var zero any = (*[]string)(nil)
+			if k == "command" {
+				zero = ""
+			}
+			want["agents."+a+"."+k] = zero
+		}
+		want["agents."+a+".permissions"] = "default"
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("defaults (-want +got):\n%s", diff)
+	}
+	if n := len(strings.Split(DefaultSystemPrompt, "\n")); n < 5 || n > 15 {
+		t.Errorf("default system prompt has %d lines, want a concise ~10", n)
+	}
+}
+
+func TestSpecsCoverEveryKey(t *testing.T) {
+	var patterns []string
+	walkLeaves(reflect.ValueOf(Defaults("/x")), nil, nil, func(_ []string, p string, _ reflect.Value) {
+		if !slices.Contains(patterns, p) {
+			patterns = append(patterns, p)
+		}
+	})
+	var specKeys []string
+	for k, s := range specs {
+		specKeys = append(specKeys, k)
+		if s.doc == "" {
+			t.Errorf("%s has no explanation", k)
+		}
+	}
+	slices.Sort(patterns)
+	slices.Sort(specKeys)
+	if diff := cmp.Diff(patterns, specKeys); diff != "" {
+		t.Errorf("specs vs Config keys (-config +specs):\n%s", diff)
+	}
+}
+
+func TestLayerOrder(t *testing.T) {
+	f := newFixture(t)
+	user := f.user(t, `
+[provider]
+active = "local"
+[providers.local]
+base_url = "http://127.0.0.1:8080/v1"
+model = "user-model"
+[tools]
+command_timeout_seconds = 500
+agent_timeout_seconds = 3000
+output_limit_bytes = 60000
+[web]
+max_redirects = 3
+`)
+	project := f.project(t, `
+[tools]
+command_timeout_seconds = 400
+agent_timeout_seconds = 2000
+approval_policy = "always"
+`)
+	extra := f.extra(t, `
+[tools]
+command_timeout_seconds = 300
+[providers.local]
+model = "extra-model"
+wire_api = "chat"
+`)
+	opts := f.opts()
+	opts.ExtraFile = extra
+	opts.Env["SCV_MODEL"] = "env-model"
+	opts.Env["SCV_BASE_URL"] = "http://127.0.0.1:9090/v1"
+	opts.Env["SCV_API_KEY_ENV"] = "LOCAL_KEY"
+	opts.Flags = Overrides{Model: "flag-model", ApprovalPolicy: "never"}
+	l := mustLoad(t, opts)
+
+	got := map[string][2]string{}
+	for _, s := range l.Explain() {
+		got[s.Key] = [2]string{s.Value, s.Origin}
+	}
+	want := map[string][2]string{
+		"provider.active":                   {`"local"`, "user " + user},
+		"providers.local.model":             {`"flag-model"`, "flag --model"},
+		"providers.local.base_url":          {`"http://127.0.0.1:9090/v1"`, "env SCV_BASE_URL"},
+		"providers.local.api_key_env":       {`"LOCAL_KEY"`, "env SCV_API_KEY_ENV"},
+		"providers.local.wire_api":          {`"chat"`, "config " + extra},
+		"providers.local.timeout_seconds":   {"600", "default"},
+		"providers.openai.model":            {`"gpt-4.1-mini"`, "default"},
+		"tools.command_timeout_seconds":     {"300", "config " + extra},
+		"tools.agent_timeout_seconds":       {"2000", "project " + project},
+		"tools.output_limit_bytes":          {"60000", "user " + user},
+		"tools.approval_policy":             {`"never"`, "flag --approval-policy"},
+		"web.max_redirects":                 {"3", "user " + user},
+		"tools.max_timeout_seconds":         {"14400", "default"},
+		"providers.local.headers":           {"{}", "default"},
+		"providers.local.max_retries":       {"2", "default"},
+		"providers.local.reasoning_effort":  {`""`, "default"},
+		"providers.openai.api_key_env":      {`"OPENAI_API_KEY"`, "default"},
+		"agents.claude.permissions":         {`"default"`, "default"},
+		"skills.user_dir":                   {`"` + f.home.SkillsDir() + `"`, "default"},
+		"context.max_tokens":                {"128000", "default"},
+		"web.auto_approve_domains":          {`["docs.rs", "doc.rust-lang.org", "pkg.go.dev", "go.dev", "docs.python.org", "developer.mozilla.org"]`, "default"},
+		"providers.local.api_key":           {`""`, "default"},
+		"session.max_messages":              {"10000", "default"},
+		"protocol.max_client_frame_bytes":   {"1048576", "default"},
+		"provider_limits.max_tool_calls":    {"32", "default"},
+		"web.search":                        {`"off"`, "default"},
+		"agent.max_delegation_depth":        {"2", "default"},
+		"skills.project_dir":                {`".scv/skills"`, "default"},
+		"web.brave_api_key_env":             {`"BRAVE_SEARCH_API_KEY"`, "default"},
+		"providers.openai.wire_api":         {`"responses"`, "default"},
+		"providers.openai.timeout_seconds":  {"600", "default"},
+		"context.reserve_output_tokens":     {"8192", "default"},
+	}
+	for k, w := range want {
+		if diff := cmp.Diff(w, got[k]); diff != "" {
+			t.Errorf("%s (-want +got):\n%s", k, diff)
+		}
+	}
+	if diff := cmp.Diff([]File{{"user", user}, {"project", project}, {"config", extra}}, l.Files); diff != "" {
+		t.Errorf("files (-want +got):\n%s", diff)
+	}
+	name, p := l.Config.ActiveProvider()
+	if name != "local" || p.Model != "flag-model" || p.WireAPI != "chat" {
+		t.Errorf("ActiveProvider = %q %+v", name, p)
+	}
+	if o := l.Origin("providers.local.headers.X-Anything"); o != "default" {
+		t.Errorf("Origin of a header under defaults = %q", o)
+	}
+}
+
+func TestExtraFileFromEnv(t *testing.T) {
+	f := newFixture(t)
+	extra := f.extra(t, "[agent]\nmax_steps = 7\n")
+	opts := f.opts()
+	opts.Env["SCV_CONFIG"] = extra
+	l := mustLoad(t, opts)
+	if l.Config.Agent.MaxSteps != 7 || l.Origin("agent.max_steps") != "config "+extra {
+		t.Errorf("max_steps = %d from %q", l.Config.Agent.MaxSteps, l.Origin("agent.max_steps"))
+	}
+	// --config wins over SCV_CONFIG.
+	other := writeFile(t, filepath.Join(f.dir, "other.toml"), "[agent]\nmax_steps = 9\n", 0o600)
+	opts.ExtraFile = other
+	if l := mustLoad(t, opts); l.Config.Agent.MaxSteps != 9 {
+		t.Errorf("max_steps = %d, want 9 from --config", l.Config.Agent.MaxSteps)
+	}
+	// A named extra file must exist.
+	opts.ExtraFile = filepath.Join(f.dir, "missing.toml")
+	_, probs := problems(t, opts)
+	if len(probs) != 1 || probs[0].Source != opts.ExtraFile || !strings.Contains(probs[0].Msg, "cannot read config config") {
+		t.Errorf("missing extra file: %v", probs)
+	}
+}
+
+func TestNoWorkspaceMeansNoProjectLayer(t *testing.T) {
+	f := newFixture(t)
+	f.project(t, "[tools]\napproval_policy = \"never\"\n")
+	opts := f.opts()
+	opts.Workspace = ""
+	if l := mustLoad(t, opts); l.Config.Tools.ApprovalPolicy != "on-risk" {
+		t.Errorf("approval_policy = %q without a workspace", l.Config.Tools.ApprovalPolicy)
+	}
+}
+
+func TestProjectConfigThatIsTheUserConfigIsSkipped(t *testing.T) {
+	// Workspace = $HOME with SCV_HOME = ~/.scv: <ws>/.scv/config.toml is
+	// the user config itself and is read once, as the user layer.
+	dir := t.TempDir()
+	f := fixture{dir: dir, ws: dir}
+	f.home.Home = filepath.Join(dir, ".scv")
+	if err := f.home.Ensure(); err != nil {
+		t.Fatal(err)
+	}
+	user := f.user(t, "[providers.openai]\nmodel = \"mine\"\n")
+	l := mustLoad(t, f.opts())
+	if l.Config.Providers["openai"].Model != "mine" || l.Origin("providers.openai.model") != "user "+user {
+		t.Errorf("model %q from %q", l.Config.Providers["openai"].Model, l.Origin("providers.openai.model"))
+	}
+}
+
+func TestNewProfileStartsFromDefaults(t *testing.T) {
+	f := newFixture(t)
+	f.user(t, "[providers.local]\n[providers.\"my.lab\"]\nmodel = \"m\"\nmax_retries = 0\n")
+	l := mustLoad(t, f.opts())
+	want := defaultProvider()
+	if diff := cmp.Diff(want, l.Config.Providers["local"]); diff != "" {
+		t.Errorf("empty [providers.local] (-want +got):\n%s", diff)
+	}
+	want.Model, want.MaxRetries = "m", 0
+	if diff := cmp.Diff(want, l.Config.Providers["my.lab"]); diff != "" {
+		t.Errorf("[providers.\"my.lab\"] (-want +got):\n%s", diff)
+	}
+	if o := l.Origin(`providers."my.lab".max_retries`); !strings.HasPrefix(o, "user ") {
+		t.Errorf("origin of a quoted profile key = %q", o)
+	}
+}
+
+func TestUserDirTilde(t *testing.T) {
+	f := newFixture(t)
+	f.user(t, "[skills]\nuser_dir = \"~/my-skills\"\n")
+	l := mustLoad(t, f.opts())
+	if want := filepath.Join(f.dir, "my-skills"); l.Config.Skills.UserDir != want {
+		t.Errorf("user_dir = %q, want %q", l.Config.Skills.UserDir, want)
+	}
+}
+
+func TestAgentOverridesUnsetVersusEmpty(t *testing.T) {
+	f := newFixture(t)
+	f.user(t, "[agents.codex]\ncommand = \"/opt/codex\"\nmodel_args = []\nargs = [\"exec\", \"--json\"]\npermissions = \"full\"\n")
+	l := mustLoad(t, f.opts())
+	empty, args := []string{}, []string{"exec", "--json"}
+	want := AgentOverride{Command: "/opt/codex", Args: &args, ModelArgs: &empty, Permissions: "full"}
+	if diff := cmp.Diff(want, l.Config.Agents["codex"]); diff != "" {
+		t.Errorf("codex (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(defaultAgent(), l.Config.Agents["claude"]); diff != "" {
+		t.Errorf("claude (-want +got):\n%s", diff)
+	}
+}
