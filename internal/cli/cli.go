@@ -127,6 +127,8 @@ func newRootCmd(g *globals) *cobra.Command {
 	// Explicit registration: one line per subcommand file.
 	root.AddCommand(
 		newVersionCmd(g),
+		newTUICmd(g),
 	)
+	attachTUIRoot(root, g)
 	return root
 }
