@@ -95,17 +95,11 @@ func decode(body []byte, declared string, isHTML bool) []byte {
 	if cs == "utf-8" || cs == "utf8" || (cs == "" && !isHTML && utf8.Valid(body)) {
 		return body
 	}
-	var name string
-	if cs != "" {
-		if enc, n := charset.Lookup(cs); enc != nil {
-			if out, err := enc.NewDecoder().Bytes(body); err == nil && n != "utf-8" {
-				return out
-			}
-			return body
-		}
+	enc, name := charset.Lookup(cs)
+	if enc == nil {
+		enc, name, _ = charset.DetermineEncoding(body, declared)
 	}
-	enc, name, _ := charset.DetermineEncoding(body, declared)
-	if name == "utf-8" || enc == nil {
+	if enc == nil || name == "utf-8" {
 		return body
 	}
 	if out, err := enc.NewDecoder().Bytes(body); err == nil {

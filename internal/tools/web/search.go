@@ -252,9 +252,17 @@ func stripURLError(err error) error {
 
 var tagRe = regexp.MustCompile(`<[^>]*>`)
 
-// cleanSnippet removes the markup Brave puts in descriptions.
+// maxSnippetRunes bounds one title or snippet so a result list stays small.
+const maxSnippetRunes = 600
+
+// cleanSnippet removes the markup Brave puts in descriptions, collapses
+// white space and bounds the length.
 func cleanSnippet(s string) string {
-	return strings.Join(strings.Fields(html.UnescapeString(tagRe.ReplaceAllString(s, ""))), " ")
+	s = strings.Join(strings.Fields(html.UnescapeString(tagRe.ReplaceAllString(s, ""))), " ")
+	if r := []rune(s); len(r) > maxSnippetRunes {
+		s = string(r[:maxSnippetRunes]) + "…"
+	}
+	return s
 }
 
 func (s *searcher) parse(body []byte) ([]SearchResult, error) {
