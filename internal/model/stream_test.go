@@ -560,3 +560,30 @@ func TestRetryLogRedacted(t *testing.T) {
 		t.Errorf("log = %q: want a redacted retry line", log)
 	}
 }
+
+func TestCancelMidStream(t *testing.T) {
+	for _, wire := range wires {
+		t.Run(wire, func(t *testing.T) {
+			srv := modeltest.New(t)
+			srv.Script(modeltest.Text("partial"), modeltest.Hang())
+			c, sl := newClient(t, wire, srv.URL(), nil)
+			ctx, cancel := context.WithCancel(t.Context())
+			_, err := c.Stream(ctx, hello, func(string) { cancel() })
+			wantErr(t, err, model.CodeProvider, "cancelled")
+			if !errors.Is(err, context.Canceled) || len(sl.got()) != 0 {
+				t.Errorf("err = %v, sleeps = %v; want a cancellation and no retry", err, sl.got())
+			}
+		})
+	}
+}
+
+func TestArgumentLimitIsPerCall(t *testing.T) {
+	srv := modeltest.New(t)
+	arg := `{"k":"` + strings.Repeat("v", 80) + `"}`
+	srv.Script(modeltest.ToolCall("c1", "a", arg), modeltest.ToolCall("c2", "b", arg))
+	c, _ := newClient(t, model.WireResponses, srv.URL(), func(o *model.Options) { o.Limits.MaxToolArgumentsBytes = 100 })
+	r, _, err := run(t, c, hello)
+	if err != nil || len(r.ToolCalls) != 2 {
+		t.Errorf("Stream = %+v, %v; want two calls of 88 bytes under a 100-byte per-call limit", r, err)
+	}
+}

@@ -1,12 +1,18 @@
 package modeltest
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
 	"strings"
+	"time"
 )
+
+// hangLimit bounds a Hang step so a forgotten client cannot keep a test
+// server busy.
+const hangLimit = 30 * time.Second
 
 // sse writes events and flushes each so clients see them one by one.
 type sse struct {
@@ -44,7 +50,7 @@ type encoder interface {
 	finish(out sse, usage *Tokens)
 }
 
-func play(w http.ResponseWriter, enc encoder, steps []Step) {
+func play(ctx context.Context, w http.ResponseWriter, enc encoder, steps []Step) {
 	out := sse{w}
 	enc.start(out)
 	var usage *Tokens
@@ -73,6 +79,13 @@ func play(w http.ResponseWriter, enc encoder, steps []Step) {
 			enc.oversized(out, s.Oversized)
 		case s.Raw != "":
 			out.raw(s.Raw)
+		case s.Hang:
+			out.flush()
+			select {
+			case <-ctx.Done():
+			case <-time.After(hangLimit):
+			}
+			panic(http.ErrAbortHandler)
 		}
 	}
 	enc.finish(out, usage)

@@ -182,7 +182,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.WriteHeader(http.StatusOK)
-	play(w, enc, steps)
+	play(r.Context(), w, enc, steps)
 }
 
 func writeJSONError(w http.ResponseWriter, status int, msg string) {

@@ -19,6 +19,7 @@ type Step struct {
 	Cut         bool        `json:"cut,omitempty"`
 	Oversized   int         `json:"oversized,omitempty"`
 	Raw         string      `json:"raw,omitempty"`
+	Hang        bool        `json:"hang,omitempty"`
 }
 
 // Call is a scripted tool call whose arguments arrive in Fragments.
@@ -81,6 +82,10 @@ func Cut() Step { return Step{Cut: true} }
 
 // Oversized sends one harmless event whose data is about n bytes.
 func Oversized(n int) Step { return Step{Oversized: n} }
+
+// Hang stops sending at this point and keeps the stream open until the
+// client goes away (or 30 s pass): for cancellation tests.
+func Hang() Step { return Step{Hang: true} }
 
 // Raw writes s to the stream verbatim (e.g. "data: {...}\n\n").
 func Raw(s string) Step { return Step{Raw: s} }
