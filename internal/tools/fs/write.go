@@ -133,8 +133,9 @@ func (w *writer) write(ctx context.Context, workspace, rel, mode, content, want 
 	}
 	installed = true
 	syncDir(root, dir)
-	sum := sha256.Sum256([]byte(content))
-	return tool.JSONResult(true, "", WriteResult{Path: rel, Bytes: len(content), SHA256: hex.EncodeToString(sum[:])}, false)
+	h := sha256.New()
+	_, _ = io.WriteString(h, content)
+	return tool.JSONResult(true, "", WriteResult{Path: rel, Bytes: len(content), SHA256: hex.EncodeToString(h.Sum(nil))}, false)
 }
 
 // existingFile checks that rel is an existing regular file (not a symbolic
