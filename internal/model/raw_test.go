@@ -50,6 +50,11 @@ func TestRawStreams(t *testing.T) {
 			wantErr: "the response is incomplete: max_output_tokens",
 		},
 		{
+			name: "responses: nested error object", wire: model.WireResponses,
+			body:    `data: {"type":"error","error":{"type":"invalid_request_error","message":"context too long"}}` + "\n\n",
+			wantErr: "context too long",
+		},
+		{
 			name: "responses: malformed event", wire: model.WireResponses,
 			body:    "data: {not json\n\n",
 			wantErr: "malformed stream event",

@@ -135,7 +135,7 @@ type respEvent struct {
 	Item       respItem     `json:"item"`
 	Annotation respAnnotate `json:"annotation"`
 	Message    string       `json:"message"`
-	Code       any          `json:"code"`
+	Error      *respError   `json:"error"`
 	Response   struct {
 		Status            string     `json:"status"`
 		Error             *respError `json:"error"`
@@ -195,6 +195,9 @@ func (p *responsesParser) event(name string, data []byte) (bool, error) {
 		return false, &Error{Code: CodeProvider, Message: "the response is incomplete: " + reason}
 	case "error":
 		msg := ev.Message
+		if msg == "" && ev.Error != nil {
+			msg = ev.Error.Message
+		}
 		if msg == "" {
 			msg = "the provider reported a stream error"
 		}
