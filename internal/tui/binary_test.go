@@ -1,0 +1,198 @@
+package tui_test
+
+import (
+	"bufio"
+	"encoding/json"
+	"net"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+
+	"github.com/scv-agent/scv/internal/proto"
+)
+
+// fakeDaemon speaks the protocol on $SCV_HOME/server.sock with a fixed
+// script: every prompt proposes one bash call that needs approval.
+type fakeDaemon struct {
+	t  *testing.T
+	ln net.Listener
+
+	mu       sync.Mutex
+	starts   []proto.SessionStart
+	conns    []net.Conn
+	resolved []bool
+	wg       sync.WaitGroup
+}
+
+func startFakeDaemon(t *testing.T, home string) *fakeDaemon {
+	t.Helper()
+	ln, err := net.Listen("unix", filepath.Join(home, "server.sock"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := &fakeDaemon{t: t, ln: ln}
+	d.wg.Add(1)
+	go d.accept()
+	t.Cleanup(d.close)
+	return d
+}
+
+func (d *fakeDaemon) close() {
+	d.ln.Close()
+	d.dropAll()
+	d.wg.Wait()
+}
+
+// dropAll closes every client connection, as a dying daemon would.
+func (d *fakeDaemon) dropAll() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for _, c := range d.conns {
+		c.Close()
+	}
+}
+
+func (d *fakeDaemon) accept() {
+	defer d.wg.Done()
+	for {
+		c, err := d.ln.Accept()
+		if err != nil {
+			return
+		}
+		d.mu.Lock()
+		d.conns = append(d.conns, c)
+		d.mu.Unlock()
+		d.wg.Add(1)
+		go func() {
+			defer d.wg.Done()
+			d.serve(c)
+		}()
+	}
+}
+
+func (d *fakeDaemon) serve(c net.Conn) {
+	defer c.Close()
+	enc := json.NewEncoder(c)
+	var seq uint64
+	emit := func(ev proto.Event) {
+		if ev.SessionID != "" {
+			seq++
+			ev.Seq = seq
+		}
+		enc.Encode(ev)
+	}
+	sc := bufio.NewScanner(c)
+	sc.Buffer(nil, proto.MaxClientFrameBytes)
+	for sc.Scan() {
+		var env proto.Envelope
+		if json.Unmarshal(sc.Bytes(), &env) != nil {
+			return
+		}
+		switch env.Type {
+		case proto.TypeInitialize:
+			emit(proto.Event{Type: proto.EventInitialized, RequestID: env.RequestID, ProtocolVersion: proto.Version, Server: &proto.Peer{Name: "scv", Version: "fake"}})
+		case proto.TypeSessionStart:
+			var s proto.SessionStart
+			json.Unmarshal(sc.Bytes(), &s)
+			d.mu.Lock()
+			d.starts = append(d.starts, s)
+			d.mu.Unlock()
+			model := s.Model
+			if model == "" {
+				model = "fake-model"
+			}
+			c.Write([]byte(`{"type":"session.started","request_id":"` + env.RequestID + `","session_id":"s1","cwd":"` + s.Cwd + `","model":"` + model + `","context_max_tokens":8000,"tools":["bash"]}` + "\n"))
+		case proto.TypeTurnStart:
+			emit(proto.Event{Type: proto.EventTurnStarted, SessionID: "s1", TurnID: "t1"})
+			emit(proto.Event{Type: proto.EventAssistantDelta, SessionID: "s1", TurnID: "t1", Content: proto.Ptr("Let me run it.")})
+			emit(proto.Event{Type: proto.EventAssistantComplete, SessionID: "s1", TurnID: "t1", Content: proto.Ptr("Let me run it.")})
+			emit(proto.Event{Type: proto.EventToolProposed, SessionID: "s1", TurnID: "t1", CallID: "call1", Name: "bash", Arguments: json.RawMessage(`{"command":"echo hello-from-bash"}`)})
+			emit(proto.Event{Type: proto.EventApprovalRequested, SessionID: "s1", TurnID: "t1", ApprovalID: "a1", CallID: "call1", Name: "bash", Risk: "process", Cwd: "/w", Summary: "echo hello-from-bash"})
+		case proto.TypeApprovalSolve:
+			var a proto.ApprovalResolve
+			json.Unmarshal(sc.Bytes(), &a)
+			d.mu.Lock()
+			d.resolved = append(d.resolved, a.Approved)
+			d.mu.Unlock()
+			if a.Approved {
+				emit(proto.Event{Type: proto.EventToolStarted, SessionID: "s1", TurnID: "t1", CallID: "call1", Name: "bash"})
+				emit(proto.Event{Type: proto.EventToolCompleted, SessionID: "s1", TurnID: "t1", CallID: "call1", Name: "bash", Success: proto.Ptr(true), Output: proto.Ptr("hello-from-bash\n"), Truncated: proto.Ptr(false)})
+				emit(proto.Event{Type: proto.EventAssistantComplete, SessionID: "s1", TurnID: "t1", Content: proto.Ptr("All done: it printed hello-from-bash.")})
+			} else {
+				emit(proto.Event{Type: proto.EventToolCompleted, SessionID: "s1", TurnID: "t1", CallID: "call1", Name: "bash", Success: proto.Ptr(false), Error: "denied", Output: proto.Ptr("denied")})
+				emit(proto.Event{Type: proto.EventAssistantComplete, SessionID: "s1", TurnID: "t1", Content: proto.Ptr("Skipped.")})
+			}
+			emit(proto.Event{Type: proto.EventTurnCompleted, SessionID: "s1", TurnID: "t1", Steps: proto.Ptr(2), Usage: &proto.Usage{InputTokens: 2000, OutputTokens: 20, TotalTokens: 2020}})
+		}
+	}
+}
+
+func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
+
+func TestBinaryApproveAndQuit(t *testing.T) {
+	scv := scvBinary(t)
+	home, ws := t.TempDir(), t.TempDir()
+	d := startFakeDaemon(t, home)
+	p := startPane(t, 100, 30, "cd "+shellQuote(ws)+" && "+shellQuote(scv)+" --scv-home "+shellQuote(home)+" --model override-model")
+	p.waitFor("override-model", "connected", "ready")
+	p.text("run the echo")
+	p.keys("Enter")
+	s := p.waitFor("Approve this tool call?", "risk:    process", "echo hello-from-bash", "awaiting approval")
+	if !strings.Contains(s, "› run the echo") {
+		t.Errorf("prompt not in the transcript:\n%s", s)
+	}
+	t.Logf("approval screen:\n%s", s)
+	p.keys("y")
+	p.waitFor("hello-from-bash", "All done: it printed hello-from-bash.", "[done]", "ready")
+	p.keys("C-c")
+	p.assertRestored(0)
+
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if len(d.starts) != 1 || d.starts[0].Model != "override-model" || d.starts[0].Cwd != ws {
+		t.Errorf("session.start = %+v, want model override-model in %s", d.starts, ws)
+	}
+	if len(d.resolved) != 1 || !d.resolved[0] {
+		t.Errorf("approval answers = %v, want one approval", d.resolved)
+	}
+}
+
+func TestBinaryLostConnection(t *testing.T) {
+	scv := scvBinary(t)
+	home := t.TempDir()
+	d := startFakeDaemon(t, home)
+	p := startPane(t, 100, 30, shellQuote(scv)+" --scv-home "+shellQuote(home)+" tui")
+	p.waitFor("connected", "ready")
+	p.text("draft prompt")
+	d.dropAll()
+	p.waitFor("disconnected", "connection to the SCV daemon was lost", "scv run", "scv start")
+	p.keys("Enter") // sending is disabled
+	p.waitFor("not connected")
+	p.keys("C-c", "C-c") // clear the draft, then quit
+	p.assertRestored(0)
+}
+
+func TestBinarySIGTERMRestoresTerminal(t *testing.T) {
+	scv := scvBinary(t)
+	home := t.TempDir()
+	startFakeDaemon(t, home)
+	p := startPane(t, 100, 30, shellQuote(scv)+" --scv-home "+shellQuote(home))
+	p.waitFor("connected", "ready")
+	if got := p.format("#{alternate_on}"); got != "1" {
+		t.Errorf("alternate_on = %q while the TUI runs, want 1", got)
+	}
+	if err := syscall.Kill(p.childPID(), syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	p.assertRestored(0)
+}
+
+func TestBinaryWithoutDaemon(t *testing.T) {
+	scv := scvBinary(t)
+	home := t.TempDir()
+	p := startPane(t, 200, 30, shellQuote(scv)+" --scv-home "+shellQuote(home))
+	p.waitFor(filepath.Join(home, "server.sock"), "scv run", "scv start")
+	p.assertRestored(1)
+}
