@@ -11,9 +11,9 @@ import (
 	"time"
 )
 
-// drainAfterStop bounds how long output is still read once a cancelled or
-// timed-out group has been stopped: only processes that left the group
-// (setsid) can still hold the pipe then.
+// drainAfterStop bounds how long output is still read once the group has
+// been stopped: only processes that left the group (setsid) can still hold
+// the pipe then, and what the stopped members wrote is already buffered.
 const drainAfterStop = 250 * time.Millisecond
 
 func run(ctx context.Context, s Spec) (Result, error) {
@@ -59,9 +59,11 @@ func run(ctx context.Context, s Spec) (Result, error) {
 	if s.AfterExit != nil {
 		s.AfterExit()
 	}
-	drainUntil := exited.Add(grace)
-	if res.TimedOut || res.Cancelled {
-		drainUntil = time.Now().Add(min(grace, drainAfterStop))
+	// Output still buffered in the pipe is read in any case; after a normal
+	// exit an escapee holding the pipe gets up to grace from the exit.
+	drainUntil := time.Now().Add(min(grace, drainAfterStop))
+	if !res.TimedOut && !res.Cancelled && exited.Add(grace).After(drainUntil) {
+		drainUntil = exited.Add(grace)
 	}
 	out.drain(drained, drainUntil)
 	res.Duration = time.Since(started)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -173,6 +174,7 @@ func TestRun(t *testing.T) {
 		{"stdin is /dev/null", "cat; readlink /proc/self/fd/0", decoded{Success: true, JSON: true, Out: Result{ExitCode: intp(0), Output: "/dev/null\n"}}},
 		{"environment from Options", `echo "$FOO"`, decoded{Success: true, JSON: true, Out: Result{ExitCode: intp(0), Output: "bar baz\n"}}},
 		{"login shell", "shopt -q login_shell && echo login", decoded{Success: true, JSON: true, Out: Result{ExitCode: intp(0), Output: "login\n"}}},
+		{"own process group", `read -r -a f < /proc/$$/stat; [ "${f[4]}" = "$$" ] && echo leader`, decoded{Success: true, JSON: true, Out: Result{ExitCode: intp(0), Output: "leader\n"}}},
 		{"bash syntax", "a=(x y); echo ${#a[@]} $((2**10))", decoded{Success: true, JSON: true, Out: Result{ExitCode: intp(0), Output: "2 1024\n"}}},
 	}
 	for _, tt := range tests {
@@ -377,6 +379,86 @@ func TestLastLine(t *testing.T) {
 			t.Errorf("lastLine(%q) = %q, want %q", tt.in, got, tt.want)
 		}
 	}
+}
+
+// TestOutputFlood prints 100 MB through the tool and checks that the memory
+// allocated meanwhile stays far below that.
+func TestOutputFlood(t *testing.T) {
+	env := callEnv(t)
+	p := plan(t, newRegistry(t, Options{}), env, args("echo first; head -c 100000000 /dev/zero | tr '\\0' x; echo; echo last"))
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	res := p.Run(t.Context())
+	runtime.ReadMemStats(&after)
+	d := decode(t, res)
+	if !d.Success || !d.Truncated || !d.Out.Truncated || len(d.Out.Output) > env.OutputLimit {
+		t.Errorf("result success=%v truncated=%v/%v len=%d", d.Success, d.Truncated, d.Out.Truncated, len(d.Out.Output))
+	}
+	if out := d.Out.Output; !strings.HasPrefix(out, "first\nxxx") || !strings.HasSuffix(out, "xxx\nlast\n") {
+		t.Errorf("output does not keep head and tail")
+	}
+	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 16<<20 {
+		t.Errorf("allocated %d bytes for 100 MB of output; memory is not bounded", alloc)
+	}
+}
+
+// TestThousandCalls: 1,000 sequential calls leave no zombie child and no
+// open descriptor behind.
+func TestThousandCalls(t *testing.T) {
+	if testing.Short() {
+		t.Skip("1,000 processes")
+	}
+	r := newRegistry(t, Options{})
+	env := callEnv(t)
+	fds := countFDs(t)
+	for i := range 1000 {
+		command := "echo $$"
+		if i%100 == 0 {
+			command = "sleep 600 & echo $$"
+		}
+		if res := plan(t, r, env, args(command)).Run(t.Context()); !res.Success {
+			t.Fatalf("call %d: %+v", i, res)
+		}
+	}
+	if z := zombieChildren(t); len(z) != 0 {
+		t.Errorf("zombie children left: %v", z)
+	}
+	if after := countFDs(t); after != fds {
+		t.Errorf("open descriptors %d before, %d after 1,000 calls", fds, after)
+	}
+}
+
+func countFDs(t *testing.T) int {
+	t.Helper()
+	ents, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(ents)
+}
+
+// zombieChildren lists this process's children that exited unreaped.
+func zombieChildren(t *testing.T) []string {
+	t.Helper()
+	stats, err := filepath.Glob("/proc/[0-9]*/stat")
+	if err != nil {
+		t.Fatal(err)
+	}
+	self := strconv.Itoa(os.Getpid())
+	var out []string
+	for _, f := range stats {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			continue
+		}
+		s := string(b)
+		fields := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+		if len(fields) > 1 && fields[0] == "Z" && fields[1] == self {
+			out = append(out, f)
+		}
+	}
+	return out
 }
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
