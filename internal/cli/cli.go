@@ -128,6 +128,7 @@ func newRootCmd(g *globals) *cobra.Command {
 	root.AddCommand(
 		newVersionCmd(g),
 		newTUICmd(g),
+		newAgentsCmd(g),
 	)
 	attachTUIRoot(root, g)
 	return root
