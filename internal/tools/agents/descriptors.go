@@ -57,8 +57,9 @@ type Descriptor struct {
 	// its own commands for SignInCommand (and pi's interactive login).
 	SignIn                            SignIn
 	LoginArgs, LogoutArgs, StatusArgs []string
-	// CredentialFiles are files (relative to the private home) whose
-	// presence means a stored sign-in, for agents whose status SCV reads.
+	// CredentialFiles are glob patterns (relative to the private home) of
+	// files whose presence means a stored sign-in, for agents whose status
+	// SCV reads rather than asking the CLI.
 	CredentialFiles []string
 }
 
@@ -122,7 +123,7 @@ var descriptors = []Descriptor{
 		Format:    FormatText,
 		SignIn:    SignInCommand,
 		LoginArgs: []string{"login"}, LogoutArgs: []string{"logout"},
-		CredentialFiles: []string{".grok/auth.json", ".grok/credentials.json"},
+		CredentialFiles: []string{".grok/*auth*", ".grok/*cred*"},
 	},
 	{
 		Name: "dsh", Title: "DeepSeek Harness", Command: "dsh",

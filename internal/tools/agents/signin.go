@@ -66,9 +66,12 @@ func RemoveFile(p string) (bool, error) {
 // exists (and is non-empty) in the private home. The content is never read
 // into anything that is printed.
 func StoredCredential(a Adapter, adapterHome string) bool {
-	for _, f := range a.CredentialFiles {
-		if st, err := os.Stat(filepath.Join(adapterHome, f)); err == nil && st.Size() > 0 {
-			return true
+	for _, pat := range a.CredentialFiles {
+		matches, _ := filepath.Glob(filepath.Join(adapterHome, pat))
+		for _, m := range matches {
+			if st, err := os.Stat(m); err == nil && st.Mode().IsRegular() && st.Size() > 0 {
+				return true
+			}
 		}
 	}
 	return false
