@@ -1,0 +1,164 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+
+	"github.com/scv-agent/scv/internal/config"
+	"github.com/scv-agent/scv/internal/paths"
+)
+
+// loadConfig resolves the instance home and loads every config layer;
+// workspace "" means no project layer. A bad --approval-policy is a usage
+// error (exit 2); any other configuration problem is a plain error (exit 1)
+// naming the file, line and key.
+func (g *globals) loadConfig(workspace string) (*config.Loaded, paths.Layout, error) {
+	layout, err := paths.Resolve(g.scvHome, g.env)
+	if err != nil {
+		return nil, paths.Layout{}, err
+	}
+	switch g.approvalPolicy {
+	case "", config.PolicyOnRisk, config.PolicyAlways, config.PolicyNever:
+	default:
+		return nil, layout, usageErr("--approval-policy must be on-risk, always or never, not %q", g.approvalPolicy)
+	}
+	l, err := config.Load(config.Options{
+		Home:      layout,
+		Workspace: workspace,
+		ExtraFile: g.configPath,
+		Env:       g.env,
+		Flags: config.Overrides{
+			Model:          g.model,
+			Provider:       g.provider,
+			BaseURL:        g.baseURL,
+			ApprovalPolicy: g.approvalPolicy,
+		},
+	})
+	return l, layout, err
+}
+
+// workspaceDir is dir made absolute, or the current directory.
+func workspaceDir(dir string) (string, error) {
+	if dir == "" {
+		return os.Getwd()
+	}
+	return filepath.Abs(dir)
+}
+
+func newConfigCmd(g *globals) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "config",
+		Short: "Write, show and locate the configuration",
+		Args:  cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			return usageErr("config needs a subcommand: init, show or path")
+		},
+	}
+	cmd.AddCommand(newConfigInitCmd(g), newConfigShowCmd(g), newConfigPathCmd(g))
+	return cmd
+}
+
+func newConfigInitCmd(g *globals) *cobra.Command {
+	return &cobra.Command{
+		Use:   "init",
+		Short: "Write a commented user config ($SCV_HOME/config.toml); never overwrites",
+		Args:  cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			layout, err := paths.Resolve(g.scvHome, g.env)
+			if err != nil {
+				return err
+			}
+			if err := layout.Ensure(); err != nil {
+				return err
+			}
+			path := layout.ConfigFile()
+			if err := writeNew(path, []byte(config.CommentedTemplate())); err != nil {
+				if errors.Is(err, fs.ErrExist) {
+					return fmt.Errorf("%s already exists; edit it, or move it away and run scv config init again", path)
+				}
+				return fmt.Errorf("write %s: %w", path, err)
+			}
+			fmt.Fprintf(g.stdio.Out, "wrote %s\n", path)
+			return nil
+		},
+	}
+}
+
+// writeNew creates path (0600) with data; it fails if path exists.
+func writeNew(path string, data []byte) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(path)
+	}
+	return err
+}
+
+func newConfigShowCmd(g *globals) *cobra.Command {
+	var ws string
+	cmd := &cobra.Command{
+		Use:   "show",
+		Short: "Print every effective setting and where it came from (secrets hidden)",
+		Args:  cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			dir, err := workspaceDir(ws)
+			if err != nil {
+				return err
+			}
+			l, _, err := g.loadConfig(dir)
+			if err != nil {
+				return err
+			}
+			for _, s := range l.Explain() {
+				fmt.Fprintf(g.stdio.Out, "%s = %s  # %s\n", s.Key, s.Value, s.Origin)
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&ws, "workspace", "", "workspace whose .scv/config.toml is the project layer (default: the current directory)")
+	return cmd
+}
+
+func newConfigPathCmd(g *globals) *cobra.Command {
+	var ws string
+	cmd := &cobra.Command{
+		Use:   "path",
+		Short: "Print the config file paths: user, project, and the --config file if any",
+		Args:  cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			layout, err := paths.Resolve(g.scvHome, g.env)
+			if err != nil {
+				return err
+			}
+			dir, err := workspaceDir(ws)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(g.stdio.Out, "user %s\nproject %s\n", layout.ConfigFile(), paths.ProjectConfig(dir))
+			extra := g.configPath
+			if extra == "" {
+				extra = g.env["SCV_CONFIG"]
+			}
+			if extra != "" {
+				fmt.Fprintf(g.stdio.Out, "config %s\n", extra)
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&ws, "workspace", "", "workspace whose project config to print (default: the current directory)")
+	return cmd
+}
