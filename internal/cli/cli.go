@@ -126,6 +126,7 @@ func newRootCmd(g *globals) *cobra.Command {
 
 	// Explicit registration: one line per subcommand file.
 	root.AddCommand(
+		newConfigCmd(g),
 		newVersionCmd(g),
 		newTUICmd(g),
 		newAgentsCmd(g),
