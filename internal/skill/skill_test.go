@@ -160,6 +160,21 @@ func TestDiscoverProjects(t *testing.T) {
 	if len(set.Own()) != 3 {
 		t.Errorf("own skills: %v", set.Names())
 	}
+	same, err := Discover(Options{Workspace: ws, ProjectDir: ".agents/skills", ScanProjects: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, sk := range same.Project() {
+		if sk.Root == filepath.Join(ws, ".agents/skills") {
+			t.Errorf("the project dir was listed again as project skill %s", sk.Name)
+		}
+	}
+	if sk, _ := same.Lookup("repo:lint"); sk.Description != "second lint, loses" {
+		t.Errorf("repo:lint = %+v, want the .claude one", sk)
+	}
+	if _, ok := same.Lookup("lint"); !ok {
+		t.Errorf("own skills: %v", same.Names())
+	}
 	off, err := Discover(Options{Workspace: ws, ScanProjects: false})
 	if err != nil {
 		t.Fatal(err)

@@ -62,6 +62,9 @@ func cleanPath(p string) (string, *tool.Error) {
 	case strings.HasPrefix(p, "/"):
 		return "", outside(p, "absolute paths are refused, even inside the workspace; give the path relative to the workspace root")
 	}
+	if strings.HasSuffix(p, "/") {
+		return "", tool.Errorf(tool.InvalidArguments, "path %q ends in \"/\", which names a directory; name a file", p)
+	}
 	c := path.Clean(p)
 	if c == ".." || strings.HasPrefix(c, "../") {
 		return "", outside(p, "it climbs out with \"..\"; give the path relative to the workspace root")

@@ -101,6 +101,8 @@ func TestRead(t *testing.T) {
 		{"parent is a file", full, `{"path":"hello.txt/x"}`, nil, tool.Failed, []string{"not a directory"}},
 		{"directory", full, `{"path":"dir"}`, nil, tool.Failed, []string{"a directory", "not a regular file"}},
 		{"fifo does not block", full, `{"path":"fifo"}`, nil, tool.Failed, []string{"a named pipe"}},
+		{"trailing slash", full, `{"path":"sub/"}`, nil, tool.InvalidArguments, []string{"names a directory"}},
+		{"workspace itself", full, `{"path":"sub/.."}`, nil, tool.InvalidArguments, []string{"workspace directory itself"}},
 		{"temporary file of a write", full, `{"path":"` + TempPrefix + `0a1b2"}`, nil, tool.InvalidArguments, []string{"reserved prefix"}},
 	}
 	for _, tc := range tests {
@@ -134,6 +136,19 @@ func TestRead(t *testing.T) {
 				t.Errorf("message leaks outside content: %q", res.Output)
 			}
 		})
+	}
+}
+
+func TestReadCancelled(t *testing.T) {
+	ws, _ := readWorkspace(t)
+	p, err := NewRead(Options{}).Plan(tool.Env{Workspace: ws}, json.RawMessage(`{"path":"hello.txt"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := contextWithCancel(t)
+	cancel()
+	if res := p.Run(ctx); res.Error != tool.Cancelled || res.Success {
+		t.Errorf("want cancelled, got %+v", res)
 	}
 }
 
