@@ -193,19 +193,39 @@ func TestLeaderExitStopsGroup(t *testing.T) {
 	}
 }
 
-// TestSetsidEscapeeBoundedDrain: a child that left the group with setsid and
-// holds the output pipe cannot keep Run alive beyond the drain bound; an
-// AfterExit sweep that kills it lets Run return at once.
-func TestSetsidEscapeeBoundedDrain(t *testing.T) {
-	for _, sweep := range []bool{false, true} {
-		t.Run("sweep="+strconv.FormatBool(sweep), func(t *testing.T) {
+// TestSetsidEscapee: a child that left the group with setsid and holds the
+// output pipe cannot keep Run alive beyond the drain bound; an AfterExit
+// sweep or a Tag stops it, and Run returns as soon as the pipe closes.
+func TestSetsidEscapee(t *testing.T) {
+	tests := []struct {
+		name      string
+		script    string
+		sweep     bool
+		tag       bool
+		wantAlive bool
+	}{
+		{name: "holding the pipe, no sweep", script: `setsid bash -c 'echo $$ > PIDFILE; exec sleep 600' &`, wantAlive: true},
+		{name: "holding the pipe, AfterExit sweep", script: `setsid bash -c 'echo $$ > PIDFILE; exec sleep 600' &`, sweep: true},
+		{name: "holding the pipe, tagged", script: `setsid bash -c 'echo $$ > PIDFILE; exec sleep 600' &`, tag: true},
+		{name: "detached from the pipe, tagged", script: `setsid bash -c 'echo $$ > PIDFILE; exec sleep 600' >/dev/null 2>&1 &`, tag: true},
+		{name: "tagged and ignoring TERM", script: `setsid bash -c 'trap "" TERM; echo $$ > PIDFILE; exec sleep 600' >/dev/null 2>&1 &`, tag: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
 			pidfile := filepath.Join(t.TempDir(), "pids")
+			script := strings.ReplaceAll(tt.script, "PIDFILE", pidfile) + ` echo started; while [ ! -s ` + pidfile + ` ]; do sleep 0.01; done`
 			start := time.Now()
 			var afterExit time.Time
-			done := startBash(t, t.Context(), `setsid bash -c 'echo $$ > `+pidfile+`; exec sleep 600' & echo started; while [ ! -s `+pidfile+` ]; do sleep 0.01; done`, func(s *Spec) {
+			done := startBash(t, t.Context(), script, func(s *Spec) {
+				if !tt.wantAlive {
+					s.Grace = 500 * time.Millisecond // the no-sweep case keeps the default 2 s drain bound
+				}
+				if tt.tag {
+					s.Tag = "SCV_PROC_TEST_TAG=" + strconv.FormatInt(time.Now().UnixNano(), 10)
+				}
 				s.AfterExit = func() {
 					afterExit = time.Now()
-					if sweep {
+					if tt.sweep {
 						for _, pid := range readPids(t, pidfile, 1) {
 							_ = syscall.Kill(pid, syscall.SIGKILL)
 						}
@@ -215,19 +235,19 @@ func TestSetsidEscapeeBoundedDrain(t *testing.T) {
 			pids := readPids(t, pidfile, 1)
 			killAtCleanup(t, pids)
 			r := await(t, done, 10*time.Second)
-			took := time.Since(start)
-			if took > 2500*time.Millisecond {
-				t.Errorf("Run took %v with a setsid child holding the pipe, want about 2 s at most", took)
+			if took := time.Since(start); took > 2500*time.Millisecond {
+				t.Errorf("Run took %v with a setsid child, want about 2 s at most", took)
 			}
 			if diff := cmp.Diff(runOut{Result{ExitCode: intp(0)}, "started\n"}, r, ignoreDuration, cmp.AllowUnexported(runOut{})); diff != "" {
 				t.Errorf("result (-want +got):\n%s", diff)
 			}
-			if sweep {
+			if alive := anyAlive(pids); alive != tt.wantAlive {
+				t.Errorf("setsid child %v alive = %v after Run, want %v", pids, alive, tt.wantAlive)
+			}
+			if !tt.wantAlive {
 				if after := time.Since(afterExit); after > time.Second {
-					t.Errorf("Run returned %v after the sweep closed the pipe", after)
+					t.Errorf("Run returned %v after the escapee was stopped", after)
 				}
-			} else if !anyAlive(pids) {
-				t.Errorf("the setsid child %v is gone; it should have escaped the group stop", pids)
 			}
 		})
 	}

@@ -46,3 +46,6 @@ func (r *Reaper) Run(ctx context.Context) { <-ctx.Done() }
 
 // ReapOnce reaps nothing outside Linux.
 func (r *Reaper) ReapOnce() int { return 0 }
+
+// StopTagged does nothing outside Linux.
+func StopTagged(string, time.Duration) {}

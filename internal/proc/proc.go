@@ -41,6 +41,12 @@ type Spec struct {
 	// AfterExit, if set, is called after the leader exited and its group was
 	// stopped, before Run returns (used for tag sweeps of setsid escapees).
 	AfterExit func()
+	// Tag, when non-empty, is a "KEY=VALUE" entry added to the child's
+	// environment. Descendants inherit it, so after the group is stopped,
+	// processes still carrying it (those that left the group with setsid)
+	// are stopped the same way, before AfterExit. It is cooperative: a
+	// process that scrubs its environment escapes it.
+	Tag string
 }
 
 // Result is how a child ended.

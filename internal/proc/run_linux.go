@@ -31,6 +31,9 @@ func run(ctx context.Context, s Spec) (Result, error) {
 	if cmd.Env == nil {
 		cmd.Env = []string{} // nil would mean "inherit ours"
 	}
+	if s.Tag != "" {
+		cmd.Env = append(cmd.Env[:len(cmd.Env):len(cmd.Env)], s.Tag)
+	}
 	if ctx.Err() != nil {
 		return Result{Cancelled: true}, nil
 	}
@@ -56,6 +59,9 @@ func run(ctx context.Context, s Spec) (Result, error) {
 	exited := time.Now()
 	// The leader is gone; whatever it left in its group goes too.
 	StopGroup(pid, grace)
+	if s.Tag != "" {
+		StopTagged(s.Tag, grace)
+	}
 	if s.AfterExit != nil {
 		s.AfterExit()
 	}

@@ -6,6 +6,7 @@ package bash
 
 import (
 	"context"
+	"crypto/rand"
 	_ "embed"
 	"fmt"
 	"io"
@@ -24,6 +25,11 @@ var description string
 
 // Shell is the interpreter every command runs under.
 const Shell = "/bin/bash"
+
+// TagKey is the environment variable that marks every process of one call
+// (with a random value per call), so descendants that left the process group
+// are found and stopped when the command ends.
+const TagKey = "SCV_BASH_CALL"
 
 // Defaults of the configuration (runtime.md §3).
 const (
@@ -130,6 +136,9 @@ func (c call) run(ctx context.Context) tool.Result {
 		Stdout:  out,
 		Stderr:  out,
 		Timeout: c.timeout,
+		// Descendants that leave the group with setsid still carry the
+		// tag, so they are stopped with it when the command ends.
+		Tag: TagKey + "=" + rand.Text(),
 	})
 	if err != nil {
 		return tool.Fail(tool.Failed, "cannot run the command: %v; check that %s exists and the workspace %s is a directory", err, Shell, c.dir)

@@ -336,6 +336,20 @@ func TestBackgroundChild(t *testing.T) {
 	}
 }
 
+// TestSetsidDescendantStopped: a descendant that left the group with setsid
+// (and the pipe) is still stopped when the command ends.
+func TestSetsidDescendantStopped(t *testing.T) {
+	env := callEnv(t)
+	res := plan(t, newRegistry(t, Options{}), env, args("setsid sleep 600 >/dev/null 2>&1 & echo $! > pid; echo started")).Run(t.Context())
+	want := decoded{Success: true, JSON: true, Out: Result{ExitCode: intp(0), Output: "started\n"}}
+	if diff := cmp.Diff(want, decode(t, res)); diff != "" {
+		t.Errorf("result (-want +got):\n%s", diff)
+	}
+	if pid := waitPid(t, filepath.Join(env.Workspace, "pid")); alive(pid) {
+		t.Errorf("setsid sleep %d alive after the call", pid)
+	}
+}
+
 func TestProgress(t *testing.T) {
 	env := callEnv(t)
 	var mu sync.Mutex
