@@ -40,8 +40,11 @@ func NewRead(opts Options) tool.Tool {
 	desc := strings.ReplaceAll(readDescription, "{{MAX}}", strconv.FormatInt(max, 10))
 	adjust := func(s *jsonschema.Schema) {
 		zero := 0.0
-		s.Properties["offset"].Minimum = &zero
-		s.Properties["limit"].Minimum = &zero
+		for _, name := range []string{"offset", "limit"} {
+			p := s.Properties[name]
+			p.Type, p.Types, p.Minimum = "integer", nil, &zero
+		}
+		s.Properties["limit"].Description = "most bytes to return (default and cap: " + strconv.FormatInt(max, 10) + ")"
 	}
 	return tool.MustDefine("read", desc, adjust, func(env tool.Env, p ReadParams) (tool.Plan, error) {
 		rel, terr := cleanPath(p.Path)

@@ -80,6 +80,8 @@ func TestRead(t *testing.T) {
 		{"binary file", full, `{"path":"bin.dat"}`, nil, tool.Failed, []string{"not valid UTF-8", "invalid byte at offset 0", "binary"}},
 		{"negative offset", full, `{"path":"hello.txt","offset":-1}`, nil, tool.InvalidArguments, []string{"offset", "minimum 0"}},
 		{"negative limit", full, `{"path":"hello.txt","limit":-5}`, nil, tool.InvalidArguments, []string{"limit", "minimum 0"}},
+		{"null offset", full, `{"path":"hello.txt","offset":null}`, nil, tool.InvalidArguments, []string{"offset"}},
+		{"fractional limit", full, `{"path":"hello.txt","limit":1.5}`, nil, tool.InvalidArguments, []string{"limit"}},
 		{"missing path", full, `{}`, nil, tool.InvalidArguments, []string{"missing required field `path`"}},
 		{"empty path", full, `{"path":""}`, nil, tool.InvalidArguments, []string{"`path` is empty"}},
 		{"unknown field", full, `{"path":"hello.txt","lines":3}`, nil, tool.InvalidArguments, []string{"unknown field"}},
