@@ -276,3 +276,11 @@ func TestAgentOverridesUnsetVersusEmpty(t *testing.T) {
 		t.Errorf("claude (-want +got):\n%s", diff)
 	}
 }
+
+func TestByteOrderMarkIgnored(t *testing.T) {
+	f := newFixture(t)
+	f.user(t, "\ufeff[agent]\nmax_steps = 5\n")
+	if l := mustLoad(t, f.opts()); l.Config.Agent.MaxSteps != 5 {
+		t.Errorf("max_steps = %d", l.Config.Agent.MaxSteps)
+	}
+}

@@ -225,6 +225,7 @@ func (l *Loaded) loadFile(path, layer string, required bool) error {
 		return &Error{Problems: []Problem{{Source: path, Msg: fmt.Sprintf("cannot read %s config: %v", layer, err)}}}
 	}
 	l.Files = append(l.Files, File{Layer: layer, Path: path})
+	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf")) // editors on some systems add a BOM
 	var fresh Config
 	entries, probs := parseFile(path, data, &fresh)
 	if len(probs) > 0 {
