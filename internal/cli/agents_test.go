@@ -1,0 +1,305 @@
+package cli
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/scv-agent/scv/internal/delegation"
+	"github.com/scv-agent/scv/internal/proc"
+)
+
+type agentsEnv struct {
+	env     Env
+	scvHome string
+	user    string
+}
+
+func newAgentsEnv(t *testing.T) *agentsEnv {
+	t.Helper()
+	root := t.TempDir()
+	e := &agentsEnv{scvHome: filepath.Join(root, "scv"), user: filepath.Join(root, "user")}
+	os.MkdirAll(e.user, 0o700)
+	e.env = Env{"SCV_HOME": e.scvHome, "HOME": e.user, "PATH": os.Getenv("PATH"),
+		"ANTHROPIC_API_KEY": "sk-ant-planted", "OPENAI_API_KEY": "sk-openai-planted"}
+	return e
+}
+
+func (e *agentsEnv) run(t *testing.T, stdin string, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code := Run(t.Context(), args, Stdio{In: strings.NewReader(stdin), Out: &out, Err: &errb}, e.env)
+	return code, out.String(), errb.String()
+}
+
+func (e *agentsEnv) writeConfig(t *testing.T, body string) {
+	t.Helper()
+	os.MkdirAll(e.scvHome, 0o700)
+	if err := os.WriteFile(filepath.Join(e.scvHome, "config.toml"), []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func noSecret(t *testing.T, secret string, texts ...string) {
+	t.Helper()
+	for _, s := range texts {
+		if strings.Contains(s, secret) {
+			t.Errorf("output contains the key %q:\n%s", secret, s)
+		}
+	}
+}
+
+func TestAgentsPsKill(t *testing.T) {
+	e := newAgentsEnv(t)
+	if code, out, _ := e.run(t, "", "agents", "ps"); code != 0 || out != "no delegations\n" {
+		t.Errorf("empty ps: %d %q", code, out)
+	}
+	if code, _, _ := e.run(t, "", "agents", "kill"); code != ExitUsage {
+		t.Errorf("kill without a handle: exit %d", code)
+	}
+	if code, _, _ := e.run(t, "", "agents", "kill", "codex-123456", "--orphans"); code != ExitUsage {
+		t.Errorf("kill with both: exit %d", code)
+	}
+	dir := filepath.Join(e.scvHome, "run", "delegations")
+	tr, err := delegation.New(delegation.Options{Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, _ := tr.NewHandle("codex")
+	done := make(chan proc.Result, 1)
+	var pid int
+	started := make(chan struct{})
+	go func() {
+		res, _ := proc.Run(t.Context(), proc.Spec{
+			Path: "/bin/bash", Args: []string{"-c", "setsid sleep 300 & sleep 300"},
+			Env: []string{"PATH=" + os.Getenv("PATH"), delegation.EnvParent + "=" + delegation.Tag("", "i", "s", h)},
+			OnStart: func(p int) {
+				pid = p
+				tr.Start(delegation.Record{Handle: h, Agent: "codex", Session: "s", Cwd: "/", Depth: 1, PID: p})
+				close(started)
+			},
+			AfterExit: func() { tr.Sweep(h) },
+		})
+		tr.Finish(h)
+		done <- res
+	}()
+	<-started
+	code, out, _ := e.run(t, "", "agents", "ps")
+	if code != 0 || !strings.Contains(out, h) || !strings.Contains(out, "running") {
+		t.Errorf("ps: %d\n%s", code, out)
+	}
+	time.Sleep(100 * time.Millisecond) // let the setsid child start
+	code, out, stderr := e.run(t, "", "agents", "kill", h)
+	if code != 0 || out != "stopped "+h+"\n" {
+		t.Errorf("kill: %d %q %q", code, out, stderr)
+	}
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("killed run did not end")
+	}
+	_ = pid
+	deadline := time.Now().Add(2500 * time.Millisecond)
+	for time.Now().Before(deadline) && tagged(h) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if tagged(h) {
+		t.Errorf("processes tagged %s survived kill", h)
+	}
+
+	// An orphan: a record whose owner is gone.
+	rec := delegation.Record{Handle: "pi-abcdef", Agent: "pi", OwnerPID: 1 << 22, OwnerStart: 1, StartedAt: time.Now()}
+	b, _ := json.Marshal(rec)
+	os.WriteFile(filepath.Join(dir, "pi-abcdef.json"), b, 0o600)
+	if _, out, _ := e.run(t, "", "agents", "ps"); strings.Contains(out, "pi-abcdef") {
+		t.Errorf("ps without --all lists the orphan:\n%s", out)
+	}
+	if _, out, _ := e.run(t, "", "agents", "ps", "--all"); !strings.Contains(out, "pi-abcdef") || !strings.Contains(out, "orphan") {
+		t.Errorf("ps --all:\n%s", out)
+	}
+	if code, out, _ := e.run(t, "", "agents", "kill", "--orphans"); code != 0 || out != "stopped 1 orphaned delegation(s)\n" {
+		t.Errorf("kill --orphans: %d %q", code, out)
+	}
+	if _, out, _ := e.run(t, "", "agents", "ps", "--all", "--json"); strings.TrimSpace(out) != "[]" {
+		t.Errorf("records left: %s", out)
+	}
+}
+
+// tagged says some live process carries handle in SCV_PARENT.
+func tagged(handle string) bool {
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		b, err := os.ReadFile("/proc/" + e.Name() + "/environ")
+		if err != nil {
+			continue
+		}
+		if bytes.Contains(b, []byte("/"+handle+"\x00")) {
+			st, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+			if err == nil && !bytes.Contains(st, []byte(") Z ")) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func TestAgentsLoginDsh(t *testing.T) {
+	e := newAgentsEnv(t)
+	const key = "sk-dsh-secret-42"
+	code, out, errs := e.run(t, key+"\n", "agents", "login", "dsh")
+	if code != 0 {
+		t.Fatalf("login dsh: %d %s %s", code, out, errs)
+	}
+	p := filepath.Join(e.scvHome, "adapters", "dsh", ".dsh", ".credentials.yaml")
+	b, err := os.ReadFile(p)
+	if err != nil || !strings.Contains(string(b), "DEEPSEEK_API_KEY: \""+key+"\"") {
+		t.Errorf("credential file: %q %v", b, err)
+	}
+	if st, _ := os.Stat(p); st.Mode().Perm() != 0o600 {
+		t.Errorf("mode %v", st.Mode())
+	}
+	_, sout, serr := e.run(t, "", "agents", "status", "dsh")
+	if !strings.Contains(sout, "dsh: signed in (credentials stored)") {
+		t.Errorf("status: %q", sout)
+	}
+	noSecret(t, key, out, errs, sout, serr)
+	if code, _, _ := e.run(t, "", "agents", "login", "dsh", "--", key); code != ExitUsage {
+		t.Errorf("a key as an argument was accepted: exit %d", code)
+	}
+	if code, out, _ := e.run(t, "", "agents", "logout", "dsh"); code != 0 || out != "dsh: key removed\n" {
+		t.Errorf("logout: %d %q", code, out)
+	}
+	if _, out, _ := e.run(t, "", "agents", "status", "dsh"); !strings.Contains(out, "dsh: not signed in") {
+		t.Errorf("status after logout: %q", out)
+	}
+}
+
+func TestAgentsPiOpenAICompatible(t *testing.T) {
+	e := newAgentsEnv(t)
+	const key = "sk-pi-relay-777"
+	code, out, errs := e.run(t, key+"\n", "agents", "login", "pi", "--openai-compatible",
+		"--base-url", "https://relay.example/v1", "--wire-api", "responses", "--model", "gpt-5.1")
+	if code != 0 {
+		t.Fatalf("login: %d %s %s", code, out, errs)
+	}
+	if out != "pi: default scv/gpt-5.1 (openai-responses at relay.example); sign-ins: scv\n" {
+		t.Errorf("login output %q", out)
+	}
+	_, sout, serr := e.run(t, "", "agents", "status", "pi")
+	noSecret(t, key, out, errs, sout, serr)
+	// Prompts instead of flags (stdin is not a terminal: plain lines).
+	e2 := newAgentsEnv(t)
+	code, out, errs = e2.run(t, "http://127.0.0.1:9/v1\nchat\nlocal-model\n"+key+"\n", "agents", "login", "pi", "--openai-compatible")
+	if code != 0 || !strings.Contains(out, "default scv/local-model (openai-completions at 127.0.0.1:9)") {
+		t.Errorf("prompted login: %d %q %q", code, out, errs)
+	}
+	noSecret(t, key, out, errs)
+	code, out, _ = e.run(t, "", "agents", "logout", "pi")
+	if code != 0 || !strings.Contains(out, "removed auth.json") {
+		t.Errorf("logout: %d %q", code, out)
+	}
+}
+
+func TestAgentsImportPiFromProvider(t *testing.T) {
+	e := newAgentsEnv(t)
+	e.writeConfig(t, `[provider]
+active = "relay"
+
+[providers.relay]
+wire_api = "chat"
+base_url = "https://relay.example/v1"
+model = "relay-model"
+api_key_env = "RELAY_KEY"
+`)
+	const key = "sk-from-env-9"
+	e.env["RELAY_KEY"] = key
+	code, out, errs := e.run(t, "", "agents", "import", "pi", "--from-scv-provider")
+	if code != 0 || out != "pi: default scv/relay-model (openai-completions at relay.example); sign-ins: scv\n" {
+		t.Errorf("import: %d %q %q", code, out, errs)
+	}
+	noSecret(t, key, out, errs)
+	auth, _ := os.ReadFile(filepath.Join(e.scvHome, "adapters", "pi", ".pi", "agent", "auth.json"))
+	if !strings.Contains(string(auth), key) {
+		t.Errorf("auth.json lacks the key read at import time")
+	}
+	delete(e.env, "RELAY_KEY")
+	if code, _, errs := e.run(t, "", "agents", "import", "pi", "--from-scv-provider"); code == 0 || !strings.Contains(errs, "RELAY_KEY") {
+		t.Errorf("import without the key: %d %q", code, errs)
+	}
+}
+
+func TestAgentsImportCodex(t *testing.T) {
+	e := newAgentsEnv(t)
+	from := filepath.Join(e.user, ".codex")
+	os.MkdirAll(from, 0o700)
+	os.WriteFile(filepath.Join(from, "config.toml"), []byte("model = \"gpt-5.1-codex\"\nmodel_provider = \"relay\"\n[model_providers.relay]\nbase_url = \"https://r.example/v1\"\nenv_key = \"RELAY_API_KEY\"\n"), 0o600)
+	const key = "sk-codex-import-5"
+	os.WriteFile(filepath.Join(from, "auth.json"), []byte(`{"OPENAI_API_KEY":"`+key+`"}`), 0o600)
+	code, out, errs := e.run(t, "", "agents", "import", "codex")
+	if code != 0 {
+		t.Fatalf("import: %d %s %s", code, out, errs)
+	}
+	for _, want := range []string{"copied config.toml (model gpt-5.1-codex, provider relay", "copied auth.json (API key)"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	if !strings.Contains(errs, "relay (RELAY_API_KEY)") || !strings.Contains(errs, "env_key") {
+		t.Errorf("no env_key warning:\n%s", errs)
+	}
+	noSecret(t, key, out, errs)
+	if b, _ := os.ReadFile(filepath.Join(e.scvHome, "adapters", "codex", "auth.json")); !strings.Contains(string(b), key) {
+		t.Error("auth.json not copied")
+	}
+	if code, _, errs := e.run(t, "", "agents", "import", "codex", "--from", t.TempDir()); code == 0 || !strings.Contains(errs, "no Codex setup") {
+		t.Errorf("empty --from: %d %q", code, errs)
+	}
+}
+
+// The agent's own login/status commands run with the private home and the
+// cleaned environment. The fake CLI is /bin/bash (configured as the
+// command) whose BASH_ENV start-up file plays the agent and exits before
+// bash would look for a script, so no freshly written file is executed.
+func TestAgentsLoginRunsOwnCommand(t *testing.T) {
+	e := newAgentsEnv(t)
+	fake := filepath.Join(t.TempDir(), "fake.sh")
+	os.WriteFile(fake, []byte(`if [ "$1" = status ]; then
+  if [ "$0" = auth ]; then echo '{"loggedIn":true,"authMethod":"claude.ai","email":"me@example.com","subscriptionType":"pro"}'
+  else echo 'Logged in using an API key - sk-proj-***WXYZ'; fi
+  exit 0
+fi
+printf 'argv:%s\n' "$0" "$@"
+printf 'home:%s\n' "$HOME"
+printf 'codex_home:%s\n' "$CODEX_HOME"
+printf 'anthropic:%s\n' "${ANTHROPIC_API_KEY:-unset}"
+exit 0
+`), 0o600)
+	e.env["BASH_ENV"] = fake
+	e.writeConfig(t, "[agents.claude]\ncommand = \"/bin/bash\"\n[agents.codex]\ncommand = \"/bin/bash\"\n")
+	code, out, errs := e.run(t, "", "agents", "login", "codex", "--", "--device-auth")
+	if code != 0 {
+		t.Fatalf("login: %d %s %s", code, out, errs)
+	}
+	home := filepath.Join(e.scvHome, "adapters", "codex")
+	want := "argv:login\nargv:--device-auth\nhome:" + home + "\ncodex_home:" + home + "\nanthropic:unset\n"
+	if out != want {
+		t.Errorf("login ran:\n%s\nwant:\n%s", out, want)
+	}
+	if code, _, _ := e.run(t, "", "agents", "login", "codex", "--device-auth"); code != ExitUsage {
+		t.Errorf("extra argument without --: exit %d", code)
+	}
+	code, out, errs = e.run(t, "", "agents", "status", "claude")
+	if code != 0 || out != "claude: signed in (Claude account, pro)\n" {
+		t.Errorf("status claude: %d %q %q", code, out, errs)
+	}
+	code, out, _ = e.run(t, "", "agents", "status", "codex")
+	if code != 0 || out != "codex: signed in (API key)\n" {
+		t.Errorf("status codex: %d %q", code, out)
+	}
+	noSecret(t, "me@example.com", out)
+	noSecret(t, "WXYZ", out)
+}
