@@ -28,11 +28,9 @@ func (f *fetcher) read(ctx context.Context, u *url.URL, resp *http.Response) (*p
 		return nil, failf(tool.Failed, "refused %s: its content type %s is binary; web_fetch returns text only (images, audio, video, PDF, archives and octet-streams are not downloaded)", u, mt)
 	}
 	br := bufio.NewReaderSize(io.LimitReader(resp.Body, f.opts.MaxBytes+1), 4096)
-	shown := declared
 	if declared == "" {
 		head, _ := br.Peek(512)
-		shown = http.DetectContentType(head)
-		mt = mediaType(shown)
+		mt = mediaType(http.DetectContentType(head))
 		if isBinary(mt) {
 			return nil, failf(tool.Failed, "refused %s: it declares no content type and looks like %s, which is binary; web_fetch returns text only", u, mt)
 		}
@@ -56,7 +54,7 @@ func (f *fetcher) read(ctx context.Context, u *url.URL, resp *http.Response) (*p
 		text = "[the response body is empty]"
 	}
 	return &page{
-		url: u.String(), status: resp.StatusCode, contentType: shown,
+		url: u.String(), status: resp.StatusCode, contentType: declared,
 		text: text, total: utf8.RuneCountInString(text), cutAt: cutBytes(cut, f.opts.MaxBytes),
 	}, nil
 }
