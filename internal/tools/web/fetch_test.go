@@ -2,6 +2,7 @@ package web
 
 import (
 	"bytes"
+	"context"
 	"flag"
 	"fmt"
 	"net/http"
@@ -83,6 +84,8 @@ func TestFetchContentTypes(t *testing.T) {
 		{"empty", "text/plain", nil, "text/plain", "[the response body is empty]"},
 		{"script shell", "text/html", []byte(`<html><body><div id="app"></div><script src="/app.js"></script></body></html>`), "text/html",
 			"[This page has almost no text without JavaScript (0 visible characters, 1 scripts); it is probably rendered in the browser. Try the site's API, a raw or documentation source, or web_search.]"},
+		{"loading shell", "text/html", []byte(`<html><head><script>var a=1</script></head><body><p>Loading…</p><script src="/app.js"></script></body></html>`), "text/html",
+			"Loading…\n\n[This page has almost no text without JavaScript (8 visible characters, 2 scripts); it is probably rendered in the browser. Try the site's API, a raw or documentation source, or web_search.]"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -379,5 +382,28 @@ func TestNewFetchErrors(t *testing.T) {
 		if _, err := NewFetch(opts); err == nil {
 			t.Errorf("NewFetch(%+v) accepted", opts)
 		}
+	}
+}
+
+func TestCancel(t *testing.T) {
+	srv, tl := serve(t, FetchOptions{}, func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-r.Context().Done():
+		case <-time.After(5 * time.Second):
+		}
+	})
+	p, err := tl.Plan(tool.Env{OutputLimit: 65536}, []byte(`{"url":"`+srv.URL+`/hang"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	time.AfterFunc(100*time.Millisecond, cancel)
+	start := time.Now()
+	res := p.Run(ctx)
+	if res.Error != tool.Cancelled {
+		t.Errorf("result %+v, want cancelled", res)
+	}
+	if d := time.Since(start); d > 2500*time.Millisecond {
+		t.Errorf("returned after %s", d)
 	}
 }
