@@ -284,3 +284,15 @@ func TestByteOrderMarkIgnored(t *testing.T) {
 		t.Errorf("max_steps = %d", l.Config.Agent.MaxSteps)
 	}
 }
+
+func TestUserDirTildeWithoutHome(t *testing.T) {
+	f := newFixture(t)
+	path := f.user(t, "[skills]\nuser_dir = \"~/s\"\n")
+	opts := f.opts()
+	delete(opts.Env, "HOME")
+	_, probs := problems(t, opts)
+	want := []Problem{{path, 2, "skills.user_dir", `"~/s" starts with ~/ but HOME is not set; use an absolute path`}}
+	if diff := cmp.Diff(want, probs); diff != "" {
+		t.Errorf("problems (-want +got):\n%s", diff)
+	}
+}

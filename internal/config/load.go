@@ -7,6 +7,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"reflect"
 	"regexp"
 	"strings"
@@ -169,8 +170,14 @@ func Load(opts Options) (*Loaded, error) {
 	if err := l.applyOverrides(opts); err != nil {
 		return nil, err
 	}
-	if ud := l.Config.Skills.UserDir; strings.HasPrefix(ud, "~/") && opts.Env["HOME"] != "" {
-		l.Config.Skills.UserDir = paths.UserHome(opts.Env) + ud[1:]
+	if ud := l.Config.Skills.UserDir; strings.HasPrefix(ud, "~/") {
+		home := paths.UserHome(opts.Env)
+		if home == "" {
+			src, line := l.where("skills.user_dir")
+			return nil, &Error{Problems: []Problem{{Source: src, Line: line, Key: "skills.user_dir",
+				Msg: fmt.Sprintf("%q starts with ~/ but HOME is not set; use an absolute path", ud)}}}
+		}
+		l.Config.Skills.UserDir = filepath.Join(home, ud[2:])
 	}
 	if probs := l.crossField(opts.Env); len(probs) > 0 {
 		return nil, &Error{Problems: probs}

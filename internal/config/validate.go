@@ -38,11 +38,12 @@ func quoteAll(ss []string) []string {
 
 func httpURL(s string) string {
 	u, err := url.Parse(s)
+	if err == nil && u.User != nil || strings.Contains(s, "@") {
+		// Checked first so that a URL with a password is never echoed.
+		return "must not embed credentials (user:password@); use api_key_env or headers instead"
+	}
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return fmt.Sprintf("%q is not an absolute http:// or https:// URL", s)
-	}
-	if u.User != nil {
-		return "must not embed credentials; use api_key_env or headers instead"
 	}
 	if u.Fragment != "" {
 		return fmt.Sprintf("%q must not have a #fragment", s)
