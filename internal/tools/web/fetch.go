@@ -191,7 +191,12 @@ func (f *fetcher) run(ctx context.Context, env tool.Env, u *url.URL, offset int,
 		return *fail
 	}
 	if pg.status < 400 {
+		// The model may page on with the URL it asked for or with the
+		// final URL the result shows.
 		f.cache.put(key, pg)
+		if pg.url != key {
+			f.cache.put(pg.url, pg)
+		}
 	}
 	return pg.render(offset, limit)
 }

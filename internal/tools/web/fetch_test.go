@@ -407,3 +407,30 @@ func TestCancel(t *testing.T) {
 		t.Errorf("returned after %s", d)
 	}
 }
+
+// TestPagingAfterRedirect: the next part can be asked for with the final URL
+// the result shows; it comes from the cache.
+func TestPagingAfterRedirect(t *testing.T) {
+	var hits atomic.Int64
+	text := strings.Repeat("0123456789", 200)
+	srv, tl := serve(t, FetchOptions{MaxRedirects: 1}, func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/old" {
+			http.Redirect(w, r, "/new", http.StatusMovedPermanently)
+			return
+		}
+		hits.Add(1)
+		w.Header().Set("Content-Type", "text/plain")
+		w.Write([]byte(text))
+	})
+	_, first := call(t, tl, fetchArgs(srv.URL+"/old"), 1000)
+	if !first.Success || !strings.HasPrefix(first.Output, "URL: "+srv.URL+"/new\n") {
+		t.Fatalf("first part %+v", first)
+	}
+	_, next := call(t, tl, map[string]any{"url": srv.URL + "/new", "offset": 500}, 1000)
+	if !next.Success || !strings.Contains(next.Output, "Characters: 500-") {
+		t.Errorf("next part %+v", next)
+	}
+	if n := hits.Load(); n != 1 {
+		t.Errorf("page fetched %d times, want 1", n)
+	}
+}
