@@ -153,45 +153,53 @@ func (p *parser) handleLine(line []byte) {
 	if len(line) == 0 || line[0] != '{' {
 		return
 	}
-	var head struct {
-		Type string `json:"type"`
+	if !p.out.SawJSON {
+		// Validating every line would cost more than all decoding; once the
+		// stream has proved to be JSON, a bad line just fails to decode.
+		if !json.Valid(line) {
+			return
+		}
+		p.out.SawJSON = true
 	}
-	if json.Unmarshal(line, &head) != nil {
-		return
-	}
-	p.out.SawJSON = true
+	// Cheap substring filters first: most lines (deltas, tool output) are
+	// events SCV ignores, and decoding them would dominate the cost.
 	switch p.format {
 	case FormatClaude:
-		p.claudeEvent(head.Type, line)
+		if bytes.Contains(line, []byte(`"result"`)) || bytes.Contains(line, []byte(`"error"`)) {
+			p.claudeEvent(line)
+		}
 	case FormatCodex:
-		p.codexEvent(head.Type, line)
+		if bytes.Contains(line, []byte(`"agent_message"`)) || bytes.Contains(line, []byte(`"turn.`)) || bytes.Contains(line, []byte(`"error"`)) {
+			p.codexEvent(line)
+		}
 	case FormatPi:
-		p.piEvent(head.Type, line)
+		if bytes.Contains(line, []byte(`"message_end"`)) {
+			p.piEvent(line)
+		}
 	}
 }
 
-func (p *parser) claudeEvent(typ string, line []byte) {
-	switch typ {
+func (p *parser) claudeEvent(line []byte) {
+	var ev struct {
+		Type    string `json:"type"`
+		Error   any    `json:"error"`
+		IsError bool   `json:"is_error"`
+		Result  string `json:"result"`
+		Usage   *struct {
+			Input     int64 `json:"input_tokens"`
+			Output    int64 `json:"output_tokens"`
+			CacheRead int64 `json:"cache_read_input_tokens"`
+		} `json:"usage"`
+	}
+	if json.Unmarshal(line, &ev) != nil {
+		return
+	}
+	switch ev.Type {
 	case "assistant":
-		var ev struct {
-			Error string `json:"error"`
-		}
-		if json.Unmarshal(line, &ev) == nil && ev.Error != "" {
-			p.out.ErrCode = ev.Error
+		if code, ok := ev.Error.(string); ok && code != "" {
+			p.out.ErrCode = code
 		}
 	case "result":
-		var ev struct {
-			IsError bool   `json:"is_error"`
-			Result  string `json:"result"`
-			Usage   *struct {
-				Input     int64 `json:"input_tokens"`
-				Output    int64 `json:"output_tokens"`
-				CacheRead int64 `json:"cache_read_input_tokens"`
-			} `json:"usage"`
-		}
-		if json.Unmarshal(line, &ev) != nil {
-			return
-		}
 		p.out.Reply, p.out.HaveReply = ev.Result, true
 		p.out.Failed = ev.IsError
 		if ev.IsError {
@@ -203,59 +211,53 @@ func (p *parser) claudeEvent(typ string, line []byte) {
 	}
 }
 
-func (p *parser) codexEvent(typ string, line []byte) {
-	switch typ {
+func (p *parser) codexEvent(line []byte) {
+	var ev struct {
+		Type string `json:"type"`
+		Item struct {
+			Type string `json:"type"`
+			Text string `json:"text"`
+		} `json:"item"`
+		Usage struct {
+			Input  int64 `json:"input_tokens"`
+			Cached int64 `json:"cached_input_tokens"`
+			Output int64 `json:"output_tokens"`
+		} `json:"usage"`
+		// Error is an object in turn.failed; Message is top-level in error.
+		Error   any    `json:"error"`
+		Message string `json:"message"`
+	}
+	if json.Unmarshal(line, &ev) != nil {
+		return
+	}
+	switch ev.Type {
 	case "item.completed":
-		var ev struct {
-			Item struct {
-				Type string `json:"type"`
-				Text string `json:"text"`
-			} `json:"item"`
-		}
-		if json.Unmarshal(line, &ev) == nil && ev.Item.Type == "agent_message" {
+		if ev.Item.Type == "agent_message" {
 			p.out.Reply, p.out.HaveReply = ev.Item.Text, true
 		}
 	case "turn.completed":
-		var ev struct {
-			Usage struct {
-				Input  int64 `json:"input_tokens"`
-				Cached int64 `json:"cached_input_tokens"`
-				Output int64 `json:"output_tokens"`
-			} `json:"usage"`
+		if p.out.Usage == nil {
+			p.out.Usage = &Usage{}
 		}
-		if json.Unmarshal(line, &ev) == nil {
-			if p.out.Usage == nil {
-				p.out.Usage = &Usage{}
-			}
-			p.out.Usage.add(Usage{InputTokens: ev.Usage.Input, OutputTokens: ev.Usage.Output, CachedInputTokens: ev.Usage.Cached})
-		}
+		p.out.Usage.add(Usage{InputTokens: ev.Usage.Input, OutputTokens: ev.Usage.Output, CachedInputTokens: ev.Usage.Cached})
 	case "turn.failed":
-		var ev struct {
-			Error struct {
-				Message string `json:"message"`
-			} `json:"error"`
-		}
-		if json.Unmarshal(line, &ev) == nil {
-			p.out.Failed = true
-			p.out.ErrMsg = ev.Error.Message
+		p.out.Failed = true
+		p.out.ErrMsg = ""
+		if e, ok := ev.Error.(map[string]any); ok {
+			p.out.ErrMsg, _ = e["message"].(string)
 		}
 	case "error":
 		// Often only a retry notice; it fails nothing alone, but it is the
 		// best explanation if the process then exits non-zero.
-		var ev struct {
-			Message string `json:"message"`
-		}
-		if json.Unmarshal(line, &ev) == nil && !p.out.Failed {
+		if !p.out.Failed {
 			p.out.ErrMsg = ev.Message
 		}
 	}
 }
 
-func (p *parser) piEvent(typ string, line []byte) {
-	if typ != "message_end" {
-		return
-	}
+func (p *parser) piEvent(line []byte) {
 	var ev struct {
+		Type    string `json:"type"`
 		Message struct {
 			Role    string `json:"role"`
 			Content []struct {
@@ -271,7 +273,7 @@ func (p *parser) piEvent(typ string, line []byte) {
 			ErrorMessage string `json:"errorMessage"`
 		} `json:"message"`
 	}
-	if json.Unmarshal(line, &ev) != nil || ev.Message.Role != "assistant" {
+	if json.Unmarshal(line, &ev) != nil || ev.Type != "message_end" || ev.Message.Role != "assistant" {
 		return
 	}
 	var b strings.Builder
