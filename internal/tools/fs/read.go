@@ -51,12 +51,12 @@ func NewRead(opts Options) tool.Tool {
 		if terr != nil {
 			return tool.Plan{}, terr
 		}
-		offset, limit := int64(0), max
+		offset, limit, explicit := int64(0), max, false
 		if p.Offset != nil {
 			offset = *p.Offset
 		}
-		if p.Limit != nil && *p.Limit < max {
-			limit = *p.Limit
+		if p.Limit != nil && *p.Limit <= max {
+			limit, explicit = *p.Limit, true
 		}
 		if offset < 0 || limit < 0 {
 			return tool.Plan{}, tool.Errorf(tool.InvalidArguments, "`offset` and `limit` must not be negative")
@@ -65,18 +65,33 @@ func NewRead(opts Options) tool.Tool {
 		if SecretLike(rel) {
 			risk = tool.Filesystem
 		}
+		sel := selection{rel: rel, offset: offset, limit: limit, explicit: explicit, outputLimit: env.OutputLimit}
 		ws := env.Workspace
 		return tool.Plan{
 			Risk:    risk,
 			Summary: "read " + rel,
 			Run: func(ctx context.Context) tool.Result {
-				return readFile(ctx, ws, rel, offset, limit)
+				return readFile(ctx, ws, sel)
 			},
 		}, nil
 	})
 }
 
-func readFile(ctx context.Context, workspace, rel string, offset, limit int64) tool.Result {
+// selection is one validated read request.
+type selection struct {
+	rel           string
+	offset, limit int64
+	// explicit says the model chose the limit; otherwise the end of the
+	// range is the tool's (default or cap) and a character it cuts is left
+	// for the next read instead of being an error.
+	explicit bool
+	// outputLimit is tools.output_limit_bytes (0: none); the encoded result
+	// is kept within it so it stays valid JSON.
+	outputLimit int
+}
+
+func readFile(ctx context.Context, workspace string, sel selection) tool.Result {
+	rel, offset, limit := sel.rel, sel.offset, sel.limit
 	if ctx.Err() != nil {
 		return tool.Fail(tool.Cancelled, "read %s: cancelled", rel)
 	}
@@ -107,11 +122,50 @@ func readFile(ctx context.Context, workspace, rel string, offset, limit int64) t
 		return ioFail(rel, err)
 	}
 	buf = buf[:n]
+	if !sel.explicit && offset+int64(n) < total {
+		buf = cutPartialRune(buf)
+	}
 	if msg := utf8Problem(buf, offset); msg != "" {
 		return tool.Fail(tool.Failed, "%q: the selected bytes %d to %d are not valid UTF-8: %s", rel, offset, offset+int64(n), msg)
 	}
-	truncated := offset+int64(n) < total
-	return tool.JSONResult(true, "", ReadResult{Path: rel, Offset: offset, Content: string(buf), TotalBytes: total, Truncated: truncated}, truncated)
+	return result(ReadResult{Path: rel, Offset: offset, Content: string(buf), TotalBytes: total}, sel.outputLimit)
+}
+
+// result encodes r, first shortening its content to what fits in
+// outputLimit bytes of JSON, and sets truncated from what follows.
+func result(r ReadResult, outputLimit int) tool.Result {
+	if outputLimit > 0 {
+		empty := r
+		empty.Content, empty.Truncated = "", true
+		head, err := encodeJSON(empty)
+		if err != nil {
+			return tool.Fail(tool.Failed, "encode result: %v", err)
+		}
+		whole := r.Content
+		r.Content = fitJSON(whole, outputLimit-len(head))
+		if r.Content == "" && whole != "" {
+			return tool.Fail(tool.Limit, "tools.output_limit_bytes (%d) leaves no room for content in the result; raise it", outputLimit)
+		}
+	}
+	r.Truncated = r.Offset+int64(len(r.Content)) < r.TotalBytes
+	out, err := encodeJSON(r)
+	if err != nil {
+		return tool.Fail(tool.Failed, "encode result: %v", err)
+	}
+	return tool.Result{Success: true, Output: out, JSON: true, Truncated: r.Truncated}
+}
+
+// cutPartialRune drops a multi-byte character cut at the end of b.
+func cutPartialRune(b []byte) []byte {
+	for i := len(b) - 1; i >= 0 && i >= len(b)-utf8.UTFMax; i-- {
+		if utf8.RuneStart(b[i]) {
+			if !utf8.FullRune(b[i:]) {
+				return b[:i]
+			}
+			return b
+		}
+	}
+	return b
 }
 
 // utf8Problem explains why b (read from offset) is not valid UTF-8, or

@@ -216,7 +216,7 @@ func TestReadRiskAndSummary(t *testing.T) {
 func TestReadSymlinkSwappedDuringCalls(t *testing.T) {
 	base := t.TempDir()
 	ws, out := filepath.Join(base, "ws"), filepath.Join(base, "out")
-	makeTree(t, ws, map[string]string{"real/f.txt": "inside", "spare/f.txt": "inside"})
+	makeTree(t, ws, map[string]string{"sub": "->real", "real/f.txt": "inside", "spare/f.txt": "inside"})
 	makeTree(t, out, map[string]string{"f.txt": "SECRET"})
 	stop := make(chan struct{})
 	var wg sync.WaitGroup

@@ -272,7 +272,7 @@ func TestWriteCancelled(t *testing.T) {
 func TestWriteSymlinkSwappedDuringCalls(t *testing.T) {
 	base := t.TempDir()
 	ws, out := filepath.Join(base, "ws"), filepath.Join(base, "out")
-	makeTree(t, ws, map[string]string{"real/": ""})
+	makeTree(t, ws, map[string]string{"sub": "->real", "real/": ""})
 	makeTree(t, out, map[string]string{"keep.txt": "x"})
 	stop := make(chan struct{})
 	var wg sync.WaitGroup

@@ -53,7 +53,7 @@ func New(opts Options) tool.Tool {
 		opts.MaxBytes = DefaultMaxBytes
 	}
 	desc := strings.ReplaceAll(description, "{{MAX}}", strconv.Itoa(opts.MaxBytes))
-	return tool.MustDefine("read_skill", desc, nil, func(_ tool.Env, p Params) (tool.Plan, error) {
+	return tool.MustDefine("read_skill", desc, nil, func(env tool.Env, p Params) (tool.Plan, error) {
 		sk, ok := opts.Set.Lookup(p.Name)
 		if !ok {
 			return tool.Plan{}, unknown(opts.Set, p.Name)
@@ -65,7 +65,7 @@ func New(opts Options) tool.Tool {
 				if ctx.Err() != nil {
 					return tool.Fail(tool.Cancelled, "read_skill %s: cancelled", sk.Name)
 				}
-				return read(sk, opts.MaxBytes)
+				return read(sk, opts.MaxBytes, env.OutputLimit)
 			},
 		}, nil
 	})
@@ -89,7 +89,7 @@ func unknown(set *skillset.Set, name string) *tool.Error {
 
 // read opens SKILL.md through an os.Root on the skill's original root, so a
 // symbolic link swapped in after discovery cannot lead the read elsewhere.
-func read(sk skillset.Skill, maxBytes int) tool.Result {
+func read(sk skillset.Skill, maxBytes, outputLimit int) tool.Result {
 	root, err := os.OpenRoot(sk.Root)
 	if err != nil {
 		return tool.Fail(tool.Failed, "skill %q: its root %s cannot be opened (%v); it may have been removed since the session started", sk.Name, sk.Root, err)
@@ -127,7 +127,28 @@ func read(sk skillset.Skill, maxBytes int) tool.Result {
 		b = cutPartialRune(b[:maxBytes])
 	}
 	res := Result{Name: sk.Name, Path: filepath.Join(sk.Dir, skillset.FileName), Content: strings.ToValidUTF8(string(b), "\uFFFD"), Truncated: truncated}
-	return tool.JSONResult(true, "", res, truncated)
+	return encode(res, outputLimit)
+}
+
+// encode keeps the JSON result within outputLimit (tools.output_limit_bytes,
+// 0: none) by shortening the content, so it stays valid JSON.
+func encode(res Result, outputLimit int) tool.Result {
+	if outputLimit > 0 {
+		empty := res
+		empty.Content, empty.Truncated = "", true
+		head, err := encodeJSON(empty)
+		if err != nil {
+			return tool.Fail(tool.Failed, "encode result: %v", err)
+		}
+		if fit := fitJSON(res.Content, outputLimit-len(head)); fit != res.Content {
+			res.Content, res.Truncated = fit, true
+		}
+	}
+	out, err := encodeJSON(res)
+	if err != nil {
+		return tool.Fail(tool.Failed, "encode result: %v", err)
+	}
+	return tool.Result{Success: true, Output: out, JSON: true, Truncated: res.Truncated}
 }
 
 // escapes reports whether err is os.Root refusing a path that leaves the root.

@@ -220,3 +220,31 @@ func must(t *testing.T, err error) {
 		t.Fatal(err)
 	}
 }
+
+func TestReadSkillFitsOutputLimit(t *testing.T) {
+	set, _, _, _ := fixture(t)
+	rs := New(Options{Set: set})
+	sk, _ := set.Lookup("release-checks")
+	head := len(mustJSON(Result{Name: sk.Name, Path: filepath.Join(sk.Dir, "SKILL.md"), Truncated: true}))
+	for _, limit := range []int{head + 10, head + 11, 100000} {
+		p, err := rs.Plan(tool.Env{Workspace: t.TempDir(), OutputLimit: limit}, json.RawMessage(`{"name":"release-checks"}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		res := p.Run(t.Context())
+		var got Result
+		if !res.Success || len(res.Output) > limit || json.Unmarshal([]byte(res.Output), &got) != nil {
+			t.Fatalf("limit %d: %+v", limit, res)
+		}
+		full := "# Release\nCheck the release.\n"
+		if !strings.HasPrefix(full, got.Content) || got.Truncated != (got.Content != full) || res.Truncated != got.Truncated {
+			t.Errorf("limit %d: content %q truncated %v", limit, got.Content, got.Truncated)
+		}
+		if limit == 100000 && got.Content != full {
+			t.Errorf("a large limit cut the content: %q", got.Content)
+		}
+		if limit == head+10 && got.Content != "# Release" {
+			t.Errorf("limit head+10 gave %q, want the first 9 characters (the newline takes 2)", got.Content)
+		}
+	}
+}
