@@ -129,6 +129,9 @@ func Discover(opts Options) (*Set, error) {
 	if err != nil {
 		return nil, fmt.Errorf("discover skills: workspace: %w", err)
 	}
+	if opts.UserDir != "" && !filepath.IsAbs(opts.UserDir) {
+		return nil, fmt.Errorf("discover skills: skills.user_dir %q is not an absolute path", opts.UserDir)
+	}
 	projectDir, err := projectRoot(ws, opts.ProjectDir)
 	if err != nil {
 		return nil, err

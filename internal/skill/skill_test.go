@@ -220,6 +220,9 @@ func TestDiscoverProjectDir(t *testing.T) {
 	if _, err := Discover(Options{Workspace: "relative"}); err == nil {
 		t.Error("a relative workspace was accepted")
 	}
+	if _, err := Discover(Options{Workspace: ws, UserDir: "skills"}); err == nil || !strings.Contains(err.Error(), "user_dir") {
+		t.Errorf("a relative user dir: err = %v", err)
+	}
 }
 
 func TestDescribe(t *testing.T) {
