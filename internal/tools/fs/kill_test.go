@@ -29,7 +29,7 @@ const (
 	newSize = 4 << 20
 )
 
-// writeHelper is the child process of TestWriteKilled: it replaces big.txt
+// writeHelper is the child process of TestWriteKilled: it replaces d/big.txt
 // with newSize bytes through the write tool, slowed down per chunk so that
 // the parent's SIGKILL lands in the middle, and says "started" on stdout
 // once the first chunk is in the temporary file.
@@ -42,7 +42,7 @@ func writeHelper(ws string) int {
 		}
 		time.Sleep(3 * time.Millisecond)
 	})
-	args := mustJSON(map[string]any{"path": "big.txt", "mode": "replace", "content": strings.Repeat("N", newSize)})
+	args := mustJSON(map[string]any{"path": "d/big.txt", "mode": "replace", "content": strings.Repeat("N", newSize)})
 	p, err := wr.Plan(tool.Env{Workspace: ws}, []byte(args))
 	if err != nil {
 		fmt.Println(err)
@@ -63,7 +63,10 @@ func TestWriteKilled(t *testing.T) {
 		t.Fatal(err)
 	}
 	ws := t.TempDir()
-	target := filepath.Join(ws, "big.txt")
+	target := filepath.Join(ws, "d", "big.txt")
+	if err := os.Mkdir(filepath.Dir(target), 0o755); err != nil {
+		t.Fatal(err)
+	}
 	old := bytes.Repeat([]byte("O"), oldSize)
 	if err := os.WriteFile(target, old, 0o640); err != nil {
 		t.Fatal(err)
@@ -117,6 +120,9 @@ func TestWriteKilled(t *testing.T) {
 			t.Fatal("a writer killed mid-write left no temporary file; the kill did not land mid-write")
 		}
 		for _, p := range left {
+			if filepath.Dir(p) != filepath.Dir(target) {
+				t.Errorf("temporary file %s is not in the destination directory", p)
+			}
 			rel, _ := filepath.Rel(ws, p)
 			_, res := call(t, rd, ws, mustJSON(map[string]any{"path": rel}))
 			if res.Success || !strings.Contains(res.Output, "reserved prefix") {
@@ -130,7 +136,7 @@ func TestWriteKilled(t *testing.T) {
 	// Stale temporary files do not disturb later writes.
 	wr := NewWrite(Options{})
 	for _, mode := range []string{"replace", "create"} {
-		name := map[string]string{"replace": "big.txt", "create": "next.txt"}[mode]
+		name := map[string]string{"replace": "d/big.txt", "create": "d/next.txt"}[mode]
 		_, res := call(t, wr, ws, mustJSON(map[string]any{"path": name, "mode": mode, "content": "after"}))
 		if !res.Success {
 			t.Fatalf("%s after killed writers: %+v", mode, res)
