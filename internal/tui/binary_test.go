@@ -3,6 +3,7 @@ package tui_test
 import (
 	"bufio"
 	"encoding/json"
+	"fmt"
 	"net"
 	"path/filepath"
 	"strings"
@@ -16,8 +17,11 @@ import (
 // fakeDaemon speaks the protocol on $SCV_HOME/server.sock with a fixed
 // script: every prompt proposes one bash call that needs approval.
 type fakeDaemon struct {
-	t  *testing.T
+	t  testing.TB
 	ln net.Listener
+	// blast, when set, plays that many whole turns right after
+	// session.started, the last answer ending in "blast-finished".
+	blast int
 
 	mu       sync.Mutex
 	starts   []proto.SessionStart
@@ -26,13 +30,13 @@ type fakeDaemon struct {
 	wg       sync.WaitGroup
 }
 
-func startFakeDaemon(t *testing.T, home string) *fakeDaemon {
+func startFakeDaemon(t testing.TB, home string, blast int) *fakeDaemon {
 	t.Helper()
 	ln, err := net.Listen("unix", filepath.Join(home, "server.sock"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	d := &fakeDaemon{t: t, ln: ln}
+	d := &fakeDaemon{t: t, ln: ln, blast: blast}
 	d.wg.Add(1)
 	go d.accept()
 	t.Cleanup(d.close)
@@ -104,6 +108,9 @@ func (d *fakeDaemon) serve(c net.Conn) {
 				model = "fake-model"
 			}
 			c.Write([]byte(`{"type":"session.started","request_id":"` + env.RequestID + `","session_id":"s1","cwd":"` + s.Cwd + `","model":"` + model + `","context_max_tokens":8000,"tools":["bash"]}` + "\n"))
+			for i := range d.blast {
+				blastTurn(emit, i, i == d.blast-1)
+			}
 		case proto.TypeTurnStart:
 			emit(proto.Event{Type: proto.EventTurnStarted, SessionID: "s1", TurnID: "t1"})
 			emit(proto.Event{Type: proto.EventAssistantDelta, SessionID: "s1", TurnID: "t1", Content: proto.Ptr("Let me run it.")})
@@ -129,12 +136,31 @@ func (d *fakeDaemon) serve(c net.Conn) {
 	}
 }
 
+// blastTurn is one whole turn of scripted traffic without approvals.
+func blastTurn(emit func(proto.Event), i int, last bool) {
+	turn, call := fmt.Sprintf("b%d", i), fmt.Sprintf("bc%d", i)
+	emit(proto.Event{Type: proto.EventTurnStarted, SessionID: "s1", TurnID: turn})
+	for _, frag := range []string{"Looking at ", "the **repository** ", "now."} {
+		emit(proto.Event{Type: proto.EventAssistantDelta, SessionID: "s1", TurnID: turn, Content: proto.Ptr(frag)})
+	}
+	emit(proto.Event{Type: proto.EventAssistantComplete, SessionID: "s1", TurnID: turn, Content: proto.Ptr("Looking at the **repository** now.")})
+	emit(proto.Event{Type: proto.EventToolProposed, SessionID: "s1", TurnID: turn, CallID: call, Name: "bash", Arguments: json.RawMessage(`{"command":"ls -la"}`)})
+	emit(proto.Event{Type: proto.EventToolStarted, SessionID: "s1", TurnID: turn, CallID: call, Name: "bash"})
+	emit(proto.Event{Type: proto.EventToolCompleted, SessionID: "s1", TurnID: turn, CallID: call, Name: "bash", Success: proto.Ptr(true), Output: proto.Ptr(strings.Repeat("-rw-r--r-- 1 ada ada 1234 file.go\n", 60))})
+	answer := fmt.Sprintf("Turn %d: the repository has `60` files.", i)
+	if last {
+		answer += " blast-finished"
+	}
+	emit(proto.Event{Type: proto.EventAssistantComplete, SessionID: "s1", TurnID: turn, Content: proto.Ptr(answer)})
+	emit(proto.Event{Type: proto.EventTurnCompleted, SessionID: "s1", TurnID: turn, Usage: &proto.Usage{InputTokens: 1000, OutputTokens: 100, TotalTokens: 1100}})
+}
+
 func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
 
 func TestBinaryApproveAndQuit(t *testing.T) {
 	scv := scvBinary(t)
 	home, ws := t.TempDir(), t.TempDir()
-	d := startFakeDaemon(t, home)
+	d := startFakeDaemon(t, home, 0)
 	p := startPane(t, 100, 30, "cd "+shellQuote(ws)+" && "+shellQuote(scv)+" --scv-home "+shellQuote(home)+" --model override-model")
 	p.waitFor("override-model", "connected", "ready")
 	p.text("run the echo")
@@ -162,7 +188,7 @@ func TestBinaryApproveAndQuit(t *testing.T) {
 func TestBinaryLostConnection(t *testing.T) {
 	scv := scvBinary(t)
 	home := t.TempDir()
-	d := startFakeDaemon(t, home)
+	d := startFakeDaemon(t, home, 0)
 	p := startPane(t, 100, 30, shellQuote(scv)+" --scv-home "+shellQuote(home)+" tui")
 	p.waitFor("connected", "ready")
 	p.text("draft prompt")
@@ -177,7 +203,7 @@ func TestBinaryLostConnection(t *testing.T) {
 func TestBinarySIGTERMRestoresTerminal(t *testing.T) {
 	scv := scvBinary(t)
 	home := t.TempDir()
-	startFakeDaemon(t, home)
+	startFakeDaemon(t, home, 0)
 	p := startPane(t, 100, 30, shellQuote(scv)+" --scv-home "+shellQuote(home))
 	p.waitFor("connected", "ready")
 	if got := p.format("#{alternate_on}"); got != "1" {

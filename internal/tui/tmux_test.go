@@ -32,21 +32,23 @@ func scvBinary(t *testing.T) string {
 	if _, err := exec.LookPath("tmux"); err != nil {
 		t.Skip("tmux is not installed")
 	}
-	buildOnce.Do(func() {
-		buildDir, buildErr = os.MkdirTemp("", "scv-tui-e2e-")
-		if buildErr != nil {
-			return
-		}
-		builtSCV = filepath.Join(buildDir, "scv")
-		out, err := exec.Command("go", "build", "-o", builtSCV, "github.com/scv-agent/scv/cmd/scv").CombinedOutput()
-		if err != nil {
-			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
-		}
-	})
+	buildOnce.Do(buildSCV)
 	if buildErr != nil {
 		t.Fatal(buildErr)
 	}
 	return builtSCV
+}
+
+func buildSCV() {
+	buildDir, buildErr = os.MkdirTemp("", "scv-tui-e2e-")
+	if buildErr != nil {
+		return
+	}
+	builtSCV = filepath.Join(buildDir, "scv")
+	out, err := exec.Command("go", "build", "-o", builtSCV, "github.com/scv-agent/scv/cmd/scv").CombinedOutput()
+	if err != nil {
+		buildErr = fmt.Errorf("go build: %v\n%s", err, out)
+	}
 }
 
 func TestMain(m *testing.M) {

@@ -1,0 +1,138 @@
+package tui_test
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/creack/pty"
+)
+
+// ptyRun starts scv in a 100×30 pty and collects its output.
+type ptyRun struct {
+	cmd  *exec.Cmd
+	tty  *os.File
+	mu   sync.Mutex
+	out  bytes.Buffer
+	done chan struct{}
+}
+
+func startPTY(tb testing.TB, scv, home string) *ptyRun {
+	tb.Helper()
+	cmd := exec.Command(scv, "--scv-home", home)
+	cmd.Env = append(os.Environ(), "TERM=xterm-256color")
+	f, err := pty.StartWithSize(cmd, &pty.Winsize{Rows: 30, Cols: 100})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	r := &ptyRun{cmd: cmd, tty: f, done: make(chan struct{})}
+	go func() {
+		defer close(r.done)
+		buf := make([]byte, 64<<10)
+		for {
+			n, err := f.Read(buf)
+			r.mu.Lock()
+			r.out.Write(buf[:n])
+			r.mu.Unlock()
+			if err != nil {
+				return
+			}
+		}
+	}()
+	return r
+}
+
+// waitOutput waits until the output holds s.
+func (r *ptyRun) waitOutput(tb testing.TB, s string) {
+	tb.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for time.Now().Before(deadline) {
+		r.mu.Lock()
+		ok := bytes.Contains(r.out.Bytes(), []byte(s))
+		r.mu.Unlock()
+		if ok {
+			return
+		}
+		time.Sleep(time.Millisecond)
+	}
+	r.mu.Lock()
+	tail := r.out.String()
+	r.mu.Unlock()
+	tb.Fatalf("output never showed %q; output:\n%q", s, tail[max(0, len(tail)-3000):])
+}
+
+func (r *ptyRun) stop() {
+	r.cmd.Process.Signal(os.Interrupt)
+	r.tty.Write([]byte{3}) // Ctrl+C
+	waited := make(chan struct{})
+	go func() { r.cmd.Wait(); close(waited) }()
+	select {
+	case <-waited:
+	case <-time.After(5 * time.Second):
+		r.cmd.Process.Kill()
+		<-waited
+	}
+	r.tty.Close()
+	<-r.done
+}
+
+// BenchmarkBinaryFirstPaint is the time from starting `scv` until its
+// first frame (status line "ready") reaches the terminal, daemon answering
+// from this process.
+func BenchmarkBinaryFirstPaint(b *testing.B) {
+	scv := scvBinaryB(b)
+	home := b.TempDir()
+	startFakeDaemon(b, home, 0)
+	for b.Loop() {
+		r := startPTY(b, scv, home)
+		r.waitOutput(b, "ctrl+c qui") // the last cell is written apart
+		b.StopTimer()
+		r.stop()
+		b.StartTimer()
+	}
+}
+
+// BenchmarkBinaryRSS1000Turns reports the RSS of the TUI process after
+// it rendered 1,000 whole turns of scripted traffic.
+func BenchmarkBinaryRSS1000Turns(b *testing.B) {
+	scv := scvBinaryB(b)
+	for b.Loop() {
+		home := b.TempDir()
+		startFakeDaemon(b, home, 1000)
+		r := startPTY(b, scv, home)
+		r.waitOutput(b, "blast-finished")
+		time.Sleep(200 * time.Millisecond) // let the last frames settle
+		b.ReportMetric(procRSSMiB(r.cmd.Process.Pid), "rss-MiB")
+		r.stop()
+	}
+}
+
+func scvBinaryB(b *testing.B) string {
+	if testing.Short() {
+		b.Skip("builds the scv binary")
+	}
+	buildOnce.Do(buildSCV)
+	if buildErr != nil {
+		b.Fatal(buildErr)
+	}
+	return builtSCV
+}
+
+func procRSSMiB(pid int) float64 {
+	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
+	if err != nil {
+		return 0
+	}
+	for _, l := range strings.Split(string(data), "\n") {
+		if rest, ok := strings.CutPrefix(l, "VmRSS:"); ok {
+			kb, _ := strconv.Atoi(strings.TrimSuffix(strings.TrimSpace(rest), " kB"))
+			return float64(kb) / 1024
+		}
+	}
+	return 0
+}
