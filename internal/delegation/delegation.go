@@ -226,7 +226,9 @@ func (t *Tracker) Kill(ctx context.Context, handle string) error {
 		return err
 	}
 	ownerAlive := proc.Alive(r.OwnerPID, r.OwnerStart)
-	if ownerAlive {
+	// Mark only a record that still exists: an owner that has just finished
+	// removed it, and rewriting it would leave a stale record behind.
+	if _, statErr := os.Stat(t.path(handle)); ownerAlive && statErr == nil {
 		r.Killed = true
 		if err := t.write(r); err != nil {
 			return err

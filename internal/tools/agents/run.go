@@ -200,13 +200,19 @@ func (t *agentTool) run(ctx context.Context, env tool.Env, rawCwd string, c *cal
 		Path: t.exe, Args: c.argv, Dir: dir, Env: c.env,
 		Stdout: par, Stderr: stderr, Timeout: c.timeout,
 	}
-	if tr != nil {
-		spec.OnStart = func(pid int) {
-			err := tr.Start(delegation.Record{Handle: c.handle, Agent: t.a.Name, Session: env.SessionID, Cwd: dir, Depth: t.opts.Depth + 1, PID: pid})
-			if err != nil {
-				t.opts.Logger.Warn("cannot record delegation", "handle", c.handle, "err", err)
-			}
+	spec.OnStart = func(pid int) {
+		if env.Progress != nil {
+			env.Progress(fmt.Sprintf("agent_%s started as %s (pid %d)", t.a.Name, c.handle, pid))
 		}
+		if tr == nil {
+			return
+		}
+		err := tr.Start(delegation.Record{Handle: c.handle, Agent: t.a.Name, Session: env.SessionID, Cwd: dir, Depth: t.opts.Depth + 1, PID: pid})
+		if err != nil {
+			t.opts.Logger.Warn("cannot record delegation", "handle", c.handle, "err", err)
+		}
+	}
+	if tr != nil {
 		spec.AfterExit = func() { tr.Sweep(c.handle) }
 	}
 	res, err := proc.Run(ctx, spec)

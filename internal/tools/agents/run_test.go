@@ -483,3 +483,20 @@ func abs(t *testing.T, p string) string {
 	}
 	return a
 }
+
+func TestRunReportsProgress(t *testing.T) {
+	f := newFixture(t, "pi", "FAKEAGENT_STREAM="+abs(t, "testdata/streams/pi/text/stdout.jsonl"))
+	var lines []string
+	env := f.env()
+	env.Progress = func(s string) { lines = append(lines, s) }
+	p, err := f.tool(t, "pi").Plan(env, json.RawMessage(`{"prompt":"hi"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res := p.Run(t.Context()); !res.Success {
+		t.Fatalf("%+v", res)
+	}
+	if len(lines) != 1 || !regexp.MustCompile(`^agent_pi started as pi-[0-9a-f]{6} \(pid \d+\)$`).MatchString(lines[0]) {
+		t.Errorf("progress %q", lines)
+	}
+}
