@@ -500,3 +500,48 @@ func TestRunReportsProgress(t *testing.T) {
 		t.Errorf("progress %q", lines)
 	}
 }
+
+// Prompt-flag placement and model/effort mapping through a real exec, per
+// agent (the override's args replace only the fixed arguments).
+func TestRunPromptPlacement(t *testing.T) {
+	const prompt = "two words\tand a tab"
+	tests := []struct {
+		agent string
+		args  map[string]any
+		want  []string
+	}{
+		{"grok", map[string]any{"model": "grok-4", "effort": "low"}, []string{"-m", "grok-4", "--reasoning-effort", "low", "-p", prompt}},
+		{"grok", nil, []string{"-p", prompt}},
+		{"claude", map[string]any{"model": "sonnet", "effort": "max"}, []string{"--output-format", "stream-json", "--verbose", "--session-id", "UUID", "--model", "sonnet", "--effort", "max", prompt}},
+		{"pi", map[string]any{"model": "scv/gpt-5.1", "effort": "medium"}, []string{"--mode", "json", "--model", "scv/gpt-5.1", "--thinking", "medium", prompt}},
+		{"dsh", nil, []string{prompt}},
+	}
+	uuidRE := regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$`)
+	for _, tt := range tests {
+		t.Run(tt.agent, func(t *testing.T) {
+			f := newFixture(t, tt.agent)
+			args := map[string]any{"prompt": prompt}
+			for k, v := range tt.args {
+				args[k] = v
+			}
+			f.run(t, tt.agent, args)
+			got := f.argv(t)
+			for i, s := range got {
+				if uuidRE.MatchString(s) {
+					got[i] = "UUID"
+				}
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("argv (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestDefaultTimeoutApplied(t *testing.T) {
+	f := newFixture(t, "pi")
+	p, err := f.call(t, "pi", map[string]any{"prompt": "x"})
+	if err != nil || !strings.Contains(p.Summary, "Timeout: 300s") {
+		t.Errorf("default timeout: %v\n%s", err, p.Summary)
+	}
+}
