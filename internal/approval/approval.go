@@ -92,13 +92,17 @@ type Broker struct {
 // NewBroker returns an empty broker.
 func NewBroker() *Broker { return &Broker{pending: map[string]chan bool{}} }
 
-// Wait registers id and blocks until Resolve answers it or ctx ends; a
-// cancelled wait is a denial.
-func (b *Broker) Wait(ctx context.Context, id string) bool {
+// Wait registers id, calls announce (which tells the client), and blocks
+// until Resolve answers it or ctx ends; a cancelled wait is a denial.
+// Registering before announcing means an answer can never arrive early.
+func (b *Broker) Wait(ctx context.Context, id string, announce func()) bool {
 	ch := make(chan bool, 1)
 	b.mu.Lock()
 	b.pending[id] = ch
 	b.mu.Unlock()
+	if announce != nil {
+		announce()
+	}
 	defer func() {
 		b.mu.Lock()
 		delete(b.pending, id)

@@ -41,7 +41,7 @@ func TestParseAndRank(t *testing.T) {
 func TestBroker(t *testing.T) {
 	b := NewBroker()
 	done := make(chan bool)
-	go func() { done <- b.Wait(t.Context(), "a1") }()
+	go func() { done <- b.Wait(t.Context(), "a1", nil) }()
 	for !b.Pending("a1") {
 		time.Sleep(time.Millisecond)
 	}
@@ -63,7 +63,7 @@ func TestBrokerCancelDenies(t *testing.T) {
 	b := NewBroker()
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan bool)
-	go func() { done <- b.Wait(ctx, "a1") }()
+	go func() { done <- b.Wait(ctx, "a1", nil) }()
 	for !b.Pending("a1") {
 		time.Sleep(time.Millisecond)
 	}

@@ -1,0 +1,276 @@
+// Package agent runs the model-driven tool loop of one session (runtime.md
+// §5): append the prompt, select the model-visible history, stream the
+// model's answer, validate and approve each requested tool call, execute the
+// calls serially in call order, append their bounded results, and loop until
+// the model asks for no tool. It emits protocol events through a callback
+// and never names a concrete tool.
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/google/uuid"
+
+	"github.com/scv-agent/scv/internal/approval"
+	"github.com/scv-agent/scv/internal/model"
+	"github.com/scv-agent/scv/internal/proto"
+	"github.com/scv-agent/scv/internal/tool"
+)
+
+// Options configure a Session.
+type Options struct {
+	Model           model.Client
+	ModelName       string
+	ReasoningEffort string
+	Registry        *tool.Registry
+	Policy          approval.Policy
+	// SystemPrompt is the complete system prompt (see Prompt).
+	SystemPrompt    string
+	HostedWebSearch bool
+	MaxSteps        int
+	Workspace       string
+	SessionID       string
+	OutputLimit     int
+	Context         ContextOptions
+	History         HistoryOptions
+}
+
+// Emit receives the session's events in order. The server adds session_id
+// and seq.
+type Emit func(ev proto.Event)
+
+// Session is one conversation. RunTurn must not be called concurrently.
+type Session struct {
+	opts    Options
+	broker  *approval.Broker
+	hist    history
+	tools   []model.ToolSpec
+	fixed   int // tokens of the system prompt and tool schemas
+	lastCut int // removed_messages of the last context.compacted
+}
+
+// New returns an empty session.
+func New(opts Options) *Session {
+	s := &Session{opts: opts, broker: approval.NewBroker()}
+	for _, t := range opts.Registry.Tools() {
+		s.tools = append(s.tools, model.ToolSpec{Name: t.Name(), Description: t.Description(), Parameters: t.Schema()})
+	}
+	s.fixed = estimateText(opts.Context, opts.SystemPrompt)
+	for _, t := range s.tools {
+		s.fixed += estimateText(opts.Context, t.Name+t.Description+string(t.Parameters))
+	}
+	return s
+}
+
+// Resolve answers a pending approval of this session.
+func (s *Session) Resolve(approvalID string, approved bool) bool {
+	return s.broker.Resolve(approvalID, approved)
+}
+
+// Clear empties the history (session.clear; the server checks idleness).
+func (s *Session) Clear() {
+	s.hist = history{}
+	s.lastCut = 0
+}
+
+// HistoryLen is the number of canonical history messages.
+func (s *Session) HistoryLen() int { return len(s.hist.msgs) }
+
+// ContextTokens estimates the tokens a request would use now.
+func (s *Session) ContextTokens() int {
+	return s.fixed + estimateMessages(s.opts.Context, s.hist.msgs)
+}
+
+// turnFailure is a turn ending in turn.failed.
+type turnFailure struct{ code, msg string }
+
+func (f *turnFailure) Error() string { return f.code + ": " + f.msg }
+
+func fail(code, format string, args ...any) error {
+	return &turnFailure{code: code, msg: fmt.Sprintf(format, args...)}
+}
+
+// RunTurn runs one turn to its single terminal event. A failed or cancelled
+// turn leaves the history as it was before the turn.
+func (s *Session) RunTurn(ctx context.Context, turnID, prompt string, emit Emit) {
+	ev := func(e proto.Event) {
+		e.TurnID = turnID
+		emit(e)
+	}
+	saved := s.hist.snapshot()
+	ev(proto.Event{Type: proto.EventTurnStarted})
+	steps, usage, err := s.loop(ctx, prompt, ev)
+	if err == nil {
+		e := proto.Event{Type: proto.EventTurnCompleted, Steps: proto.Ptr(steps)}
+		if usage != nil {
+			e.Usage = usage
+		}
+		ev(e)
+		return
+	}
+	s.hist.restore(saved)
+	var tf *turnFailure
+	switch {
+	case ctx.Err() != nil:
+		ev(proto.Event{Type: proto.EventTurnCancelled})
+	case errors.As(err, &tf):
+		ev(proto.Event{Type: proto.EventTurnFailed, Code: tf.code, Message: tf.msg})
+	default:
+		ev(proto.Event{Type: proto.EventTurnFailed, Code: proto.FailInternal, Message: oneLine(err.Error(), 300)})
+	}
+}
+
+func (s *Session) loop(ctx context.Context, prompt string, ev Emit) (int, *proto.Usage, error) {
+	s.hist.append(model.Message{Role: model.User, Content: prompt}, true)
+	if err := s.trim(ev); err != nil {
+		return 0, nil, err
+	}
+	var usage *proto.Usage
+	for step := 0; ; step++ {
+		if step >= s.opts.MaxSteps {
+			return step, usage, fail(proto.FailStep, "stopped after %d model requests without a final answer (agent.max_steps)", s.opts.MaxSteps)
+		}
+		if err := ctx.Err(); err != nil {
+			return step, usage, err
+		}
+		msgs, err := s.selectContext(ev)
+		if err != nil {
+			return step, usage, err
+		}
+		resp, err := s.opts.Model.Stream(ctx, model.Request{
+			Model:           s.opts.ModelName,
+			Instructions:    s.opts.SystemPrompt,
+			Messages:        msgs,
+			Tools:           s.tools,
+			HostedWebSearch: s.opts.HostedWebSearch,
+			ReasoningEffort: s.opts.ReasoningEffort,
+		}, func(text string) {
+			ev(proto.Event{Type: proto.EventAssistantDelta, Content: proto.Ptr(text)})
+		})
+		if err != nil {
+			if ctx.Err() != nil {
+				return step, usage, ctx.Err()
+			}
+			return step, usage, modelFailure(err)
+		}
+		usage = addUsage(usage, resp.Usage)
+		s.hist.append(model.Message{Role: model.Assistant, Content: resp.Content, ToolCalls: resp.ToolCalls}, true)
+		ev(proto.Event{Type: proto.EventAssistantComplete, Content: proto.Ptr(resp.Content)})
+		if len(resp.ToolCalls) == 0 {
+			// The turn is complete: its own messages may now be trimmed too.
+			s.hist.turnStart = len(s.hist.msgs)
+			_ = s.trim(ev)
+			return step + 1, usage, nil
+		}
+		for _, call := range resp.ToolCalls {
+			res := s.call(ctx, call, ev)
+			s.hist.append(model.Message{Role: model.ToolRole, ToolCallID: call.ID, Name: call.Name, Content: res.Output}, true)
+			if ctx.Err() != nil {
+				return step + 1, usage, ctx.Err()
+			}
+		}
+		if err := s.trim(ev); err != nil {
+			return step + 1, usage, err
+		}
+	}
+}
+
+func modelFailure(err error) error {
+	var me *model.Error
+	if errors.As(err, &me) {
+		code := proto.FailProvider
+		switch me.Code {
+		case model.CodeResponse:
+			code = proto.FailResponse
+		case model.CodeTool:
+			code = proto.FailTool
+		}
+		msg := me.Message
+		if msg == "" {
+			msg = "the model provider failed without a message"
+		}
+		return fail(code, "%s", oneLine(msg, 300))
+	}
+	return fail(proto.FailProvider, "%s", oneLine(err.Error(), 300))
+}
+
+func addUsage(total *proto.Usage, u *model.Usage) *proto.Usage {
+	if u == nil {
+		return total
+	}
+	if total == nil {
+		total = &proto.Usage{}
+	}
+	total.InputTokens += u.InputTokens
+	total.OutputTokens += u.OutputTokens
+	total.TotalTokens += u.TotalTokens
+	return total
+}
+
+// call runs one tool call through validation, approval and execution and
+// emits its lifecycle events. The returned result is what the model sees.
+func (s *Session) call(ctx context.Context, call model.ToolCall, ev Emit) tool.Result {
+	ev(proto.Event{Type: proto.EventToolProposed, CallID: call.ID, Name: call.Name, Arguments: rawArgs(call.Arguments)})
+	env := tool.Env{Workspace: s.opts.Workspace, SessionID: s.opts.SessionID, CallID: call.ID, OutputLimit: s.opts.OutputLimit}
+	var stopProgress func()
+	env.Progress, stopProgress = newProgress(call.ID, ev)
+	plan, res, ok := s.opts.Registry.Prepare(env, call.Name, []byte(call.Arguments))
+	if ok {
+		res = s.approveAndRun(ctx, call, plan, ev)
+	}
+	stopProgress()
+	res = s.bound(res)
+	ev(completed(call, res))
+	return res
+}
+
+func (s *Session) approveAndRun(ctx context.Context, call model.ToolCall, plan tool.Plan, ev Emit) tool.Result {
+	switch approval.Decide(s.opts.Policy, plan.Risk) {
+	case approval.Deny:
+		return tool.Fail(tool.Denied, "denied: the approval policy %q does not allow %s calls (risk %s); do not retry this call", s.opts.Policy, call.Name, plan.Risk)
+	case approval.Ask:
+		id := "ap_" + uuid.NewString()[:8]
+		announce := func() {
+			ev(proto.Event{Type: proto.EventApprovalRequested, ApprovalID: id, CallID: call.ID, Name: call.Name, Risk: string(plan.Risk), Cwd: s.opts.Workspace, Summary: plan.Summary})
+		}
+		if !s.broker.Wait(ctx, id, announce) {
+			if ctx.Err() != nil {
+				return tool.Fail(tool.Cancelled, "cancelled: the turn was cancelled while the call awaited approval")
+			}
+			return tool.Fail(tool.Denied, "denied: the user did not approve this %s call", call.Name)
+		}
+	}
+	if ctx.Err() != nil {
+		return tool.Fail(tool.Cancelled, "cancelled before it started")
+	}
+	ev(proto.Event{Type: proto.EventToolStarted, CallID: call.ID, Name: call.Name})
+	return plan.Run(ctx)
+}
+
+func completed(call model.ToolCall, res tool.Result) proto.Event {
+	e := proto.Event{Type: proto.EventToolCompleted, CallID: call.ID, Name: call.Name,
+		Success: proto.Ptr(res.Success), Output: proto.Ptr(res.Output), Truncated: proto.Ptr(res.Truncated)}
+	if !res.Success {
+		e.Error = string(res.Error)
+		if e.Error == "" {
+			e.Error = string(tool.Failed)
+		}
+	}
+	return e
+}
+
+// bound caps a result at the output limit as a last line of defence; tools
+// bound their own output first.
+func (s *Session) bound(res tool.Result) tool.Result {
+	limit := s.opts.OutputLimit
+	if limit <= 0 || len(res.Output) <= limit {
+		return res
+	}
+	cut := truncateUTF8(res.Output, limit-64)
+	res.Output = cut + fmt.Sprintf("\n[output cut: %d of %d bytes shown]", len(cut), len(res.Output))
+	res.Truncated = true
+	res.JSON = false
+	return res
+}

@@ -1,0 +1,542 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"go.uber.org/goleak"
+
+	"github.com/scv-agent/scv/internal/approval"
+	"github.com/scv-agent/scv/internal/model"
+	"github.com/scv-agent/scv/internal/proto"
+	"github.com/scv-agent/scv/internal/tool"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// fakeModel replays scripted responses and records requests.
+type fakeModel struct {
+	mu       sync.Mutex
+	script   []func(ctx context.Context, onDelta func(string)) (model.Response, error)
+	requests []model.Request
+}
+
+func (f *fakeModel) Stream(ctx context.Context, req model.Request, onDelta func(string)) (model.Response, error) {
+	f.mu.Lock()
+	f.requests = append(f.requests, req)
+	if len(f.script) == 0 {
+		f.mu.Unlock()
+		return model.Response{}, &model.Error{Code: model.CodeProvider, Message: "script exhausted"}
+	}
+	step := f.script[0]
+	f.script = f.script[1:]
+	f.mu.Unlock()
+	return step(ctx, onDelta)
+}
+
+func text(parts ...string) func(context.Context, func(string)) (model.Response, error) {
+	return func(_ context.Context, on func(string)) (model.Response, error) {
+		for _, p := range parts {
+			on(p)
+		}
+		return model.Response{Content: strings.Join(parts, ""), Usage: &model.Usage{InputTokens: 10, OutputTokens: 2, TotalTokens: 12}}, nil
+	}
+}
+
+func calls(cs ...model.ToolCall) func(context.Context, func(string)) (model.Response, error) {
+	return func(context.Context, func(string)) (model.Response, error) {
+		return model.Response{ToolCalls: cs, Usage: &model.Usage{InputTokens: 5, OutputTokens: 1, TotalTokens: 6}}, nil
+	}
+}
+
+func failWith(code string) func(context.Context, func(string)) (model.Response, error) {
+	return func(context.Context, func(string)) (model.Response, error) {
+		return model.Response{}, &model.Error{Code: code, Message: "boom " + code}
+	}
+}
+
+type echoParams struct {
+	Text string `json:"text"`
+	N    int    `json:"n,omitempty"`
+}
+
+// testTools: echo (read_only), touch (filesystem), block (read_only, waits
+// for cancellation), order (records call order).
+func testTools(t *testing.T, order *[]string) *tool.Registry {
+	t.Helper()
+	echo := tool.MustDefine("echo", "echo text", nil, func(env tool.Env, p echoParams) (tool.Plan, error) {
+		return tool.Plan{Risk: tool.ReadOnly, Summary: "echo " + p.Text, Run: func(ctx context.Context) tool.Result {
+			*order = append(*order, p.Text)
+			return tool.Result{Success: true, Output: "echo:" + p.Text}
+		}}, nil
+	})
+	touch := tool.MustDefine("touch", "touch", nil, func(env tool.Env, p echoParams) (tool.Plan, error) {
+		return tool.Plan{Risk: tool.Filesystem, Summary: "touch " + p.Text, Run: func(ctx context.Context) tool.Result {
+			*order = append(*order, "touch:"+p.Text)
+			return tool.Result{Success: true, Output: "touched"}
+		}}, nil
+	})
+	block := tool.MustDefine("block", "blocks until cancelled", nil, func(env tool.Env, p echoParams) (tool.Plan, error) {
+		return tool.Plan{Risk: tool.ReadOnly, Summary: "block", Run: func(ctx context.Context) tool.Result {
+			env.Progress("working")
+			<-ctx.Done()
+			return tool.Fail(tool.Cancelled, "cancelled")
+		}}, nil
+	})
+	r, err := tool.NewRegistry(echo, touch, block)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+func newSession(t *testing.T, fm *fakeModel, reg *tool.Registry, policy approval.Policy) *Session {
+	t.Helper()
+	return New(Options{
+		Model: fm, ModelName: "m", Registry: reg, Policy: policy, SystemPrompt: "sys",
+		MaxSteps: 8, Workspace: "/ws", SessionID: "s1", OutputLimit: 4096,
+		Context: ContextOptions{MaxTokens: 100000, ReserveOutputTokens: 100, SafetyMarginTokens: 10, BytesPerToken: 3, SummaryMaxChars: 600},
+		History: HistoryOptions{MaxBytes: 1 << 20, MaxMessages: 1000},
+	})
+}
+
+type recorder struct {
+	mu  sync.Mutex
+	evs []proto.Event
+	// onApproval answers approval.requested.
+	onApproval func(e proto.Event)
+}
+
+func (r *recorder) emit(e proto.Event) {
+	r.mu.Lock()
+	r.evs = append(r.evs, e)
+	r.mu.Unlock()
+	if e.Type == proto.EventApprovalRequested && r.onApproval != nil {
+		go r.onApproval(e)
+	}
+}
+
+func (r *recorder) types() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []string
+	for _, e := range r.evs {
+		s := e.Type
+		if e.Type == proto.EventToolCompleted {
+			s += fmt.Sprintf("(%s,%v,%s)", e.Name, *e.Success, e.Error)
+		}
+		if e.Type == proto.EventTurnFailed {
+			s += "(" + e.Code + ")"
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+func (r *recorder) last() proto.Event {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.evs[len(r.evs)-1]
+}
+
+func call(id, name, args string) model.ToolCall {
+	return model.ToolCall{ID: id, Name: name, Arguments: args}
+}
+
+func TestToolLoopSerialOrder(t *testing.T) {
+	var order []string
+	fm := &fakeModel{script: []func(context.Context, func(string)) (model.Response, error){
+		calls(call("c1", "echo", `{"text":"a"}`), call("c2", "echo", `{"text":"b"}`), call("c3", "echo", `{"text":"c"}`)),
+		calls(call("c4", "echo", `{"text":"d"}`)),
+		text("do", "ne"),
+	}}
+	s := newSession(t, fm, testTools(t, &order), approval.OnRisk)
+	rec := &recorder{}
+	s.RunTurn(t.Context(), "t1", "go", rec.emit)
+	want := []string{
+		"turn.started", "assistant.completed",
+		"tool.proposed", "tool.started", "tool.completed(echo,true,)",
+		"tool.proposed", "tool.started", "tool.completed(echo,true,)",
+		"tool.proposed", "tool.started", "tool.completed(echo,true,)",
+		"assistant.completed", "tool.proposed", "tool.started", "tool.completed(echo,true,)",
+		"assistant.delta", "assistant.delta", "assistant.completed", "turn.completed",
+	}
+	if d := cmp.Diff(want, rec.types()); d != "" {
+		t.Fatalf("events (-want +got):\n%s", d)
+	}
+	if d := cmp.Diff([]string{"a", "b", "c", "d"}, order); d != "" {
+		t.Fatalf("order (-want +got):\n%s", d)
+	}
+	end := rec.last()
+	if *end.Steps != 3 || end.Usage.TotalTokens != 24 {
+		t.Fatalf("turn.completed steps=%d usage=%+v", *end.Steps, end.Usage)
+	}
+	// The third request replays the history: user, assistant(3 calls), 3 tool
+	// results, assistant(1 call), 1 tool result.
+	req := fm.requests[2]
+	var roles []string
+	for _, m := range req.Messages {
+		roles = append(roles, string(m.Role))
+	}
+	if d := cmp.Diff([]string{"user", "assistant", "tool", "tool", "tool", "assistant", "tool"}, roles); d != "" {
+		t.Fatalf("replayed roles (-want +got):\n%s", d)
+	}
+	if req.Messages[2].Content != "echo:a" || req.Messages[2].ToolCallID != "c1" {
+		t.Fatalf("tool result = %+v", req.Messages[2])
+	}
+	if len(req.Tools) != 3 || req.Instructions != "sys" {
+		t.Fatalf("tools=%d instructions=%q", len(req.Tools), req.Instructions)
+	}
+	if s.HistoryLen() != 8 {
+		t.Fatalf("history len = %d, want 8", s.HistoryLen())
+	}
+}
+
+func TestInvalidArgumentsBeforeApproval(t *testing.T) {
+	var order []string
+	fm := &fakeModel{script: []func(context.Context, func(string)) (model.Response, error){
+		calls(call("c1", "touch", `{"text":1}`), call("c2", "nope", `{}`), call("c3", "touch", `{"text":"x","extra":true}`)),
+		text("ok"),
+	}}
+	s := newSession(t, fm, testTools(t, &order), approval.Always)
+	rec := &recorder{onApproval: func(e proto.Event) { t.Errorf("approval asked for %s", e.CallID) }}
+	s.RunTurn(t.Context(), "t1", "go", rec.emit)
+	want := []string{"turn.started", "assistant.completed",
+		"tool.proposed", "tool.completed(touch,false,invalid_arguments)",
+		"tool.proposed", "tool.completed(nope,false,unknown_tool)",
+		"tool.proposed", "tool.completed(touch,false,invalid_arguments)",
+		"assistant.delta", "assistant.completed", "turn.completed"}
+	if d := cmp.Diff(want, rec.types()); d != "" {
+		t.Fatalf("events (-want +got):\n%s", d)
+	}
+	if len(order) != 0 {
+		t.Fatalf("tools ran: %v", order)
+	}
+	if got := fm.requests[1].Messages[2].Content; !strings.Contains(got, "`text` has type integer") {
+		t.Fatalf("model saw %q", got)
+	}
+}
+
+func TestApprovalPolicies(t *testing.T) {
+	tests := []struct {
+		name    string
+		policy  approval.Policy
+		answer  *bool // nil: no approval expected
+		want    string
+		touched bool
+	}{
+		{"on-risk approve", approval.OnRisk, proto.Ptr(true), "tool.completed(touch,true,)", true},
+		{"on-risk deny", approval.OnRisk, proto.Ptr(false), "tool.completed(touch,false,denied)", false},
+		{"always approve", approval.Always, proto.Ptr(true), "tool.completed(touch,true,)", true},
+		{"never denies without asking", approval.Never, nil, "tool.completed(touch,false,denied)", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var order []string
+			fm := &fakeModel{script: []func(context.Context, func(string)) (model.Response, error){
+				calls(call("c1", "touch", `{"text":"f"}`)), text("ok"),
+			}}
+			s := newSession(t, fm, testTools(t, &order), tt.policy)
+			asked := 0
+			rec := &recorder{}
+			rec.onApproval = func(e proto.Event) {
+				asked++
+				if e.Risk != "filesystem" || e.Summary != "touch f" || e.Cwd != "/ws" || e.Name != "touch" {
+					t.Errorf("approval.requested = %+v", e)
+				}
+				if !s.Resolve(e.ApprovalID, *tt.answer) {
+					t.Errorf("resolve failed")
+				}
+			}
+			s.RunTurn(t.Context(), "t1", "go", rec.emit)
+			got := rec.types()
+			if !contains(got, tt.want) {
+				t.Fatalf("events %v lack %s", got, tt.want)
+			}
+			if (tt.answer != nil) != (asked == 1) {
+				t.Fatalf("asked %d times", asked)
+			}
+			if (len(order) == 1) != tt.touched {
+				t.Fatalf("ran = %v", order)
+			}
+			if !tt.touched && !strings.Contains(fm.requests[1].Messages[2].Content, "denied") {
+				t.Fatalf("model was not told about the denial: %q", fm.requests[1].Messages[2].Content)
+			}
+			if tt.answer != nil && !*tt.answer && contains(got, "tool.started") {
+				t.Fatal("denied call started")
+			}
+		})
+	}
+}
+
+func contains(xs []string, x string) bool {
+	for _, s := range xs {
+		if s == x {
+			return true
+		}
+	}
+	return false
+}
+
+func TestFailuresRestoreHistory(t *testing.T) {
+	codes := map[string]string{model.CodeProvider: "provider_error", model.CodeResponse: "response_limit", model.CodeTool: "tool_limit"}
+	for mc, want := range codes {
+		t.Run(want, func(t *testing.T) {
+			var order []string
+			fm := &fakeModel{script: []func(context.Context, func(string)) (model.Response, error){
+				text("first"), calls(call("c1", "echo", `{"text":"a"}`)), failWith(mc),
+			}}
+			s := newSession(t, fm, testTools(t, &order), approval.OnRisk)
+			rec := &recorder{}
+			s.RunTurn(t.Context(), "t1", "one", rec.emit)
+			if s.HistoryLen() != 2 {
+				t.Fatalf("history = %d after first turn", s.HistoryLen())
+			}
+			s.RunTurn(t.Context(), "t2", "two", rec.emit)
+			last := rec.last()
+			if last.Type != proto.EventTurnFailed || last.Code != want || !strings.Contains(last.Message, "boom") {
+				t.Fatalf("last event = %+v", last)
+			}
+			if s.HistoryLen() != 2 {
+				t.Fatalf("history = %d after failed turn, want 2", s.HistoryLen())
+			}
+		})
+	}
+}
+
+func TestStepLimit(t *testing.T) {
+	var order []string
+	var script []func(context.Context, func(string)) (model.Response, error)
+	for i := 0; i < 10; i++ {
+		script = append(script, calls(call(fmt.Sprint("c", i), "echo", `{"text":"x"}`)))
+	}
+	fm := &fakeModel{script: script}
+	s := newSession(t, fm, testTools(t, &order), approval.OnRisk)
+	s.opts.MaxSteps = 3
+	rec := &recorder{}
+	s.RunTurn(t.Context(), "t1", "loop", rec.emit)
+	if last := rec.last(); last.Code != proto.FailStep {
+		t.Fatalf("last = %+v", last)
+	}
+	if len(fm.requests) != 3 {
+		t.Fatalf("requests = %d, want 3 (no request after the limit)", len(fm.requests))
+	}
+	if s.HistoryLen() != 0 {
+		t.Fatalf("history not restored: %d", s.HistoryLen())
+	}
+}
+
+func TestCancelDuringToolAndApproval(t *testing.T) {
+	t.Run("tool", func(t *testing.T) {
+		var order []string
+		fm := &fakeModel{script: []func(context.Context, func(string)) (model.Response, error){calls(call("c1", "block", `{"text":""}`))}}
+		s := newSession(t, fm, testTools(t, &order), approval.OnRisk)
+		ctx, cancel := context.WithCancel(t.Context())
+		rec := &recorder{}
+		done := make(chan struct{})
+		go func() { s.RunTurn(ctx, "t1", "go", rec.emit); close(done) }()
+		waitFor(t, func() bool { return contains(rec.types(), "tool.progress") })
+		cancel()
+		<-done
+		want := []string{"turn.started", "assistant.completed", "tool.proposed", "tool.started", "tool.progress", "tool.completed(block,false,cancelled)", "turn.cancelled"}
+		if d := cmp.Diff(want, rec.types()); d != "" {
+			t.Fatalf("events (-want +got):\n%s", d)
+		}
+		if s.HistoryLen() != 0 {
+			t.Fatal("history not restored")
+		}
+	})
+	t.Run("approval", func(t *testing.T) {
+		var order []string
+		fm := &fakeModel{script: []func(context.Context, func(string)) (model.Response, error){calls(call("c1", "touch", `{"text":"x"}`))}}
+		s := newSession(t, fm, testTools(t, &order), approval.OnRisk)
+		ctx, cancel := context.WithCancel(t.Context())
+		rec := &recorder{onApproval: func(proto.Event) { cancel() }}
+		s.RunTurn(ctx, "t1", "go", rec.emit)
+		got := rec.types()
+		if !contains(got, "tool.completed(touch,false,cancelled)") || got[len(got)-1] != "turn.cancelled" || contains(got, "tool.started") {
+			t.Fatalf("events = %v", got)
+		}
+		if len(order) != 0 {
+			t.Fatal("tool ran after cancellation")
+		}
+	})
+	t.Run("streaming", func(t *testing.T) {
+		var order []string
+		fm := &fakeModel{script: []func(context.Context, func(string)) (model.Response, error){
+			func(ctx context.Context, on func(string)) (model.Response, error) {
+				on("partial")
+				<-ctx.Done()
+				return model.Response{}, &model.Error{Code: model.CodeProvider, Message: "context canceled"}
+			},
+		}}
+		s := newSession(t, fm, testTools(t, &order), approval.OnRisk)
+		ctx, cancel := context.WithCancel(t.Context())
+		rec := &recorder{}
+		done := make(chan struct{})
+		go func() { s.RunTurn(ctx, "t1", "go", rec.emit); close(done) }()
+		waitFor(t, func() bool { return contains(rec.types(), "assistant.delta") })
+		cancel()
+		<-done
+		if got := rec.types(); got[len(got)-1] != "turn.cancelled" {
+			t.Fatalf("events = %v", got)
+		}
+	})
+}
+
+func waitFor(t *testing.T, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatal("condition not reached")
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+func TestContextCompaction(t *testing.T) {
+	var order []string
+	var script []func(context.Context, func(string)) (model.Response, error)
+	for i := 0; i < 12; i++ {
+		script = append(script, calls(call(fmt.Sprint("c", i), "echo", fmt.Sprintf(`{"text":"%s"}`, strings.Repeat("y", 90)))), text(strings.Repeat("answer ", 20)))
+	}
+	fm := &fakeModel{script: script}
+	s := newSession(t, fm, testTools(t, &order), approval.OnRisk)
+	s.opts.Context.MaxTokens = s.fixed + 110 + 700 // room for a few turns only
+	s.opts.Context.ReserveOutputTokens = 100
+	s.opts.Context.SafetyMarginTokens = 10
+	rec := &recorder{}
+	for i := 0; i < 12; i++ {
+		s.RunTurn(t.Context(), fmt.Sprint("t", i), fmt.Sprintf("prompt %d %s", i, strings.Repeat("p", 60)), rec.emit)
+		if last := rec.last(); last.Type != proto.EventTurnCompleted {
+			t.Fatalf("turn %d ended with %+v", i, last)
+		}
+	}
+	var compacted []proto.Event
+	for _, e := range rec.evs {
+		if e.Type == proto.EventContextCompacted {
+			compacted = append(compacted, e)
+		}
+	}
+	if len(compacted) == 0 {
+		t.Fatal("no context.compacted event")
+	}
+	c := compacted[len(compacted)-1]
+	if *c.AfterTokens >= *c.BeforeTokens || *c.RemovedMessages <= 0 {
+		t.Fatalf("compacted = before %d after %d removed %d", *c.BeforeTokens, *c.AfterTokens, *c.RemovedMessages)
+	}
+	last := fm.requests[len(fm.requests)-1]
+	note := last.Messages[0].Content
+	if !strings.HasPrefix(note, "[context note]") || !strings.Contains(note, "- goal: prompt 0") && !strings.Contains(note, "- tool echo ok") {
+		t.Fatalf("note = %q", note)
+	}
+	if len(note) > 600 {
+		t.Fatalf("note is %d chars, above summary_max_chars", len(note))
+	}
+	// The newest user message is always in the request.
+	found := false
+	for _, m := range last.Messages {
+		if strings.HasPrefix(m.Content, "prompt 11") {
+			found = true
+		}
+	}
+	if !found {
+		t.Fatal("newest prompt missing from the request")
+	}
+	// Tool messages always follow their assistant call.
+	for i, m := range last.Messages {
+		if m.Role == model.ToolRole && (i == 0 || (last.Messages[i-1].Role != model.Assistant && last.Messages[i-1].Role != model.ToolRole)) {
+			t.Fatalf("orphan tool message at %d", i)
+		}
+	}
+	// Selection is deterministic.
+	a, err := selectMessages(s.opts.Context, s.fixed, s.hist.msgs, s.hist.meta, s.hist.turnStart)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := selectMessages(s.opts.Context, s.fixed, s.hist.msgs, s.hist.meta, s.hist.turnStart)
+	if d := cmp.Diff(a.msgs, b.msgs); d != "" {
+		t.Fatal("selection not deterministic")
+	}
+}
+
+func TestContextLimit(t *testing.T) {
+	var order []string
+	fm := &fakeModel{script: []func(context.Context, func(string)) (model.Response, error){text("never")}}
+	s := newSession(t, fm, testTools(t, &order), approval.OnRisk)
+	s.opts.Context.MaxTokens = s.fixed + 200
+	rec := &recorder{}
+	s.RunTurn(t.Context(), "t1", strings.Repeat("z", 3000), rec.emit)
+	if last := rec.last(); last.Code != proto.FailContext {
+		t.Fatalf("last = %+v", last)
+	}
+	if len(fm.requests) != 0 {
+		t.Fatal("request sent despite context_limit")
+	}
+}
+
+func TestHistoryTrimAndLimit(t *testing.T) {
+	var order []string
+	var script []func(context.Context, func(string)) (model.Response, error)
+	for i := 0; i < 6; i++ {
+		script = append(script, text(strings.Repeat("a", 100)))
+	}
+	fm := &fakeModel{script: script}
+	s := newSession(t, fm, testTools(t, &order), approval.OnRisk)
+	s.opts.History = HistoryOptions{MaxBytes: 1000, MaxMessages: 5}
+	rec := &recorder{}
+	for i := 0; i < 4; i++ {
+		s.RunTurn(t.Context(), fmt.Sprint("t", i), "hello", rec.emit)
+	}
+	var trimmed []proto.Event
+	for _, e := range rec.evs {
+		if e.Type == proto.EventSessionTrimmed {
+			trimmed = append(trimmed, e)
+		}
+	}
+	if len(trimmed) == 0 || s.HistoryLen() > 5 {
+		t.Fatalf("trimmed=%d history=%d", len(trimmed), s.HistoryLen())
+	}
+	before := s.HistoryLen()
+	s.RunTurn(t.Context(), "big", strings.Repeat("b", 2000), rec.emit)
+	if last := rec.last(); last.Code != proto.FailHistory {
+		t.Fatalf("last = %+v", last)
+	}
+	if s.HistoryLen() != before {
+		t.Fatalf("history %d, want restored %d", s.HistoryLen(), before)
+	}
+}
+
+func TestProgressBoundedAndRedacted(t *testing.T) {
+	rec := &recorder{}
+	send, stop := newProgress("c1", rec.emit)
+	send("line one\napi_key=sk-abcdefghijklmnop " + strings.Repeat("x", 400))
+	send("too soon")
+	stop()
+	send("after stop")
+	if len(rec.evs) != 1 {
+		t.Fatalf("events = %d", len(rec.evs))
+	}
+	txt := rec.evs[0].Text
+	if strings.Contains(txt, "sk-abc") || len(txt) > proto.MaxProgressBytes || strings.Contains(txt, "\n") {
+		t.Fatalf("progress = %q", txt)
+	}
+}
+
+func TestBoundCapsOutput(t *testing.T) {
+	s := &Session{opts: Options{OutputLimit: 200}}
+	res := s.bound(tool.Result{Success: true, Output: strings.Repeat("é", 500), JSON: true})
+	if len(res.Output) > 200 || !res.Truncated || res.JSON {
+		t.Fatalf("bound = %d bytes, truncated %v", len(res.Output), res.Truncated)
+	}
+	if !json.Valid([]byte(`"` + res.Output[:10] + `"`)) {
+		t.Fatal("cut broke UTF-8")
+	}
+}

@@ -1,0 +1,207 @@
+package agent
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/scv-agent/scv/internal/model"
+	"github.com/scv-agent/scv/internal/proto"
+)
+
+// ContextOptions are the [context] settings.
+type ContextOptions struct {
+	MaxTokens           int
+	ReserveOutputTokens int
+	SafetyMarginTokens  int
+	BytesPerToken       int
+	SummaryMaxChars     int
+}
+
+func (c ContextOptions) bpt() int {
+	if c.BytesPerToken <= 0 {
+		return 3
+	}
+	return c.BytesPerToken
+}
+
+func estimateText(c ContextOptions, s string) int {
+	b := c.bpt()
+	return (len(s) + b - 1) / b
+}
+
+// estimate is ceil(bytes / bytes_per_token) + 4 per message.
+func estimate(c ContextOptions, n int) int {
+	b := c.bpt()
+	return (n+b-1)/b + 4
+}
+
+func estimateMessages(c ContextOptions, msgs []model.Message) int {
+	t := 0
+	for _, m := range msgs {
+		t += estimate(c, messageBytes(m))
+	}
+	return t
+}
+
+// selection is the outcome of context selection.
+type selection struct {
+	msgs    []model.Message
+	removed int
+	before  int
+	after   int
+}
+
+// selectContext picks the model-visible messages and reports compaction.
+func (s *Session) selectContext(ev Emit) ([]model.Message, error) {
+	sel, err := selectMessages(s.opts.Context, s.fixed, s.hist.msgs, s.hist.meta, s.hist.turnStart)
+	if err != nil {
+		return nil, err
+	}
+	if sel.removed > 0 && sel.removed != s.lastCut {
+		ev(proto.Event{Type: proto.EventContextCompacted, BeforeTokens: proto.Ptr(sel.before), AfterTokens: proto.Ptr(sel.after), RemovedMessages: proto.Ptr(sel.removed)})
+	}
+	s.lastCut = sel.removed
+	return sel.msgs, nil
+}
+
+// selectMessages keeps the newest user message (at index user) and whole
+// assistant/tool groups, newest first, as many as fit the budget; the rest is
+// replaced by one deterministic compaction note. It is a pure function.
+func selectMessages(c ContextOptions, fixed int, msgs []model.Message, metas []meta, user int) (selection, error) {
+	budget := c.MaxTokens - c.ReserveOutputTokens - c.SafetyMarginTokens - fixed
+	if user < 0 || user >= len(msgs) || msgs[user].Role != model.User {
+		user = lastUser(msgs)
+	}
+	if user < 0 {
+		return selection{}, fail(proto.FailInternal, "no user message to answer")
+	}
+	cost := make([]int, len(msgs))
+	total := 0
+	for i := range msgs {
+		cost[i] = estimate(c, metas[i].bytes)
+		total += cost[i]
+	}
+	if cost[user] > budget {
+		return selection{}, fail(proto.FailContext, "the system prompt, tool schemas and the newest message need about %d tokens, above the %d available (context.max_tokens %d minus reserves); shorten the prompt or raise context.max_tokens", fixed+cost[user], c.MaxTokens-c.ReserveOutputTokens-c.SafetyMarginTokens, c.MaxTokens)
+	}
+	if fixed+total <= c.MaxTokens-c.ReserveOutputTokens-c.SafetyMarginTokens {
+		return selection{msgs: msgs, before: fixed + total, after: fixed + total}, nil
+	}
+	// Group starts, oldest first.
+	var starts []int
+	for i := 0; i < len(msgs); i = groupEnd(msgs, i) {
+		starts = append(starts, i)
+	}
+	keepFrom := len(msgs) // kept suffix starts here (user message aside)
+	used := cost[user]
+	for g := len(starts) - 1; g >= 0; g-- {
+		st, end := starts[g], groupEnd(msgs, starts[g])
+		if st == user {
+			keepFrom = st
+			continue
+		}
+		gc := 0
+		for i := st; i < end; i++ {
+			gc += cost[i]
+		}
+		if used+gc > budget {
+			break
+		}
+		used += gc
+		keepFrom = st
+	}
+	for {
+		kept, removedIdx := assemble(msgs, keepFrom, user)
+		note := compactionNote(msgs, metas, removedIdx, c.SummaryMaxChars)
+		noteMsg := model.Message{Role: model.User, Content: note}
+		after := used + estimate(c, messageBytes(noteMsg))
+		if after <= budget || keepFrom >= len(msgs) {
+			out := append([]model.Message{noteMsg}, kept...)
+			if after > budget {
+				// Even the note does not fit beside the newest message: send
+				// without it rather than fail.
+				out = kept
+				after = used
+			}
+			return selection{msgs: out, removed: len(removedIdx), before: fixed + total, after: fixed + after}, nil
+		}
+		// Drop the oldest kept group other than the user message and retry.
+		if keepFrom == user {
+			keepFrom = groupEnd(msgs, user)
+			continue
+		}
+		end := groupEnd(msgs, keepFrom)
+		for i := keepFrom; i < end; i++ {
+			used -= cost[i]
+		}
+		keepFrom = end
+	}
+}
+
+// assemble returns the kept messages in order and the removed indices.
+func assemble(msgs []model.Message, keepFrom, user int) ([]model.Message, []int) {
+	var kept []model.Message
+	var removed []int
+	for i := range msgs {
+		if i >= keepFrom || i == user {
+			kept = append(kept, msgs[i])
+		} else {
+			removed = append(removed, i)
+		}
+	}
+	return kept, removed
+}
+
+// compactionNote summarises removed messages deterministically: prior goals
+// (user prompts), outcomes (assistant text), and each tool call's name,
+// success and a short tail of its output, newest entries kept when the note
+// exceeds maxChars.
+func compactionNote(msgs []model.Message, metas []meta, removed []int, maxChars int) string {
+	if maxChars <= 0 {
+		maxChars = 6000
+	}
+	header := fmt.Sprintf("[context note] %d earlier messages were removed to fit the context window. Summary of what they held:", len(removed))
+	var lines []string
+	for _, i := range removed {
+		m := msgs[i]
+		switch m.Role {
+		case model.User:
+			lines = append(lines, "- goal: "+oneLine(m.Content, 200))
+		case model.Assistant:
+			if strings.TrimSpace(m.Content) != "" {
+				lines = append(lines, "- outcome: "+oneLine(m.Content, 200))
+			}
+		case model.ToolRole:
+			status := "ok"
+			if !metas[i].ok {
+				status = "failed"
+			}
+			lines = append(lines, fmt.Sprintf("- tool %s %s: %s", m.Name, status, tail(oneLine(m.Content, 1<<20), 120)))
+		}
+	}
+	budget := maxChars - len(header) - 1
+	var kept []string
+	for i := len(lines) - 1; i >= 0; i-- {
+		if budget-len(lines[i])-1 < 0 {
+			break
+		}
+		budget -= len(lines[i]) + 1
+		kept = append(kept, lines[i])
+	}
+	var b strings.Builder
+	b.WriteString(header)
+	for i := len(kept) - 1; i >= 0; i-- {
+		b.WriteString("\n")
+		b.WriteString(kept[i])
+	}
+	return truncateUTF8(b.String(), maxChars)
+}
+
+func lastUser(msgs []model.Message) int {
+	for i := len(msgs) - 1; i >= 0; i-- {
+		if msgs[i].Role == model.User {
+			return i
+		}
+	}
+	return -1
+}

@@ -1,0 +1,112 @@
+package agent
+
+import (
+	"github.com/scv-agent/scv/internal/model"
+	"github.com/scv-agent/scv/internal/proto"
+)
+
+// HistoryOptions bound the canonical history (session.*).
+type HistoryOptions struct {
+	MaxBytes    int
+	MaxMessages int
+}
+
+// meta is what the loop remembers about a message beyond its text.
+type meta struct {
+	bytes int
+	ok    bool // tool messages: the call succeeded
+}
+
+// history is the canonical conversation. Messages are only appended at the
+// end or removed, in whole groups, from the front; turnStart marks the
+// current turn's user message, which is never trimmed.
+type history struct {
+	msgs      []model.Message
+	meta      []meta
+	bytes     int
+	turnStart int
+}
+
+type snapshot struct {
+	msgs      []model.Message
+	meta      []meta
+	bytes     int
+	turnStart int
+}
+
+// snapshot captures the history cheaply: later appends never write below
+// the captured length and trims only re-slice.
+func (h *history) snapshot() snapshot {
+	return snapshot{msgs: h.msgs[:len(h.msgs):len(h.msgs)], meta: h.meta[:len(h.meta):len(h.meta)], bytes: h.bytes, turnStart: h.turnStart}
+}
+
+func (h *history) restore(s snapshot) {
+	h.msgs, h.meta, h.bytes, h.turnStart = s.msgs, s.meta, s.bytes, s.turnStart
+}
+
+func (h *history) append(m model.Message, ok bool) {
+	if m.Role == model.User {
+		h.turnStart = len(h.msgs)
+	}
+	n := messageBytes(m)
+	h.msgs = append(h.msgs, m)
+	h.meta = append(h.meta, meta{bytes: n, ok: ok})
+	h.bytes += n
+}
+
+// dropFront removes the first n messages.
+func (h *history) dropFront(n int) {
+	for _, m := range h.meta[:n] {
+		h.bytes -= m.bytes
+	}
+	h.msgs = h.msgs[n:]
+	h.meta = h.meta[n:]
+	h.turnStart -= n
+}
+
+func messageBytes(m model.Message) int {
+	n := len(m.Content) + len(m.ToolCallID) + len(m.Name) + len(m.Role)
+	for _, c := range m.ToolCalls {
+		n += len(c.ID) + len(c.Name) + len(c.Arguments)
+	}
+	return n
+}
+
+// groupEnd returns the index after the group starting at i: a user message
+// alone, or an assistant message with the tool messages answering it.
+func groupEnd(msgs []model.Message, i int) int {
+	j := i + 1
+	for j < len(msgs) && msgs[j].Role == model.ToolRole {
+		j++
+	}
+	return j
+}
+
+// trim keeps the canonical history within session.max_history_bytes and
+// max_messages by removing the oldest whole groups before the current turn.
+func (s *Session) trim(ev Emit) error {
+	h := &s.hist
+	lim := s.opts.History
+	over := func() bool {
+		return (lim.MaxBytes > 0 && h.bytes > lim.MaxBytes) || (lim.MaxMessages > 0 && len(h.msgs) > lim.MaxMessages)
+	}
+	if !over() {
+		return nil
+	}
+	removed := 0
+	for over() && h.turnStart > 0 {
+		n := groupEnd(h.msgs, 0)
+		if n > h.turnStart {
+			n = h.turnStart
+		}
+		h.dropFront(n)
+		removed += n
+	}
+	if removed > 0 {
+		ev(proto.Event{Type: proto.EventSessionTrimmed, RemovedMessages: proto.Ptr(removed), HistoryBytes: proto.Ptr(h.bytes)})
+	}
+	if over() {
+		return fail(proto.FailHistory, "the current turn alone needs %d bytes in %d messages, above session.max_history_bytes (%d) or session.max_messages (%d); start with a smaller prompt or raise the limits", h.bytes, len(h.msgs), lim.MaxBytes, lim.MaxMessages)
+	}
+	return nil
+}

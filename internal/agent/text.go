@@ -1,0 +1,109 @@
+package agent
+
+import (
+	"encoding/json"
+	"regexp"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/scv-agent/scv/internal/proto"
+)
+
+// truncateUTF8 cuts s to at most n bytes on a character boundary.
+func truncateUTF8(s string, n int) string {
+	if n < 0 {
+		n = 0
+	}
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
+}
+
+// oneLine folds whitespace and bounds s to n bytes with an ellipsis.
+func oneLine(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) <= n {
+		return s
+	}
+	return truncateUTF8(s, n-3) + "..."
+}
+
+// tail returns the last n bytes of s on a character boundary.
+func tail(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	i := len(s) - n
+	for i < len(s) && !utf8.RuneStart(s[i]) {
+		i++
+	}
+	return "…" + s[i:]
+}
+
+// rawArgs returns the call's arguments as JSON for tool.proposed: valid JSON
+// as is, anything else as a JSON string.
+func rawArgs(args string) json.RawMessage {
+	if strings.TrimSpace(args) == "" {
+		return json.RawMessage("{}")
+	}
+	if json.Valid([]byte(args)) {
+		return json.RawMessage(args)
+	}
+	b, _ := json.Marshal(args)
+	return b
+}
+
+var credentialRE = regexp.MustCompile(`(?i)(bearer\s+\S+|\b(sk|pk|rk|ghp|gho|ghs|xox[abp]|glpat)[-_][A-Za-z0-9_\-]{8,}|\bAKIA[0-9A-Z]{12,}|\b[A-Za-z0-9_]*(api[_-]?key|token|secret|password|passwd)[A-Za-z0-9_]*\s*[=:]\s*\S+)`)
+
+// Redact replaces credential-looking values with "…".
+func Redact(s string) string { return credentialRE.ReplaceAllString(s, "…") }
+
+// progress throttles, bounds and redacts tool.progress lines of one call.
+type progress struct {
+	mu     sync.Mutex
+	callID string
+	ev     Emit
+	last   time.Time
+	closed bool
+}
+
+// newProgress returns the call's progress sink and a stop function after
+// which nothing more is emitted (so no progress follows tool.completed).
+func newProgress(callID string, ev Emit) (func(string), func()) {
+	p := &progress{callID: callID, ev: ev}
+	return p.send, func() {
+		p.mu.Lock()
+		p.closed = true
+		p.mu.Unlock()
+	}
+}
+
+func (p *progress) send(text string) {
+	line := strings.TrimSpace(text)
+	if i := strings.LastIndexByte(line, '\n'); i >= 0 {
+		line = strings.TrimSpace(line[i+1:])
+	}
+	line = truncateUTF8(Redact(strings.Map(func(r rune) rune {
+		if r < 0x20 || r == 0x7f {
+			return ' '
+		}
+		return r
+	}, line)), proto.MaxProgressBytes)
+	if line == "" {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	now := time.Now()
+	if p.closed || now.Sub(p.last) < proto.ProgressIntervalMS*time.Millisecond {
+		return
+	}
+	p.last = now
+	p.ev(proto.Event{Type: proto.EventToolProgress, CallID: p.callID, Text: line})
+}
