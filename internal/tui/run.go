@@ -53,7 +53,7 @@ func Run(ctx context.Context, opts Options) error {
 	if out == nil {
 		out = os.Stdout
 	}
-	p := tea.NewProgram(m, tea.WithContext(ctx), tea.WithInput(in), tea.WithOutput(out))
+	p := newProgram(ctx, m, in, out)
 	pumped := make(chan struct{})
 	go func() {
 		defer close(pumped)
@@ -69,4 +69,10 @@ func Run(ctx context.Context, opts Options) error {
 		return nil // interrupted: the terminal is restored, leave quietly
 	}
 	return runErr
+}
+
+// newProgram is the one place the Bubble Tea program is configured. Its
+// panic recovery and signal handling stay on: they restore the terminal.
+func newProgram(ctx context.Context, m tea.Model, in io.Reader, out io.Writer) *tea.Program {
+	return tea.NewProgram(m, tea.WithContext(ctx), tea.WithInput(in), tea.WithOutput(out))
 }
