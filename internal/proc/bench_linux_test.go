@@ -37,3 +37,19 @@ func BenchmarkRun(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkStopTaggedNone is the cost the tag sweep adds to every call when
+// nothing escaped: one scan of /proc/*/environ.
+func BenchmarkStopTaggedNone(b *testing.B) {
+	for b.Loop() {
+		StopTagged("SCV_PROC_BENCH_TAG=none", DefaultGrace)
+	}
+}
+
+// BenchmarkStopGroupEmpty is the cost of the group stop after a leader
+// that left nothing behind.
+func BenchmarkStopGroupEmpty(b *testing.B) {
+	for b.Loop() {
+		StopGroup(1<<22-1, DefaultGrace)
+	}
+}

@@ -241,7 +241,9 @@ func TestSetsidEscapee(t *testing.T) {
 			if diff := cmp.Diff(runOut{Result{ExitCode: intp(0)}, "started\n"}, r, ignoreDuration, cmp.AllowUnexported(runOut{})); diff != "" {
 				t.Errorf("result (-want +got):\n%s", diff)
 			}
-			if alive := anyAlive(pids); alive != tt.wantAlive {
+			// The test's own sweep KILLs without waiting: give the kernel a
+			// moment to finish the process after it closed the pipe.
+			if alive := !waitGone(pids, 500*time.Millisecond); alive != tt.wantAlive {
 				t.Errorf("setsid child %v alive = %v after Run, want %v", pids, alive, tt.wantAlive)
 			}
 			if !tt.wantAlive {

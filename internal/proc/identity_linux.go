@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"os"
 	"strconv"
 	"syscall"
 	"time"
@@ -51,7 +50,8 @@ func parseStat(b []byte) (stat, error) {
 }
 
 func readStat(pid int) (stat, error) {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	var buf [1024]byte
+	b, err := readInto(buf[:0], "/proc/"+strconv.Itoa(pid)+"/stat")
 	if err != nil {
 		return stat{}, err
 	}
