@@ -121,3 +121,29 @@ func JSONResult(success bool, kind ErrorKind, v any, truncated bool) Result {
 	}
 	return Result{Success: success, Error: kind, Output: string(b), JSON: true, Truncated: truncated}
 }
+
+// RiskClasser is implemented by tools that can state their risk class
+// without arguments, for listings (`scv tools list`). The risk of a call is
+// still decided per call by Plan.
+type RiskClasser interface {
+	RiskClass() string
+}
+
+// RiskClassOf returns t's declared risk class, or "per call".
+func RiskClassOf(t Tool) string {
+	if rc, ok := t.(RiskClasser); ok {
+		return rc.RiskClass()
+	}
+	return "per call"
+}
+
+type classed struct {
+	Tool
+	class string
+}
+
+func (c classed) RiskClass() string { return c.class }
+
+// WithRiskClass attaches a listing risk class to t, e.g. "read_only" or
+// "read_only (filesystem for secret-like paths)".
+func WithRiskClass(t Tool, class string) Tool { return classed{Tool: t, class: class} }

@@ -35,6 +35,10 @@ type ReadResult struct {
 
 // NewRead returns the `read` tool.
 func NewRead(opts Options) tool.Tool {
+	return tool.WithRiskClass(newReadTool(opts), "read_only (filesystem for secret-like paths)")
+}
+
+func newReadTool(opts Options) tool.Tool {
 	opts = opts.withDefaults()
 	max := int64(opts.MaxReadBytes)
 	desc := strings.ReplaceAll(readDescription, "{{MAX}}", strconv.FormatInt(max, 10))

@@ -50,6 +50,10 @@ type writer struct {
 
 // NewWrite returns the `write` tool.
 func NewWrite(opts Options) tool.Tool {
+	return tool.WithRiskClass(newWriteTool(opts), "filesystem")
+}
+
+func newWriteTool(opts Options) tool.Tool {
 	return newWrite(opts, nil)
 }
 

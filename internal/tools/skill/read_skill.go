@@ -49,6 +49,10 @@ type Result struct {
 
 // New returns the read_skill tool.
 func New(opts Options) tool.Tool {
+	return tool.WithRiskClass(newTool(opts), "read_only")
+}
+
+func newTool(opts Options) tool.Tool {
 	if opts.MaxBytes <= 0 {
 		opts.MaxBytes = DefaultMaxBytes
 	}

@@ -70,6 +70,14 @@ type fetcher struct {
 
 // NewFetch builds the web_fetch tool.
 func NewFetch(opts FetchOptions) (tool.Tool, error) {
+	t, err := newFetch(opts)
+	if err != nil {
+		return nil, err
+	}
+	return tool.WithRiskClass(t, "network (read_only for allowlisted HTTPS hosts)"), nil
+}
+
+func newFetch(opts FetchOptions) (tool.Tool, error) {
 	if opts.MaxBytes <= 0 {
 		opts.MaxBytes = DefaultFetchMaxBytes
 	}

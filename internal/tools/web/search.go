@@ -81,6 +81,14 @@ type searcher struct {
 // NewSearch builds the web_search tool. A missing endpoint or key is an
 // error naming the configuration key.
 func NewSearch(opts SearchOptions) (tool.Tool, error) {
+	t, err := newSearchTool(opts)
+	if err != nil {
+		return nil, err
+	}
+	return tool.WithRiskClass(t, "read_only"), nil
+}
+
+func newSearchTool(opts SearchOptions) (tool.Tool, error) {
 	if opts.MaxResults <= 0 {
 		opts.MaxResults = DefaultMaxSearchResults
 	}
