@@ -130,6 +130,13 @@ func newRootCmd(g *globals) *cobra.Command {
 		newVersionCmd(g),
 		newTUICmd(g),
 		newAgentsCmd(g),
+		newToolsCmd(g),
+		newExecCmd(g),
+		newServerCmd(g),
+		newRunCmd(g),
+		newStartCmd(g),
+		newStopCmd(g),
+		newStatusCmd(g),
 	)
 	attachTUIRoot(root, g)
 	return root

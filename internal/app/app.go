@@ -1,0 +1,298 @@
+// Package app is SCV's composition root: the one place where configuration
+// meets constructors. It loads the layered config for a workspace, builds
+// the tool registry of a session (file, shell, web, skill and agent tools),
+// the model client and the system prompt, and hands the server a Factory.
+package app
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sort"
+	"sync/atomic"
+	"time"
+
+	"github.com/scv-agent/scv/internal/agent"
+	"github.com/scv-agent/scv/internal/approval"
+	"github.com/scv-agent/scv/internal/config"
+	"github.com/scv-agent/scv/internal/delegation"
+	"github.com/scv-agent/scv/internal/model"
+	"github.com/scv-agent/scv/internal/netguard"
+	"github.com/scv-agent/scv/internal/paths"
+	"github.com/scv-agent/scv/internal/proto"
+	"github.com/scv-agent/scv/internal/server"
+	"github.com/scv-agent/scv/internal/skill"
+	"github.com/scv-agent/scv/internal/tool"
+	"github.com/scv-agent/scv/internal/tools/agents"
+	"github.com/scv-agent/scv/internal/tools/bash"
+	"github.com/scv-agent/scv/internal/tools/fs"
+	skilltool "github.com/scv-agent/scv/internal/tools/skill"
+	"github.com/scv-agent/scv/internal/tools/web"
+)
+
+// Options are the process-level inputs of the app.
+type Options struct {
+	Layout paths.Layout
+	// Env is the process environment.
+	Env map[string]string
+	// ExtraConfig is --config (SCV_CONFIG is read from Env by config).
+	ExtraConfig string
+	// Flags are the CLI overrides.
+	Flags  config.Overrides
+	Logger *slog.Logger
+	// Tracker records delegated runs; nil disables agent tools.
+	Tracker *delegation.Tracker
+	// InstanceID names this SCV process in SCV_PARENT tags.
+	InstanceID string
+}
+
+// App builds sessions and registries.
+type App struct {
+	opts     Options
+	sessions atomic.Int64
+}
+
+// New returns an App.
+func New(opts Options) *App {
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.InstanceID == "" {
+		opts.InstanceID = fmt.Sprintf("scv-%d", os.Getpid())
+	}
+	return &App{opts: opts}
+}
+
+// Depth is this process's own delegation depth (SCV_DELEGATION_DEPTH).
+func (a *App) Depth() int { return delegation.Depth(a.opts.Env) }
+
+// LoadConfig loads the layered configuration for workspace (empty: no
+// project layer) with the given overrides on top of the CLI flags.
+func (a *App) LoadConfig(workspace string, over config.Overrides) (*config.Loaded, error) {
+	flags := a.opts.Flags
+	if over.Model != "" {
+		flags.Model = over.Model
+	}
+	if over.Provider != "" {
+		flags.Provider = over.Provider
+	}
+	if over.BaseURL != "" {
+		flags.BaseURL = over.BaseURL
+	}
+	return config.Load(config.Options{Home: a.opts.Layout, Workspace: workspace, ExtraFile: a.opts.ExtraConfig, Env: a.opts.Env, Flags: flags})
+}
+
+// Toolset is the registry of one session and what the prompt needs.
+type Toolset struct {
+	Registry *tool.Registry
+	Skills   *skill.Set
+	// HostedSearch says Responses requests offer {"type":"web_search"}.
+	HostedSearch bool
+}
+
+// Tools builds the registry for a workspace. depth is the session's
+// delegation depth; noTools gives an empty set (no tools, no hosted search,
+// no skills).
+func (a *App) Tools(cfg *config.Config, workspace string, depth int, noTools bool) (Toolset, error) {
+	if noTools {
+		r, _ := tool.NewRegistry()
+		return Toolset{Registry: r}, nil
+	}
+	t := cfg.Tools
+	secs := func(n int) time.Duration { return time.Duration(n) * time.Second }
+	list := []tool.Tool{
+		fs.NewRead(fs.Options{MaxReadBytes: t.MaxReadBytes, MaxWriteBytes: t.MaxWriteBytes}),
+		fs.NewWrite(fs.Options{MaxReadBytes: t.MaxReadBytes, MaxWriteBytes: t.MaxWriteBytes}),
+		bash.New(bash.Options{DefaultTimeout: secs(t.CommandTimeoutSeconds), MaxTimeout: secs(t.MaxTimeoutSeconds), Env: a.environ()}),
+	}
+	set, err := skill.Discover(skill.Options{Workspace: workspace, ProjectDir: cfg.Skills.ProjectDir, UserDir: cfg.Skills.UserDir,
+		ScanProjects: cfg.Skills.ScanProjects, MaxSkills: cfg.Skills.MaxSkills})
+	if err != nil {
+		return Toolset{}, fmt.Errorf("discover skills: %w", err)
+	}
+	if set.Len() > 0 {
+		list = append(list, skilltool.New(skilltool.Options{Set: set, MaxBytes: cfg.Skills.MaxSkillBytes}))
+	}
+	ts := Toolset{Skills: set}
+	if cfg.Web.Enabled {
+		webTools, hosted, err := a.webTools(cfg)
+		if err != nil {
+			return Toolset{}, err
+		}
+		list = append(list, webTools...)
+		ts.HostedSearch = hosted
+	}
+	if a.opts.Tracker != nil && depth < cfg.Agent.MaxDelegationDepth {
+		list = append(list, agents.Available(a.agentOptions(cfg, depth))...)
+	}
+	r, err := tool.NewRegistry(list...)
+	if err != nil {
+		return Toolset{}, err
+	}
+	ts.Registry = r
+	return ts, nil
+}
+
+func (a *App) webTools(cfg *config.Config) ([]tool.Tool, bool, error) {
+	w := cfg.Web
+	fetch, err := web.NewFetch(web.FetchOptions{
+		MaxBytes: int64(w.FetchMaxBytes), Timeout: time.Duration(w.FetchTimeoutSeconds) * time.Second,
+		MaxRedirects: w.MaxRedirects, OutputLimit: cfg.Tools.OutputLimitBytes, AutoApprove: w.AutoApproveDomains,
+		Guard: netguard.New(netguard.Options{AllowPrivate: w.AllowPrivateAddresses}),
+	})
+	if err != nil {
+		return nil, false, err
+	}
+	list := []tool.Tool{fetch}
+	switch w.Search {
+	case config.SearchSearXNG, config.SearchBrave:
+		key := ""
+		if w.Search == config.SearchBrave {
+			k, err := cfg.BraveAPIKey(a.opts.Env)
+			if err != nil {
+				return nil, false, err
+			}
+			key = k.Reveal()
+		}
+		search, err := web.NewSearch(web.SearchOptions{Backend: w.Search, SearXNGURL: w.SearXNGURL, BraveURL: w.BraveURL, BraveKey: key,
+			MaxResults: w.MaxSearchResults, Timeout: time.Duration(w.FetchTimeoutSeconds) * time.Second})
+		if err != nil {
+			return nil, false, err
+		}
+		list = append(list, search)
+	case config.SearchProvider:
+		return list, true, nil
+	}
+	return list, false, nil
+}
+
+func (a *App) agentOptions(cfg *config.Config, depth int) agents.Options {
+	over := map[string]agents.Override{}
+	for name, o := range cfg.Agents {
+		ov := agents.Override{Command: o.Command, Permissions: o.Permissions}
+		if o.Args != nil {
+			ov.Args = append([]string{}, *o.Args...)
+		}
+		if o.PromptArgs != nil {
+			ov.PromptArgs = append([]string{}, *o.PromptArgs...)
+		}
+		if o.ModelArgs != nil {
+			ov.ModelArgs = append([]string{}, *o.ModelArgs...)
+		}
+		if o.EffortArgs != nil {
+			ov.EffortArgs = append([]string{}, *o.EffortArgs...)
+		}
+		over[name] = ov
+	}
+	return agents.Options{
+		Layout: a.opts.Layout, UserHome: paths.UserHome(a.opts.Env), PathEnv: a.opts.Env["PATH"], Env: a.environ(),
+		Overrides: over, DefaultTimeout: time.Duration(cfg.Tools.AgentTimeoutSeconds) * time.Second,
+		MaxTimeout: time.Duration(cfg.Tools.MaxTimeoutSeconds) * time.Second, InstanceID: a.opts.InstanceID,
+		ParentChain: a.opts.Env[delegation.EnvParent], Depth: depth, OutputLimit: cfg.Tools.OutputLimitBytes,
+		Tracker: a.opts.Tracker, Logger: a.opts.Logger,
+	}
+}
+
+// environ is the process environment as KEY=VALUE, sorted.
+func (a *App) environ() []string {
+	out := make([]string, 0, len(a.opts.Env))
+	for k, v := range a.opts.Env {
+		out = append(out, k+"="+v)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// NewSession implements server.Factory.
+func (a *App) NewSession(ctx context.Context, id string, req proto.SessionStart) (*agent.Session, server.SessionInfo, error) {
+	loaded, err := a.LoadConfig(req.Cwd, config.Overrides{Model: req.Model, Provider: req.Provider, BaseURL: req.BaseURL})
+	if err != nil {
+		return nil, server.SessionInfo{}, err
+	}
+	cfg := &loaded.Config
+	depth := max(req.DelegationDepth, a.Depth())
+	ts, err := a.Tools(cfg, req.Cwd, depth, req.NoTools)
+	if err != nil {
+		return nil, server.SessionInfo{}, err
+	}
+	client, modelName, err := a.ModelClient(cfg)
+	if err != nil {
+		return nil, server.SessionInfo{}, err
+	}
+	agentsMD, err := agent.ReadAgentsMD(req.Cwd)
+	if err != nil {
+		a.opts.Logger.Warn("read AGENTS.md", "err", err)
+	}
+	skills := ""
+	if !req.NoTools {
+		skills = ts.Skills.PromptSection()
+	}
+	policy, err := approval.Parse(cfg.Tools.ApprovalPolicy)
+	if err != nil {
+		return nil, server.SessionInfo{}, err
+	}
+	_, prof := cfg.ActiveProvider()
+	sess := agent.New(agent.Options{
+		Model: client, ModelName: modelName, ReasoningEffort: prof.ReasoningEffort, Registry: ts.Registry, Policy: policy,
+		SystemPrompt: agent.Prompt(cfg.Agent.SystemPrompt, req.Cwd, agentsMD, skills), HostedWebSearch: ts.HostedSearch,
+		MaxSteps: cfg.Agent.MaxSteps, Workspace: req.Cwd, SessionID: id, OutputLimit: cfg.Tools.OutputLimitBytes,
+		Context: agent.ContextOptions{MaxTokens: cfg.Context.MaxTokens, ReserveOutputTokens: cfg.Context.ReserveOutputTokens,
+			SafetyMarginTokens: cfg.Context.SafetyMarginTokens, BytesPerToken: cfg.Context.BytesPerToken, SummaryMaxChars: cfg.Context.SummaryMaxChars},
+		History: agent.HistoryOptions{MaxBytes: cfg.Session.MaxHistoryBytes, MaxMessages: cfg.Session.MaxMessages},
+	})
+	a.sessions.Add(1)
+	info := server.SessionInfo{Cwd: req.Cwd, Model: modelName, ContextMaxTokens: cfg.Context.MaxTokens, Tools: ts.Registry.Names(),
+		Close: func() { a.sessions.Add(-1) }}
+	return sess, info, nil
+}
+
+// Sessions is the number of open sessions built by this app.
+func (a *App) Sessions() int { return int(a.sessions.Load()) }
+
+// ModelClient builds the active provider's client; a missing key is an
+// error that names the variable to set.
+func (a *App) ModelClient(cfg *config.Config) (model.Client, string, error) {
+	name, prof := cfg.ActiveProvider()
+	key, err := cfg.APIKey(a.opts.Env)
+	if err != nil {
+		return nil, "", err
+	}
+	headers := map[string]string{}
+	for k, v := range prof.Headers {
+		headers[k] = v.Reveal()
+	}
+	l := cfg.ProviderLimits
+	client, err := model.New(model.Options{
+		WireAPI: prof.WireAPI, BaseURL: prof.BaseURL, APIKey: key.Reveal(), Headers: headers, Model: prof.Model,
+		ReasoningEffort: prof.ReasoningEffort, Timeout: time.Duration(prof.TimeoutSeconds) * time.Second, MaxRetries: prof.MaxRetries,
+		Limits: model.Limits{MaxSSEEventBytes: l.MaxSSEEventBytes, MaxResponseBytes: l.MaxResponseBytes, MaxAssistantBytes: l.MaxAssistantBytes,
+			MaxToolCalls: l.MaxToolCalls, MaxToolArgumentsBytes: l.MaxToolArgumentsBytes},
+		Logger: a.opts.Logger,
+	})
+	if err != nil {
+		return nil, "", fmt.Errorf("provider %s: %w", name, err)
+	}
+	return client, prof.Model, nil
+}
+
+// Canonical resolves dir to an absolute, symlink-free directory.
+func Canonical(dir string) (string, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return "", err
+	}
+	real, err := filepath.EvalSymlinks(abs)
+	if err != nil {
+		return "", fmt.Errorf("workspace %s: %w", dir, err)
+	}
+	st, err := os.Stat(real)
+	if err != nil {
+		return "", err
+	}
+	if !st.IsDir() {
+		return "", fmt.Errorf("workspace %s is not a directory", dir)
+	}
+	return real, nil
+}

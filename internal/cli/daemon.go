@@ -1,0 +1,257 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/exec"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/scv-agent/scv/internal/client"
+	"github.com/scv-agent/scv/internal/daemon"
+	"github.com/scv-agent/scv/internal/paths"
+	"github.com/scv-agent/scv/internal/proto"
+	"github.com/scv-agent/scv/internal/version"
+)
+
+func newRunCmd(g *globals) *cobra.Command {
+	var workspace string
+	cmd := &cobra.Command{
+		Use:   "run",
+		Short: "Run the daemon in the foreground on the instance socket",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := g.refuseDelegated("scv run"); err != nil {
+				return err
+			}
+			if workspace != "" {
+				if err := os.Chdir(workspace); err != nil {
+					return usageErr("--workspace: %v", err)
+				}
+			}
+			return g.runDaemon(g.stderrLoggerAt(slog.LevelInfo))
+		},
+	}
+	cmd.Flags().StringVar(&workspace, "workspace", "", "directory the daemon runs in (sessions name their own cwd)")
+	return cmd
+}
+
+func (g *globals) stderrLoggerAt(level slog.Level) *slog.Logger {
+	if g.env["SCV_LOG"] == "debug" {
+		level = slog.LevelDebug
+	}
+	return slog.New(slog.NewTextHandler(g.stdio.Err, &slog.HandlerOptions{Level: level}))
+}
+
+func (g *globals) runDaemon(logger *slog.Logger) error {
+	a, layout, tr, err := g.newApp(logger, true)
+	if err != nil {
+		return err
+	}
+	loaded, err := a.LoadConfig("", noOverrides)
+	if err != nil {
+		return err
+	}
+	started := time.Now()
+	ctx, stop := context.WithCancel(g.ctx)
+	defer stop()
+	status := func() proto.DaemonStatus {
+		c := tr.Counts()
+		return proto.DaemonStatus{Version: version.Version, PID: os.Getpid(), UptimeSeconds: int64(time.Since(started).Seconds()),
+			Sessions: a.Sessions(), Delegations: proto.Delegations{Running: c.Running, OrphansReaped: int(c.OrphansReaped)}}
+	}
+	srv := newServer(a, logger, &loaded.Config, status, stop)
+	err = daemon.Run(ctx, daemon.Options{
+		Layout: layout, Server: srv, Logger: logger, Subreaper: true,
+		Reconcile: tr.Reconcile,
+	})
+	if errors.Is(err, daemon.ErrRunning) {
+		return &exitError{code: ExitFailure, msg: err.Error()}
+	}
+	if err == nil {
+		logger.Info("daemon stopped")
+	}
+	return err
+}
+
+func newStartCmd(g *globals) *cobra.Command {
+	return &cobra.Command{
+		Use:   "start",
+		Short: "Start the daemon in the background (logs to $SCV_HOME/logs/daemon.log)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := g.refuseDelegated("scv start"); err != nil {
+				return err
+			}
+			layout, err := paths.Resolve(g.scvHome, g.env)
+			if err != nil {
+				return err
+			}
+			if st, err := g.queryStatus(layout); err == nil {
+				fmt.Fprintf(g.stdio.Out, "scv daemon already running (pid %d) on %s\n", st.PID, layout.Socket())
+				return nil
+			}
+			return g.startDaemon(layout)
+		},
+	}
+}
+
+func (g *globals) startDaemon(layout paths.Layout) error {
+	if err := layout.Ensure(); err != nil {
+		return err
+	}
+	if err := paths.EnsureDir(layout.Logs()); err != nil {
+		return err
+	}
+	logf, err := os.OpenFile(layout.DaemonLog(), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		return fmt.Errorf("open daemon log: %w", err)
+	}
+	defer logf.Close()
+	self, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	args := append(g.serverArgs()[:len(g.serverArgs())-2], "run")
+	if g.scvHome == "" {
+		args = append([]string{"--scv-home", layout.Home}, args...)
+	}
+	devnull, err := os.Open(os.DevNull)
+	if err != nil {
+		return err
+	}
+	defer devnull.Close()
+	cmd := exec.Command(self, args...)
+	cmd.Env = envList(g.env)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = devnull, logf, logf
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	cmd.Dir = "/"
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("start daemon: %w", err)
+	}
+	pid := cmd.Process.Pid
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		select {
+		case err := <-exited:
+			return &exitError{code: ExitFailure, msg: fmt.Sprintf("the daemon exited at start (%v); see %s", err, layout.DaemonLog())}
+		case <-time.After(50 * time.Millisecond):
+		}
+		if _, err := g.queryStatus(layout); err == nil {
+			fmt.Fprintf(g.stdio.Out, "scv daemon started (pid %d) on %s; logs: %s\n", pid, layout.Socket(), layout.DaemonLog())
+			_ = cmd.Process.Release()
+			return nil
+		}
+	}
+	return &exitError{code: ExitFailure, msg: fmt.Sprintf("the daemon did not answer within 10 s; see %s", layout.DaemonLog())}
+}
+
+func newStopCmd(g *globals) *cobra.Command {
+	return &cobra.Command{
+		Use:   "stop",
+		Short: "Stop the daemon gracefully",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := g.refuseDelegated("scv stop"); err != nil {
+				return err
+			}
+			layout, err := paths.Resolve(g.scvHome, g.env)
+			if err != nil {
+				return err
+			}
+			ctx, cancel := context.WithTimeout(g.ctx, 10*time.Second)
+			defer cancel()
+			conn, err := g.dialDaemon(ctx, layout)
+			if err != nil {
+				return &exitError{code: ExitFailure, msg: err.Error()}
+			}
+			defer conn.Close()
+			if _, err := conn.Call(ctx, &proto.Envelope{Type: proto.TypeDaemonShutdown}); err != nil {
+				return &exitError{code: ExitFailure, msg: fmt.Sprintf("stop daemon: %v", err)}
+			}
+			for ctx.Err() == nil {
+				if _, err := os.Stat(layout.Socket()); errors.Is(err, os.ErrNotExist) {
+					fmt.Fprintln(g.stdio.Out, "scv daemon stopped")
+					return nil
+				}
+				time.Sleep(50 * time.Millisecond)
+			}
+			return &exitError{code: ExitFailure, msg: "the daemon did not stop within 10 s"}
+		},
+	}
+}
+
+func (g *globals) dialDaemon(ctx context.Context, layout paths.Layout) (*client.Conn, error) {
+	conn, err := client.Dial(ctx, layout.Socket())
+	if err != nil {
+		return nil, err
+	}
+	if _, err := conn.Initialize(ctx, "scv-cli", version.Version); err != nil {
+		conn.Close()
+		return nil, err
+	}
+	return conn, nil
+}
+
+func (g *globals) queryStatus(layout paths.Layout) (proto.DaemonStatus, error) {
+	ctx, cancel := context.WithTimeout(g.ctx, 3*time.Second)
+	defer cancel()
+	conn, err := g.dialDaemon(ctx, layout)
+	if err != nil {
+		return proto.DaemonStatus{}, err
+	}
+	defer conn.Close()
+	ev, err := conn.Call(ctx, &proto.Envelope{Type: proto.TypeDaemonStatus})
+	if err != nil {
+		return proto.DaemonStatus{}, err
+	}
+	if ev.Status == nil {
+		return proto.DaemonStatus{}, fmt.Errorf("daemon.status answer without status")
+	}
+	return *ev.Status, nil
+}
+
+func newStatusCmd(g *globals) *cobra.Command {
+	var jsonOut bool
+	cmd := &cobra.Command{
+		Use:   "status [--json]",
+		Short: "Show the daemon's PID, version, uptime, sessions and delegations",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			layout, err := paths.Resolve(g.scvHome, g.env)
+			if err != nil {
+				return err
+			}
+			st, err := g.queryStatus(layout)
+			if err != nil {
+				if jsonOut {
+					printJSON(g.stdio.Out, map[string]any{"running": false, "socket": layout.Socket()})
+				} else {
+					fmt.Fprintf(g.stdio.Out, "scv daemon: not running (no answer on %s)\nstart it with `scv run` (foreground) or `scv start`\n", layout.Socket())
+				}
+				return exitCode(ExitFailure)
+			}
+			if jsonOut {
+				b, _ := json.Marshal(struct {
+					Running bool `json:"running"`
+					proto.DaemonStatus
+				}{true, st})
+				fmt.Fprintf(g.stdio.Out, "%s\n", b)
+				return nil
+			}
+			fmt.Fprintf(g.stdio.Out, "scv daemon: running\n  pid:         %d\n  version:     %s\n  uptime:      %s\n  sessions:    %d\n  delegations: %d running, %d orphans reaped\n  socket:      %s\n",
+				st.PID, st.Version, time.Duration(st.UptimeSeconds)*time.Second, st.Sessions, st.Delegations.Running, st.Delegations.OrphansReaped, layout.Socket())
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&jsonOut, "json", false, "print the status as JSON")
+	return cmd
+}

@@ -1,0 +1,216 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/scv-agent/scv/internal/client"
+	"github.com/scv-agent/scv/internal/proto"
+	"github.com/scv-agent/scv/internal/version"
+)
+
+func newExecCmd(g *globals) *cobra.Command {
+	var yes, jsonOut bool
+	var workspace string
+	cmd := &cobra.Command{
+		Use:   "exec [--yes] [--json] PROMPT|-",
+		Short: "Run one headless turn through a private `scv server --stdio`",
+		Long: "Run one turn and print the assistant's text as it streams; notes (approvals, tool failures) go to stderr.\n" +
+			"Approvals are answered yes with --yes and no without it. --json prints every protocol event instead.\n" +
+			"PROMPT '-' or no PROMPT reads the prompt from stdin. Exit 0 when the turn completes, 1 otherwise.",
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			prompt, err := g.readPrompt(args)
+			if err != nil {
+				return err
+			}
+			ws, err := workspaceDir(workspace)
+			if err != nil {
+				return err
+			}
+			return g.runExec(prompt, ws, yes, jsonOut)
+		},
+	}
+	cmd.Flags().BoolVar(&yes, "yes", false, "approve every approval request")
+	cmd.Flags().BoolVar(&jsonOut, "json", false, "print every protocol event as a JSON line")
+	cmd.Flags().StringVar(&workspace, "workspace", "", "workspace directory (default: current directory)")
+	return cmd
+}
+
+func (g *globals) readPrompt(args []string) (string, error) {
+	if len(args) == 1 && args[0] != "-" {
+		return args[0], nil
+	}
+	b, err := io.ReadAll(io.LimitReader(g.stdio.In, proto.MaxPromptBytes+1))
+	if err != nil {
+		return "", usageErr("read prompt from stdin: %v", err)
+	}
+	p := strings.TrimRight(string(b), "\n")
+	if strings.TrimSpace(p) == "" {
+		return "", usageErr("empty prompt: pass PROMPT or pipe it on stdin")
+	}
+	return p, nil
+}
+
+// serverArgs passes the global flags on to the child server.
+func (g *globals) serverArgs() []string {
+	var a []string
+	add := func(flag, v string) {
+		if v != "" {
+			a = append(a, flag, v)
+		}
+	}
+	add("--scv-home", g.scvHome)
+	add("--config", g.configPath)
+	add("--model", g.model)
+	add("--provider", g.provider)
+	add("--base-url", g.baseURL)
+	add("--approval-policy", g.approvalPolicy)
+	return append(a, "server", "--stdio")
+}
+
+func (g *globals) runExec(prompt, ws string, yes, jsonOut bool) error {
+	self, err := os.Executable()
+	if err != nil {
+		return fmt.Errorf("locate scv: %w", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	child := exec.CommandContext(ctx, self, g.serverArgs()...)
+	child.Env = envList(g.env)
+	child.Stderr = g.stdio.Err
+	child.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	child.Cancel = func() error { return child.Process.Signal(syscall.SIGTERM) }
+	child.WaitDelay = 5 * time.Second
+	stdin, err := child.StdinPipe()
+	if err != nil {
+		return err
+	}
+	stdout, err := child.StdoutPipe()
+	if err != nil {
+		return err
+	}
+	if err := child.Start(); err != nil {
+		return fmt.Errorf("start scv server: %w", err)
+	}
+	conn := client.NewConn(stdout, stdin)
+	code := g.execTurn(conn, prompt, ws, yes, jsonOut)
+	conn.Close()
+	stdin.Close()
+	waitErr := make(chan error, 1)
+	go func() { waitErr <- child.Wait() }()
+	select {
+	case <-waitErr:
+	case <-time.After(10 * time.Second):
+		cancel()
+		<-waitErr
+	}
+	if code != ExitOK {
+		return exitCode(code)
+	}
+	return nil
+}
+
+// execTurn drives one turn and returns the exit status.
+func (g *globals) execTurn(conn *client.Conn, prompt, ws string, yes, jsonOut bool) int {
+	ctx := context.Background()
+	if _, err := conn.Initialize(ctx, "scv-exec", version.Version); err != nil {
+		fmt.Fprintf(g.stdio.Err, "scv: %v\n", err)
+		return ExitFailure
+	}
+	started, err := conn.StartSession(ctx, proto.SessionStart{Cwd: ws})
+	if err != nil {
+		fmt.Fprintf(g.stdio.Err, "scv: %v\n", err)
+		return ExitFailure
+	}
+	sid := started.SessionID
+	if jsonOut {
+		printJSON(g.stdio.Out, started)
+	}
+	if err := conn.Send(&proto.TurnStart{Envelope: proto.Envelope{Type: proto.TypeTurnStart}, SessionID: sid, Prompt: prompt}); err != nil {
+		fmt.Fprintf(g.stdio.Err, "scv: %v\n", err)
+		return ExitFailure
+	}
+	turnID := ""
+	interrupted := g.ctx.Done()
+	endedWithText := true
+	for {
+		select {
+		case <-interrupted:
+			interrupted = nil
+			fmt.Fprintln(g.stdio.Err, "scv: interrupted; cancelling the turn")
+			_ = conn.Send(&proto.TurnCancel{Envelope: proto.Envelope{Type: proto.TypeTurnCancel}, SessionID: sid, TurnID: turnID})
+		case ev, ok := <-conn.Events():
+			if !ok {
+				fmt.Fprintf(g.stdio.Err, "scv: the server ended before the turn finished: %v\n", conn.Err())
+				return ExitFailure
+			}
+			if jsonOut {
+				printJSON(g.stdio.Out, ev)
+			}
+			switch ev.Type {
+			case proto.EventTurnStarted:
+				turnID = ev.TurnID
+			case proto.EventAssistantDelta:
+				if !jsonOut && ev.Content != nil {
+					fmt.Fprint(g.stdio.Out, *ev.Content)
+					endedWithText = strings.HasSuffix(*ev.Content, "\n")
+				}
+			case proto.EventAssistantComplete:
+				if !jsonOut && ev.Content != nil && *ev.Content != "" && !endedWithText {
+					fmt.Fprintln(g.stdio.Out)
+					endedWithText = true
+				}
+			case proto.EventApprovalRequested:
+				verdict := "denied (pass --yes to approve)"
+				if yes {
+					verdict = "approved (--yes)"
+				}
+				fmt.Fprintf(g.stdio.Err, "scv: approval for %s (risk %s): %s — %s\n", ev.Name, ev.Risk, clip(ev.Summary, 300), verdict)
+				_ = conn.Send(&proto.ApprovalResolve{Envelope: proto.Envelope{Type: proto.TypeApprovalSolve}, SessionID: sid, ApprovalID: ev.ApprovalID, Approved: yes})
+			case proto.EventToolCompleted:
+				if ev.Success != nil && !*ev.Success && ev.Output != nil {
+					fmt.Fprintf(g.stdio.Err, "scv: %s %s: %s\n", ev.Name, ev.Error, clip(firstLine(*ev.Output), 300))
+				}
+			case proto.EventTurnCompleted:
+				return ExitOK
+			case proto.EventTurnCancelled:
+				fmt.Fprintln(g.stdio.Err, "scv: turn cancelled")
+				return ExitFailure
+			case proto.EventTurnFailed:
+				fmt.Fprintf(g.stdio.Err, "turn failed (%s): %s\n", ev.Code, ev.Message)
+				return ExitFailure
+			case proto.EventError:
+				fmt.Fprintf(g.stdio.Err, "scv: %s: %s\n", ev.Code, ev.Message)
+				if ev.Fatal != nil && *ev.Fatal {
+					return ExitFailure
+				}
+			}
+		}
+	}
+}
+
+func printJSON(w io.Writer, v any) {
+	b, err := json.Marshal(v)
+	if err == nil {
+		fmt.Fprintf(w, "%s\n", b)
+	}
+}
+
+func envList(env Env) []string {
+	out := make([]string, 0, len(env))
+	for k, v := range env {
+		out = append(out, k+"="+v)
+	}
+	return out
+}

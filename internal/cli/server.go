@@ -1,0 +1,37 @@
+package cli
+
+import (
+	"github.com/spf13/cobra"
+)
+
+func newServerCmd(g *globals) *cobra.Command {
+	var stdio bool
+	cmd := &cobra.Command{
+		Use:   "server --stdio",
+		Short: "Serve the client protocol on stdin/stdout (one client; EOF ends it)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if !stdio {
+				return usageErr("scv server needs --stdio (the daemon is `scv run`)")
+			}
+			logger := g.stderrLogger()
+			a, _, tr, err := g.newApp(logger, true)
+			if err != nil {
+				return err
+			}
+			loaded, err := a.LoadConfig("", noOverrides)
+			if err != nil {
+				return err
+			}
+			if n, err := tr.Reconcile(g.ctx); err != nil {
+				logger.Warn("reconcile delegations", "err", err)
+			} else if n > 0 {
+				logger.Info("stopped orphaned delegations", "count", n)
+			}
+			srv := newServer(a, logger, &loaded.Config, nil, nil)
+			return srv.Serve(g.ctx, g.stdio.In, g.stdio.Out)
+		},
+	}
+	cmd.Flags().BoolVar(&stdio, "stdio", false, "serve on stdin/stdout")
+	return cmd
+}

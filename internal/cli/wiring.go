@@ -1,0 +1,73 @@
+package cli
+
+import (
+	"fmt"
+	"log/slog"
+	"os"
+
+	"github.com/scv-agent/scv/internal/app"
+	"github.com/scv-agent/scv/internal/config"
+	"github.com/scv-agent/scv/internal/delegation"
+	"github.com/scv-agent/scv/internal/paths"
+	"github.com/scv-agent/scv/internal/proto"
+	"github.com/scv-agent/scv/internal/server"
+	"github.com/scv-agent/scv/internal/version"
+)
+
+// newApp builds the composition root for this process. withTracker enables
+// delegation records (and so the agent tools).
+func (g *globals) newApp(logger *slog.Logger, withTracker bool) (*app.App, paths.Layout, *delegation.Tracker, error) {
+	layout, err := paths.Resolve(g.scvHome, g.env)
+	if err != nil {
+		return nil, layout, nil, err
+	}
+	if g.approvalPolicy != "" {
+		switch g.approvalPolicy {
+		case config.PolicyOnRisk, config.PolicyAlways, config.PolicyNever:
+		default:
+			return nil, layout, nil, usageErr("--approval-policy must be on-risk, always or never, not %q", g.approvalPolicy)
+		}
+	}
+	var tr *delegation.Tracker
+	if withTracker {
+		tr, err = delegation.New(delegation.Options{Dir: layout.Delegations(), Logger: logger})
+		if err != nil {
+			return nil, layout, nil, err
+		}
+	}
+	a := app.New(app.Options{
+		Layout: layout, Env: g.env, ExtraConfig: g.configPath, Logger: logger, Tracker: tr,
+		InstanceID: fmt.Sprintf("scv-%d", os.Getpid()),
+		Flags:      config.Overrides{Model: g.model, Provider: g.provider, BaseURL: g.baseURL, ApprovalPolicy: g.approvalPolicy},
+	})
+	return a, layout, tr, nil
+}
+
+// newServer wraps the app in a protocol server, with the frame limits of
+// the user's configuration.
+func newServer(a *app.App, logger *slog.Logger, cfg *config.Config, status func() proto.DaemonStatus, shutdown func()) *server.Server {
+	return server.New(server.Options{
+		Factory: a, Logger: logger, Version: version.Version,
+		MaxClientFrame: cfg.Protocol.MaxClientFrameBytes, MaxServerFrame: cfg.Protocol.MaxServerFrameBytes,
+		Status: status, Shutdown: shutdown,
+	})
+}
+
+// refuseDelegated implements runtime.md §1: a delegated scv does not manage
+// daemons.
+func (g *globals) refuseDelegated(what string) error {
+	if d := delegation.Depth(g.env); d > 0 {
+		return usageErr("%s is refused inside a delegated agent run (SCV_DELEGATION_DEPTH=%d); ask the user to run it", what, d)
+	}
+	return nil
+}
+
+// stderrLogger logs warnings and errors to stderr (never stdout, which may
+// carry the protocol).
+func (g *globals) stderrLogger() *slog.Logger {
+	level := slog.LevelWarn
+	if g.env["SCV_LOG"] == "debug" {
+		level = slog.LevelDebug
+	}
+	return slog.New(slog.NewTextHandler(g.stdio.Err, &slog.HandlerOptions{Level: level}))
+}

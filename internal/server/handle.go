@@ -1,0 +1,254 @@
+package server
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/google/uuid"
+
+	"github.com/scv-agent/scv/internal/proto"
+)
+
+// handle processes one client line and reports whether the connection must
+// end (a fatal error).
+func (c *conn) handle(line []byte) bool {
+	var env proto.Envelope
+	if err := json.Unmarshal(line, &env); err != nil {
+		c.reqError("", proto.ErrInvalidJSON, fmt.Sprintf("invalid JSON: %v", err), false)
+		return false
+	}
+	if env.Type == "" {
+		c.reqError(env.RequestID, proto.ErrInvalidRequest, "message has no type", false)
+		return false
+	}
+	if !c.initialized && env.Type != proto.TypeInitialize {
+		c.reqError(env.RequestID, proto.ErrNotInitialized, fmt.Sprintf("send initialize before %s", env.Type), false)
+		return false
+	}
+	switch env.Type {
+	case proto.TypeInitialize:
+		return c.initialize(line, env)
+	case proto.TypeSessionStart:
+		c.sessionStart(line, env)
+	case proto.TypeTurnStart:
+		c.turnStart(line, env)
+	case proto.TypeTurnCancel:
+		c.turnCancel(line, env)
+	case proto.TypeApprovalSolve:
+		c.approvalResolve(line, env)
+	case proto.TypeSessionClear:
+		c.sessionClear(line, env)
+	case proto.TypeSessionClose:
+		c.sessionClose(line, env)
+	case proto.TypeDaemonStatus:
+		if c.srv.opts.Status == nil {
+			c.reqError(env.RequestID, proto.ErrUnsupported, "daemon.status is served only on the daemon socket", false)
+			return false
+		}
+		st := c.srv.opts.Status()
+		c.send(proto.Event{Type: proto.EventDaemonStatus, RequestID: env.RequestID, Status: &st}, nil)
+	case proto.TypeDaemonShutdown:
+		if c.srv.opts.Shutdown == nil {
+			c.reqError(env.RequestID, proto.ErrUnsupported, "daemon.shutdown is served only on the daemon socket", false)
+			return false
+		}
+		c.send(proto.Event{Type: proto.EventDaemonStatus, RequestID: env.RequestID, Message: "shutting down"}, nil)
+		c.srv.opts.Shutdown()
+	default:
+		c.reqError(env.RequestID, proto.ErrInvalidRequest, fmt.Sprintf("unknown message type %q", env.Type), false)
+	}
+	return false
+}
+
+// decode parses a full message; a failure is answered with invalid_request.
+func (c *conn) decode(line []byte, env proto.Envelope, v any) bool {
+	if err := json.Unmarshal(line, v); err != nil {
+		c.reqError(env.RequestID, proto.ErrInvalidRequest, fmt.Sprintf("invalid %s: %v", env.Type, err), false)
+		return false
+	}
+	return true
+}
+
+func (c *conn) initialize(line []byte, env proto.Envelope) bool {
+	var m proto.Initialize
+	if !c.decode(line, env, &m) {
+		return false
+	}
+	if c.initialized {
+		c.reqError(env.RequestID, proto.ErrInvalidRequest, "already initialized", false)
+		return false
+	}
+	if m.ProtocolVersion != proto.Version {
+		c.reqError(env.RequestID, proto.ErrVersionMismatch, fmt.Sprintf("protocol version %d is not supported; this server speaks version %d", m.ProtocolVersion, proto.Version), true)
+		return true
+	}
+	c.initialized = true
+	c.send(proto.Event{Type: proto.EventInitialized, RequestID: env.RequestID, ProtocolVersion: proto.Version,
+		Server: &proto.Peer{Name: "scv", Version: c.srv.opts.Version}}, nil)
+	return false
+}
+
+func (c *conn) sessionStart(line []byte, env proto.Envelope) {
+	var m proto.SessionStart
+	if !c.decode(line, env, &m) {
+		return
+	}
+	cwd, err := canonicalDir(m.Cwd)
+	if err != nil {
+		c.reqError(env.RequestID, proto.ErrInvalidRequest, err.Error(), false)
+		return
+	}
+	m.Cwd = cwd
+	if m.DelegationDepth < 0 {
+		c.reqError(env.RequestID, proto.ErrInvalidRequest, "delegation_depth must not be negative", false)
+		return
+	}
+	id := "s_" + uuid.NewString()[:12]
+	ag, info, err := c.srv.opts.Factory.NewSession(c.ctx, id, m)
+	if err != nil {
+		c.reqError(env.RequestID, proto.ErrInvalidRequest, fmt.Sprintf("cannot start a session: %v", err), false)
+		return
+	}
+	s := newSession(id, ag, info)
+	c.mu.Lock()
+	c.sessions[id] = s
+	c.mu.Unlock()
+	if c.srv.opts.OnSessions != nil {
+		c.srv.opts.OnSessions(1)
+	}
+	tools := info.Tools
+	if tools == nil {
+		tools = []string{}
+	}
+	c.send(proto.Event{Type: proto.EventSessionStarted, RequestID: env.RequestID, Cwd: info.Cwd, Model: info.Model,
+		ContextMaxTokens: info.ContextMaxTokens, Tools: tools}, s)
+	c.wg.Add(1)
+	go func() {
+		defer c.wg.Done()
+		s.run(c)
+	}()
+}
+
+// canonicalDir requires an absolute existing directory and resolves symlinks.
+func canonicalDir(dir string) (string, error) {
+	if dir == "" {
+		return "", fmt.Errorf("cwd is required (an absolute directory)")
+	}
+	if !filepath.IsAbs(dir) {
+		return "", fmt.Errorf("cwd %q must be an absolute path", dir)
+	}
+	real, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		return "", fmt.Errorf("cwd %q: %v", dir, err)
+	}
+	st, err := os.Stat(real)
+	if err != nil {
+		return "", fmt.Errorf("cwd %q: %v", dir, err)
+	}
+	if !st.IsDir() {
+		return "", fmt.Errorf("cwd %q is not a directory", dir)
+	}
+	return filepath.Clean(real), nil
+}
+
+func (c *conn) session(env proto.Envelope, id string) *session {
+	c.mu.Lock()
+	s := c.sessions[id]
+	c.mu.Unlock()
+	if s == nil {
+		c.reqError(env.RequestID, proto.ErrSessionNotFound, fmt.Sprintf("no session %q on this connection", id), false)
+	}
+	return s
+}
+
+func (c *conn) turnStart(line []byte, env proto.Envelope) {
+	var m proto.TurnStart
+	if !c.decode(line, env, &m) {
+		return
+	}
+	s := c.session(env, m.SessionID)
+	if s == nil {
+		return
+	}
+	switch {
+	case m.Prompt == "":
+		c.reqError(env.RequestID, proto.ErrInvalidRequest, "prompt must not be empty", false)
+		return
+	case len(m.Prompt) > proto.MaxPromptBytes:
+		c.reqError(env.RequestID, proto.ErrInvalidRequest, fmt.Sprintf("prompt is %d bytes, above the limit of %d", len(m.Prompt), proto.MaxPromptBytes), false)
+		return
+	}
+	turnID := "t_" + uuid.NewString()[:12]
+	if queued := s.enqueue(pending{turnID: turnID, requestID: env.RequestID, prompt: m.Prompt}); queued {
+		c.send(proto.Event{Type: proto.EventQueueEnqueued, RequestID: env.RequestID, QueueID: turnID}, s)
+	}
+}
+
+func (c *conn) turnCancel(line []byte, env proto.Envelope) {
+	var m proto.TurnCancel
+	if !c.decode(line, env, &m) {
+		return
+	}
+	s := c.session(env, m.SessionID)
+	if s == nil {
+		return
+	}
+	switch s.cancelTurn(m.TurnID) {
+	case cancelActive:
+		// turn.cancelled follows from the turn itself.
+	case cancelQueued:
+		c.send(proto.Event{Type: proto.EventTurnCancelled, RequestID: env.RequestID, TurnID: m.TurnID}, s)
+	default:
+		c.reqError(env.RequestID, proto.ErrTurnNotFound, fmt.Sprintf("no active or queued turn %q in session %s", m.TurnID, m.SessionID), false)
+	}
+}
+
+func (c *conn) approvalResolve(line []byte, env proto.Envelope) {
+	var m proto.ApprovalResolve
+	if !c.decode(line, env, &m) {
+		return
+	}
+	s := c.session(env, m.SessionID)
+	if s == nil {
+		return
+	}
+	if !s.agent.Resolve(m.ApprovalID, m.Approved) {
+		c.reqError(env.RequestID, proto.ErrApprovalNotFound, fmt.Sprintf("no pending approval %q in session %s", m.ApprovalID, m.SessionID), false)
+	}
+}
+
+func (c *conn) sessionClear(line []byte, env proto.Envelope) {
+	var m proto.SessionRef
+	if !c.decode(line, env, &m) {
+		return
+	}
+	s := c.session(env, m.SessionID)
+	if s == nil {
+		return
+	}
+	if !s.clear() {
+		c.reqError(env.RequestID, proto.ErrTurnActive, "a turn is active or queued; cancel it before session.clear", false)
+		return
+	}
+	c.send(proto.Event{Type: proto.EventSessionCleared, RequestID: env.RequestID}, s)
+}
+
+func (c *conn) sessionClose(line []byte, env proto.Envelope) {
+	var m proto.SessionRef
+	if !c.decode(line, env, &m) {
+		return
+	}
+	s := c.session(env, m.SessionID)
+	if s == nil {
+		return
+	}
+	c.mu.Lock()
+	delete(c.sessions, m.SessionID)
+	c.mu.Unlock()
+	s.shutdown()
+	<-s.done
+	s.release(c.srv)
+	c.send(proto.Event{Type: proto.EventSessionClosed, RequestID: env.RequestID}, s)
+}

@@ -1,0 +1,252 @@
+// Package server is SCV's transport-agnostic protocol handler (runtime.md
+// §4): one Serve call per connection — stdio or a daemon socket connection —
+// with its own sessions, per-session prompt queues, approvals and ordered,
+// sequenced events. Sessions are built by a Factory, so the server never
+// sees configuration or concrete tools.
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"sync"
+
+	"github.com/scv-agent/scv/internal/agent"
+	"github.com/scv-agent/scv/internal/jsonl"
+	"github.com/scv-agent/scv/internal/proto"
+)
+
+// SessionInfo describes a session the Factory built.
+type SessionInfo struct {
+	Cwd              string
+	Model            string
+	ContextMaxTokens int
+	Tools            []string
+	// Close, if set, releases what the session holds.
+	Close func()
+}
+
+// Factory builds sessions. cwd has been canonicalised.
+type Factory interface {
+	NewSession(ctx context.Context, id string, req proto.SessionStart) (*agent.Session, SessionInfo, error)
+}
+
+// FactoryFunc adapts a function to Factory.
+type FactoryFunc func(ctx context.Context, id string, req proto.SessionStart) (*agent.Session, SessionInfo, error)
+
+// NewSession calls f.
+func (f FactoryFunc) NewSession(ctx context.Context, id string, req proto.SessionStart) (*agent.Session, SessionInfo, error) {
+	return f(ctx, id, req)
+}
+
+// Options configure a Server.
+type Options struct {
+	Factory Factory
+	Logger  *slog.Logger
+	Version string
+	// MaxClientFrame and MaxServerFrame are [protocol] limits.
+	MaxClientFrame int
+	MaxServerFrame int
+	// Status answers daemon.status; nil (stdio) makes it unsupported.
+	Status func() proto.DaemonStatus
+	// Shutdown handles daemon.shutdown (scv stop); nil makes it unsupported.
+	Shutdown func()
+	// OnSessions is told the change in open sessions (+1/-1), for status.
+	OnSessions func(delta int)
+}
+
+// Server serves connections.
+type Server struct {
+	opts Options
+}
+
+// New returns a Server.
+func New(opts Options) *Server {
+	if opts.MaxClientFrame <= 0 {
+		opts.MaxClientFrame = proto.MaxClientFrameBytes
+	}
+	if opts.MaxServerFrame <= 0 {
+		opts.MaxServerFrame = proto.MaxServerFrameBytes
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	return &Server{opts: opts}
+}
+
+// Serve runs one connection until the client's EOF, a fatal protocol error,
+// a slow client, or ctx's end. Before returning it cancels every turn the
+// connection started and waits for them.
+func (s *Server) Serve(ctx context.Context, r io.Reader, w io.Writer) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	c := &conn{srv: s, ctx: ctx, cancel: cancel, sessions: map[string]*session{}}
+	c.out = jsonl.NewWriter(w, jsonl.WriterOptions{
+		MaxFrames: proto.MaxQueuedFrames, MaxBytes: proto.MaxQueuedBytes,
+		OnSlow: func() {
+			s.opts.Logger.Warn("client stopped reading; disconnecting")
+			cancel()
+		},
+	})
+	lines := make(chan lineOrErr)
+	go c.readLoop(r, lines)
+	err := c.dispatchLoop(lines)
+	cancel()
+	c.closeAll()
+	werr := c.out.Close()
+	if err == nil && werr != nil {
+		err = werr
+	}
+	// The reader goroutine ends when r reaches EOF or fails; stdio and
+	// sockets are closed by their owners after Serve returns.
+	return err
+}
+
+type lineOrErr struct {
+	line []byte
+	err  error
+}
+
+// readLoop feeds lines to the dispatcher until EOF; it stops early when the
+// connection's context ends.
+func (c *conn) readLoop(r io.Reader, out chan<- lineOrErr) {
+	defer close(out)
+	rd := jsonl.NewReader(r, c.srv.opts.MaxClientFrame)
+	for {
+		line, err := rd.Next()
+		if err != nil && !errors.Is(err, jsonl.ErrLineTooLong) {
+			if !errors.Is(err, io.EOF) {
+				select {
+				case out <- lineOrErr{err: err}:
+				case <-c.ctx.Done():
+				}
+			}
+			return
+		}
+		select {
+		case out <- lineOrErr{line: line, err: err}:
+		case <-c.ctx.Done():
+			return
+		}
+	}
+}
+
+func (c *conn) dispatchLoop(lines <-chan lineOrErr) error {
+	for {
+		select {
+		case <-c.ctx.Done():
+			return nil
+		case l, ok := <-lines:
+			if !ok {
+				return nil // EOF
+			}
+			if l.err != nil {
+				if errors.Is(l.err, jsonl.ErrLineTooLong) {
+					c.reqError("", proto.ErrInvalidRequest, fmt.Sprintf("frame too large: %v (protocol.max_client_frame_bytes)", l.err), false)
+					continue
+				}
+				return l.err
+			}
+			if fatal := c.handle(l.line); fatal {
+				return nil
+			}
+		}
+	}
+}
+
+// conn is one client connection.
+type conn struct {
+	srv    *Server
+	ctx    context.Context
+	cancel context.CancelFunc
+	out    *jsonl.Writer
+
+	sendMu      sync.Mutex // orders seq assignment with the write queue
+	initialized bool
+
+	mu       sync.Mutex
+	sessions map[string]*session
+	wg       sync.WaitGroup
+}
+
+// send encodes and queues one event. Session events get their seq here,
+// under the same lock that orders the queue.
+func (c *conn) send(ev proto.Event, sess *session) {
+	c.sendMu.Lock()
+	defer c.sendMu.Unlock()
+	if sess != nil {
+		ev.SessionID = sess.id
+		if ev.Type != proto.EventSessionStarted {
+			sess.seq++
+			ev.Seq = sess.seq
+		}
+	}
+	b, err := json.Marshal(ev)
+	if err != nil {
+		c.srv.opts.Logger.Error("encode event", "type", ev.Type, "err", err)
+		return
+	}
+	if ev.Type == proto.EventSessionStarted {
+		// seq 0 marks the session's start; the next event has seq 1.
+		b = append(b[:len(b)-1], `,"seq":0}`...)
+	}
+	if len(b) > c.srv.opts.MaxServerFrame {
+		b = c.oversized(ev)
+	}
+	if err := c.out.Send(b); err != nil {
+		c.cancel()
+	}
+}
+
+// oversized replaces an event too large for one frame by a bounded one that
+// keeps its identity and says what happened.
+func (c *conn) oversized(ev proto.Event) []byte {
+	msg := fmt.Sprintf("[%s event of more than %d bytes was cut to fit protocol.max_server_frame_bytes]", ev.Type, c.srv.opts.MaxServerFrame)
+	if ev.Content != nil {
+		ev.Content = proto.Ptr(msg)
+	}
+	if ev.Output != nil {
+		ev.Output = proto.Ptr(msg)
+		ev.Truncated = proto.Ptr(true)
+	}
+	ev.Arguments = nil
+	ev.Summary = cut(ev.Summary, 4096)
+	b, err := json.Marshal(ev)
+	if err != nil || len(b) > c.srv.opts.MaxServerFrame {
+		b, _ = json.Marshal(proto.Event{Type: proto.EventError, Code: proto.ErrInternal, Message: msg, Fatal: proto.Ptr(false)})
+	}
+	return b
+}
+
+func cut(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n]
+}
+
+func (c *conn) reqError(requestID, code, msg string, fatal bool) {
+	c.send(proto.Event{Type: proto.EventError, RequestID: requestID, Code: code, Message: msg, Fatal: proto.Ptr(fatal)}, nil)
+}
+
+// closeAll cancels every session of the connection and waits for their
+// goroutines.
+func (c *conn) closeAll() {
+	c.mu.Lock()
+	sessions := make([]*session, 0, len(c.sessions))
+	for _, s := range c.sessions {
+		sessions = append(sessions, s)
+	}
+	c.sessions = map[string]*session{}
+	c.mu.Unlock()
+	for _, s := range sessions {
+		s.shutdown()
+	}
+	c.wg.Wait()
+	for _, s := range sessions {
+		s.release(c.srv)
+	}
+}
