@@ -2,15 +2,18 @@ package bash
 
 import (
 	"encoding/json"
-	"syscall"
+	"os"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/scv-agent/scv/internal/tool"
 )
 
 // Benchmarks of a whole call (plan + run + result), reporting the peak RSS
-// of this process (getrusage maxrss; children are not counted). Run each
-// alone for a clean peak: bench/bash_rss.sh does.
+// of this process (VmHWM; children are not counted). The peak is over the
+// process's life, so run each benchmark alone for a clean figure, as
+// bench/bash_rss.sh does.
 
 func benchCall(b *testing.B, command string) {
 	r, err := tool.NewRegistry(New(Options{Env: testEnv}))
@@ -30,10 +33,26 @@ func benchCall(b *testing.B, command string) {
 		}
 	}
 	b.StopTimer()
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err == nil {
-		b.ReportMetric(float64(ru.Maxrss)/1024, "peak-RSS-MB")
+	if kb := peakRSSKB(); kb > 0 {
+		b.ReportMetric(float64(kb)/1024, "peak-RSS-MB")
 	}
+}
+
+// peakRSSKB is VmHWM of this process: its peak resident set since its own
+// exec (getrusage's maxrss would also count the parent `go test` before the
+// exec, as maxrss survives execve).
+func peakRSSKB() int {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	for line := range strings.Lines(string(b)) {
+		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			kb, _ := strconv.Atoi(strings.TrimSuffix(strings.TrimSpace(v), " kB"))
+			return kb
+		}
+	}
+	return 0
 }
 
 func BenchmarkBashTrue(b *testing.B) { benchCall(b, "true") }
