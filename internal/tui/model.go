@@ -193,6 +193,9 @@ func (m *Model) disconnect(err error) {
 		}
 	}
 	reason := "the connection to the SCV daemon was lost"
+	if m.cfg.Socket != "" {
+		reason = "the connection to the SCV daemon on " + m.cfg.Socket + " was lost"
+	}
 	if err != nil {
 		reason += " (" + err.Error() + ")"
 	}
