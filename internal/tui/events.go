@@ -78,6 +78,10 @@ func (m *Model) turnStarted(ev proto.Event) tea.Cmd {
 		m.pending = m.pending[1:]
 		m.addItem(&item{kind: kindUser, text: p.text})
 	}
+	if m.ticking {
+		return nil
+	}
+	m.ticking = true
 	return tick()
 }
 

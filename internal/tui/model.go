@@ -98,6 +98,7 @@ type Model struct {
 	haveUsage  bool
 	totalUsage int64
 	compacted  int
+	ticking    bool // one tick chain refreshes the elapsed time
 }
 
 // New builds the model for one started session.
@@ -144,6 +145,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		if m.turnID != "" {
 			return m, tick()
 		}
+		m.ticking = false
 		return m, nil
 	case tea.KeyPressMsg:
 		return m, m.handleKey(msg)

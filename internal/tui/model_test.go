@@ -480,6 +480,26 @@ func TestScrollEvictionAndResize(t *testing.T) {
 	h.golden("resized_narrow")
 }
 
+func TestOneTickChain(t *testing.T) {
+	h := newHarness(t, nil)
+	_, first := h.m.Update(EventMsg(proto.Event{Type: proto.EventTurnStarted, SessionID: "s1", TurnID: "t1"}))
+	h.ev(proto.Event{Type: proto.EventTurnCompleted, TurnID: "t1"})
+	_, second := h.m.Update(EventMsg(proto.Event{Type: proto.EventTurnStarted, SessionID: "s1", TurnID: "t2"}))
+	if first == nil || second != nil {
+		t.Errorf("tick commands: first=%v second=%v; want one chain while it runs", first != nil, second != nil)
+	}
+	if _, next := h.m.Update(tickMsg{}); next == nil {
+		t.Error("a tick during a turn did not schedule the next")
+	}
+	h.ev(proto.Event{Type: proto.EventTurnCompleted, TurnID: "t2"})
+	if _, next := h.m.Update(tickMsg{}); next != nil {
+		t.Error("a tick after the turn scheduled another")
+	}
+	if _, again := h.m.Update(EventMsg(proto.Event{Type: proto.EventTurnStarted, SessionID: "s1", TurnID: "t3"})); again == nil {
+		t.Error("a turn after the chain ended started no tick")
+	}
+}
+
 func TestOtherSessionIgnored(t *testing.T) {
 	h := newHarness(t, nil)
 	h.m.Update(EventMsg(proto.Event{Type: proto.EventAssistantDelta, SessionID: "other", Content: str("x")}))
