@@ -2,12 +2,10 @@
 // the daemon socket (or wraps any reader/writer pair, such as a stdio child),
 // writes client messages as JSON lines, reads bounded server frames and
 // correlates answers with the requests that wait for them. The TUI and
-// scv exec use it; it imports only internal/proto.
+// scv exec use it; it imports only internal/proto and internal/jsonl.
 package client
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -17,6 +15,7 @@ import (
 	"strconv"
 	"sync"
 
+	"github.com/scv-agent/scv/internal/jsonl"
 	"github.com/scv-agent/scv/internal/proto"
 )
 
@@ -299,14 +298,14 @@ func (c *Conn) StartSession(ctx context.Context, s proto.SessionStart) (proto.Ev
 // readLoop decodes server frames until EOF, an error or Close.
 func (c *Conn) readLoop() {
 	defer close(c.readDone)
-	br := bufio.NewReaderSize(c.r, 64<<10)
+	lr := jsonl.NewReader(c.r, proto.MaxServerFrameBytes)
 	var err error
 	for {
 		var line []byte
-		line, err = readLine(br, proto.MaxServerFrameBytes)
-		if errors.Is(err, errFrameTooLarge) {
+		line, err = lr.Next()
+		if errors.Is(err, jsonl.ErrLineTooLong) {
 			// The line was skipped whole; tell the reader and go on.
-			if !c.dispatch(proto.Event{Type: proto.EventError, Code: proto.ErrInvalidRequest, Message: err.Error()}) {
+			if !c.dispatch(proto.Event{Type: proto.EventError, Code: proto.ErrInvalidRequest, Message: "server frame dropped: " + err.Error()}) {
 				err = ErrClosed
 				break
 			}
@@ -314,10 +313,6 @@ func (c *Conn) readLoop() {
 		}
 		if err != nil {
 			break
-		}
-		line = bytes.TrimSpace(line)
-		if len(line) == 0 {
-			continue
 		}
 		var ev proto.Event
 		if e := json.Unmarshal(line, &ev); e != nil {
@@ -364,43 +359,4 @@ func (c *Conn) dispatch(ev proto.Event) bool {
 	case <-c.done:
 		return false
 	}
-}
-
-// errFrameTooLarge is a server frame over the limit; it is skipped up to
-// its newline and reading goes on.
-var errFrameTooLarge = errors.New("server frame exceeds the protocol limit and was dropped")
-
-// readLine reads one newline-terminated line of at most max bytes (newline
-// excluded) without buffering more than that.
-func readLine(br *bufio.Reader, max int) ([]byte, error) {
-	var buf []byte
-	for {
-		frag, err := br.ReadSlice('\n')
-		if len(buf)+len(frag) > max+1 {
-			return nil, skipLine(br, err)
-		}
-		buf = append(buf, frag...)
-		switch {
-		case err == nil:
-			return buf[:len(buf)-1], nil
-		case errors.Is(err, bufio.ErrBufferFull):
-			continue
-		case errors.Is(err, io.EOF) && len(buf) > 0:
-			return buf, nil
-		default:
-			return nil, err
-		}
-	}
-}
-
-// skipLine discards the rest of an oversized line; err is the last
-// ReadSlice error (nil when the fragment already ended the line).
-func skipLine(br *bufio.Reader, err error) error {
-	for errors.Is(err, bufio.ErrBufferFull) {
-		_, err = br.ReadSlice('\n')
-	}
-	if err != nil {
-		return err
-	}
-	return errFrameTooLarge
 }
