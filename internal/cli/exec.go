@@ -38,6 +38,14 @@ func newExecCmd(g *globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			// Fail early, with the config's own message, before a child starts.
+			a, _, _, err := g.newApp(g.stderrLogger(), false)
+			if err != nil {
+				return err
+			}
+			if _, err := a.LoadConfig(ws, noOverrides); err != nil {
+				return err
+			}
 			return g.runExec(prompt, ws, yes, jsonOut)
 		},
 	}
@@ -176,7 +184,7 @@ func (g *globals) execTurn(conn *client.Conn, prompt, ws string, yes, jsonOut bo
 				if yes {
 					verdict = "approved (--yes)"
 				}
-				fmt.Fprintf(g.stdio.Err, "scv: approval for %s (risk %s): %s — %s\n", ev.Name, ev.Risk, clip(ev.Summary, 300), verdict)
+				fmt.Fprintf(g.stdio.Err, "scv: approval for %s (risk %s): %s — %s\n", ev.Name, ev.Risk, clip(strings.Join(strings.Fields(ev.Summary), " "), 300), verdict)
 				_ = conn.Send(&proto.ApprovalResolve{Envelope: proto.Envelope{Type: proto.TypeApprovalSolve}, SessionID: sid, ApprovalID: ev.ApprovalID, Approved: yes})
 			case proto.EventToolCompleted:
 				if ev.Success != nil && !*ev.Success && ev.Output != nil {
