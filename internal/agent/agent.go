@@ -165,7 +165,10 @@ func (s *Session) loop(ctx context.Context, prompt string, ev Emit) (int, *proto
 			return step + 1, usage, nil
 		}
 		for _, call := range resp.ToolCalls {
-			res := s.call(ctx, call, ev)
+			res, err := s.call(ctx, call, ev)
+			if err != nil {
+				return step + 1, usage, err
+			}
 			s.hist.append(model.Message{Role: model.ToolRole, ToolCallID: call.ID, Name: call.Name, Content: res.Output}, true)
 			if ctx.Err() != nil {
 				return step + 1, usage, ctx.Err()
@@ -211,25 +214,26 @@ func addUsage(total *proto.Usage, u *model.Usage) *proto.Usage {
 
 // call runs one tool call through validation, approval and execution and
 // emits its lifecycle events. The returned result is what the model sees.
-func (s *Session) call(ctx context.Context, call model.ToolCall, ev Emit) tool.Result {
+func (s *Session) call(ctx context.Context, call model.ToolCall, ev Emit) (tool.Result, error) {
 	ev(proto.Event{Type: proto.EventToolProposed, CallID: call.ID, Name: call.Name, Arguments: rawArgs(call.Arguments)})
 	env := tool.Env{Workspace: s.opts.Workspace, SessionID: s.opts.SessionID, CallID: call.ID, OutputLimit: s.opts.OutputLimit}
 	var stopProgress func()
 	env.Progress, stopProgress = newProgress(call.ID, ev)
 	plan, res, ok := s.opts.Registry.Prepare(env, call.Name, []byte(call.Arguments))
+	var err error
 	if ok {
-		res = s.approveAndRun(ctx, call, plan, ev)
+		res, err = s.approveAndRun(ctx, call, plan, ev)
 	}
 	stopProgress()
 	res = s.bound(res)
 	ev(completed(call, res))
-	return res
+	return res, err
 }
 
-func (s *Session) approveAndRun(ctx context.Context, call model.ToolCall, plan tool.Plan, ev Emit) tool.Result {
+func (s *Session) approveAndRun(ctx context.Context, call model.ToolCall, plan tool.Plan, ev Emit) (tool.Result, error) {
 	switch approval.Decide(s.opts.Policy, plan.Risk) {
 	case approval.Deny:
-		return tool.Fail(tool.Denied, "denied: the approval policy %q does not allow %s calls (risk %s); do not retry this call", s.opts.Policy, call.Name, plan.Risk)
+		return tool.Fail(tool.Denied, "denied: the approval policy %q does not allow %s calls (risk %s); do not retry this call", s.opts.Policy, call.Name, plan.Risk), nil
 	case approval.Ask:
 		id := "ap_" + uuid.NewString()[:8]
 		announce := func() {
@@ -237,16 +241,29 @@ func (s *Session) approveAndRun(ctx context.Context, call model.ToolCall, plan t
 		}
 		if !s.broker.Wait(ctx, id, announce) {
 			if ctx.Err() != nil {
-				return tool.Fail(tool.Cancelled, "cancelled: the turn was cancelled while the call awaited approval")
+				return tool.Fail(tool.Cancelled, "cancelled: the turn was cancelled while the call awaited approval"), nil
 			}
-			return tool.Fail(tool.Denied, "denied: the user did not approve this %s call", call.Name)
+			return tool.Fail(tool.Denied, "denied: the user did not approve this %s call", call.Name), nil
 		}
 	}
 	if ctx.Err() != nil {
-		return tool.Fail(tool.Cancelled, "cancelled before it started")
+		return tool.Fail(tool.Cancelled, "cancelled before it started"), nil
 	}
 	ev(proto.Event{Type: proto.EventToolStarted, CallID: call.ID, Name: call.Name})
-	return plan.Run(ctx)
+	return runRecovered(ctx, call.Name, plan)
+}
+
+// runRecovered runs the plan; a panicking tool is a runtime failure, not a
+// model-visible result, so it becomes an error that ends the turn with
+// internal_error (the daemon and other sessions live on).
+func runRecovered(ctx context.Context, name string, plan tool.Plan) (res tool.Result, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			res = tool.Fail(tool.Failed, "the %s tool crashed", name)
+			err = fmt.Errorf("tool %s crashed: %v", name, v)
+		}
+	}()
+	return plan.Run(ctx), nil
 }
 
 func completed(call model.ToolCall, res tool.Result) proto.Event {

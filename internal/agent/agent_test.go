@@ -540,3 +540,24 @@ func TestBoundCapsOutput(t *testing.T) {
 		t.Fatal("cut broke UTF-8")
 	}
 }
+
+func TestToolPanicFailsTurnInternal(t *testing.T) {
+	boom := tool.MustDefine("boom", "panics", nil, func(env tool.Env, p echoParams) (tool.Plan, error) {
+		return tool.Plan{Risk: tool.ReadOnly, Summary: "boom", Run: func(context.Context) tool.Result { panic("kaput") }}, nil
+	})
+	reg, err := tool.NewRegistry(boom)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fm := &fakeModel{script: []func(context.Context, func(string)) (model.Response, error){calls(call("c1", "boom", `{"text":""}`))}}
+	s := newSession(t, fm, reg, approval.OnRisk)
+	rec := &recorder{}
+	s.RunTurn(t.Context(), "t1", "go", rec.emit)
+	got := rec.types()
+	if !contains(got, "tool.completed(boom,false,failed)") || got[len(got)-1] != "turn.failed(internal_error)" {
+		t.Fatalf("events = %v", got)
+	}
+	if !strings.Contains(rec.last().Message, "kaput") || s.HistoryLen() != 0 {
+		t.Fatalf("message %q, history %d", rec.last().Message, s.HistoryLen())
+	}
+}
