@@ -59,6 +59,7 @@ func (m *Model) handleEvent(ev proto.Event) tea.Cmd {
 	case proto.EventSessionCleared:
 		m.tr.reset()
 		m.streaming, m.scroll, m.haveUsage, m.usage = nil, 0, false, proto.Usage{}
+		m.anchor = nil
 		m.render.expanded = nil
 		m.addItem(&item{kind: kindNotice, text: "conversation cleared; the session starts afresh"})
 	case proto.EventSessionClosed:

@@ -81,6 +81,10 @@ type Model struct {
 	tr     *transcript
 	render *renderer
 	scroll int // lines scrolled up from the bottom
+	// anchor is the topmost item of the last frame and anchorLines the
+	// lines from it to the bottom; they keep a scrolled view in place.
+	anchor      *item
+	anchorLines int
 
 	composer composer
 	history  []string

@@ -5,6 +5,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -478,6 +479,30 @@ func TestScrollEvictionAndResize(t *testing.T) {
 	h.ev(proto.Event{Type: proto.EventAssistantComplete, TurnID: "t1", Content: str("The leaves are **proto**, **jsonl**, **proc** and **paths**; they import only the standard library.")})
 	h.m.Update(tea.WindowSizeMsg{Width: 40, Height: 16})
 	h.golden("resized_narrow")
+}
+
+func TestScrolledViewStaysPut(t *testing.T) {
+	h := newHarness(t, nil)
+	for i := range 40 {
+		h.m.addItem(&item{kind: kindNotice, text: "note " + strconv.Itoa(i)})
+	}
+	h.prompt("more", "t1")
+	h.frame()
+	h.keys(pgUp)
+	before := h.frame()
+	h.ev(proto.Event{Type: proto.EventAssistantDelta, TurnID: "t1", Content: str("one\ntwo\nthree")})
+	after := h.frame()
+	body := func(f string) string { // without the status line, which changes
+		lines := strings.Split(f, "\n")
+		return strings.Join(lines[:len(lines)-2], "\n")
+	}
+	if d := cmp.Diff(body(before), body(after)); d != "" {
+		t.Errorf("scrolled view moved when lines arrived below (-before +after):\n%s", d)
+	}
+	h.keys(pgDown, pgDown, pgDown)
+	if f := h.frame(); !strings.Contains(f, "three") {
+		t.Errorf("back at the bottom the new text is not shown:\n%s", f)
+	}
 }
 
 func TestOneTickChain(t *testing.T) {

@@ -81,21 +81,29 @@ func (m *Model) header() string {
 
 // body returns exactly h lines: the bottom of the transcript, shifted up
 // by the scroll offset. Only items that reach the window are rendered.
+// While scrolled up, lines added below since the last frame raise the
+// offset, so the text in view stays put.
 func (m *Model) body(h int) []string {
+	items := m.tr.items
+	if m.scroll > 0 && m.anchor != nil {
+		if n, ok := m.linesDownFrom(m.anchor); ok {
+			m.scroll = max(m.scroll+n-m.anchorLines, 0)
+		}
+	}
 	var rev []string // lines from the bottom up
 	need := h + m.scroll
-	items := m.tr.items
+	m.anchor, m.anchorLines = nil, 0
 	for i := len(items) - 1; i >= 0 && len(rev) < need; i-- {
 		ls := items[i].render(m.width, m.render)
-		if len(ls) == 0 {
-			continue
+		if len(ls) > 0 {
+			if len(rev) > 0 {
+				rev = append(rev, "")
+			}
+			for j := len(ls) - 1; j >= 0; j-- {
+				rev = append(rev, ls[j])
+			}
 		}
-		if len(rev) > 0 {
-			rev = append(rev, "")
-		}
-		for j := len(ls) - 1; j >= 0; j-- {
-			rev = append(rev, ls[j])
-		}
+		m.anchor, m.anchorLines = items[i], len(rev)
 	}
 	if len(rev) < need && m.tr.evicted > 0 {
 		if len(rev) > 0 {
@@ -115,6 +123,25 @@ func (m *Model) body(h int) []string {
 		}
 	}
 	return lines
+}
+
+// linesDownFrom counts the lines from anchor to the bottom as body lays
+// them out; false when anchor is no longer in the transcript.
+func (m *Model) linesDownFrom(anchor *item) (int, bool) {
+	n := 0
+	items := m.tr.items
+	for i := len(items) - 1; i >= 0; i-- {
+		if k := len(items[i].render(m.width, m.render)); k > 0 {
+			if n > 0 {
+				n++
+			}
+			n += k
+		}
+		if items[i] == anchor {
+			return n, true
+		}
+	}
+	return 0, false
 }
 
 func (m *Model) queueLines() []string {
