@@ -42,7 +42,7 @@ type Spec struct {
 	// stopped, before Run returns (used for tag sweeps of setsid escapees).
 	AfterExit func()
 	// Tag, when non-empty, is a "KEY=VALUE" entry added to the child's
-	// environment. Descendants inherit it, so after the group is stopped,
+	// environment (replacing any entry of the same key). Descendants inherit it, so after the group is stopped,
 	// processes still carrying it (those that left the group with setsid)
 	// are stopped the same way, before AfterExit. It is cooperative: a
 	// process that scrubs its environment escapes it.

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -32,7 +33,7 @@ func run(ctx context.Context, s Spec) (Result, error) {
 		cmd.Env = []string{} // nil would mean "inherit ours"
 	}
 	if s.Tag != "" {
-		cmd.Env = append(cmd.Env[:len(cmd.Env):len(cmd.Env)], s.Tag)
+		cmd.Env = withTag(cmd.Env, s.Tag)
 	}
 	if ctx.Err() != nil {
 		return Result{Cancelled: true}, nil
@@ -77,6 +78,19 @@ func run(ctx context.Context, s Spec) (Result, error) {
 		return res, waitErr
 	}
 	return res, nil
+}
+
+// withTag returns env with tag appended and any other entry of the tag's
+// key removed (an inherited tag of an outer run would otherwise shadow it).
+func withTag(env []string, tag string) []string {
+	key, _, _ := strings.Cut(tag, "=")
+	out := make([]string, 0, len(env)+1)
+	for _, kv := range env {
+		if k, _, _ := strings.Cut(kv, "="); k != key {
+			out = append(out, kv)
+		}
+	}
+	return append(out, tag)
 }
 
 // supervise waits for the leader, enforcing the deadline (KILL the group at

@@ -73,6 +73,7 @@ func TestRunEnvironmentDirStdin(t *testing.T) {
 	}{
 		{"env is exactly Spec.Env", Spec{Path: "/usr/bin/env", Env: []string{"A=1", "B=two words"}}, "A=1\nB=two words\n"},
 		{"tag is appended", Spec{Path: "/usr/bin/env", Env: []string{"A=1"}, Tag: "T=x"}, "A=1\nT=x\n"},
+		{"tag replaces an inherited one", Spec{Path: "/usr/bin/env", Env: []string{"T=outer", "A=1"}, Tag: "T=x"}, "A=1\nT=x\n"},
 		{"nil env is empty", Spec{Path: "/usr/bin/env"}, ""},
 		{"dir", Spec{Path: "/bin/pwd", Args: []string{"-P"}, Dir: dir}, dir + "\n"},
 		{"stdin is /dev/null", Spec{Path: "/usr/bin/readlink", Args: []string{"/proc/self/fd/0"}}, "/dev/null\n"},
