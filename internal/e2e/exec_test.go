@@ -1,0 +1,225 @@
+package e2e
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/scv-agent/scv/internal/model/modeltest"
+)
+
+// callOutput is the function_call_output the model was sent for callID, or
+// "" when the request has none.
+func callOutput(r modeltest.Recorded, callID string) (string, bool) {
+	for _, it := range r.InputItems() {
+		if it["type"] == "function_call_output" && it["call_id"] == callID {
+			s, _ := it["output"].(string)
+			return s, true
+		}
+	}
+	return "", false
+}
+
+// userTexts are the texts of the user messages in a Responses request.
+func userTexts(r modeltest.Recorded) []string {
+	var out []string
+	for _, it := range r.InputItems() {
+		if it["role"] != "user" {
+			continue
+		}
+		switch c := it["content"].(type) {
+		case string:
+			out = append(out, c)
+		case []any:
+			for _, p := range c {
+				if m, ok := p.(map[string]any); ok {
+					if s, ok := m["text"].(string); ok {
+						out = append(out, s)
+					}
+				}
+			}
+		}
+	}
+	return out
+}
+
+// scriptToolLoop queues bash, then read, then a final answer.
+func scriptToolLoop(fm *modeltest.Server) {
+	fm.Script(modeltest.ToolCall("c1", "bash", `{"comm`, `and":"echo hi-from-bash"}`))
+	fm.Script(modeltest.ToolCall("c2", "read", `{"pa`, `th":"a.txt"}`))
+	fm.Script(modeltest.Text("All ", "done."))
+}
+
+func TestExecToolLoop(t *testing.T) {
+	tests := []struct {
+		name       string
+		args       []string
+		stderrHas  []string
+		bashOutHas string // in the function_call_output of the bash call
+	}{
+		{
+			name:       "yes approves",
+			args:       []string{"exec", "--yes", "run the loop"},
+			stderrHas:  []string{"approval for bash (risk process)", "approved (--yes)"},
+			bashOutHas: "hi-from-bash",
+		},
+		{
+			name:       "without yes denies",
+			args:       []string{"exec", "run the loop"},
+			stderrHas:  []string{"approval for bash (risk process)", "denied (pass --yes to approve)", "bash denied"},
+			bashOutHas: "denied",
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			fm := modeltest.New(t)
+			scriptToolLoop(fm)
+			in := newInstance(t, providerConfig(fm.URL()))
+			r := in.run(in.env, "", tc.args...)
+			// The turn completes either way: a denied call is a result the
+			// model sees, and it then answers.
+			if r.code != 0 {
+				t.Fatalf("exit %d, want 0; stderr:\n%s", r.code, r.stderr)
+			}
+			if diff := cmp.Diff("All done.\n", r.stdout); diff != "" {
+				t.Errorf("stdout (-want +got):\n%s", diff)
+			}
+			for _, s := range tc.stderrHas {
+				if !strings.Contains(r.stderr, s) {
+					t.Errorf("stderr lacks %q:\n%s", s, r.stderr)
+				}
+			}
+			reqs := fm.Requests()
+			if len(reqs) != 3 {
+				t.Fatalf("model got %d requests, want 3", len(reqs))
+			}
+			if got := userTexts(reqs[0]); !cmp.Equal(got, []string{"run the loop"}) {
+				t.Errorf("first request user messages = %q", got)
+			}
+			out, ok := callOutput(reqs[1], "c1")
+			if !ok || !strings.Contains(out, tc.bashOutHas) {
+				t.Errorf("second request: bash output %q (present %v), want it to contain %q", out, ok, tc.bashOutHas)
+			}
+			if strings.Contains(tc.bashOutHas, "denied") && strings.Contains(out, "hi-from-bash") {
+				t.Errorf("denied bash call ran: %q", out)
+			}
+			out, ok = callOutput(reqs[2], "c2")
+			if !ok || !strings.Contains(out, "hello from a.txt") {
+				t.Errorf("third request: read output %q (present %v), want the file's text", out, ok)
+			}
+		})
+	}
+}
+
+func TestExecJSONPrintsEvents(t *testing.T) {
+	fm := modeltest.New(t)
+	fm.Script(modeltest.ToolCall("c1", "read", `{"path":"a.txt"}`))
+	fm.Script(modeltest.Text("Fi", "ne."), modeltest.Usage(10, 2))
+	in := newInstance(t, providerConfig(fm.URL()))
+	r := in.run(in.env, "", "exec", "--json", "read it")
+	if r.code != 0 {
+		t.Fatalf("exit %d; stderr:\n%s", r.code, r.stderr)
+	}
+	var types []string
+	var sid string
+	var seq uint64
+	for i, line := range strings.Split(strings.TrimSuffix(r.stdout, "\n"), "\n") {
+		var ev struct {
+			Type      string  `json:"type"`
+			SessionID string  `json:"session_id"`
+			Seq       uint64  `json:"seq"`
+			Content   *string `json:"content"`
+		}
+		if err := json.Unmarshal([]byte(line), &ev); err != nil {
+			t.Fatalf("stdout line %d is not JSON: %q", i+1, line)
+		}
+		if i == 0 {
+			sid = ev.SessionID
+		} else {
+			if ev.SessionID != sid || ev.Seq != seq+1 {
+				t.Errorf("line %d: session %q seq %d, want session %q seq %d", i+1, ev.SessionID, ev.Seq, sid, seq+1)
+			}
+			seq = ev.Seq
+		}
+		if ev.Type == "assistant.delta" && len(types) > 0 && types[len(types)-1] == "assistant.delta" {
+			continue // fragments vary in number; keep one
+		}
+		types = append(types, ev.Type)
+	}
+	want := []string{
+		"session.started", "turn.started", "assistant.completed",
+		"tool.proposed", "tool.started", "tool.completed",
+		"assistant.delta", "assistant.completed", "turn.completed",
+	}
+	if diff := cmp.Diff(want, types); diff != "" {
+		t.Errorf("event types (-want +got):\n%s\nstdout:\n%s", diff, r.stdout)
+	}
+	if sid == "" {
+		t.Error("session.started has no session_id")
+	}
+}
+
+func TestExecPromptFromStdin(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+	}{
+		{"dash", []string{"exec", "-"}},
+		{"no prompt", []string{"exec"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			fm := modeltest.New(t)
+			fm.Script(modeltest.Text("ok"))
+			in := newInstance(t, providerConfig(fm.URL()))
+			r := in.run(in.env, "prompt from stdin\n", tc.args...)
+			if r.code != 0 || r.stdout != "ok\n" {
+				t.Fatalf("exit %d stdout %q; stderr:\n%s", r.code, r.stdout, r.stderr)
+			}
+			reqs := fm.Requests()
+			if len(reqs) != 1 {
+				t.Fatalf("%d requests, want 1", len(reqs))
+			}
+			if diff := cmp.Diff([]string{"prompt from stdin"}, userTexts(reqs[0])); diff != "" {
+				t.Errorf("user messages (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestExecNoAPIKey(t *testing.T) {
+	fm := modeltest.New(t)
+	fm.Script(modeltest.Text("never"))
+	in := newInstance(t, providerConfig(fm.URL()))
+	r := in.run(in.withEnv("OPENAI_API_KEY"), "", "exec", "--yes", "hi")
+	if r.code == 0 {
+		t.Fatalf("exit 0 without a key; stdout %q stderr %q", r.stdout, r.stderr)
+	}
+	if !strings.Contains(r.stderr, "OPENAI_API_KEY") {
+		t.Errorf("stderr does not name OPENAI_API_KEY:\n%s", r.stderr)
+	}
+	if n := len(fm.Requests()); n != 0 {
+		t.Errorf("model got %d requests without a key", n)
+	}
+}
+
+func TestExecTurnFailed(t *testing.T) {
+	fm := modeltest.New(t)
+	fm.Script(modeltest.HTTPError(500, `{"error":{"message":"upstream exploded"}}`, ""))
+	in := newInstance(t, providerConfig(fm.URL()))
+	r := in.run(in.env, "", "exec", "--yes", "hi")
+	if r.code == 0 {
+		t.Fatalf("exit 0 after HTTP 500; stderr:\n%s", r.stderr)
+	}
+	if !strings.Contains(r.stderr, "turn failed (provider_error): ") {
+		t.Errorf("stderr lacks the turn failed line:\n%s", r.stderr)
+	}
+	if r.stdout != "" {
+		t.Errorf("stdout = %q, want nothing", r.stdout)
+	}
+	if n := len(fm.Requests()); n != 1 {
+		t.Errorf("model got %d requests with max_retries = 0, want 1", n)
+	}
+}

@@ -1,0 +1,180 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+)
+
+// scvBin is the scv binary TestMain builds once.
+var scvBin string
+
+func TestMain(m *testing.M) {
+	os.Exit(runMain(m))
+}
+
+func runMain(m *testing.M) int {
+	dir, err := os.MkdirTemp("", "scv-e2e-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "e2e:", err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	if err := buildSCV(dir); err != nil {
+		fmt.Fprintln(os.Stderr, "e2e:", err)
+		return 1
+	}
+	code := m.Run()
+	if code == 0 {
+		if err := goleak.Find(); err != nil {
+			fmt.Fprintln(os.Stderr, "e2e: goroutines left behind:", err)
+			return 1
+		}
+	}
+	return code
+}
+
+// buildSCV builds ./cmd/scv from the module root into dir/scv.
+func buildSCV(dir string) error {
+	out, err := exec.Command("go", "env", "GOMOD").Output()
+	if err != nil {
+		return fmt.Errorf("go env GOMOD: %w", err)
+	}
+	gomod := strings.TrimSpace(string(out))
+	if gomod == "" || gomod == os.DevNull {
+		return errors.New("go env GOMOD: not inside the scv module")
+	}
+	scvBin = filepath.Join(dir, "scv")
+	build := exec.Command("go", "build", "-o", scvBin, "./cmd/scv")
+	build.Dir = filepath.Dir(gomod)
+	if b, err := build.CombinedOutput(); err != nil {
+		return fmt.Errorf("go build ./cmd/scv: %v\n%s", err, b)
+	}
+	return nil
+}
+
+// instance is one test's SCV home, workspace and child environment.
+type instance struct {
+	t    *testing.T
+	home string
+	ws   string
+	env  []string
+}
+
+// newInstance makes a fresh home (mode 0755, so tests can see scv tighten
+// it) holding config as config.toml, a workspace with a.txt, and an
+// environment with a fake OpenAI key. Nothing is inherited from the test
+// process but PATH.
+func newInstance(t *testing.T, config string) *instance {
+	t.Helper()
+	root := t.TempDir()
+	in := &instance{t: t, home: filepath.Join(root, "home"), ws: filepath.Join(root, "ws")}
+	for _, d := range []string{in.home, in.ws, filepath.Join(root, "user"), filepath.Join(root, "tmp")} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(in.home, "config.toml"), []byte(config), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(in.ws, "a.txt"), []byte("hello from a.txt\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	in.env = []string{
+		"PATH=" + os.Getenv("PATH"),
+		"HOME=" + filepath.Join(root, "user"),
+		"TMPDIR=" + filepath.Join(root, "tmp"),
+		"OPENAI_API_KEY=sk-test",
+	}
+	return in
+}
+
+// providerConfig is a user config pointing the openai profile at url.
+func providerConfig(url string, extra ...string) string {
+	return fmt.Sprintf("[providers.openai]\nbase_url = %q\nmax_retries = 0\n", url) + strings.Join(extra, "\n") + "\n"
+}
+
+// withEnv returns the instance env with kv added (a later KEY= wins) or,
+// for a bare "KEY", removed.
+func (in *instance) withEnv(kv ...string) []string {
+	env := append([]string(nil), in.env...)
+	for _, x := range kv {
+		key, _, set := strings.Cut(x, "=")
+		out := env[:0:0]
+		for _, e := range env {
+			if !strings.HasPrefix(e, key+"=") {
+				out = append(out, e)
+			}
+		}
+		if set {
+			out = append(out, x)
+		}
+		env = out
+	}
+	return env
+}
+
+// result is a finished scv command.
+type result struct {
+	stdout, stderr string
+	code           int
+}
+
+// run runs scv --scv-home HOME args... in the workspace with env and stdin,
+// bounded to a minute.
+func (in *instance) run(env []string, stdin string, args ...string) result {
+	in.t.Helper()
+	ctx, cancel := context.WithTimeout(in.t.Context(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, scvBin, append([]string{"--scv-home", in.home}, args...)...)
+	cmd.Dir = in.ws
+	cmd.Env = env
+	cmd.Stdin = strings.NewReader(stdin)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	r := result{stdout: out.String(), stderr: errb.String()}
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+	case errors.As(err, &ee):
+		r.code = ee.ExitCode()
+	default:
+		in.t.Fatalf("scv %v: %v", args, err)
+	}
+	if ctx.Err() != nil {
+		in.t.Fatalf("scv %v did not finish within a minute; stderr:\n%s", args, r.stderr)
+	}
+	return r
+}
+
+// syncBuffer is a bytes.Buffer safe for a child's output copier and the test.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
