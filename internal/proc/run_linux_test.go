@@ -78,7 +78,7 @@ func TestRunEnvironmentDirStdin(t *testing.T) {
 		{"dir", Spec{Path: "/bin/pwd", Args: []string{"-P"}, Dir: dir}, dir + "\n"},
 		{"stdin is /dev/null", Spec{Path: "/usr/bin/readlink", Args: []string{"/proc/self/fd/0"}}, "/dev/null\n"},
 		{"stdin reads EOF", Spec{Path: "/usr/bin/wc", Args: []string{"-c"}}, "0\n"},
-		{"own process group", Spec{Path: bash, Args: []string{"-c", `[ "$(ps -o pgid= $$ | tr -d ' ')" = "$$" ] && echo leader`}, Env: []string{"PATH=/usr/bin:/bin"}}, "leader\n"},
+		{"own process group", Spec{Path: bash, Args: []string{"-c", `read -r -a f < /proc/$$/stat; [ "${f[4]}" = "$$" ] && echo leader`}, Env: []string{"PATH=/usr/bin:/bin"}}, "leader\n"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
