@@ -114,7 +114,7 @@ api_key_env = ""
 	p.keys("Enter")
 	p.waitFor("Approve this tool call?", "bash", "risk:")
 	p.keys("y")
-	s := p.waitFor("e2e-bash-output", "All done.", "[done]", "ready")
+	s := p.waitFor("⎿ e2e-bash-output", "All done.", "[done]", "ready")
 	if !strings.Contains(s, "› please echo something") {
 		t.Errorf("prompt not in the transcript:\n%s", s)
 	}

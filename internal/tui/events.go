@@ -145,7 +145,9 @@ func (m *Model) toolCompleted(ev proto.Event) {
 	}
 	it.progress = ""
 	var cut bool
-	it.output, cut = boundOutput(deref(ev.Output))
+	text, notes := displayOutput(deref(ev.Output))
+	it.output, cut = boundOutput(text)
+	it.notes = notes
 	it.truncated = cut || (ev.Truncated != nil && *ev.Truncated)
 	it.touch()
 	if m.approval != nil && m.approval.callID == ev.CallID {

@@ -185,6 +185,9 @@ func TestToolStates(t *testing.T) {
 		proto.Event{Type: proto.EventToolProposed, TurnID: "t1", CallID: "c3", Name: "web_fetch", Arguments: args(map[string]any{"url": "http://127.0.0.1/x"})},
 		proto.Event{Type: proto.EventToolStarted, TurnID: "t1", CallID: "c3", Name: "web_fetch"},
 		proto.Event{Type: proto.EventToolCompleted, TurnID: "t1", CallID: "c3", Name: "web_fetch", Success: proto.Ptr(false), Error: "limit", Output: str("response over 10 MiB"), Truncated: proto.Ptr(true)},
+		proto.Event{Type: proto.EventToolProposed, TurnID: "t1", CallID: "c7", Name: "bash", Arguments: args(map[string]any{"command": "ls nope"})},
+		proto.Event{Type: proto.EventToolStarted, TurnID: "t1", CallID: "c7", Name: "bash"},
+		proto.Event{Type: proto.EventToolCompleted, TurnID: "t1", CallID: "c7", Name: "bash", Success: proto.Ptr(false), Error: "failed", Output: str(`{"exit_code":2,"timed_out":false,"output":"ls: cannot access 'nope'\n","truncated":false}`)},
 		proto.Event{Type: proto.EventToolProposed, TurnID: "t1", CallID: "c4", Name: "bash", Arguments: args(map[string]any{"command": "sleep 100"})},
 		proto.Event{Type: proto.EventToolStarted, TurnID: "t1", CallID: "c4", Name: "bash"},
 		proto.Event{Type: proto.EventToolCompleted, TurnID: "t1", CallID: "c4", Name: "bash", Success: proto.Ptr(false), Error: "cancelled", Output: str("")},
@@ -195,7 +198,7 @@ func TestToolStates(t *testing.T) {
 	)
 	h.golden("tool_states")
 
-	want := map[string]toolState{"c1": toolDone, "c2": toolDenied, "c3": toolFailed, "c4": toolCancelled, "c5": toolRunning, "c6": toolPending}
+	want := map[string]toolState{"c1": toolDone, "c2": toolDenied, "c3": toolFailed, "c7": toolFailed, "c4": toolCancelled, "c5": toolRunning, "c6": toolPending}
 	got := map[string]toolState{}
 	for id, it := range h.m.tr.tools {
 		got[id] = it.state

@@ -70,7 +70,7 @@ type pane struct {
 func startPane(t *testing.T, w, h int, script string) *pane {
 	t.Helper()
 	p := &pane{t: t, sock: filepath.Join(t.TempDir(), "tmux.sock")}
-	full := script + `; echo "exit=$?"; stty -a | tr ' ;' '\n\n' | grep -xE -- '-?(icanon|echo)'; echo done.; sleep 60`
+	full := script + `; echo "exit=$?"; stty -a | tr ' ;' '\n\n' | grep -xE -- '-?(icanon|echo)'; echo pane-script-finished; sleep 60`
 	p.tmux("new-session", "-d", "-s", "e2e", "-x", strconv.Itoa(w), "-y", strconv.Itoa(h), "sh", "-c", full)
 	t.Cleanup(func() { exec.Command("tmux", "-S", p.sock, "kill-server").Run() })
 	return p
@@ -143,7 +143,7 @@ func (p *pane) childPID() int {
 // as it found it: main screen, cursor visible, canonical mode and echo on.
 func (p *pane) assertRestored(wantExit int) {
 	p.t.Helper()
-	s := p.waitFor("done.")
+	s := p.waitFor("pane-script-finished")
 	if !strings.Contains(s, fmt.Sprintf("exit=%d", wantExit)) {
 		p.t.Errorf("want exit=%d; screen:\n%s", wantExit, s)
 	}

@@ -62,6 +62,7 @@ type item struct {
 	output             string
 	truncated          bool
 	errKind            string
+	notes              []string // from the result shape: exit status, …
 
 	// render cache: lines at width, valid while !dirty.
 	dirty    bool
@@ -247,6 +248,9 @@ func renderTool(it *item, width int, expanded bool, r *renderer) []string {
 		lines = append(lines, st.dim.Render("  │ "+ansi.Truncate(strings.ReplaceAll(it.progress, "\t", " "), max(width-4, 8), "…")))
 	}
 	if it.output == "" {
+		if len(it.notes) > 0 {
+			lines = append(lines, st.dim.Render("  ⎿ "+ansi.Truncate(strings.Join(it.notes, " · "), max(width-4, 8), "…")))
+		}
 		return lines
 	}
 	out := strings.Split(strings.TrimRight(it.output, "\n"), "\n")
@@ -272,6 +276,7 @@ func renderTool(it *item, width int, expanded bool, r *renderer) []string {
 	} else if expanded {
 		more = append(more, "(ctrl+o to collapse)")
 	}
+	more = append(more, it.notes...)
 	if it.truncated {
 		more = append(more, "output truncated by the tool")
 	}
