@@ -1,0 +1,340 @@
+package e2e
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/scv-agent/scv/internal/client"
+	"github.com/scv-agent/scv/internal/model/modeltest"
+	"github.com/scv-agent/scv/internal/proto"
+)
+
+// checkOwnSession asserts every event belongs to sid and that seq rises by
+// one from 1 (runtime.md §12).
+func checkOwnSession(t *testing.T, who, sid string, evs []proto.Event) {
+	t.Helper()
+	for i, ev := range evs {
+		if ev.SessionID != sid || ev.Seq != uint64(i+1) {
+			t.Errorf("%s event %d (%s): session %q seq %d, want session %q seq %d", who, i, ev.Type, ev.SessionID, ev.Seq, sid, i+1)
+		}
+	}
+}
+
+func assistantTexts(evs []proto.Event) []string {
+	var out []string
+	for _, ev := range evs {
+		if ev.Type == proto.EventAssistantComplete && ev.Content != nil && *ev.Content != "" {
+			out = append(out, *ev.Content)
+		}
+	}
+	return out
+}
+
+// TestDaemonTwoClients interleaves two clients' turns: A's turn waits on an
+// approval while B's turn runs from start to end, then A's completes.
+func TestDaemonTwoClients(t *testing.T) {
+	fm := modeltest.New(t)
+	fm.Script(modeltest.ToolCall("a1", "bash", `{"command":"echo from-a"}`)) // A, step 1
+	fm.Script(modeltest.ToolCall("b1", "read", `{"path":"a.txt"}`))          // B, step 1
+	fm.Script(modeltest.Text("B ", "done."))                                 // B, step 2
+	fm.Script(modeltest.Text("A ", "done."))                                 // A, step 2
+	in := newInstance(t, providerConfig(fm.URL()))
+	in.startDaemon(in.env)
+
+	a, b := in.connect(), in.connect()
+	sa := in.startSession(a, proto.SessionStart{}).SessionID
+	sb := in.startSession(b, proto.SessionStart{}).SessionID
+	if sa == "" || sa == sb {
+		t.Fatalf("session ids %q and %q, want two distinct ids", sa, sb)
+	}
+
+	sendTurn(t, a, sa, "prompt A")
+	evA := until(t, a, proto.EventApprovalRequested)
+	sendTurn(t, b, sb, "prompt B")
+	evB := until(t, b, proto.EventTurnCompleted)
+	appr := evA[len(evA)-1]
+	if err := a.Send(&proto.ApprovalResolve{Envelope: proto.Envelope{Type: proto.TypeApprovalSolve}, SessionID: sa, ApprovalID: appr.ApprovalID, Approved: true}); err != nil {
+		t.Fatal(err)
+	}
+	evA = append(evA, until(t, a, proto.EventTurnCompleted)...)
+
+	checkOwnSession(t, "A", sa, evA)
+	checkOwnSession(t, "B", sb, evB)
+	if diff := cmp.Diff([]string{"A done."}, assistantTexts(evA)); diff != "" {
+		t.Errorf("A's answers (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"B done."}, assistantTexts(evB)); diff != "" {
+		t.Errorf("B's answers (-want +got):\n%s", diff)
+	}
+	reqs := fm.Requests()
+	if len(reqs) != 4 {
+		t.Fatalf("model got %d requests, want 4", len(reqs))
+	}
+	for i, want := range []string{"prompt A", "prompt B", "prompt B", "prompt A"} {
+		if diff := cmp.Diff([]string{want}, userTexts(reqs[i])); diff != "" {
+			t.Errorf("request %d user messages (-want +got):\n%s", i+1, diff)
+		}
+	}
+	if out, _ := callOutput(reqs[2], "b1"); !strings.Contains(out, "hello from a.txt") {
+		t.Errorf("B's read result = %q", out)
+	}
+	if out, _ := callOutput(reqs[3], "a1"); !strings.Contains(out, "from-a") {
+		t.Errorf("A's bash result = %q", out)
+	}
+}
+
+func TestDaemonSecondRefused(t *testing.T) {
+	in := newInstance(t, providerConfig("http://127.0.0.1:9"))
+	first := in.startDaemon(in.env)
+	r := in.run(in.env, "", "run")
+	if r.code == 0 {
+		t.Fatalf("second scv run exited 0; stderr:\n%s", r.stderr)
+	}
+	if !strings.Contains(r.stderr, "already running") {
+		t.Errorf("second scv run's stderr does not say the daemon is already running:\n%s", r.stderr)
+	}
+	// The loser must not have touched the first daemon's socket.
+	c := in.connect()
+	if _, err := c.Call(t.Context(), &proto.Envelope{Type: proto.TypeDaemonStatus}); err != nil {
+		t.Errorf("first daemon after the refused start: %v", err)
+	}
+	select {
+	case <-first.done:
+		t.Errorf("first daemon exited: %v", first.err)
+	default:
+	}
+}
+
+func TestDaemonModes(t *testing.T) {
+	in := newInstance(t, providerConfig("http://127.0.0.1:9"))
+	in.startDaemon(in.env)
+	st, err := os.Lstat(in.socket())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Mode()&os.ModeSocket == 0 {
+		t.Errorf("%s is %v, not a socket", in.socket(), st.Mode())
+	}
+	got := map[string]os.FileMode{"socket": st.Mode().Perm(), "home": fileMode(t, in.home)}
+	want := map[string]os.FileMode{"socket": 0o600, "home": 0o700}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("modes (-want +got):\n%s", diff)
+	}
+}
+
+func TestDaemonStaleSocketReplaced(t *testing.T) {
+	in := newInstance(t, providerConfig("http://127.0.0.1:9"))
+	old := in.startDaemon(in.env)
+	if err := syscall.Kill(-old.cmd.Process.Pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	<-old.done
+	if _, err := os.Lstat(in.socket()); err != nil {
+		t.Fatalf("a SIGKILLed daemon should leave its socket behind: %v", err)
+	}
+	if _, err := client.Dial(t.Context(), in.socket()); err == nil {
+		t.Fatal("the stale socket still accepts connections")
+	}
+	d := in.startDaemon(in.env)
+	if got := in.status(t).PID; got != d.cmd.Process.Pid {
+		t.Errorf("status pid = %d, want the new daemon's %d", got, d.cmd.Process.Pid)
+	}
+}
+
+// TestDaemonSIGTERM stops a daemon with a turn streaming from a model that
+// never answers: it exits within 5 s, cancels the turn and removes the socket.
+func TestDaemonSIGTERM(t *testing.T) {
+	fm := modeltest.New(t)
+	fm.Script(modeltest.Text("partial "), modeltest.Hang())
+	in := newInstance(t, providerConfig(fm.URL()))
+	d := in.startDaemon(in.env)
+	c := in.connect()
+	sid := in.startSession(c, proto.SessionStart{}).SessionID
+	sendTurn(t, c, sid, "hang")
+	until(t, c, proto.EventAssistantDelta)
+
+	start := time.Now()
+	if err := d.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	// runtime.md §8: exit within 5 s (plus 1 s for a loaded machine).
+	if !d.wait(6 * time.Second) {
+		t.Fatalf("daemon still running 6 s after SIGTERM; stderr:\n%s", d.stderr)
+	}
+	t.Logf("exited %v after SIGTERM", time.Since(start))
+	if code := d.exitCode(); code != 0 {
+		t.Errorf("exit code %d after SIGTERM, want 0; stderr:\n%s", code, d.stderr)
+	}
+	if _, err := os.Lstat(in.socket()); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("socket after SIGTERM: %v, want it removed", err)
+	}
+	// The client sees its connection end; nothing claims the turn completed.
+	for ev := range c.Events() {
+		if ev.Type == proto.EventTurnCompleted {
+			t.Errorf("turn completed during shutdown: %+v", ev)
+		}
+	}
+}
+
+// status is `scv status --json` decoded.
+type statusJSON struct {
+	Running bool `json:"running"`
+	proto.DaemonStatus
+}
+
+func (in *instance) status(t *testing.T) statusJSON {
+	t.Helper()
+	r := in.run(in.env, "", "status", "--json")
+	var st statusJSON
+	if err := json.Unmarshal([]byte(r.stdout), &st); err != nil {
+		t.Fatalf("scv status --json: %v; stdout %q stderr %q", err, r.stdout, r.stderr)
+	}
+	if r.code != 0 {
+		t.Fatalf("scv status --json exit %d; stderr %q", r.code, r.stderr)
+	}
+	return st
+}
+
+func TestStatus(t *testing.T) {
+	in := newInstance(t, providerConfig("http://127.0.0.1:9"))
+	r := in.run(in.env, "", "status")
+	if r.code == 0 || !strings.Contains(r.stdout, "not running") || !strings.Contains(r.stdout, in.socket()) {
+		t.Errorf("status without a daemon: exit %d stdout %q", r.code, r.stdout)
+	}
+	r = in.run(in.env, "", "status", "--json")
+	if r.code == 0 || strings.TrimSpace(r.stdout) != fmt.Sprintf(`{"running":false,"socket":%q}`, in.socket()) {
+		t.Errorf("status --json without a daemon: exit %d stdout %q", r.code, r.stdout)
+	}
+
+	d := in.startDaemon(in.env)
+	c := in.connect()
+	in.startSession(c, proto.SessionStart{})
+	in.startSession(c, proto.SessionStart{})
+	pid := d.cmd.Process.Pid
+	ver := strings.Fields(in.run(in.env, "", "version").stdout)[1]
+
+	st := in.status(t)
+	st.UptimeSeconds = 0
+	want := statusJSON{Running: true, DaemonStatus: proto.DaemonStatus{Version: ver, PID: pid, Sessions: 2}}
+	if diff := cmp.Diff(want, st); diff != "" {
+		t.Errorf("status --json (-want +got):\n%s", diff)
+	}
+	r = in.run(in.env, "", "status")
+	for _, re := range []string{
+		`scv daemon: running`,
+		`pid:\s+` + strconv.Itoa(pid) + `\n`,
+		`version:\s+` + regexp.QuoteMeta(ver) + `\n`,
+		`uptime:\s+\S+`,
+		`sessions:\s+2\n`,
+		`delegations:\s+0 running, 0 orphans reaped`,
+	} {
+		if !regexp.MustCompile(re).MatchString(r.stdout) {
+			t.Errorf("scv status output does not match %q:\n%s", re, r.stdout)
+		}
+	}
+	if r.code != 0 {
+		t.Errorf("scv status exit %d", r.code)
+	}
+}
+
+func TestStopEndsRun(t *testing.T) {
+	in := newInstance(t, providerConfig("http://127.0.0.1:9"))
+	d := in.startDaemon(in.env)
+	r := in.run(in.env, "", "stop")
+	if r.code != 0 || !strings.Contains(r.stdout, "stopped") {
+		t.Fatalf("scv stop: exit %d stdout %q stderr %q", r.code, r.stdout, r.stderr)
+	}
+	if !d.wait(10 * time.Second) {
+		t.Fatal("scv run still running 10 s after scv stop")
+	}
+	if code := d.exitCode(); code != 0 {
+		t.Errorf("scv run exit %d after scv stop; stderr:\n%s", code, d.stderr)
+	}
+	if _, err := os.Lstat(in.socket()); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("socket after scv stop: %v", err)
+	}
+	if r := in.run(in.env, "", "stop"); r.code == 0 {
+		t.Errorf("scv stop without a daemon exited 0: %q", r.stdout)
+	}
+}
+
+// processGone reports whether pid no longer runs (gone or a zombie).
+func processGone(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return true
+	}
+	s := string(b)
+	if i := strings.LastIndexByte(s, ')'); i >= 0 && len(s) > i+2 {
+		return s[i+2] == 'Z'
+	}
+	return false
+}
+
+func TestStartStop(t *testing.T) {
+	in := newInstance(t, providerConfig("http://127.0.0.1:9"))
+	r := in.run(in.env, "", "start")
+	m := regexp.MustCompile(`scv daemon started \(pid (\d+)\)`).FindStringSubmatch(r.stdout)
+	if r.code != 0 || m == nil {
+		t.Fatalf("scv start: exit %d stdout %q stderr %q", r.code, r.stdout, r.stderr)
+	}
+	pid, _ := strconv.Atoi(m[1])
+	t.Cleanup(func() {
+		if !processGone(pid) {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+	})
+	if st := in.status(t); !st.Running || st.PID != pid {
+		t.Errorf("status after scv start: %+v, want running pid %d", st, pid)
+	}
+	if r := in.run(in.env, "", "start"); r.code != 0 || !strings.Contains(r.stdout, "already running") {
+		t.Errorf("second scv start: exit %d stdout %q", r.code, r.stdout)
+	}
+	log, err := os.ReadFile(filepath.Join(in.home, "logs", "daemon.log"))
+	if err != nil || !strings.Contains(string(log), "daemon listening") {
+		t.Errorf("daemon.log: %v; %q", err, log)
+	}
+	r = in.run(in.env, "", "stop")
+	if r.code != 0 || !strings.Contains(r.stdout, "stopped") {
+		t.Fatalf("scv stop: exit %d stdout %q stderr %q", r.code, r.stdout, r.stderr)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for !processGone(pid) && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if !processGone(pid) {
+		t.Errorf("daemon pid %d still runs 10 s after scv stop", pid)
+	}
+	if _, err := os.Lstat(in.socket()); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("socket after scv stop: %v", err)
+	}
+}
+
+func TestDelegatedRefused(t *testing.T) {
+	for _, cmd := range []string{"run", "start", "stop"} {
+		t.Run(cmd, func(t *testing.T) {
+			in := newInstance(t, providerConfig("http://127.0.0.1:9"))
+			r := in.run(in.withEnv("SCV_DELEGATION_DEPTH=1"), "", cmd)
+			if r.code != 2 {
+				t.Errorf("scv %s with SCV_DELEGATION_DEPTH=1: exit %d, want 2; stderr %q", cmd, r.code, r.stderr)
+			}
+			if !strings.Contains(r.stderr, "delegated") {
+				t.Errorf("stderr does not explain the refusal: %q", r.stderr)
+			}
+			if _, err := os.Lstat(in.socket()); !errors.Is(err, os.ErrNotExist) {
+				t.Errorf("socket exists after a refused scv %s: %v", cmd, err)
+			}
+		})
+	}
+}
