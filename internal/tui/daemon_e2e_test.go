@@ -94,6 +94,8 @@ func TestEndToEndWithDaemon(t *testing.T) {
 	fake := modeltest.New(t)
 	fake.Script(modeltest.Text("I will run it."), modeltest.ToolCall("call_1", "bash", `{"command":`, `"echo e2e-bash-output"}`), modeltest.Usage(500, 20))
 	fake.Script(modeltest.Text("The command printed ", "e2e-bash-output. All done."), modeltest.Usage(600, 12))
+	fake.Script(modeltest.ToolCall("call_2", "bash", `{"command":"sleep 30"}`))
+	fake.Script(modeltest.Text("Queued prompt answered."))
 	config := `[provider]
 active = "fake"
 
@@ -117,6 +119,22 @@ api_key_env = ""
 	s := p.waitFor("⎿ e2e-bash-output", "All done.", "[done]", "ready")
 	if !strings.Contains(s, "› please echo something") {
 		t.Errorf("prompt not in the transcript:\n%s", s)
+	}
+
+	// A long call, a prompt queued behind it, Esc cancels the turn, and
+	// the queued prompt runs next.
+	p.text("sleep please")
+	p.keys("Enter")
+	p.waitFor("Approve this tool call?", "sleep 30")
+	p.keys("y")
+	p.waitFor("bash sleep 30 [running]")
+	p.text("after the sleep")
+	p.keys("Enter")
+	p.waitFor("queued: after the sleep")
+	p.keys("Escape")
+	s = p.waitFor("bash sleep 30 [cancelled]", "turn cancelled", "› after the sleep", "Queued prompt answered.", "ready")
+	if strings.Contains(s, "queued:") {
+		t.Errorf("a started prompt is still shown as queued:\n%s", s)
 	}
 	p.keys("C-c")
 	p.assertRestored(0)
