@@ -1,0 +1,208 @@
+package e2e
+
+import (
+	"encoding/pem"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/scv-agent/scv/internal/client"
+	"github.com/scv-agent/scv/internal/model/modeltest"
+	"github.com/scv-agent/scv/internal/proto"
+)
+
+// startStdio runs `scv server --stdio` and speaks the protocol over its
+// stdin/stdout. At the end of the test the connection is closed (EOF ends
+// the server) and the process is waited for, killed if it lingers.
+func (in *instance) startStdio(env []string) *client.Conn {
+	in.t.Helper()
+	cmd := exec.Command(scvBin, "--scv-home", in.home, "server", "--stdio")
+	cmd.Dir = in.ws
+	cmd.Env = env
+	stderr := &syncBuffer{}
+	cmd.Stderr = stderr
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		in.t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		in.t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		in.t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(done) }()
+	c := client.NewConn(stdout, stdin)
+	in.t.Cleanup(func() {
+		c.Close()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			in.t.Errorf("scv server --stdio still running 10 s after EOF; stderr:\n%s", stderr)
+			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+			<-done
+		}
+	})
+	ctx := in.t.Context()
+	if _, err := c.Initialize(ctx, "e2e", "test"); err != nil {
+		in.t.Fatalf("initialize: %v; stderr:\n%s", err, stderr)
+	}
+	return c
+}
+
+// collapsedTypes lists event types with runs of assistant.delta kept once.
+func collapsedTypes(evs []proto.Event) []string {
+	var out []string
+	for _, ev := range evs {
+		if ev.Type == proto.EventAssistantDelta && len(out) > 0 && out[len(out)-1] == ev.Type {
+			continue
+		}
+		out = append(out, ev.Type)
+	}
+	return out
+}
+
+// certFile writes the TLS test server's certificate as PEM for SSL_CERT_FILE.
+func certFile(t *testing.T, srv *httptest.Server) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "cert.pem")
+	b := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw})
+	if err := os.WriteFile(p, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// TestStdioWebFetchApproval is the stdio test of tools.md: web_fetch asks for
+// approval (network risk) unless the URL is HTTPS on an allowlisted host.
+func TestStdioWebFetchApproval(t *testing.T) {
+	page := func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		_, _ = io.WriteString(w, "hello page body\n")
+	}
+	plain := httptest.NewServer(http.HandlerFunc(page))
+	t.Cleanup(plain.Close)
+	tlsSrv := httptest.NewTLSServer(http.HandlerFunc(page))
+	t.Cleanup(tlsSrv.Close)
+	certs := certFile(t, tlsSrv)
+
+	withApproval := []string{
+		"turn.started", "assistant.completed", "tool.proposed", "approval.requested",
+		"tool.started", "tool.completed", "assistant.delta", "assistant.completed", "turn.completed",
+	}
+	withoutApproval := slices.DeleteFunc(slices.Clone(withApproval), func(s string) bool { return s == "approval.requested" })
+	tests := []struct {
+		name      string
+		url       string
+		allowlist string
+		want      []string
+	}{
+		{"http on an allowlisted host asks", plain.URL + "/", `["127.0.0.1"]`, withApproval},
+		{"https off the allowlist asks", tlsSrv.URL + "/", `["docs.rs"]`, withApproval},
+		{"https on an allowlisted host runs", tlsSrv.URL + "/", `["127.0.0.1"]`, withoutApproval},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			fm := modeltest.New(t)
+			fm.Script(modeltest.ToolCall("w1", "web_fetch", fmt.Sprintf(`{"url":%q}`, tc.url)))
+			fm.Script(modeltest.Text("fetched"))
+			in := newInstance(t, providerConfig(fm.URL(),
+				"[web]", "allow_private_addresses = true", "auto_approve_domains = "+tc.allowlist))
+			c := in.startStdio(in.withEnv("SSL_CERT_FILE=" + certs))
+			sid := in.startSession(c, proto.SessionStart{}).SessionID
+			sendTurn(t, c, sid, "fetch it")
+
+			var evs []proto.Event
+			for ev := range c.Events() {
+				evs = append(evs, ev)
+				if ev.Type == proto.EventApprovalRequested {
+					if ev.Risk != "network" || ev.Name != "web_fetch" || ev.CallID != "w1" || !strings.Contains(ev.Summary, tc.url) {
+						t.Errorf("approval.requested = %+v, want web_fetch w1 with risk network naming %s", ev, tc.url)
+					}
+					if err := c.Send(&proto.ApprovalResolve{Envelope: proto.Envelope{Type: proto.TypeApprovalSolve}, SessionID: sid, ApprovalID: ev.ApprovalID, Approved: true}); err != nil {
+						t.Fatal(err)
+					}
+				}
+				if ev.Type == proto.EventTurnCompleted || ev.Type == proto.EventTurnFailed {
+					break
+				}
+			}
+			if diff := cmp.Diff(tc.want, collapsedTypes(evs)); diff != "" {
+				t.Errorf("events (-want +got):\n%s", diff)
+			}
+			reqs := fm.Requests()
+			if len(reqs) != 2 {
+				t.Fatalf("model got %d requests, want 2", len(reqs))
+			}
+			out, _ := callOutput(reqs[1], "w1")
+			if !strings.Contains(out, "hello page body") || !strings.Contains(out, "Status: 200") {
+				t.Errorf("web_fetch result sent to the model = %q, want the page", out)
+			}
+		})
+	}
+}
+
+// TestStdioHostedSearch: the hosted {"type":"web_search"} tool is offered
+// only with web.search = "provider" and never in a no_tools session.
+func TestStdioHostedSearch(t *testing.T) {
+	tests := []struct {
+		name       string
+		search     string
+		noTools    bool
+		wantHosted bool
+		wantTools  bool // function tools offered and listed in session.started
+	}{
+		{"provider search", "provider", false, true, true},
+		{"provider search, no_tools session", "provider", true, false, false},
+		{"search off", "off", false, false, true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			fm := modeltest.New(t)
+			fm.Script(modeltest.Text("ok"))
+			in := newInstance(t, providerConfig(fm.URL(), "[web]", fmt.Sprintf("search = %q", tc.search)))
+			c := in.startStdio(in.env)
+			started := in.startSession(c, proto.SessionStart{NoTools: tc.noTools})
+			sendTurn(t, c, started.SessionID, "search something")
+			until(t, c, proto.EventTurnCompleted)
+
+			reqs := fm.Requests()
+			if len(reqs) != 1 {
+				t.Fatalf("model got %d requests, want 1", len(reqs))
+			}
+			r := reqs[0]
+			if got := r.HasHostedWebSearch(); got != tc.wantHosted {
+				t.Errorf("hosted web_search offered = %v, want %v; tools: %v", got, tc.wantHosted, r.Body["tools"])
+			}
+			names := r.ToolNames()
+			if tc.wantTools {
+				for _, want := range []string{"read", "bash", "web_fetch"} {
+					if !slices.Contains(names, want) || !slices.Contains(started.Tools, want) {
+						t.Errorf("tool %q missing: request offers %v, session.started lists %v", want, names, started.Tools)
+					}
+				}
+			} else {
+				if len(names) != 0 || len(started.Tools) != 0 {
+					t.Errorf("no_tools session: request offers %v, session.started lists %v, want none", names, started.Tools)
+				}
+				if tools, _ := r.Body["tools"].([]any); len(tools) != 0 {
+					t.Errorf("no_tools session: request tools = %v, want none", tools)
+				}
+			}
+		})
+	}
+}
