@@ -296,3 +296,6 @@ func Canonical(dir string) (string, error) {
 	}
 	return real, nil
 }
+
+// NoOverrides is LoadConfig without session overrides.
+var NoOverrides = config.Overrides{}

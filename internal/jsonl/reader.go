@@ -28,7 +28,8 @@ func NewReader(r io.Reader, max int) *Reader {
 	return &Reader{r: bufio.NewReaderSize(r, 64<<10), max: max}
 }
 
-// Next returns the next non-empty line. An oversized line yields an error
+// Next returns the next non-empty line. The slice is valid until the next
+// call. An oversized line yields an error
 // wrapping ErrLineTooLong (with its size so far); reading can continue. At
 // the end of input it returns io.EOF; a final line without newline is
 // returned first.

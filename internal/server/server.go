@@ -127,7 +127,7 @@ func (c *conn) readLoop(r io.Reader, out chan<- lineOrErr) {
 			return
 		}
 		select {
-		case out <- lineOrErr{line: line, err: err}:
+		case out <- lineOrErr{line: append([]byte(nil), line...), err: err}:
 		case <-c.ctx.Done():
 			return
 		}
@@ -190,8 +190,14 @@ func (c *conn) send(ev proto.Event, sess *session) {
 		return
 	}
 	if ev.Type == proto.EventSessionStarted {
-		// seq 0 marks the session's start; the next event has seq 1.
-		b = append(b[:len(b)-1], `,"seq":0}`...)
+		// seq 0 marks the session's start (the next event has seq 1), and a
+		// tool-free session still lists its (empty) tools; omitempty on the
+		// shared Event type would drop both.
+		extra := `,"seq":0`
+		if len(ev.Tools) == 0 {
+			extra += `,"tools":[]`
+		}
+		b = append(append(b[:len(b)-1], extra...), '}')
 	}
 	if len(b) > c.srv.opts.MaxServerFrame {
 		b = c.oversized(ev)

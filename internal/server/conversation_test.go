@@ -1,0 +1,327 @@
+package server_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+	"golang.org/x/tools/txtar"
+
+	"github.com/scv-agent/scv/internal/app"
+	"github.com/scv-agent/scv/internal/model/modeltest"
+	"github.com/scv-agent/scv/internal/paths"
+	"github.com/scv-agent/scv/internal/server"
+)
+
+var update = flag.Bool("update", false, "rewrite the want sections of testdata/conversations")
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// TestConversations replays each testdata/conversations/*.txtar: client
+// lines in, every server line out (ids and paths normalised), compared
+// with the file's want section.
+//
+// Sections: config.toml (appended to a user config pointing at the fake
+// model), model.json (modeltest.LoadScript format), files.txtar-like
+// "ws/<name>" sections (workspace files), script (the conversation), want.
+// Script lines: "> JSON" sends a line (with $S1, $T1, $A1, $Q1, $WORK and
+// $REPEAT(c,n) substituted), "wait TYPE" waits for the next unseen event of
+// that type, "raw TEXT" sends TEXT verbatim.
+func TestConversations(t *testing.T) {
+	files, err := filepath.Glob("testdata/conversations/*.txtar")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no conversations: %v", err)
+	}
+	for _, f := range files {
+		t.Run(strings.TrimSuffix(filepath.Base(f), ".txtar"), func(t *testing.T) { runConversation(t, f) })
+	}
+}
+
+func section(a *txtar.Archive, name string) (string, bool) {
+	for _, f := range a.Files {
+		if f.Name == name {
+			return string(f.Data), true
+		}
+	}
+	return "", false
+}
+
+func runConversation(t *testing.T, file string) {
+	a, err := txtar.ParseFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fake := modeltest.New(t)
+	if js, ok := section(a, "model.json"); ok {
+		p := filepath.Join(t.TempDir(), "model.json")
+		if err := os.WriteFile(p, []byte(js), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		steps, err := modeltest.LoadScript(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range steps {
+			fake.Script(s...)
+		}
+	}
+	home := t.TempDir()
+	ws, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range a.Files {
+		if name, ok := strings.CutPrefix(f.Name, "ws/"); ok {
+			p := filepath.Join(ws, name)
+			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(p, f.Data, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	extra, _ := section(a, "config.toml")
+	cfg := fmt.Sprintf("[providers.openai]\nbase_url = %q\nmax_retries = 0\n%s", fake.URL(), extra)
+	if err := os.WriteFile(filepath.Join(home, "config.toml"), []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{"OPENAI_API_KEY": "sk-test-key", "HOME": home, "PATH": os.Getenv("PATH")}
+	layout := paths.Layout{Home: home}
+	ap := app.New(app.Options{Layout: layout, Env: env})
+	loaded, err := ap.LoadConfig("", app.NoOverrides)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := server.New(server.Options{Factory: ap, Version: "test", MaxClientFrame: loaded.Config.Protocol.MaxClientFrameBytes,
+		MaxServerFrame: loaded.Config.Protocol.MaxServerFrameBytes})
+
+	script, _ := section(a, "script")
+	got := converse(t, srv, ws, script)
+	want, _ := section(a, "want")
+	if *update {
+		for i := range a.Files {
+			if a.Files[i].Name == "want" {
+				a.Files[i].Data = []byte(got)
+			}
+		}
+		if _, ok := section(a, "want"); !ok {
+			a.Files = append(a.Files, txtar.File{Name: "want", Data: []byte(got)})
+		}
+		if err := os.WriteFile(file, txtar.Format(a), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	if got != want {
+		t.Errorf("conversation differs (run with -update to accept)\n--- got\n%s--- want\n%s", got, want)
+	}
+}
+
+// converse runs the script against one Serve call and returns the
+// normalised server lines.
+func converse(t *testing.T, srv *server.Server, ws, script string) string {
+	t.Helper()
+	cr, cw := io.Pipe()
+	sr, sw := io.Pipe()
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	served := make(chan error, 1)
+	go func() {
+		served <- srv.Serve(ctx, cr, sw)
+		sw.Close()
+	}()
+	n := newNormaliser(ws)
+	var mu sync.Mutex
+	var lines []string
+	seen := map[string]int{}
+	arrived := make(chan struct{}, 1024)
+	readDone := make(chan struct{})
+	go func() {
+		defer close(readDone)
+		sc := bufio.NewScanner(sr)
+		sc.Buffer(make([]byte, 1<<20), 16<<20)
+		for sc.Scan() {
+			line := sc.Text()
+			var ev struct {
+				Type string `json:"type"`
+			}
+			_ = json.Unmarshal([]byte(line), &ev)
+			mu.Lock()
+			if err := n.checkSeq(line); err != nil {
+				t.Error(err)
+			}
+			if ev.Type != "tool.progress" {
+				lines = append(lines, n.normalise(line))
+			}
+			seen[ev.Type]++
+			mu.Unlock()
+			select {
+			case arrived <- struct{}{}:
+			default:
+			}
+		}
+	}()
+	waited := map[string]int{}
+	for _, raw := range strings.Split(script, "\n") {
+		line := strings.TrimSpace(raw)
+		switch {
+		case line == "" || strings.HasPrefix(line, "#"):
+		case strings.HasPrefix(line, "> "):
+			send(t, cw, n.expand(strings.TrimPrefix(line, "> ")))
+		case strings.HasPrefix(line, "raw "):
+			send(t, cw, n.expand(strings.TrimPrefix(line, "raw ")))
+		case strings.HasPrefix(line, "wait "):
+			typ := strings.TrimPrefix(line, "wait ")
+			waited[typ]++
+			deadline := time.After(20 * time.Second)
+			for {
+				mu.Lock()
+				ok := seen[typ] >= waited[typ]
+				mu.Unlock()
+				if ok {
+					break
+				}
+				select {
+				case <-arrived:
+				case <-time.After(10 * time.Millisecond):
+				case <-deadline:
+					mu.Lock()
+					t.Fatalf("timed out waiting for %s; got so far:\n%s", typ, strings.Join(lines, "\n"))
+					mu.Unlock()
+				}
+			}
+		default:
+			t.Fatalf("bad script line %q", line)
+		}
+	}
+	cw.Close()
+	select {
+	case err := <-served:
+		if err != nil {
+			t.Errorf("Serve: %v", err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("Serve did not return after EOF")
+	}
+	<-readDone
+	mu.Lock()
+	defer mu.Unlock()
+	return strings.Join(lines, "\n") + "\n"
+}
+
+func send(t *testing.T, w io.Writer, line string) {
+	t.Helper()
+	if _, err := io.WriteString(w, line+"\n"); err != nil {
+		t.Fatalf("send: %v", err)
+	}
+}
+
+// normaliser maps volatile ids to stable names ($S1, $T1, $A1) and back,
+// and renumbers seq without the (timing-dependent) tool.progress events
+// after checking the raw numbers rise by exactly one.
+type normaliser struct {
+	mu     sync.Mutex
+	ws     string
+	rawSeq map[string]uint64 // session → last raw seq
+	outSeq map[string]uint64 // session → last renumbered seq
+	names  map[string]string // real → stable
+	reals  map[string]string // stable → real
+	counts map[string]int
+}
+
+var idRE = regexp.MustCompile(`\b(s|t|ap)_[0-9a-f-]{6,}`)
+
+func newNormaliser(ws string) *normaliser {
+	return &normaliser{ws: ws, names: map[string]string{}, reals: map[string]string{}, counts: map[string]int{},
+		rawSeq: map[string]uint64{}, outSeq: map[string]uint64{}}
+}
+
+var seqRE = regexp.MustCompile(`"seq":([0-9]+)`)
+
+// checkSeq verifies runtime.md §12: session.started has seq 0 and every
+// later event of the session adds exactly 1.
+func (n *normaliser) checkSeq(line string) error {
+	var ev struct {
+		Type      string  `json:"type"`
+		SessionID string  `json:"session_id"`
+		Seq       *uint64 `json:"seq"`
+	}
+	if err := json.Unmarshal([]byte(line), &ev); err != nil {
+		return fmt.Errorf("server line is not JSON: %v: %s", err, line)
+	}
+	if ev.SessionID == "" {
+		return nil
+	}
+	if ev.Seq == nil {
+		return fmt.Errorf("event with session_id but no seq: %s", line)
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	last, started := n.rawSeq[ev.SessionID]
+	switch {
+	case ev.Type == "session.started" && *ev.Seq != 0:
+		return fmt.Errorf("session.started has seq %d, want 0", *ev.Seq)
+	case ev.Type != "session.started" && (!started || *ev.Seq != last+1):
+		return fmt.Errorf("seq %d after %d: %s", *ev.Seq, last, line)
+	}
+	n.rawSeq[ev.SessionID] = *ev.Seq
+	return nil
+}
+
+func (n *normaliser) normalise(line string) string {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	line = strings.ReplaceAll(line, n.ws, "$WORK")
+	if m := seqRE.FindStringSubmatch(line); m != nil && !strings.Contains(line, `"seq":0`) {
+		var ev struct {
+			SessionID string `json:"session_id"`
+		}
+		_ = json.Unmarshal([]byte(line), &ev)
+		n.outSeq[ev.SessionID]++
+		line = strings.Replace(line, m[0], fmt.Sprintf(`"seq":%d`, n.outSeq[ev.SessionID]), 1)
+	}
+	return idRE.ReplaceAllStringFunc(line, func(id string) string {
+		if s, ok := n.names[id]; ok {
+			return s
+		}
+		prefix := map[string]string{"s": "S", "t": "T", "ap": "A"}[id[:strings.IndexByte(id, '_')]]
+		n.counts[prefix]++
+		s := "$" + prefix + strconv.Itoa(n.counts[prefix])
+		n.names[id] = s
+		n.reals[s] = id
+		return s
+	})
+}
+
+var placeholderRE = regexp.MustCompile(`\$(S|T|A)[0-9]+|\$WORK|\$REPEAT\((.),([0-9]+)\)`)
+
+func (n *normaliser) expand(line string) string {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return placeholderRE.ReplaceAllStringFunc(line, func(p string) string {
+		if p == "$WORK" {
+			return n.ws
+		}
+		if m := placeholderRE.FindStringSubmatch(p); m[2] != "" {
+			k, _ := strconv.Atoi(m[3])
+			return strings.Repeat(m[2], k)
+		}
+		if r, ok := n.reals[p]; ok {
+			return r
+		}
+		return p
+	})
+}
