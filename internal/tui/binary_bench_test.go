@@ -82,12 +82,26 @@ func (r *ptyRun) stop() {
 }
 
 // BenchmarkBinaryFirstPaint is the time from starting `scv` until its
-// first frame (status line "ready") reaches the terminal, daemon answering
-// from this process.
+// first frame (status line) reaches the terminal: against a fake daemon in
+// this process, and against the real `scv run` (config loading, session
+// set-up and all).
 func BenchmarkBinaryFirstPaint(b *testing.B) {
 	scv := scvBinaryB(b)
-	home := b.TempDir()
-	startFakeDaemon(b, home, 0)
+	b.Run("fake-daemon", func(b *testing.B) {
+		home := b.TempDir()
+		startFakeDaemon(b, home, 0)
+		firstPaint(b, scv, home)
+	})
+	b.Run("scv-run", func(b *testing.B) {
+		requireRun(b, scv)
+		home := b.TempDir()
+		writeConfig(b, home, "http://127.0.0.1:9") // never called: no prompt is sent
+		startDaemon(b, scv, home)
+		firstPaint(b, scv, home)
+	})
+}
+
+func firstPaint(b *testing.B, scv, home string) {
 	for b.Loop() {
 		r := startPTY(b, scv, home)
 		r.waitOutput(b, "ctrl+c qui") // the last cell is written apart

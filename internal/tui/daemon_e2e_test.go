@@ -35,7 +35,7 @@ func (l *lockedBuffer) String() string {
 }
 
 // startDaemon runs `scv run --scv-home home` and waits for its socket.
-func startDaemon(t *testing.T, scv, home string) {
+func startDaemon(t testing.TB, scv, home string) {
 	t.Helper()
 	cmd := exec.Command(scv, "run", "--scv-home", home)
 	cmd.Env = []string{"HOME=" + t.TempDir(), "PATH=" + os.Getenv("PATH")}
@@ -85,29 +85,14 @@ func startDaemon(t *testing.T, scv, home string) {
 // the terminal as it was.
 func TestEndToEndWithDaemon(t *testing.T) {
 	scv := scvBinary(t)
-	// Without a run subcommand cobra answers `scv run --help` with the
-	// root's help, whose usage line is not "scv run".
-	if out, err := exec.Command(scv, "run", "--help").CombinedOutput(); err != nil || !strings.Contains(string(out), "scv run") {
-		t.Skipf("waits for `scv run` (internal/daemon serving sessions through internal/server, wired by internal/app and internal/cli); `scv run --help` gave: %v %.200s", err, out)
-	}
+	requireRun(t, scv)
 	home, ws := t.TempDir(), t.TempDir()
 	fake := modeltest.New(t)
 	fake.Script(modeltest.Text("I will run it."), modeltest.ToolCall("call_1", "bash", `{"command":`, `"echo e2e-bash-output"}`), modeltest.Usage(500, 20))
 	fake.Script(modeltest.Text("The command printed ", "e2e-bash-output. All done."), modeltest.Usage(600, 12))
 	fake.Script(modeltest.ToolCall("call_2", "bash", `{"command":"sleep 30"}`))
 	fake.Script(modeltest.Text("Queued prompt answered."))
-	config := `[provider]
-active = "fake"
-
-[providers.fake]
-base_url = "` + fake.URL() + `"
-model = "fake-model"
-wire_api = "responses"
-api_key_env = ""
-`
-	if err := os.WriteFile(filepath.Join(home, "config.toml"), []byte(config), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	writeConfig(t, home, fake.URL())
 	startDaemon(t, scv, home)
 
 	p := startPane(t, 100, 32, "cd "+shellQuote(ws)+" && "+shellQuote(scv)+" --scv-home "+shellQuote(home))
@@ -140,5 +125,32 @@ api_key_env = ""
 	p.assertRestored(0)
 	if n := fake.Pending(); n != 0 {
 		t.Errorf("%d scripted model responses unused", n)
+	}
+}
+
+// requireRun skips until the binary has a `run` subcommand: without one
+// cobra answers `scv run --help` with the root's help, whose usage line is
+// not "scv run".
+func requireRun(t testing.TB, scv string) {
+	t.Helper()
+	if out, err := exec.Command(scv, "run", "--help").CombinedOutput(); err != nil || !strings.Contains(string(out), "scv run") {
+		t.Skipf("waits for `scv run` (internal/daemon serving sessions through internal/server, wired by internal/app and internal/cli); `scv run --help` gave: %v %.200s", err, out)
+	}
+}
+
+// writeConfig makes the fake model server the active provider.
+func writeConfig(t testing.TB, home, baseURL string) {
+	t.Helper()
+	config := `[provider]
+active = "fake"
+
+[providers.fake]
+base_url = "` + baseURL + `"
+model = "fake-model"
+wire_api = "responses"
+api_key_env = ""
+`
+	if err := os.WriteFile(filepath.Join(home, "config.toml"), []byte(config), 0o600); err != nil {
+		t.Fatal(err)
 	}
 }
