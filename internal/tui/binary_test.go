@@ -221,3 +221,12 @@ func TestBinaryWithoutDaemon(t *testing.T) {
 	p.waitFor(filepath.Join(home, "server.sock"), "scv run", "scv start")
 	p.assertRestored(1)
 }
+
+func TestBinaryNeedsATerminal(t *testing.T) {
+	scv := scvBinary(t)
+	home := t.TempDir()
+	startFakeDaemon(t, home, 0)
+	p := startPane(t, 200, 30, shellQuote(scv)+" --scv-home "+shellQuote(home)+" </dev/null")
+	p.waitFor("needs a terminal", "scv exec")
+	p.assertRestored(1)
+}

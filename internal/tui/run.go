@@ -8,10 +8,14 @@ import (
 	"os"
 
 	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/term"
 
 	"github.com/scv-agent/scv/internal/client"
 	"github.com/scv-agent/scv/internal/proto"
 )
+
+// ErrNoTerminal is returned when stdin is a file or pipe, not a terminal.
+var ErrNoTerminal = errors.New("the terminal UI needs a terminal on stdin; for a headless turn use `scv exec PROMPT`")
 
 // Options start the TUI.
 type Options struct {
@@ -38,6 +42,16 @@ func Run(ctx context.Context, opts Options) error {
 		return err
 	}
 	defer conn.Close()
+	in, out := opts.In, opts.Out
+	if in == nil {
+		in = os.Stdin
+	}
+	if out == nil {
+		out = os.Stdout
+	}
+	if f, ok := in.(*os.File); ok && !term.IsTerminal(f.Fd()) {
+		return ErrNoTerminal
+	}
 	if _, err := conn.Initialize(ctx, "scv-tui", opts.Version); err != nil {
 		return fmt.Errorf("connect to the daemon on %s: %w", opts.Socket, err)
 	}
@@ -46,13 +60,6 @@ func Run(ctx context.Context, opts Options) error {
 		return err
 	}
 	m := New(Config{Session: started, Sender: conn, Socket: opts.Socket})
-	in, out := opts.In, opts.Out
-	if in == nil {
-		in = os.Stdin
-	}
-	if out == nil {
-		out = os.Stdout
-	}
 	p := newProgram(ctx, m, in, out)
 	pumped := make(chan struct{})
 	go func() {
