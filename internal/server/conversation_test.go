@@ -242,7 +242,10 @@ type normaliser struct {
 	counts map[string]int
 }
 
-var idRE = regexp.MustCompile(`\b(s|t|ap)_[0-9a-f-]{6,}`)
+var (
+	idRE     = regexp.MustCompile(`\b(s|t|ap)_[0-9a-f-]{6,}`)
+	tokensRE = regexp.MustCompile(`about [0-9]+ tokens`) // depends on the length of $WORK
+)
 
 func newNormaliser(ws string) *normaliser {
 	return &normaliser{ws: ws, names: map[string]string{}, reals: map[string]string{}, counts: map[string]int{},
@@ -285,6 +288,7 @@ func (n *normaliser) normalise(line string) string {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	line = strings.ReplaceAll(line, n.ws, "$WORK")
+	line = tokensRE.ReplaceAllString(line, "about N tokens")
 	if m := seqRE.FindStringSubmatch(line); m != nil && !strings.Contains(line, `"seq":0`) {
 		var ev struct {
 			SessionID string `json:"session_id"`

@@ -81,6 +81,13 @@ func (s *session) run(c *conn) {
 				ev.RequestID = p.requestID
 				first = false
 			}
+			if terminal(ev.Type) {
+				// The session is idle from the client's point of view as
+				// soon as it sees the turn's end (session.clear may follow).
+				s.mu.Lock()
+				s.active, s.cancel = "", nil
+				s.mu.Unlock()
+			}
 			c.send(ev, s)
 		})
 		cancel()
@@ -155,4 +162,8 @@ func (s *session) release(srv *Server) {
 	if srv.opts.OnSessions != nil {
 		srv.opts.OnSessions(-1)
 	}
+}
+
+func terminal(typ string) bool {
+	return typ == proto.EventTurnCompleted || typ == proto.EventTurnCancelled || typ == proto.EventTurnFailed
 }
