@@ -2,6 +2,7 @@ package client_test
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"errors"
 	"io"
@@ -9,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"go.uber.org/goleak"
@@ -225,4 +227,32 @@ func TestDialUnixSocket(t *testing.T) {
 			<-done
 		}
 	})
+}
+
+func TestCallWithoutAnswer(t *testing.T) {
+	cl, sv := net.Pipe()
+	defer sv.Close()
+	go io.Copy(io.Discard, sv) // a server that reads and never answers
+	c := client.NewConn(cl, cl)
+
+	ctx, cancel := context.WithTimeout(t.Context(), 50*time.Millisecond)
+	defer cancel()
+	if _, err := c.Initialize(ctx, "t", "v"); !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("Initialize with a deadline = %v, want DeadlineExceeded", err)
+	}
+	errc := make(chan error, 1)
+	go func() {
+		_, err := c.StartSession(t.Context(), proto.SessionStart{Cwd: "/"})
+		errc <- err
+	}()
+	time.Sleep(20 * time.Millisecond)
+	c.Close()
+	select {
+	case err := <-errc:
+		if !errors.Is(err, client.ErrClosed) {
+			t.Errorf("StartSession after Close = %v, want ErrClosed", err)
+		}
+	case <-time.After(2500 * time.Millisecond):
+		t.Fatal("StartSession did not return after Close")
+	}
 }
