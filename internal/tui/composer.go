@@ -182,25 +182,45 @@ func (c *composer) key(k tea.KeyPressMsg) {
 	}
 }
 
-// visual wraps the lines at the text width (in runes) and reports where
-// the cursor lands: visual row and rune index in it.
+// visual wraps the lines at the text width (in cells, so wide runes
+// count twice) and reports where the cursor lands: visual row and rune
+// index in it.
 func (c *composer) visual() (rows []string, curRow, curCol int) {
 	w := max(c.width-ansi.StringWidth(c.prompt)-1, 4)
 	for i, l := range c.lines {
-		n := len(l)
-		segs := max((n+w-1)/w, 1)
-		if i == c.row && c.col == n && n > 0 && n%w == 0 {
-			segs++ // the cursor after a full row gets a row of its own
+		bounds := wrapRunes(l, w)
+		if i == c.row && c.col == len(l) && len(l) > 0 && bounds[len(bounds)-1].full {
+			bounds = append(bounds, span{a: len(l), b: len(l)}) // the cursor after a full row gets its own
 		}
-		for s := range segs {
-			a, b := min(s*w, n), min((s+1)*w, n)
-			if i == c.row && c.col >= a && (c.col < b || (c.col == b && s == segs-1)) {
-				curRow, curCol = len(rows), c.col-a
+		for k, sp := range bounds {
+			if i == c.row && c.col >= sp.a && (c.col < sp.b || (c.col == sp.b && k == len(bounds)-1)) {
+				curRow, curCol = len(rows), c.col-sp.a
 			}
-			rows = append(rows, string(l[a:b]))
+			rows = append(rows, string(l[sp.a:sp.b]))
 		}
 	}
 	return rows, curRow, curCol
+}
+
+// span is one visual row of a line: runes [a, b); full when it filled the
+// width.
+type span struct {
+	a, b int
+	full bool
+}
+
+func wrapRunes(l []rune, w int) []span {
+	var out []span
+	start, cells := 0, 0
+	for i, r := range l {
+		rw := max(ansi.StringWidth(string(r)), 1)
+		if cells+rw > w {
+			out = append(out, span{a: start, b: i, full: true})
+			start, cells = i, 0
+		}
+		cells += rw
+	}
+	return append(out, span{a: start, b: len(l), full: cells >= w})
 }
 
 // VisualLines is how many rows the content needs.

@@ -59,3 +59,13 @@ func TestComposerWrapsAndScrolls(t *testing.T) {
 		t.Errorf("view keeps the cursor row in sight (-want +got):\n%s", d)
 	}
 }
+
+func TestComposerWrapsWideRunes(t *testing.T) {
+	c := newComposer()
+	c.SetWidth(13)         // 10 cells of text
+	c.SetValue("日本語の文章です") // 8 runes, 16 cells
+	rows, cr, cc := c.visual()
+	if d := cmp.Diff([]string{"日本語の文", "章です"}, rows); d != "" || cr != 1 || cc != 3 {
+		t.Errorf("rows (-want +got):\n%s cursor=%d,%d want 1,3", d, cr, cc)
+	}
+}
