@@ -160,6 +160,22 @@ func until(t *testing.T, c *client.Conn, typ string) []proto.Event {
 	}
 }
 
+// next is the next event of c, failing the test after 30 s or if the
+// connection ends.
+func next(t *testing.T, c *client.Conn) proto.Event {
+	t.Helper()
+	select {
+	case ev, ok := <-c.Events():
+		if !ok {
+			t.Fatalf("connection ended: %v", c.Err())
+		}
+		return ev
+	case <-time.After(30 * time.Second):
+		t.Fatal("no event within 30 s")
+	}
+	return proto.Event{}
+}
+
 func eventTypes(evs []proto.Event) []string {
 	out := make([]string, len(evs))
 	for i, ev := range evs {

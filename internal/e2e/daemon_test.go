@@ -152,38 +152,78 @@ func TestDaemonStaleSocketReplaced(t *testing.T) {
 	}
 }
 
-// TestDaemonSIGTERM stops a daemon with a turn streaming from a model that
-// never answers: it exits within 5 s, cancels the turn and removes the socket.
-func TestDaemonSIGTERM(t *testing.T) {
+// TestDaemonSignals stops a daemon with a turn streaming from a model that
+// never answers: on SIGTERM or SIGINT it exits within 5 s, cancels the turn
+// and removes the socket (runtime.md §8).
+func TestDaemonSignals(t *testing.T) {
+	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT} {
+		t.Run(sig.String(), func(t *testing.T) {
+			fm := modeltest.New(t)
+			fm.Script(modeltest.Text("partial "), modeltest.Hang())
+			in := newInstance(t, providerConfig(fm.URL()))
+			d := in.startDaemon(in.env)
+			c := in.connect()
+			sid := in.startSession(c, proto.SessionStart{}).SessionID
+			sendTurn(t, c, sid, "hang")
+			until(t, c, proto.EventAssistantDelta)
+
+			start := time.Now()
+			if err := d.cmd.Process.Signal(sig); err != nil {
+				t.Fatal(err)
+			}
+			// Within 5 s, plus 1 s for a loaded machine.
+			if !d.wait(6 * time.Second) {
+				t.Fatalf("daemon still running 6 s after %v; stderr:\n%s", sig, d.stderr)
+			}
+			t.Logf("exited %v after %v", time.Since(start), sig)
+			if code := d.exitCode(); code != 0 {
+				t.Errorf("exit code %d after %v, want 0; stderr:\n%s", code, sig, d.stderr)
+			}
+			if _, err := os.Lstat(in.socket()); !errors.Is(err, os.ErrNotExist) {
+				t.Errorf("socket after %v: %v, want it removed", sig, err)
+			}
+			// The client sees its connection end; the turn never completes.
+			for ev := range c.Events() {
+				if ev.Type == proto.EventTurnCompleted {
+					t.Errorf("turn completed during shutdown: %+v", ev)
+				}
+			}
+		})
+	}
+}
+
+// TestDaemonClientEOF: a client that hangs up mid-turn loses its sessions
+// (its turn is cancelled) while the daemon goes on serving others.
+func TestDaemonClientEOF(t *testing.T) {
 	fm := modeltest.New(t)
 	fm.Script(modeltest.Text("partial "), modeltest.Hang())
+	fm.Script(modeltest.Text("still here"))
 	in := newInstance(t, providerConfig(fm.URL()))
 	d := in.startDaemon(in.env)
-	c := in.connect()
-	sid := in.startSession(c, proto.SessionStart{}).SessionID
-	sendTurn(t, c, sid, "hang")
-	until(t, c, proto.EventAssistantDelta)
+	a := in.connect()
+	sa := in.startSession(a, proto.SessionStart{}).SessionID
+	sendTurn(t, a, sa, "hang")
+	until(t, a, proto.EventAssistantDelta)
+	a.Close()
 
-	start := time.Now()
-	if err := d.cmd.Process.Signal(syscall.SIGTERM); err != nil {
-		t.Fatal(err)
+	deadline := time.Now().Add(10 * time.Second)
+	for in.status(t).Sessions != 0 && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
 	}
-	// runtime.md §8: exit within 5 s (plus 1 s for a loaded machine).
-	if !d.wait(6 * time.Second) {
-		t.Fatalf("daemon still running 6 s after SIGTERM; stderr:\n%s", d.stderr)
+	if n := in.status(t).Sessions; n != 0 {
+		t.Errorf("daemon still counts %d sessions 10 s after its only client hung up", n)
 	}
-	t.Logf("exited %v after SIGTERM", time.Since(start))
-	if code := d.exitCode(); code != 0 {
-		t.Errorf("exit code %d after SIGTERM, want 0; stderr:\n%s", code, d.stderr)
+	b := in.connect()
+	sb := in.startSession(b, proto.SessionStart{}).SessionID
+	sendTurn(t, b, sb, "hello")
+	evs := until(t, b, proto.EventTurnCompleted)
+	if diff := cmp.Diff([]string{"still here"}, assistantTexts(evs)); diff != "" {
+		t.Errorf("second client's answer (-want +got):\n%s", diff)
 	}
-	if _, err := os.Lstat(in.socket()); !errors.Is(err, os.ErrNotExist) {
-		t.Errorf("socket after SIGTERM: %v, want it removed", err)
-	}
-	// The client sees its connection end; nothing claims the turn completed.
-	for ev := range c.Events() {
-		if ev.Type == proto.EventTurnCompleted {
-			t.Errorf("turn completed during shutdown: %+v", ev)
-		}
+	select {
+	case <-d.done:
+		t.Errorf("daemon exited after a client EOF: %v", d.err)
+	default:
 	}
 }
 

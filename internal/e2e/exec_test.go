@@ -2,8 +2,11 @@ package e2e
 
 import (
 	"encoding/json"
+	"os/exec"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -221,5 +224,53 @@ func TestExecTurnFailed(t *testing.T) {
 	}
 	if n := len(fm.Requests()); n != 1 {
 		t.Errorf("model got %d requests with max_retries = 0, want 1", n)
+	}
+}
+
+// TestExecInterrupt: SIGINT during a streaming turn cancels it; scv exec
+// says so and exits non-zero.
+func TestExecInterrupt(t *testing.T) {
+	fm := modeltest.New(t)
+	fm.Script(modeltest.Text("partial "), modeltest.Hang())
+	in := newInstance(t, providerConfig(fm.URL()))
+	cmd := exec.Command(scvBin, "--scv-home", in.home, "exec", "--yes", "hang")
+	cmd.Dir, cmd.Env = in.ws, in.env
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	stdout, stderr := &syncBuffer{}, &syncBuffer{}
+	cmd.Stdout, cmd.Stderr = stdout, stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	t.Cleanup(func() {
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+		}
+	})
+	deadline := time.Now().Add(30 * time.Second)
+	for !strings.Contains(stdout.String(), "partial") && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if !strings.Contains(stdout.String(), "partial") {
+		t.Fatalf("no streamed text within 30 s; stderr:\n%s", stderr)
+	}
+	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	var err error
+	select {
+	case err = <-done:
+		done <- err // for the cleanup
+	case <-time.After(15 * time.Second):
+		t.Fatalf("scv exec still running 15 s after SIGINT; stderr:\n%s", stderr)
+	}
+	if cmd.ProcessState.ExitCode() == 0 {
+		t.Errorf("scv exec exited 0 after SIGINT (%v)", err)
+	}
+	if !strings.Contains(stderr.String(), "turn cancelled") {
+		t.Errorf("stderr does not say the turn was cancelled:\n%s", stderr)
 	}
 }

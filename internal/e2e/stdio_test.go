@@ -127,7 +127,8 @@ func TestStdioWebFetchApproval(t *testing.T) {
 			sendTurn(t, c, sid, "fetch it")
 
 			var evs []proto.Event
-			for ev := range c.Events() {
+			for {
+				ev := next(t, c)
 				evs = append(evs, ev)
 				if ev.Type == proto.EventApprovalRequested {
 					if ev.Risk != "network" || ev.Name != "web_fetch" || ev.CallID != "w1" || !strings.Contains(ev.Summary, tc.url) {
