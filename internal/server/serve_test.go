@@ -1,0 +1,167 @@
+package server_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/scv-agent/scv/internal/app"
+	"github.com/scv-agent/scv/internal/model/modeltest"
+	"github.com/scv-agent/scv/internal/paths"
+	"github.com/scv-agent/scv/internal/server"
+)
+
+// newTestServer builds a server over the real app with a fake model.
+func newTestServer(t *testing.T, fake *modeltest.Server, extra string) (*server.Server, string) {
+	t.Helper()
+	home := t.TempDir()
+	ws, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := fmt.Sprintf("[providers.openai]\nbase_url = %q\nmax_retries = 0\n%s", fake.URL(), extra)
+	if err := os.WriteFile(filepath.Join(home, "config.toml"), []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ap := app.New(app.Options{Layout: paths.Layout{Home: home}, Env: map[string]string{"OPENAI_API_KEY": "sk-test", "HOME": home, "PATH": os.Getenv("PATH")}})
+	return server.New(server.Options{Factory: ap, Version: "test"}), ws
+}
+
+const initLines = `{"type":"initialize","request_id":"i","protocol_version":1,"client":{"name":"t","version":"0"}}` + "\n"
+
+// A client that stops reading is disconnected after about 3 s and its
+// turn is cancelled and joined: Serve returns on its own.
+func TestSlowClientDisconnected(t *testing.T) {
+	fake := modeltest.New(t)
+	frags := make([]string, 2000)
+	for i := range frags {
+		frags[i] = strings.Repeat("x", 100)
+	}
+	fake.Script(modeltest.Text(frags...))
+	srv, ws := newTestServer(t, fake, "")
+	cr, cw := io.Pipe()
+	sr, sw := io.Pipe() // nobody reads the server's output until the end
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(t.Context(), cr, sw) }()
+	go func() {
+		io.WriteString(cw, initLines)
+		io.WriteString(cw, fmt.Sprintf(`{"type":"session.start","request_id":"s","cwd":%q}`+"\n", ws))
+	}()
+	// A client that never reads cannot learn its session id, so the flood
+	// is error answers: more than the 256 frames the writer may queue.
+	go func() {
+		for i := 0; i < 5000; i++ {
+			if _, err := io.WriteString(cw, `{"type":"no.such","request_id":"x"}`+"\n"); err != nil {
+				return
+			}
+		}
+	}()
+	select {
+	case <-done:
+	case <-time.After(15 * time.Second):
+		t.Fatal("Serve did not give up on a client that stopped reading")
+	}
+	// As the daemon does after Serve: close the connection, which ends the
+	// writer blocked on it.
+	sr.Close()
+	cw.Close()
+}
+
+// EOF from the client cancels its running turn, stops the command the turn
+// started, and Serve returns only after that.
+func TestEOFCancelsAndJoins(t *testing.T) {
+	fake := modeltest.New(t)
+	marker := fmt.Sprintf("scv-eof-test-%d", time.Now().UnixNano())
+	fake.Script(modeltest.ToolCall("c1", "bash", fmt.Sprintf(`{"command":"exec -a %s sleep 300"}`, marker)))
+	srv, ws := newTestServer(t, fake, "")
+	cr, cw := io.Pipe()
+	sr, sw := io.Pipe()
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(t.Context(), cr, sw); sw.Close() }()
+	lines := make(chan string, 100)
+	go func() {
+		buf := make([]byte, 1<<20)
+		var acc strings.Builder
+		for {
+			n, err := sr.Read(buf)
+			acc.Write(buf[:n])
+			for {
+				s := acc.String()
+				i := strings.IndexByte(s, '\n')
+				if i < 0 {
+					break
+				}
+				lines <- s[:i]
+				acc.Reset()
+				acc.WriteString(s[i+1:])
+			}
+			if err != nil {
+				close(lines)
+				return
+			}
+		}
+	}()
+	wait := func(typ string) string {
+		t.Helper()
+		for {
+			select {
+			case l, ok := <-lines:
+				if !ok {
+					t.Fatalf("server ended before %s", typ)
+				}
+				if strings.Contains(l, `"type":"`+typ+`"`) {
+					return l
+				}
+			case <-time.After(10 * time.Second):
+				t.Fatalf("no %s", typ)
+			}
+		}
+	}
+	io.WriteString(cw, initLines)
+	wait("initialized")
+	io.WriteString(cw, fmt.Sprintf(`{"type":"session.start","request_id":"s","cwd":%q}`+"\n", ws))
+	sid := field(wait("session.started"), "session_id")
+	io.WriteString(cw, fmt.Sprintf(`{"type":"turn.start","request_id":"t","session_id":%q,"prompt":"sleep"}`+"\n", sid))
+	ap := field(wait("approval.requested"), "approval_id")
+	io.WriteString(cw, fmt.Sprintf(`{"type":"approval.resolve","request_id":"a","session_id":%q,"approval_id":%q,"approved":true}`+"\n", sid, ap))
+	wait("tool.started")
+	deadline := time.Now().Add(5 * time.Second)
+	for !running(marker) {
+		if time.Now().After(deadline) {
+			t.Fatal("the command never started")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	cw.Close() // EOF
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("Serve did not return after EOF")
+	}
+	for range lines {
+	}
+	if running(marker) {
+		t.Fatal("the command survived the connection's EOF")
+	}
+}
+
+func field(line, name string) string {
+	key := `"` + name + `":"`
+	i := strings.Index(line, key)
+	if i < 0 {
+		return ""
+	}
+	rest := line[i+len(key):]
+	return rest[:strings.IndexByte(rest, '"')]
+}
+
+func running(marker string) bool {
+	out, _ := exec.CommandContext(context.Background(), "pgrep", "-f", marker).Output()
+	return strings.TrimSpace(string(out)) != ""
+}
