@@ -1,0 +1,192 @@
+package app
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/scv-agent/scv/internal/delegation"
+	"github.com/scv-agent/scv/internal/model/modeltest"
+	"github.com/scv-agent/scv/internal/paths"
+	"github.com/scv-agent/scv/internal/proto"
+)
+
+type fixture struct {
+	app  *App
+	home string
+	user string
+	ws   string
+	fake *modeltest.Server
+}
+
+func newFixture(t *testing.T, cfg string) fixture {
+	t.Helper()
+	fake := modeltest.New(t)
+	home, user := t.TempDir(), t.TempDir()
+	ws, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	full := fmt.Sprintf("[providers.openai]\nbase_url = %q\nmax_retries = 0\n%s", fake.URL(), cfg)
+	if err := os.WriteFile(filepath.Join(home, "config.toml"), []byte(full), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	layout := paths.Layout{Home: home}
+	tr, err := delegation.New(delegation.Options{Dir: layout.Delegations()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{"OPENAI_API_KEY": "sk-test", "HOME": user, "PATH": "/usr/bin:/bin", "BRAVE_SEARCH_API_KEY": "bk"}
+	return fixture{app: New(Options{Layout: layout, Env: env, Tracker: tr}), home: home, user: user, ws: ws, fake: fake}
+}
+
+func (f fixture) names(t *testing.T, depth int, noTools bool) ([]string, bool) {
+	t.Helper()
+	l, err := f.app.LoadConfig(f.ws, NoOverrides)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts, err := f.app.Tools(&l.Config, f.ws, depth, noTools)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ts.Registry.Names(), ts.HostedSearch
+}
+
+func TestToolsPerConfig(t *testing.T) {
+	tests := []struct {
+		name    string
+		cfg     string
+		depth   int
+		noTools bool
+		codex   bool // a codex executable in ~/.local/bin
+		want    []string
+		hosted  bool
+	}{
+		{"defaults", "", 0, false, false, []string{"bash", "read", "web_fetch", "write"}, false},
+		{"web off", "[web]\nenabled = false\n", 0, false, false, []string{"bash", "read", "write"}, false},
+		{"searxng", "[web]\nsearch = \"searxng\"\nsearxng_url = \"http://127.0.0.1:9\"\n", 0, false, false, []string{"bash", "read", "web_fetch", "web_search", "write"}, false},
+		{"brave", "[web]\nsearch = \"brave\"\n", 0, false, false, []string{"bash", "read", "web_fetch", "web_search", "write"}, false},
+		{"provider search", "[web]\nsearch = \"provider\"\n", 0, false, false, []string{"bash", "read", "web_fetch", "write"}, true},
+		{"no tools", "[web]\nsearch = \"provider\"\n", 0, true, true, []string{}, false},
+		{"agent offered", "", 0, false, true, []string{"agent_codex", "bash", "read", "web_fetch", "write"}, false},
+		{"agent at max depth", "", 2, false, true, []string{"bash", "read", "web_fetch", "write"}, false},
+		{"delegation disabled", "[agent]\nmax_delegation_depth = 0\n", 0, false, true, []string{"bash", "read", "web_fetch", "write"}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFixture(t, tt.cfg)
+			if tt.codex {
+				bin := filepath.Join(f.user, ".local", "bin")
+				if err := os.MkdirAll(bin, 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(filepath.Join(bin, "codex"), []byte("#!/bin/sh\n"), 0o755); err != nil {
+					t.Fatal(err)
+				}
+			}
+			got, hosted := f.names(t, tt.depth, tt.noTools)
+			if d := cmp.Diff(tt.want, got); d != "" {
+				t.Fatalf("tools (-want +got):\n%s", d)
+			}
+			if hosted != tt.hosted {
+				t.Fatalf("hosted search = %v, want %v", hosted, tt.hosted)
+			}
+		})
+	}
+}
+
+// The system prompt carries the workspace, AGENTS.md and the skill list;
+// a tool-free session gets no tools, no skills and no hosted search.
+func TestSessionPromptAndToolFree(t *testing.T) {
+	f := newFixture(t, "[web]\nsearch = \"provider\"\n")
+	if err := os.WriteFile(filepath.Join(f.ws, "AGENTS.md"), []byte("Always run make lint.\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	skillDir := filepath.Join(f.ws, ".scv", "skills", "release-checks")
+	if err := os.MkdirAll(skillDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(skillDir, "SKILL.md"), []byte("---\ndescription: Checks before a release.\n---\nSteps.\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, noTools := range []bool{false, true} {
+		f.fake.Script(modeltest.Text("ok"))
+		sess, info, err := f.app.NewSession(t.Context(), "s1", proto.SessionStart{Cwd: f.ws, NoTools: noTools})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var last proto.Event
+		sess.RunTurn(t.Context(), "t1", "hi", func(e proto.Event) { last = e })
+		if last.Type != proto.EventTurnCompleted {
+			t.Fatalf("turn ended with %+v", last)
+		}
+		info.Close()
+		reqs := f.fake.Requests()
+		req := reqs[len(reqs)-1]
+		instr, _ := req.Body["instructions"].(string)
+		if !strings.Contains(instr, "Workspace: "+f.ws) || !strings.Contains(instr, "Always run make lint.") {
+			t.Fatalf("instructions lack workspace or AGENTS.md:\n%s", instr)
+		}
+		hasSkill := strings.Contains(instr, "release-checks")
+		switch noTools {
+		case false:
+			if !hasSkill || !req.HasHostedWebSearch() || !contains(info.Tools, "read_skill") {
+				t.Fatalf("tool session: skill listed %v, hosted %v, tools %v", hasSkill, req.HasHostedWebSearch(), info.Tools)
+			}
+		case true:
+			if hasSkill || req.HasHostedWebSearch() || len(req.ToolNames()) != 0 || len(info.Tools) != 0 {
+				t.Fatalf("tool-free session: skill listed %v, hosted %v, tools %v", hasSkill, req.HasHostedWebSearch(), req.ToolNames())
+			}
+		}
+	}
+}
+
+func contains(xs []string, x string) bool {
+	for _, s := range xs {
+		if s == x {
+			return true
+		}
+	}
+	return false
+}
+
+// Session overrides pick another profile and model; an unknown profile is
+// an error naming it.
+func TestSessionOverrides(t *testing.T) {
+	f := newFixture(t, "[providers.other]\nbase_url = \"http://127.0.0.1:9/v1\"\nmodel = \"other-model\"\n")
+	_, info, err := f.app.NewSession(t.Context(), "s1", proto.SessionStart{Cwd: f.ws, Model: "m-2"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.Model != "m-2" {
+		t.Fatalf("model = %q", info.Model)
+	}
+	_, info, err = f.app.NewSession(t.Context(), "s2", proto.SessionStart{Cwd: f.ws, Provider: "other"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.Model != "other-model" {
+		t.Fatalf("model = %q", info.Model)
+	}
+	if _, _, err := f.app.NewSession(t.Context(), "s3", proto.SessionStart{Cwd: f.ws, Provider: "nope"}); err == nil || !strings.Contains(err.Error(), "nope") {
+		t.Fatalf("unknown provider: %v", err)
+	}
+	if f.app.Sessions() != 2 {
+		t.Fatalf("sessions = %d", f.app.Sessions())
+	}
+}
+
+// A missing key is an error naming the variable.
+func TestMissingKey(t *testing.T) {
+	f := newFixture(t, "")
+	delete(f.app.opts.Env, "OPENAI_API_KEY")
+	_, _, err := f.app.NewSession(t.Context(), "s1", proto.SessionStart{Cwd: f.ws})
+	if err == nil || !strings.Contains(err.Error(), "OPENAI_API_KEY") {
+		t.Fatalf("err = %v", err)
+	}
+}
