@@ -2,15 +2,23 @@ package cli
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
+	"github.com/scv-agent/scv/internal/client"
 	"github.com/scv-agent/scv/internal/delegation"
+	"github.com/scv-agent/scv/internal/model/modeltest"
 	"github.com/scv-agent/scv/internal/proc"
+	"github.com/scv-agent/scv/internal/proto"
 )
 
 type agentsEnv struct {
@@ -302,4 +310,124 @@ exit 0
 	}
 	noSecret(t, "me@example.com", out)
 	noSecret(t, "WXYZ", out)
+}
+
+// TestOrphanOfKilledStdioServer is the real scenario: `scv server --stdio`
+// (this test binary run as scv) delegates to a fake codex that leaves a
+// setsid descendant, is SIGKILLed mid-delegation, and the next
+// `scv server --stdio` reconciles at start: the agent, its descendant and
+// the record are gone 2.5 s later.
+func TestOrphanOfKilledStdioServer(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := newAgentsEnv(t)
+	fm := modeltest.New(t)
+	fm.Script(modeltest.ToolCall("d1", "agent_codex", `{"prompt":"work for a long time"}`))
+	root := t.TempDir()
+	ws := filepath.Join(root, "ws")
+	os.MkdirAll(ws, 0o755)
+	script := filepath.Join(root, "fake-codex.sh")
+	pidFile := filepath.Join(root, "escapee.pid")
+	os.WriteFile(script, []byte("setsid sleep 300 & echo $! > \"$FAKE_PIDFILE\"; sleep 300\n"), 0o600)
+	e.writeConfig(t, fmt.Sprintf("[providers.openai]\nbase_url = %q\nmax_retries = 0\n\n[agents.codex]\ncommand = \"/bin/bash\"\nargs = [%q]\n", fm.URL(), script))
+	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + e.user, "SCV_HOME=" + e.scvHome, "OPENAI_API_KEY=sk-test", "FAKE_PIDFILE=" + pidFile}
+
+	server := exec.Command(exe, "server", "--stdio")
+	server.Args[0] = "scv" // testscript.Main dispatches on argv[0]
+	server.Dir, server.Env = ws, env
+	server.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	var stderr bytes.Buffer
+	server.Stderr = &stderr
+	stdin, _ := server.StdinPipe()
+	stdout, _ := server.StdoutPipe()
+	if err := server.Start(); err != nil {
+		t.Fatal(err)
+	}
+	killed := false
+	defer func() {
+		if !killed {
+			syscall.Kill(-server.Process.Pid, syscall.SIGKILL)
+			server.Wait()
+		}
+	}()
+	c := client.NewConn(stdout, stdin)
+	defer c.Close()
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	if _, err := c.Initialize(ctx, "agents-test", "0"); err != nil {
+		t.Fatalf("initialize: %v\n%s", err, stderr.String())
+	}
+	started, err := c.StartSession(ctx, proto.SessionStart{Cwd: ws})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sid := started.SessionID
+	if err := c.Send(&proto.TurnStart{Envelope: proto.Envelope{Type: proto.TypeTurnStart}, SessionID: sid, Prompt: "delegate"}); err != nil {
+		t.Fatal(err)
+	}
+	for ev := range c.Events() {
+		if ev.Type == proto.EventApprovalRequested {
+			if ev.Risk != "delegate" || !strings.Contains(ev.Summary, "/bin/bash") {
+				t.Errorf("approval request %+v", ev)
+			}
+			c.Send(&proto.ApprovalResolve{Envelope: proto.Envelope{Type: proto.TypeApprovalSolve}, SessionID: sid, ApprovalID: ev.ApprovalID, Approved: true})
+		}
+		if ev.Type == proto.EventToolStarted || ev.Type == proto.EventTurnCompleted || ev.Type == proto.EventTurnFailed {
+			break
+		}
+	}
+	recDir := filepath.Join(e.scvHome, "run", "delegations")
+	var rec delegation.Record
+	deadline := time.Now().Add(10 * time.Second)
+	for rec.Handle == "" && time.Now().Before(deadline) {
+		if ents, _ := os.ReadDir(recDir); len(ents) == 1 {
+			b, _ := os.ReadFile(filepath.Join(recDir, ents[0].Name()))
+			json.Unmarshal(b, &rec)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if rec.Handle == "" || rec.OwnerPID != server.Process.Pid || rec.Session != sid {
+		t.Fatalf("record %+v (server pid %d)\n%s", rec, server.Process.Pid, stderr.String())
+	}
+	var esc int
+	for deadline := time.Now().Add(5 * time.Second); esc == 0 && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		b, _ := os.ReadFile(pidFile)
+		esc, _ = strconv.Atoi(strings.TrimSpace(string(b)))
+	}
+	escStart, err := proc.StartTime(esc)
+	if err != nil {
+		t.Fatalf("escapee: %v", err)
+	}
+	// SIGKILL the server alone: its agent survives as an orphan.
+	syscall.Kill(server.Process.Pid, syscall.SIGKILL)
+	server.Wait()
+	killed = true
+	if !proc.Alive(rec.PID, rec.PIDStart) || !proc.Alive(esc, escStart) {
+		t.Fatal("the delegation died with its server; nothing to reap")
+	}
+	if _, out, _ := e.run(t, "", "agents", "ps", "--all"); !strings.Contains(out, rec.Handle) || !strings.Contains(out, "orphan") {
+		t.Errorf("ps --all:\n%s", out)
+	}
+	// The next server reconciles once at start; EOF on stdin ends it.
+	next := exec.Command(exe, "server", "--stdio")
+	next.Args[0] = "scv"
+	next.Dir, next.Env = ws, env
+	next.Stdin = strings.NewReader("")
+	if out, err := next.CombinedOutput(); err != nil {
+		t.Fatalf("second server: %v\n%s", err, out)
+	}
+	deadline = time.Now().Add(2500 * time.Millisecond)
+	for time.Now().Before(deadline) && (proc.Alive(rec.PID, rec.PIDStart) || proc.Alive(esc, escStart)) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if proc.Alive(rec.PID, rec.PIDStart) || proc.Alive(esc, escStart) {
+		t.Errorf("orphan survived reconcile (agent %d, escapee %d)", rec.PID, esc)
+		syscall.Kill(rec.PID, syscall.SIGKILL)
+		syscall.Kill(esc, syscall.SIGKILL)
+	}
+	if ents, _ := os.ReadDir(recDir); len(ents) != 0 {
+		t.Errorf("records left: %v", ents)
+	}
 }
