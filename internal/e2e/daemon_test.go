@@ -59,6 +59,13 @@ func TestDaemonTwoClients(t *testing.T) {
 		t.Fatalf("session ids %q and %q, want two distinct ids", sa, sb)
 	}
 
+	// Each connection has its own sessions: B cannot use A's.
+	_, err := b.Call(t.Context(), &proto.TurnStart{Envelope: proto.Envelope{Type: proto.TypeTurnStart}, SessionID: sa, Prompt: "not yours"})
+	var re *client.RequestError
+	if !errors.As(err, &re) || re.Code != proto.ErrSessionNotFound {
+		t.Errorf("turn.start on another connection's session: %v, want session_not_found", err)
+	}
+
 	sendTurn(t, a, sa, "prompt A")
 	evA := until(t, a, proto.EventApprovalRequested)
 	sendTurn(t, b, sb, "prompt B")
