@@ -193,3 +193,8 @@ func fileMode(t *testing.T, path string) os.FileMode {
 	}
 	return st.Mode().Perm()
 }
+
+func fileExists(path string) bool {
+	_, err := os.Lstat(path)
+	return err == nil
+}

@@ -1,0 +1,174 @@
+package e2e
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/scv-agent/scv/internal/model/modeltest"
+	"github.com/scv-agent/scv/internal/proto"
+)
+
+// TestExecApprovalPolicies runs bash (process risk) then read (read_only)
+// through scv exec under each policy (runtime.md §7), set by flag or config.
+func TestExecApprovalPolicies(t *testing.T) {
+	tests := []struct {
+		name      string
+		config    string
+		args      []string
+		asked     []string // tools whose approval note appears on stderr
+		bashRan   bool
+		readRan   bool
+		notAsking bool
+	}{
+		{"on-risk with yes", "", []string{"exec", "--yes", "go"}, []string{"bash"}, true, true, false},
+		{"always with yes asks for read too", "", []string{"--approval-policy", "always", "exec", "--yes", "go"}, []string{"bash", "read"}, true, true, false},
+		{"always without yes denies both", "[tools]\napproval_policy = \"always\"", []string{"exec", "go"}, []string{"bash", "read"}, false, false, false},
+		{"never denies without asking, even with yes", "", []string{"--approval-policy", "never", "exec", "--yes", "go"}, nil, false, true, true},
+		{"never from the config", "[tools]\napproval_policy = \"never\"", []string{"exec", "--yes", "go"}, nil, false, true, true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			fm := modeltest.New(t)
+			fm.Script(modeltest.ToolCall("c1", "bash", `{"command":"echo bash-ran"}`))
+			fm.Script(modeltest.ToolCall("c2", "read", `{"path":"a.txt"}`))
+			fm.Script(modeltest.Text("end"))
+			in := newInstance(t, providerConfig(fm.URL(), tc.config))
+			r := in.run(in.env, "", tc.args...)
+			if r.code != 0 || r.stdout != "end\n" {
+				t.Fatalf("exit %d stdout %q; stderr:\n%s", r.code, r.stdout, r.stderr)
+			}
+			var asked []string
+			for _, line := range strings.Split(r.stderr, "\n") {
+				if name, ok := strings.CutPrefix(line, "scv: approval for "); ok {
+					asked = append(asked, strings.Fields(name)[0])
+				}
+			}
+			if diff := cmp.Diff(tc.asked, asked); diff != "" {
+				t.Errorf("approval notes (-want +got):\n%s\nstderr:\n%s", diff, r.stderr)
+			}
+			reqs := fm.Requests()
+			if len(reqs) != 3 {
+				t.Fatalf("%d model requests, want 3", len(reqs))
+			}
+			bash, _ := callOutput(reqs[1], "c1")
+			read, _ := callOutput(reqs[2], "c2")
+			got := map[string]bool{"bash ran": strings.Contains(bash, "bash-ran"), "read ran": strings.Contains(read, "hello from a.txt"),
+				"bash denied": strings.Contains(bash, "denied"), "read denied": strings.Contains(read, "denied")}
+			want := map[string]bool{"bash ran": tc.bashRan, "read ran": tc.readRan, "bash denied": !tc.bashRan, "read denied": !tc.readRan}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("what the model was told (-want +got):\n%s\nbash: %q\nread: %q", diff, bash, read)
+			}
+		})
+	}
+}
+
+// TestStdioApprovalPerCall: two calls in one response get one approval
+// each; approving the first and denying the second runs only the first,
+// and the denied one completes with error "denied".
+func TestStdioApprovalPerCall(t *testing.T) {
+	fm := modeltest.New(t)
+	fm.Script(modeltest.ToolCall("c1", "bash", `{"command":"echo first"}`), modeltest.ToolCall("c2", "bash", `{"command":"echo second"}`))
+	fm.Script(modeltest.Text("end"))
+	in := newInstance(t, providerConfig(fm.URL()))
+	c := in.startStdio(in.env)
+	sid := in.startSession(c, proto.SessionStart{}).SessionID
+	sendTurn(t, c, sid, "two calls")
+	var evs []proto.Event
+	for done := false; !done; {
+		ev := next(t, c)
+		evs = append(evs, ev)
+		switch ev.Type {
+		case proto.EventApprovalRequested:
+			_ = c.Send(&proto.ApprovalResolve{Envelope: proto.Envelope{Type: proto.TypeApprovalSolve}, SessionID: sid, ApprovalID: ev.ApprovalID, Approved: ev.CallID == "c1"})
+		case proto.EventTurnCompleted, proto.EventTurnFailed:
+			done = true
+		}
+	}
+	type step struct{ Type, CallID, Error string }
+	var got []step
+	for _, ev := range evs {
+		if ev.CallID != "" && ev.Type != proto.EventToolProgress { // progress is optional
+			got = append(got, step{ev.Type, ev.CallID, ev.Error})
+		}
+	}
+	want := []step{
+		{"tool.proposed", "c1", ""}, {"approval.requested", "c1", ""}, {"tool.started", "c1", ""}, {"tool.completed", "c1", ""},
+		{"tool.proposed", "c2", ""}, {"approval.requested", "c2", ""}, {"tool.completed", "c2", "denied"},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("call events (-want +got):\n%s", diff)
+	}
+	reqs := fm.Requests()
+	if len(reqs) != 2 {
+		t.Fatalf("%d model requests, want 2", len(reqs))
+	}
+	first, _ := callOutput(reqs[1], "c1")
+	second, _ := callOutput(reqs[1], "c2")
+	if !strings.Contains(first, "first") || !strings.Contains(second, "denied") || strings.Contains(second, "second") {
+		t.Errorf("model was told c1=%q c2=%q; want c1's output and c2 denied", first, second)
+	}
+}
+
+// TestStdioInvalidArgumentsNotAsked: a call whose arguments fail the
+// schema fails before any approval is asked.
+func TestStdioInvalidArgumentsNotAsked(t *testing.T) {
+	fm := modeltest.New(t)
+	fm.Script(modeltest.ToolCall("c1", "bash", `{"command":5}`))
+	fm.Script(modeltest.Text("end"))
+	in := newInstance(t, providerConfig(fm.URL()))
+	c := in.startStdio(in.env)
+	sid := in.startSession(c, proto.SessionStart{}).SessionID
+	sendTurn(t, c, sid, "bad call")
+	evs := until(t, c, proto.EventTurnCompleted)
+	var completed proto.Event
+	for _, ev := range evs {
+		switch ev.Type {
+		case proto.EventApprovalRequested, proto.EventToolStarted:
+			t.Errorf("%s for a call with invalid arguments", ev.Type)
+		case proto.EventToolCompleted:
+			completed = ev
+		}
+	}
+	if completed.Error != "invalid_arguments" || completed.Success == nil || *completed.Success {
+		t.Errorf("tool.completed = %+v, want success false, error invalid_arguments", completed)
+	}
+}
+
+// TestStdioCancelDeniesApproval: turn.cancel while an approval is pending
+// denies it; the command never runs and the turn ends cancelled.
+func TestStdioCancelDeniesApproval(t *testing.T) {
+	fm := modeltest.New(t)
+	fm.Script(modeltest.ToolCall("c1", "bash", `{"command":"touch ran.txt"}`))
+	in := newInstance(t, providerConfig(fm.URL()))
+	c := in.startStdio(in.env)
+	sid := in.startSession(c, proto.SessionStart{}).SessionID
+	sendTurn(t, c, sid, "cancel me")
+	evs := until(t, c, proto.EventApprovalRequested)
+	turnID := evs[0].TurnID
+	appr := evs[len(evs)-1]
+	if err := c.Send(&proto.TurnCancel{Envelope: proto.Envelope{Type: proto.TypeTurnCancel}, SessionID: sid, TurnID: turnID}); err != nil {
+		t.Fatal(err)
+	}
+	evs = until(t, c, proto.EventTurnCancelled)
+	for _, ev := range evs {
+		if ev.Type == proto.EventToolStarted {
+			t.Error("tool started after its turn was cancelled")
+		}
+		if ev.Type == proto.EventToolCompleted && (ev.Success == nil || *ev.Success) {
+			t.Errorf("tool.completed = %+v, want a failed call", ev)
+		}
+	}
+	// The approval is gone: resolving it now is approval_not_found.
+	_, err := c.Call(t.Context(), &proto.ApprovalResolve{Envelope: proto.Envelope{Type: proto.TypeApprovalSolve}, SessionID: sid, ApprovalID: appr.ApprovalID, Approved: true})
+	if err == nil || !strings.Contains(err.Error(), proto.ErrApprovalNotFound) {
+		t.Errorf("late approval.resolve: %v, want approval_not_found", err)
+	}
+	if fileExists(in.ws + "/ran.txt") {
+		t.Error("the cancelled call's command ran")
+	}
+	if n := len(fm.Requests()); n != 1 {
+		t.Errorf("%d model requests after the cancel, want 1", n)
+	}
+}
