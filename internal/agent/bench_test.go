@@ -59,14 +59,36 @@ func BenchmarkSelectMessages(b *testing.B) {
 		}
 		b.Run(tc.name, func(b *testing.B) {
 			b.ReportAllocs()
-			b.ReportMetric(float64(sel.removed), "removed")
-			b.ReportMetric(float64(len(sel.msgs)), "kept")
 			for b.Loop() {
 				if _, err := selectMessages(c, fixed, h.msgs, h.meta, h.turnStart); err != nil {
 					b.Fatal(err)
 				}
 			}
+			// After the loop: b.Loop resets the timer, which drops metrics.
+			b.ReportMetric(float64(sel.removed), "removed")
+			b.ReportMetric(float64(len(sel.msgs)), "kept")
 		})
+	}
+}
+
+// BenchmarkCompactionPass measures one assemble + compactionNote pass with
+// half of the 10,000 messages removed: selectMessages repeats this pass
+// each time the note does not fit beside the kept messages, so
+// BenchmarkSelectMessages/compact-* divided by this is about the number of
+// passes.
+func BenchmarkCompactionPass(b *testing.B) {
+	h := benchHistory(10_000)
+	keepFrom := groupEnd(h.msgs, len(h.msgs)/2)
+	_, removed := assemble(h.msgs, keepFrom, h.turnStart)
+	if len(removed) < 4000 {
+		b.Fatalf("removed %d", len(removed))
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		_, removed := assemble(h.msgs, keepFrom, h.turnStart)
+		if compactionNote(h.msgs, h.meta, removed, 6000) == "" {
+			b.Fatal("empty note")
+		}
 	}
 }
 
