@@ -9,7 +9,13 @@
 #   run with the workspace as the current directory. A 1 MiB JSON argument
 #   does not fit in one argv string on Linux (MAX_ARG_STRLEN = 128 KiB), so
 #   the write arguments go through stdin ("-"). SCV_CALL_FLAGS defaults to
-#   "--yes" (write has filesystem risk and needs approval).
+#   "--yes" (write has filesystem risk and needs approval). The real CLI
+#   runs with a fresh SCV_HOME whose config.toml sets
+#   tools.output_limit_bytes = $SCV_OUTPUT_LIMIT (default 1048576): with the
+#   default 65536 a 256 KiB read returns only its first ~64 KiB (truncated),
+#   which would not compare with cat. SCV_OUTPUT_LIMIT=default keeps the
+#   default limit (the read is then cut to ~64 KiB and the check below skips
+#   the whole-content test).
 #   Without it, the stand-in bench/fs_call.go (same tool code, one process
 #   per call, same output object) is built and timed instead.
 # Uses hyperfine when installed (apt-get install -y hyperfine), else a bash
@@ -26,7 +32,12 @@ mkdir -p "$ws"
 
 if [[ $# -ge 1 ]]; then
   scv=$(realpath "$1")
-  call=("$scv" tools call ${SCV_CALL_FLAGS:---yes})
+  mkdir -p "$work/scvhome"
+  limit=${SCV_OUTPUT_LIMIT:-1048576}
+  if [[ $limit != default ]]; then
+    printf '[tools]\noutput_limit_bytes = %d\n' "$limit" >"$work/scvhome/config.toml"
+  fi
+  call=("$scv" --scv-home "$work/scvhome" tools call ${SCV_CALL_FLAGS:---yes})
   label="scv tools call"
 else
   (cd "$repo" && go build -o "$work/fs_call" bench/fs_call.go)
@@ -56,8 +67,16 @@ write_cmd="cd $(q "$ws") && $(q "${call[@]}") write - <$(q "$work/write-args.jso
 cp_cmd="cp $(q "$ws/f1m.txt") $(q "$ws/cp-target.txt")"
 cpsync_cmd="cp $(q "$ws/f1m.txt") $(q "$ws/cp-target.txt") && sync $(q "$ws/cp-target.txt")"
 
-# Sanity: both calls succeed.
-bash -c "${read_cmd% >/dev/null}" | grep -q '"success":true' || { echo "read call failed" >&2; exit 1; }
+# Sanity: both calls succeed; the read returns the whole file unless the
+# default output limit was asked for.
+bash -c "${read_cmd% >/dev/null}" >"$work/read-out.json"
+python3 - "$work/read-out.json" "${SCV_OUTPUT_LIMIT:-}" <<'PY' || { echo "read call failed or was cut: $(head -c 300 "$work/read-out.json")" >&2; exit 1; }
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["success"], d
+if sys.argv[2] != "default":
+    assert len(d["output"]["content"]) == 256 * 1024 and not d["truncated"], "cut"
+PY
 bash -c "${write_cmd% >/dev/null}" | grep -q '"success":true' || { echo "write call failed" >&2; exit 1; }
 cmp -s "$ws/target.txt" "$ws/f1m.txt" || { echo "write produced different content" >&2; exit 1; }
 
