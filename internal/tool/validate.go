@@ -99,7 +99,20 @@ func humanize(msg string) string {
 		return fmt.Sprintf("%sis %q, which is not one of: %s", prefix, m[1], strings.Join(strings.Fields(m[2]), ", "))
 	case reType.MatchString(rest):
 		m := reType.FindStringSubmatch(rest)
-		return fmt.Sprintf("%shas type %s, want %s", prefix, m[2], strings.Trim(m[3], `"`))
+		return fmt.Sprintf("%shas type %s, want %s", prefix, m[2], wantTypes(m[3]))
 	}
 	return prefix + rest
+}
+
+// wantTypes turns `"string"` or `one of "null, integer"` into "string" or
+// "integer": null is only in the list because the field is optional.
+func wantTypes(s string) string {
+	s = strings.TrimPrefix(s, "one of ")
+	var out []string
+	for _, t := range strings.Split(strings.Trim(s, `"`), ",") {
+		if t = strings.TrimSpace(strings.Trim(t, `"`)); t != "" && t != "null" {
+			out = append(out, t)
+		}
+	}
+	return strings.Join(out, " or ")
 }
