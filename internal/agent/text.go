@@ -9,21 +9,11 @@ import (
 	"unicode/utf8"
 
 	"github.com/scv-agent/scv/internal/proto"
+	"github.com/scv-agent/scv/internal/tool"
 )
 
 // truncateUTF8 cuts s to at most n bytes on a character boundary.
-func truncateUTF8(s string, n int) string {
-	if n < 0 {
-		n = 0
-	}
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n]
-}
+func truncateUTF8(s string, n int) string { return tool.TruncateUTF8(s, n) }
 
 // oneLine folds whitespace and bounds s to n bytes with an ellipsis.
 func oneLine(s string, n int) string {

@@ -150,3 +150,28 @@ func TestRiskClass(t *testing.T) {
 		t.Fatal("risk class")
 	}
 }
+
+func TestTextHelpers(t *testing.T) {
+	if got := TruncateUTF8("héllo", 2); got != "h" {
+		t.Errorf("TruncateUTF8 = %q", got)
+	}
+	if got := TrimPartialRune([]byte("ab\xc3")); string(got) != "ab" {
+		t.Errorf("TrimPartialRune = %q", got)
+	}
+	if got := TrimPartialRune([]byte("abé")); string(got) != "abé" {
+		t.Errorf("TrimPartialRune cut a whole rune: %q", got)
+	}
+	s, err := EncodeJSON(map[string]string{"a": "<&>"})
+	if err != nil || s != `{"a":"<&>"}` {
+		t.Errorf("EncodeJSON = %q, %v", s, err)
+	}
+	for _, in := range []string{"a\"b\\c\nd", "héllo wörld", "\x01\x02abc", "plain"} {
+		for budget := 0; budget < 30; budget++ {
+			got := FitJSON(in, budget)
+			enc, _ := json.Marshal(got)
+			if len(enc)-2 > budget || !strings.HasPrefix(in, got) {
+				t.Fatalf("FitJSON(%q, %d) = %q (%d bytes encoded)", in, budget, got, len(enc)-2)
+			}
+		}
+	}
+}

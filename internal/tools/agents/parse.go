@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/scv-agent/scv/internal/tool"
 )
 
 // Format is how an agent CLI prints its run on stdout.
@@ -297,11 +299,7 @@ func boundText(s string, limit int) (string, bool) {
 	if limit <= 0 || len(s) <= limit {
 		return s, false
 	}
-	cut := limit
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut], true
+	return tool.TruncateUTF8(s, limit), true
 }
 
 // trimPartialRune drops an incomplete UTF-8 sequence at the end of s (left

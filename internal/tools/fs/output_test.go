@@ -109,14 +109,14 @@ func TestReadOutputDetails(t *testing.T) {
 func TestFitJSONMatchesEncoder(t *testing.T) {
 	for i := range len(mixed) + 1 {
 		s := mixed[:i]
-		enc, err := encodeJSON(s)
+		enc, err := tool.EncodeJSON(s)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := fitJSON(s, len(enc)-2); got != s {
+		if got := tool.FitJSON(s, len(enc)-2); got != s {
 			t.Errorf("prefix %q: fitJSON with its exact budget cut it to %q", s, got)
 		}
-		if s != "" && fitJSON(s, len(enc)-3) == s {
+		if s != "" && tool.FitJSON(s, len(enc)-3) == s {
 			t.Errorf("prefix %q fits a budget one byte short", s)
 		}
 	}

@@ -127,7 +127,7 @@ func readFile(ctx context.Context, workspace string, sel selection) tool.Result 
 	}
 	buf = buf[:n]
 	if !sel.explicit && offset+int64(n) < total {
-		buf = cutPartialRune(buf)
+		buf = tool.TrimPartialRune(buf)
 	}
 	if msg := utf8Problem(buf, offset); msg != "" {
 		return tool.Fail(tool.Failed, "%q: the selected bytes %d to %d are not valid UTF-8: %s", rel, offset, offset+int64(n), msg)
@@ -141,35 +141,22 @@ func result(r ReadResult, outputLimit int) tool.Result {
 	if outputLimit > 0 {
 		empty := r
 		empty.Content, empty.Truncated = "", true
-		head, err := encodeJSON(empty)
+		head, err := tool.EncodeJSON(empty)
 		if err != nil {
 			return tool.Fail(tool.Failed, "encode result: %v", err)
 		}
 		whole := r.Content
-		r.Content = fitJSON(whole, outputLimit-len(head))
+		r.Content = tool.FitJSON(whole, outputLimit-len(head))
 		if r.Content == "" && whole != "" {
 			return tool.Fail(tool.Limit, "tools.output_limit_bytes (%d) leaves no room for content in the result; raise it", outputLimit)
 		}
 	}
 	r.Truncated = r.Offset+int64(len(r.Content)) < r.TotalBytes
-	out, err := encodeJSON(r)
+	out, err := tool.EncodeJSON(r)
 	if err != nil {
 		return tool.Fail(tool.Failed, "encode result: %v", err)
 	}
 	return tool.Result{Success: true, Output: out, JSON: true, Truncated: r.Truncated}
-}
-
-// cutPartialRune drops a multi-byte character cut at the end of b.
-func cutPartialRune(b []byte) []byte {
-	for i := len(b) - 1; i >= 0 && i >= len(b)-utf8.UTFMax; i-- {
-		if utf8.RuneStart(b[i]) {
-			if !utf8.FullRune(b[i:]) {
-				return b[:i]
-			}
-			return b
-		}
-	}
-	return b
 }
 
 // utf8Problem explains why b (read from offset) is not valid UTF-8, or

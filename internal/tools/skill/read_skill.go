@@ -14,7 +14,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	skillset "github.com/scv-agent/scv/internal/skill"
 	"github.com/scv-agent/scv/internal/tool"
@@ -128,7 +127,7 @@ func read(sk skillset.Skill, maxBytes, outputLimit int) tool.Result {
 	}
 	truncated := len(b) > maxBytes
 	if truncated {
-		b = cutPartialRune(b[:maxBytes])
+		b = tool.TrimPartialRune(b[:maxBytes])
 	}
 	res := Result{Name: sk.Name, Path: filepath.Join(sk.Dir, skillset.FileName), Content: strings.ToValidUTF8(string(b), "\uFFFD"), Truncated: truncated}
 	return encode(res, outputLimit)
@@ -140,15 +139,15 @@ func encode(res Result, outputLimit int) tool.Result {
 	if outputLimit > 0 {
 		empty := res
 		empty.Content, empty.Truncated = "", true
-		head, err := encodeJSON(empty)
+		head, err := tool.EncodeJSON(empty)
 		if err != nil {
 			return tool.Fail(tool.Failed, "encode result: %v", err)
 		}
-		if fit := fitJSON(res.Content, outputLimit-len(head)); fit != res.Content {
+		if fit := tool.FitJSON(res.Content, outputLimit-len(head)); fit != res.Content {
 			res.Content, res.Truncated = fit, true
 		}
 	}
-	out, err := encodeJSON(res)
+	out, err := tool.EncodeJSON(res)
 	if err != nil {
 		return tool.Fail(tool.Failed, "encode result: %v", err)
 	}
@@ -163,17 +162,4 @@ func escapes(err error) bool {
 		}
 	}
 	return false
-}
-
-// cutPartialRune drops a multi-byte character cut by the size limit.
-func cutPartialRune(b []byte) []byte {
-	for i := len(b) - 1; i >= 0 && i >= len(b)-utf8.UTFMax; i-- {
-		if utf8.RuneStart(b[i]) {
-			if !utf8.FullRune(b[i:]) {
-				return b[:i]
-			}
-			return b
-		}
-	}
-	return b
 }

@@ -1,4 +1,4 @@
-package fs
+package tool
 
 import (
 	"bytes"
@@ -6,10 +6,41 @@ import (
 	"unicode/utf8"
 )
 
-// encodeJSON marshals v without HTML escaping (source code is full of <, >
+// Helpers every tool needs to keep its output within a byte budget without
+// breaking UTF-8 or JSON.
+
+// TruncateUTF8 cuts s to at most n bytes on a character boundary.
+func TruncateUTF8(s string, n int) string {
+	if n < 0 {
+		n = 0
+	}
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
+}
+
+// TrimPartialRune drops an incomplete multi-byte character at the end of b
+// (left by a byte-limited read).
+func TrimPartialRune(b []byte) []byte {
+	for i := len(b) - 1; i >= 0 && i >= len(b)-utf8.UTFMax; i-- {
+		if utf8.RuneStart(b[i]) {
+			if !utf8.FullRune(b[i:]) {
+				return b[:i]
+			}
+			return b
+		}
+	}
+	return b
+}
+
+// EncodeJSON marshals v without HTML escaping (source code is full of <, >
 // and &, which json.Marshal would turn into six-byte escapes) and without
 // the encoder's trailing newline.
-func encodeJSON(v any) (string, error) {
+func EncodeJSON(v any) (string, error) {
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)
@@ -19,7 +50,7 @@ func encodeJSON(v any) (string, error) {
 	return string(bytes.TrimSuffix(b.Bytes(), []byte("\n"))), nil
 }
 
-// jsonRuneLen is how many bytes encodeJSON spends on one rune of a string
+// jsonRuneLen is how many bytes EncodeJSON spends on one rune of a string
 // (r decoded from width bytes), matching encoding/json without HTML escaping.
 func jsonRuneLen(r rune, width int) int {
 	switch {
@@ -35,9 +66,9 @@ func jsonRuneLen(r rune, width int) int {
 	return width
 }
 
-// fitJSON returns the longest prefix of s, cut at a character boundary,
+// FitJSON returns the longest prefix of s, cut at a character boundary,
 // whose JSON string encoding (quotes excluded) takes at most budget bytes.
-func fitJSON(s string, budget int) string {
+func FitJSON(s string, budget int) string {
 	n := 0
 	for i := 0; i < len(s); {
 		r, w := utf8.DecodeRuneInString(s[i:])
