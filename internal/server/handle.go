@@ -153,6 +153,19 @@ func canonicalDir(dir string) (string, error) {
 	return filepath.Clean(real), nil
 }
 
+// target decodes a session-addressed message into v and finds its session;
+// failures are answered (invalid_request, session_not_found) and give nil.
+func (c *conn) target(line []byte, env proto.Envelope, v any) *session {
+	if !c.decode(line, env, v) {
+		return nil
+	}
+	var ref struct {
+		SessionID string `json:"session_id"`
+	}
+	_ = json.Unmarshal(line, &ref)
+	return c.session(env, ref.SessionID)
+}
+
 func (c *conn) session(env proto.Envelope, id string) *session {
 	c.mu.Lock()
 	s := c.sessions[id]
@@ -165,10 +178,7 @@ func (c *conn) session(env proto.Envelope, id string) *session {
 
 func (c *conn) turnStart(line []byte, env proto.Envelope) {
 	var m proto.TurnStart
-	if !c.decode(line, env, &m) {
-		return
-	}
-	s := c.session(env, m.SessionID)
+	s := c.target(line, env, &m)
 	if s == nil {
 		return
 	}
@@ -188,10 +198,7 @@ func (c *conn) turnStart(line []byte, env proto.Envelope) {
 
 func (c *conn) turnCancel(line []byte, env proto.Envelope) {
 	var m proto.TurnCancel
-	if !c.decode(line, env, &m) {
-		return
-	}
-	s := c.session(env, m.SessionID)
+	s := c.target(line, env, &m)
 	if s == nil {
 		return
 	}
@@ -207,10 +214,7 @@ func (c *conn) turnCancel(line []byte, env proto.Envelope) {
 
 func (c *conn) approvalResolve(line []byte, env proto.Envelope) {
 	var m proto.ApprovalResolve
-	if !c.decode(line, env, &m) {
-		return
-	}
-	s := c.session(env, m.SessionID)
+	s := c.target(line, env, &m)
 	if s == nil {
 		return
 	}
@@ -221,10 +225,7 @@ func (c *conn) approvalResolve(line []byte, env proto.Envelope) {
 
 func (c *conn) sessionClear(line []byte, env proto.Envelope) {
 	var m proto.SessionRef
-	if !c.decode(line, env, &m) {
-		return
-	}
-	s := c.session(env, m.SessionID)
+	s := c.target(line, env, &m)
 	if s == nil {
 		return
 	}
@@ -237,10 +238,7 @@ func (c *conn) sessionClear(line []byte, env proto.Envelope) {
 
 func (c *conn) sessionClose(line []byte, env proto.Envelope) {
 	var m proto.SessionRef
-	if !c.decode(line, env, &m) {
-		return
-	}
-	s := c.session(env, m.SessionID)
+	s := c.target(line, env, &m)
 	if s == nil {
 		return
 	}
