@@ -1,12 +1,20 @@
 package cli
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/rogpeppe/go-internal/testscript"
 )
 
@@ -47,5 +55,38 @@ func cmdExits(ts *testscript.TestScript, neg bool, args []string) {
 	}
 	if got != want {
 		ts.Fatalf("%s exited with status %d, want %d", args[1], got, want)
+	}
+}
+
+// TestToolsCallTextOutput checks the other half of runtime.md §12's
+// output rule: a tool whose result is text, not JSON (web_fetch), is printed
+// as a JSON string. The page is served on 127.0.0.1, which the user config
+// allows.
+func TestToolsCallTextOutput(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		io.WriteString(w, "hello \"tools\"\n")
+	}))
+	defer srv.Close()
+	home := t.TempDir()
+	if err := os.WriteFile(filepath.Join(home, "config.toml"), []byte("[web]\nallow_private_addresses = true\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var out, errb bytes.Buffer
+	args := []string{"--scv-home", home, "tools", "call", "web_fetch", `{"url":"` + srv.URL + `/page"}`, "--yes", "--workspace", t.TempDir()}
+	code := Run(t.Context(), args, Stdio{In: strings.NewReader(""), Out: &out, Err: &errb}, Env{"HOME": t.TempDir()})
+	if code != ExitOK {
+		t.Fatalf("exit %d: %s%s", code, out.String(), errb.String())
+	}
+	var got map[string]any
+	if err := json.Unmarshal(out.Bytes(), &got); err != nil {
+		t.Fatalf("stdout is not one JSON object: %v\n%s", err, out.String())
+	}
+	want := map[string]any{
+		"name": "web_fetch", "success": true, "truncated": false,
+		"output": "URL: " + srv.URL + "/page\nStatus: 200\nContent-Type: text/plain; charset=utf-8\nCharacters: 0-14 of 14\n\nhello \"tools\"\n",
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("tools call web_fetch (-want +got):\n%s", diff)
 	}
 }
