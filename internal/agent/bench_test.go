@@ -71,22 +71,18 @@ func BenchmarkSelectMessages(b *testing.B) {
 	}
 }
 
-// BenchmarkCompactionPass measures one assemble + compactionNote pass with
-// half of the 10,000 messages removed: selectMessages repeats this pass
-// each time the note does not fit beside the kept messages, so
-// BenchmarkSelectMessages/compact-* divided by this is about the number of
-// passes.
+// BenchmarkCompactionPass measures building one compaction note with half
+// of the 10,000 messages removed, from a fresh line cache (the first pass
+// of a selection; retries reuse the cache).
 func BenchmarkCompactionPass(b *testing.B) {
 	h := benchHistory(10_000)
 	keepFrom := groupEnd(h.msgs, len(h.msgs)/2)
-	_, removed := assemble(h.msgs, keepFrom, h.turnStart)
-	if len(removed) < 4000 {
-		b.Fatalf("removed %d", len(removed))
+	if _, removed := assemble(h.msgs, keepFrom, h.turnStart); removed < 4000 {
+		b.Fatalf("removed %d", removed)
 	}
 	b.ReportAllocs()
 	for b.Loop() {
-		_, removed := assemble(h.msgs, keepFrom, h.turnStart)
-		if compactionNote(h.msgs, h.meta, removed, 6000) == "" {
+		if newNoter(h.msgs, h.meta, 6000).note(keepFrom, h.turnStart) == "" {
 			b.Fatal("empty note")
 		}
 	}

@@ -110,12 +110,13 @@ func selectMessages(c ContextOptions, fixed int, msgs []model.Message, metas []m
 		used += gc
 		keepFrom = st
 	}
+	notes := newNoter(msgs, metas, c.SummaryMaxChars)
 	for {
-		kept, removedIdx := assemble(msgs, keepFrom, user)
-		note := compactionNote(msgs, metas, removedIdx, c.SummaryMaxChars)
+		note := notes.note(keepFrom, user)
 		noteMsg := model.Message{Role: model.User, Content: note}
 		after := used + estimate(c, messageBytes(noteMsg))
 		if after <= budget || keepFrom >= len(msgs) {
+			kept, removed := assemble(msgs, keepFrom, user)
 			out := append([]model.Message{noteMsg}, kept...)
 			if after > budget {
 				// Even the note does not fit beside the newest message: send
@@ -123,70 +124,100 @@ func selectMessages(c ContextOptions, fixed int, msgs []model.Message, metas []m
 				out = kept
 				after = used
 			}
-			return selection{msgs: out, removed: len(removedIdx), before: fixed + total, after: fixed + after}, nil
+			return selection{msgs: out, removed: removed, before: fixed + total, after: fixed + after}, nil
 		}
-		// Drop the oldest kept group other than the user message and retry.
-		if keepFrom == user {
-			keepFrom = groupEnd(msgs, user)
-			continue
+		// Drop the oldest kept groups (never the user message) until the
+		// note's cost is freed, then measure the note again.
+		for deficit := after - budget; deficit > 0 && keepFrom < len(msgs); {
+			if keepFrom == user {
+				keepFrom = groupEnd(msgs, user)
+				continue
+			}
+			end := groupEnd(msgs, keepFrom)
+			for i := keepFrom; i < end; i++ {
+				used -= cost[i]
+				deficit -= cost[i]
+			}
+			keepFrom = end
 		}
-		end := groupEnd(msgs, keepFrom)
-		for i := keepFrom; i < end; i++ {
-			used -= cost[i]
-		}
-		keepFrom = end
 	}
 }
 
-// assemble returns the kept messages in order and the removed indices.
-func assemble(msgs []model.Message, keepFrom, user int) ([]model.Message, []int) {
-	var kept []model.Message
-	var removed []int
-	for i := range msgs {
-		if i >= keepFrom || i == user {
-			kept = append(kept, msgs[i])
-		} else {
-			removed = append(removed, i)
-		}
+// assemble returns the kept messages in order and how many were removed.
+func assemble(msgs []model.Message, keepFrom, user int) ([]model.Message, int) {
+	kept := make([]model.Message, 0, len(msgs)-keepFrom+1)
+	if user < keepFrom {
+		kept = append(kept, msgs[user])
 	}
-	return kept, removed
+	kept = append(kept, msgs[keepFrom:]...)
+	return kept, len(msgs) - len(kept)
 }
 
-// compactionNote summarises removed messages deterministically: prior goals
-// (user prompts), outcomes (assistant text), and each tool call's name,
-// success and a short tail of its output, newest entries kept when the note
-// exceeds maxChars.
-func compactionNote(msgs []model.Message, metas []meta, removed []int, maxChars int) string {
+// noter builds compaction notes, caching each message's line so retries
+// during one selection stay cheap.
+type noter struct {
+	msgs     []model.Message
+	metas    []meta
+	maxChars int
+	lines    map[int]string
+}
+
+func newNoter(msgs []model.Message, metas []meta, maxChars int) *noter {
 	if maxChars <= 0 {
 		maxChars = 6000
 	}
-	header := fmt.Sprintf("[context note] %d earlier messages were removed to fit the context window. Summary of what they held:", len(removed))
-	var lines []string
-	for _, i := range removed {
-		m := msgs[i]
-		switch m.Role {
-		case model.User:
-			lines = append(lines, "- goal: "+oneLine(m.Content, 200))
-		case model.Assistant:
-			if strings.TrimSpace(m.Content) != "" {
-				lines = append(lines, "- outcome: "+oneLine(m.Content, 200))
-			}
-		case model.ToolRole:
-			status := "ok"
-			if !metas[i].ok {
-				status = "failed"
-			}
-			lines = append(lines, fmt.Sprintf("- tool %s %s: %s", m.Name, status, tail(oneLine(m.Content, 1<<20), 120)))
-		}
+	return &noter{msgs: msgs, metas: metas, maxChars: maxChars, lines: map[int]string{}}
+}
+
+// line is the note line of message i ("" for a message that adds nothing).
+func (n *noter) line(i int) string {
+	if l, ok := n.lines[i]; ok {
+		return l
 	}
-	budget := maxChars - len(header) - 1
+	m, l := n.msgs[i], ""
+	switch m.Role {
+	case model.User:
+		l = "- goal: " + oneLine(m.Content, 200)
+	case model.Assistant:
+		if strings.TrimSpace(m.Content) != "" {
+			l = "- outcome: " + oneLine(m.Content, 200)
+		}
+	case model.ToolRole:
+		status := "ok"
+		if !n.metas[i].ok {
+			status = "failed"
+		}
+		l = fmt.Sprintf("- tool %s %s: %s", m.Name, status, tail(oneLine(tail(m.Content, 4096), 4096), 120))
+	}
+	n.lines[i] = l
+	return l
+}
+
+// note summarises the messages removed when the kept suffix starts at
+// keepFrom (user aside): prior goals (user prompts), outcomes (assistant
+// text) and each tool call's name, success and a short tail of its output,
+// newest entries kept when the note would exceed maxChars.
+func (n *noter) note(keepFrom, user int) string {
+	removed := keepFrom
+	if user < keepFrom {
+		removed--
+	}
+	header := fmt.Sprintf("[context note] %d earlier messages were removed to fit the context window. Summary of what they held:", removed)
+	budget := n.maxChars - len(header)
 	var kept []string
-	for i := len(lines) - 1; i >= 0; i-- {
-		if budget-len(lines[i])-1 < 0 {
+	for i := keepFrom - 1; i >= 0; i-- {
+		l := ""
+		if i != user {
+			l = n.line(i)
+		}
+		if l == "" {
+			continue
+		}
+		if budget-len(l)-1 < 0 {
 			break
 		}
-		budget -= len(lines[i]) + 1
-		kept = append(kept, lines[i])
+		budget -= len(l) + 1
+		kept = append(kept, l)
 	}
 	var b strings.Builder
 	b.WriteString(header)
@@ -194,7 +225,7 @@ func compactionNote(msgs []model.Message, metas []meta, removed []int, maxChars 
 		b.WriteString("\n")
 		b.WriteString(kept[i])
 	}
-	return truncateUTF8(b.String(), maxChars)
+	return truncateUTF8(b.String(), n.maxChars)
 }
 
 func lastUser(msgs []model.Message) int {
