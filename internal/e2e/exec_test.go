@@ -2,6 +2,8 @@ package e2e
 
 import (
 	"encoding/json"
+	"net/http"
+	"net/http/httptest"
 	"os/exec"
 	"strings"
 	"syscall"
@@ -11,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/scv-agent/scv/internal/model/modeltest"
+	"github.com/scv-agent/scv/internal/proto"
 )
 
 // callOutput is the function_call_output the model was sent for callID, or
@@ -209,21 +212,79 @@ func TestExecNoAPIKey(t *testing.T) {
 }
 
 func TestExecTurnFailed(t *testing.T) {
-	fm := modeltest.New(t)
-	fm.Script(modeltest.HTTPError(500, `{"error":{"message":"upstream exploded"}}`, ""))
-	in := newInstance(t, providerConfig(fm.URL()))
+	closed := httptest.NewServer(http.NotFoundHandler())
+	closedURL := closed.URL
+	closed.Close() // nothing listens there any more: connection refused
+	tests := []struct {
+		name     string
+		url      func(fm *modeltest.Server) string
+		messages []string // in the turn failed line
+		requests int
+	}{
+		{"HTTP 500, retries exhausted", func(fm *modeltest.Server) string { return fm.URL() }, []string{"500", "upstream exploded"}, 1},
+		{"connection refused", func(*modeltest.Server) string { return closedURL }, []string{"connection refused"}, 0},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			fm := modeltest.New(t)
+			fm.Script(modeltest.HTTPError(500, `{"error":{"message":"upstream exploded"}}`, ""))
+			in := newInstance(t, providerConfig(tc.url(fm)))
+			r := in.run(in.env, "", "exec", "--yes", "hi")
+			if r.code == 0 {
+				t.Fatalf("exit 0; stderr:\n%s", r.stderr)
+			}
+			line := ""
+			for _, l := range strings.Split(r.stderr, "\n") {
+				if strings.HasPrefix(l, "turn failed (provider_error): ") {
+					line = l
+				}
+			}
+			if line == "" {
+				t.Fatalf("stderr lacks a `turn failed (provider_error): ` line:\n%s", r.stderr)
+			}
+			for _, m := range tc.messages {
+				if !strings.Contains(line, m) {
+					t.Errorf("turn failed line %q lacks %q", line, m)
+				}
+			}
+			if strings.Contains(r.stderr, "sk-test") {
+				t.Errorf("stderr shows the API key:\n%s", r.stderr)
+			}
+			if r.stdout != "" {
+				t.Errorf("stdout = %q, want nothing", r.stdout)
+			}
+			if n := len(fm.Requests()); n != tc.requests {
+				t.Errorf("model got %d requests with max_retries = 0, want %d", n, tc.requests)
+			}
+		})
+	}
+}
+
+func TestExecBadConfig(t *testing.T) {
+	in := newInstance(t, "[providers.openai]\nbase_url = \"http://127.0.0.1:9\"\nbogus_key = 1\n")
 	r := in.run(in.env, "", "exec", "--yes", "hi")
 	if r.code == 0 {
-		t.Fatalf("exit 0 after HTTP 500; stderr:\n%s", r.stderr)
+		t.Fatalf("exit 0 with an unknown config key")
 	}
-	if !strings.Contains(r.stderr, "turn failed (provider_error): ") {
-		t.Errorf("stderr lacks the turn failed line:\n%s", r.stderr)
+	for _, s := range []string{in.home + "/config.toml:3", "providers.openai.bogus_key"} {
+		if !strings.Contains(r.stderr, s) {
+			t.Errorf("stderr lacks %q:\n%s", s, r.stderr)
+		}
 	}
-	if r.stdout != "" {
-		t.Errorf("stdout = %q, want nothing", r.stdout)
+}
+
+// TestExecPromptTooLong: a prompt above 256 KiB (from stdin) is refused
+// with a message and a non-zero exit, not a hang.
+func TestExecPromptTooLong(t *testing.T) {
+	t.Skip("BUG: scv exec hangs when turn.start is answered with a non-fatal error (internal/cli/exec.go execTurn, case proto.EventError); see the e2e report")
+	fm := modeltest.New(t)
+	in := newInstance(t, providerConfig(fm.URL()))
+	r := in.runWithin(20*time.Second, in.env, strings.Repeat("x", proto.MaxPromptBytes+1), "exec", "--yes", "-")
+	if r.code == 0 || !strings.Contains(r.stderr, "262144") {
+		t.Errorf("exit %d; stderr:\n%s", r.code, r.stderr)
 	}
-	if n := len(fm.Requests()); n != 1 {
-		t.Errorf("model got %d requests with max_retries = 0, want 1", n)
+	if n := len(fm.Requests()); n != 0 {
+		t.Errorf("model got %d requests for a refused prompt", n)
 	}
 }
 

@@ -135,7 +135,13 @@ type result struct {
 // bounded to a minute.
 func (in *instance) run(env []string, stdin string, args ...string) result {
 	in.t.Helper()
-	ctx, cancel := context.WithTimeout(in.t.Context(), time.Minute)
+	return in.runWithin(time.Minute, env, stdin, args...)
+}
+
+// runWithin is run bounded to limit (the test fails when it is reached).
+func (in *instance) runWithin(limit time.Duration, env []string, stdin string, args ...string) result {
+	in.t.Helper()
+	ctx, cancel := context.WithTimeout(in.t.Context(), limit)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, scvBin, append([]string{"--scv-home", in.home}, args...)...)
 	cmd.Dir = in.ws
@@ -156,7 +162,7 @@ func (in *instance) run(env []string, stdin string, args ...string) result {
 		in.t.Fatalf("scv %v: %v", args, err)
 	}
 	if ctx.Err() != nil {
-		in.t.Fatalf("scv %v did not finish within a minute; stderr:\n%s", args, r.stderr)
+		in.t.Fatalf("scv %.60q did not finish within %v; stderr:\n%s", args, limit, r.stderr)
 	}
 	return r
 }
