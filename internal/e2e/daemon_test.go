@@ -295,9 +295,17 @@ func TestStatus(t *testing.T) {
 	}
 }
 
+// TestStopEndsRun: scv stop ends a foreground daemon that has a turn
+// streaming from a model that never answers.
 func TestStopEndsRun(t *testing.T) {
-	in := newInstance(t, providerConfig("http://127.0.0.1:9"))
+	fm := modeltest.New(t)
+	fm.Script(modeltest.Text("partial "), modeltest.Hang())
+	in := newInstance(t, providerConfig(fm.URL()))
 	d := in.startDaemon(in.env)
+	c := in.connect()
+	sid := in.startSession(c, proto.SessionStart{}).SessionID
+	sendTurn(t, c, sid, "hang")
+	until(t, c, proto.EventAssistantDelta)
 	r := in.run(in.env, "", "stop")
 	if r.code != 0 || !strings.Contains(r.stdout, "stopped") {
 		t.Fatalf("scv stop: exit %d stdout %q stderr %q", r.code, r.stdout, r.stderr)
@@ -383,5 +391,79 @@ func TestDelegatedRefused(t *testing.T) {
 				t.Errorf("socket exists after a refused scv %s: %v", cmd, err)
 			}
 		})
+	}
+}
+
+// TestSCVHomeFromEnv: SCV_HOME (no flag) places the socket, the lock and the
+// log in that home and never falls back to ~/.scv.
+func TestSCVHomeFromEnv(t *testing.T) {
+	in := newInstance(t, providerConfig("http://127.0.0.1:9"))
+	env := in.withEnv("SCV_HOME=" + in.home)
+	r := in.runBare(time.Minute, env, "", "start")
+	if r.code != 0 {
+		t.Fatalf("scv start: exit %d stdout %q stderr %q", r.code, r.stdout, r.stderr)
+	}
+	m := regexp.MustCompile(`pid (\d+)`).FindStringSubmatch(r.stdout)
+	if m == nil {
+		t.Fatalf("scv start printed no pid: %q", r.stdout)
+	}
+	pid, _ := strconv.Atoi(m[1])
+	t.Cleanup(func() {
+		if !processGone(pid) {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+	})
+	for _, p := range []string{in.socket(), filepath.Join(in.home, "server.lock"), filepath.Join(in.home, "logs", "daemon.log")} {
+		if !fileExists(p) {
+			t.Errorf("%s missing", p)
+		}
+	}
+	if r := in.runBare(time.Minute, env, "", "status", "--json"); r.code != 0 || !strings.Contains(r.stdout, fmt.Sprintf(`"pid":%d`, pid)) {
+		t.Errorf("scv status with SCV_HOME: exit %d stdout %q", r.code, r.stdout)
+	}
+	if fileExists(filepath.Join(in.user, ".scv")) {
+		t.Errorf("~/.scv was created although SCV_HOME is set")
+	}
+	if r := in.runBare(time.Minute, env, "", "stop"); r.code != 0 {
+		t.Errorf("scv stop with SCV_HOME: exit %d stderr %q", r.code, r.stderr)
+	}
+}
+
+// TestDaemonQueue: a prompt sent while a turn runs is queued
+// (queue.enqueued) and run after it, in order.
+func TestDaemonQueue(t *testing.T) {
+	fm := modeltest.New(t)
+	fm.Script(modeltest.ToolCall("c1", "bash", `{"command":"echo one"}`))
+	fm.Script(modeltest.Text("first"))
+	fm.Script(modeltest.Text("second"))
+	in := newInstance(t, providerConfig(fm.URL()))
+	in.startDaemon(in.env)
+	c := in.connect()
+	sid := in.startSession(c, proto.SessionStart{}).SessionID
+	sendTurn(t, c, sid, "prompt 1")
+	evs := until(t, c, proto.EventApprovalRequested) // turn 1 is active
+	if err := c.Send(&proto.TurnStart{Envelope: proto.Envelope{Type: proto.TypeTurnStart, RequestID: "q2"}, SessionID: sid, Prompt: "prompt 2"}); err != nil {
+		t.Fatal(err)
+	}
+	evs = append(evs, until(t, c, proto.EventQueueEnqueued)...)
+	if q := evs[len(evs)-1]; q.RequestID != "q2" || q.QueueID == "" {
+		t.Errorf("queue.enqueued = %+v, want request_id q2 and a queue_id", q)
+	}
+	appr := evs[len(evs)-2]
+	if err := c.Send(&proto.ApprovalResolve{Envelope: proto.Envelope{Type: proto.TypeApprovalSolve}, SessionID: sid, ApprovalID: appr.ApprovalID, Approved: true}); err != nil {
+		t.Fatal(err)
+	}
+	evs = append(evs, until(t, c, proto.EventTurnCompleted)...)
+	evs = append(evs, until(t, c, proto.EventTurnCompleted)...)
+	checkOwnSession(t, "queue", sid, evs)
+	if diff := cmp.Diff([]string{"first", "second"}, assistantTexts(evs)); diff != "" {
+		t.Errorf("answers (-want +got):\n%s", diff)
+	}
+	reqs := fm.Requests()
+	if len(reqs) != 3 {
+		t.Fatalf("%d model requests, want 3", len(reqs))
+	}
+	if diff := cmp.Diff([]string{"prompt 1", "prompt 2"}, userTexts(reqs[2])); diff != "" {
+		t.Errorf("third request's user messages (-want +got):\n%s", diff)
 	}
 }

@@ -69,6 +69,7 @@ type instance struct {
 	t    *testing.T
 	home string
 	ws   string
+	user string // HOME of the children
 	env  []string
 }
 
@@ -79,8 +80,8 @@ type instance struct {
 func newInstance(t *testing.T, config string) *instance {
 	t.Helper()
 	root := t.TempDir()
-	in := &instance{t: t, home: filepath.Join(root, "home"), ws: filepath.Join(root, "ws")}
-	for _, d := range []string{in.home, in.ws, filepath.Join(root, "user"), filepath.Join(root, "tmp")} {
+	in := &instance{t: t, home: filepath.Join(root, "home"), ws: filepath.Join(root, "ws"), user: filepath.Join(root, "user")}
+	for _, d := range []string{in.home, in.ws, in.user, filepath.Join(root, "tmp")} {
 		if err := os.Mkdir(d, 0o755); err != nil {
 			t.Fatal(err)
 		}
@@ -93,7 +94,7 @@ func newInstance(t *testing.T, config string) *instance {
 	}
 	in.env = []string{
 		"PATH=" + os.Getenv("PATH"),
-		"HOME=" + filepath.Join(root, "user"),
+		"HOME=" + in.user,
 		"TMPDIR=" + filepath.Join(root, "tmp"),
 		"OPENAI_API_KEY=sk-test",
 	}
@@ -141,9 +142,15 @@ func (in *instance) run(env []string, stdin string, args ...string) result {
 // runWithin is run bounded to limit (the test fails when it is reached).
 func (in *instance) runWithin(limit time.Duration, env []string, stdin string, args ...string) result {
 	in.t.Helper()
+	return in.runBare(limit, env, stdin, append([]string{"--scv-home", in.home}, args...)...)
+}
+
+// runBare runs scv args... (no --scv-home added) in the workspace.
+func (in *instance) runBare(limit time.Duration, env []string, stdin string, args ...string) result {
+	in.t.Helper()
 	ctx, cancel := context.WithTimeout(in.t.Context(), limit)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, scvBin, append([]string{"--scv-home", in.home}, args...)...)
+	cmd := exec.CommandContext(ctx, scvBin, args...)
 	cmd.Dir = in.ws
 	cmd.Env = env
 	cmd.Stdin = strings.NewReader(stdin)
