@@ -153,6 +153,9 @@ func TestDaemonStaleSocketReplaced(t *testing.T) {
 	if _, err := client.Dial(t.Context(), in.socket()); err == nil {
 		t.Fatal("the stale socket still accepts connections")
 	}
+	if r := in.run(in.env, "", "status"); r.code == 0 || !strings.Contains(r.stdout, "not running") {
+		t.Errorf("scv status with a stale socket: exit %d stdout %q", r.code, r.stdout)
+	}
 	d := in.startDaemon(in.env)
 	if got := in.status(t).PID; got != d.cmd.Process.Pid {
 		t.Errorf("status pid = %d, want the new daemon's %d", got, d.cmd.Process.Pid)
