@@ -104,7 +104,7 @@ func TestDaemonTwoClients(t *testing.T) {
 func TestDaemonSecondRefused(t *testing.T) {
 	in := newInstance(t, providerConfig("http://127.0.0.1:9"))
 	first := in.startDaemon(in.env)
-	r := in.run(in.env, "", "run")
+	r := in.runWithin(10*time.Second, in.env, "", "run") // fails fast, not after a timeout
 	if r.code == 0 {
 		t.Fatalf("second scv run exited 0; stderr:\n%s", r.stderr)
 	}
