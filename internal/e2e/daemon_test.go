@@ -470,3 +470,49 @@ func TestDaemonQueue(t *testing.T) {
 		t.Errorf("third request's user messages (-want +got):\n%s", diff)
 	}
 }
+
+// TestStartRelativeHome: `scv --scv-home <relative> start` serves the home
+// relative to where it was typed.
+func TestStartRelativeHome(t *testing.T) {
+	t.Skip("BUG: scv start passes a relative --scv-home (or SCV_HOME, --config) unchanged to a daemon it starts in / (internal/cli/daemon.go startDaemon); see the e2e report")
+	in := newInstance(t, providerConfig("http://127.0.0.1:9"))
+	// A name nothing else uses: while the bug exists the daemon creates
+	// /<rel>, and only that fresh directory may be removed again.
+	rel := fmt.Sprintf("scv-e2e-relhome-%d-%d", os.Getpid(), time.Now().UnixNano())
+	stray := filepath.Join("/", rel)
+	if _, err := os.Lstat(stray); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("%s exists already (%v); refusing to run", stray, err)
+	}
+	parent := filepath.Dir(in.home)
+	home := filepath.Join(parent, rel)
+	if err := os.Rename(in.home, home); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		// Contain the bug if it comes back: the daemon logs its pid.
+		if log, err := os.ReadFile(filepath.Join(home, "logs", "daemon.log")); err == nil {
+			if m := regexp.MustCompile(`pid=(\d+)`).FindSubmatch(log); m != nil {
+				if pid, _ := strconv.Atoi(string(m[1])); pid > 0 && !processGone(pid) {
+					_ = syscall.Kill(pid, syscall.SIGKILL)
+				}
+			}
+		}
+		if fileExists(stray) {
+			t.Errorf("the daemon used %s", stray)
+			_ = os.RemoveAll(stray) // did not exist before this test
+		}
+	})
+	in.ws = parent // run from the home's parent so the relative path names it
+	run := func(args ...string) result {
+		return in.runBare(time.Minute, in.env, "", append([]string{"--scv-home", rel}, args...)...)
+	}
+	if r := run("start"); r.code != 0 {
+		t.Fatalf("scv start: exit %d stdout %q stderr %q", r.code, r.stdout, r.stderr)
+	}
+	if !fileExists(filepath.Join(home, "server.sock")) {
+		t.Errorf("no socket in %s after scv --scv-home %s start", home, rel)
+	}
+	if r := run("stop"); r.code != 0 {
+		t.Errorf("scv stop: exit %d stderr %q", r.code, r.stderr)
+	}
+}
