@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"syscall"
 	"time"
 
@@ -118,9 +119,10 @@ func (g *globals) startDaemon(layout paths.Layout) error {
 	if err != nil {
 		return err
 	}
-	args := append(g.serverArgs()[:len(g.serverArgs())-2], "run")
-	if g.scvHome == "" {
-		args = append([]string{"--scv-home", layout.Home}, args...)
+	// The daemon runs in /, so every path it is given must be absolute.
+	args, env, err := g.detachedArgs(layout)
+	if err != nil {
+		return err
 	}
 	devnull, err := os.Open(os.DevNull)
 	if err != nil {
@@ -128,7 +130,7 @@ func (g *globals) startDaemon(layout paths.Layout) error {
 	}
 	defer devnull.Close()
 	cmd := exec.Command(self, args...)
-	cmd.Env = envList(g.env)
+	cmd.Env = env
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = devnull, logf, logf
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	cmd.Dir = "/"
@@ -152,6 +154,37 @@ func (g *globals) startDaemon(layout paths.Layout) error {
 		}
 	}
 	return &exitError{code: ExitFailure, msg: fmt.Sprintf("the daemon did not answer within 10 s; see %s", layout.DaemonLog())}
+}
+
+// detachedArgs are the arguments and environment of a daemon started in /:
+// the instance home and any config file made absolute.
+func (g *globals) detachedArgs(layout paths.Layout) ([]string, []string, error) {
+	args := []string{"--scv-home", layout.Home}
+	if g.configPath != "" {
+		abs, err := filepath.Abs(g.configPath)
+		if err != nil {
+			return nil, nil, err
+		}
+		args = append(args, "--config", abs)
+	}
+	for _, f := range [][2]string{{"--model", g.model}, {"--provider", g.provider}, {"--base-url", g.baseURL}, {"--approval-policy", g.approvalPolicy}} {
+		if f[1] != "" {
+			args = append(args, f[0], f[1])
+		}
+	}
+	env := Env{}
+	for k, v := range g.env {
+		env[k] = v
+	}
+	delete(env, "SCV_HOME") // --scv-home names it
+	if c := env["SCV_CONFIG"]; c != "" {
+		abs, err := filepath.Abs(c)
+		if err != nil {
+			return nil, nil, err
+		}
+		env["SCV_CONFIG"] = abs
+	}
+	return append(args, "run"), envList(env), nil
 }
 
 func newStopCmd(g *globals) *cobra.Command {

@@ -145,7 +145,8 @@ func (g *globals) execTurn(conn *client.Conn, prompt, ws string, yes, jsonOut bo
 	if jsonOut {
 		printJSON(g.stdio.Out, started)
 	}
-	if err := conn.Send(&proto.TurnStart{Envelope: proto.Envelope{Type: proto.TypeTurnStart}, SessionID: sid, Prompt: prompt}); err != nil {
+	const turnRequest = "exec-turn"
+	if err := conn.Send(&proto.TurnStart{Envelope: proto.Envelope{Type: proto.TypeTurnStart, RequestID: turnRequest}, SessionID: sid, Prompt: prompt}); err != nil {
 		fmt.Fprintf(g.stdio.Err, "scv: %v\n", err)
 		return ExitFailure
 	}
@@ -156,6 +157,10 @@ func (g *globals) execTurn(conn *client.Conn, prompt, ws string, yes, jsonOut bo
 		select {
 		case <-interrupted:
 			interrupted = nil
+			if turnID == "" {
+				fmt.Fprintln(g.stdio.Err, "scv: interrupted before the turn started")
+				return ExitFailure
+			}
 			fmt.Fprintln(g.stdio.Err, "scv: interrupted; cancelling the turn")
 			_ = conn.Send(&proto.TurnCancel{Envelope: proto.Envelope{Type: proto.TypeTurnCancel}, SessionID: sid, TurnID: turnID})
 		case ev, ok := <-conn.Events():
@@ -200,7 +205,8 @@ func (g *globals) execTurn(conn *client.Conn, prompt, ws string, yes, jsonOut bo
 				return ExitFailure
 			case proto.EventError:
 				fmt.Fprintf(g.stdio.Err, "scv: %s: %s\n", ev.Code, ev.Message)
-				if ev.Fatal != nil && *ev.Fatal {
+				if (ev.Fatal != nil && *ev.Fatal) || ev.RequestID == turnRequest {
+					// A refused turn.start means no turn will run.
 					return ExitFailure
 				}
 			}

@@ -187,6 +187,10 @@ func lock(path string) (func(), error) {
 // listen replaces any stale socket (we hold the lock, so no live daemon
 // owns it) and listens with mode 0600.
 func listen(path string) (net.Listener, error) {
+	// sockaddr_un holds 108 bytes including the terminating NUL.
+	if len(path) > 107 {
+		return nil, fmt.Errorf("socket path %s is %d bytes, longer than a Unix socket allows (107); use a shorter --scv-home", path, len(path))
+	}
 	if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return nil, fmt.Errorf("remove stale socket: %w", err)
 	}

@@ -474,7 +474,6 @@ func TestDaemonQueue(t *testing.T) {
 // TestStartRelativeHome: `scv --scv-home <relative> start` serves the home
 // relative to where it was typed.
 func TestStartRelativeHome(t *testing.T) {
-	t.Skip("BUG: scv start passes a relative --scv-home (or SCV_HOME, --config) unchanged to a daemon it starts in / (internal/cli/daemon.go startDaemon); see the e2e report")
 	in := newInstance(t, providerConfig("http://127.0.0.1:9"))
 	// A name nothing else uses: while the bug exists the daemon creates
 	// /<rel>, and only that fresh directory may be removed again.

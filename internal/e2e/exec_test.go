@@ -276,7 +276,6 @@ func TestExecBadConfig(t *testing.T) {
 // TestExecPromptTooLong: a prompt above 256 KiB (from stdin) is refused
 // with a message and a non-zero exit, not a hang.
 func TestExecPromptTooLong(t *testing.T) {
-	t.Skip("BUG: scv exec hangs when turn.start is answered with a non-fatal error (internal/cli/exec.go execTurn, case proto.EventError); see the e2e report")
 	fm := modeltest.New(t)
 	in := newInstance(t, providerConfig(fm.URL()))
 	r := in.runWithin(20*time.Second, in.env, strings.Repeat("x", proto.MaxPromptBytes+1), "exec", "--yes", "-")
