@@ -43,7 +43,11 @@ func newExecCmd(g *globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if _, err := a.LoadConfig(ws, noOverrides); err != nil {
+			loaded, err := a.LoadConfig(ws, noOverrides)
+			if err != nil {
+				return err
+			}
+			if _, err := loaded.Config.APIKey(g.env); err != nil {
 				return err
 			}
 			return g.runExec(prompt, ws, yes, jsonOut)
