@@ -17,22 +17,18 @@ func validate(r *jsonschema.Resolved, args json.RawMessage) error {
 	if len(args) == 0 {
 		args = json.RawMessage("{}")
 	}
+	// One decode serves both the shape check and the validator: arguments
+	// can be a megabyte (write's content), so every pass counts.
 	var v any
-	dec := json.NewDecoder(bytes.NewReader(args))
-	dec.UseNumber()
-	if err := dec.Decode(&v); err != nil {
+	if err := json.Unmarshal(args, &v); err != nil {
+		if strings.Contains(err.Error(), "after top-level value") {
+			return Errorf(InvalidArguments, "invalid arguments: trailing data after the JSON object")
+		}
 		return Errorf(InvalidArguments, "invalid arguments: not valid JSON: %v", err)
-	}
-	if dec.More() {
-		return Errorf(InvalidArguments, "invalid arguments: trailing data after the JSON object")
 	}
 	if _, ok := v.(map[string]any); !ok {
 		return Errorf(InvalidArguments, "invalid arguments: expected a JSON object, got %s", jsonKind(v))
 	}
-	// The validator wants float64 numbers; re-decode now that we know the
-	// document is well-formed.
-	v = nil
-	_ = json.Unmarshal(args, &v)
 	if err := r.Validate(v); err != nil {
 		return Errorf(InvalidArguments, "invalid arguments: %s", humanize(err.Error()))
 	}
@@ -45,7 +41,7 @@ func jsonKind(v any) string {
 		return "null"
 	case bool:
 		return "a boolean"
-	case json.Number:
+	case float64:
 		return "a number"
 	case string:
 		return "a string"
