@@ -1,0 +1,101 @@
+package e2e
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/scv-agent/scv/internal/model/modeltest"
+	"github.com/scv-agent/scv/internal/proto"
+)
+
+// TestDaemonSIGTERMStopsDelegations: a daemon stopped with SIGTERM while a
+// delegated agent runs (one that also left a setsid descendant) exits
+// within 5 s, and neither the agent nor its descendant survives; `scv
+// status` counted the run while it was going.
+func TestDaemonSIGTERMStopsDelegations(t *testing.T) {
+	fm := modeltest.New(t)
+	fm.Script(modeltest.ToolCall("d1", "agent_codex", `{"prompt":"work for a long time"}`))
+	root := t.TempDir()
+	script := filepath.Join(root, "fake-codex.sh")
+	pidFile := filepath.Join(root, "pids")
+	// The fake agent records its own PID and its escapee's, then works.
+	// (setsid may fork, so the escapee writes its own PID.)
+	body := fmt.Sprintf("echo $$ >> %[1]s; setsid sh -c 'echo $$ >> %[1]s; exec sleep 300' </dev/null >/dev/null 2>&1 & sleep 300\n", pidFile)
+	if err := os.WriteFile(script, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	in := newInstance(t, providerConfig(fm.URL(), "[agents.codex]", `command = "/bin/bash"`, fmt.Sprintf("args = [%q]", script)))
+	d := in.startDaemon(in.env)
+	c := in.connect()
+	sid := in.startSession(c, proto.SessionStart{}).SessionID
+	sendTurn(t, c, sid, "delegate")
+	evs := until(t, c, proto.EventApprovalRequested)
+	ap := evs[len(evs)-1]
+	if ap.Risk != "delegate" || !strings.Contains(ap.Summary, "/bin/bash") {
+		t.Errorf("approval.requested = %+v", ap)
+	}
+	if err := c.Send(&proto.ApprovalResolve{Envelope: proto.Envelope{Type: proto.TypeApprovalSolve}, SessionID: sid, ApprovalID: ap.ApprovalID, Approved: true}); err != nil {
+		t.Fatal(err)
+	}
+	until(t, c, proto.EventToolStarted)
+
+	var pids []int
+	for deadline := time.Now().Add(10 * time.Second); len(pids) < 2 && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		b, _ := os.ReadFile(pidFile)
+		pids = pids[:0]
+		for _, f := range strings.Fields(string(b)) {
+			if p, err := strconv.Atoi(f); err == nil {
+				pids = append(pids, p)
+			}
+		}
+	}
+	if len(pids) < 2 {
+		t.Fatalf("the fake agent did not start (pids %v); stderr:\n%s", pids, d.stderr)
+	}
+	t.Cleanup(func() {
+		for _, p := range pids {
+			_ = syscall.Kill(p, syscall.SIGKILL)
+		}
+	})
+	for _, p := range pids {
+		if !anyRunning([]int{p}) {
+			t.Fatalf("process %d of the delegation is not running before SIGTERM", p)
+		}
+	}
+	if st := in.status(t); st.Delegations.Running != 1 {
+		t.Errorf("status while delegating: %+v, want 1 running", st.Delegations)
+	}
+
+	if err := d.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if !d.wait(6 * time.Second) {
+		t.Fatalf("daemon still running 6 s after SIGTERM; stderr:\n%s", d.stderr)
+	}
+	deadline := time.Now().Add(2500 * time.Millisecond)
+	for time.Now().Before(deadline) && anyRunning(pids) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if anyRunning(pids) {
+		t.Fatalf("delegated processes %v survived the daemon's SIGTERM", pids)
+	}
+	if ents, _ := os.ReadDir(filepath.Join(in.home, "run", "delegations")); len(ents) != 0 {
+		t.Errorf("delegation records left: %v", ents)
+	}
+}
+
+// anyRunning reports whether any pid is a live (non-zombie) process.
+func anyRunning(pids []int) bool {
+	for _, p := range pids {
+		if state, _, ok := statOf(p); ok && state != "Z" {
+			return true
+		}
+	}
+	return false
+}
