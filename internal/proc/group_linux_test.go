@@ -169,7 +169,9 @@ func TestDeadlineKills(t *testing.T) {
 func TestLeaderExitStopsGroup(t *testing.T) {
 	tests := []struct{ name, script string }{
 		{"background child holds the pipe", `sleep 600 & echo $! > PIDFILE; echo started`},
-		{"double-forked child", `( (sleep 600 & echo $! > PIDFILE) & ); echo started`},
+		// The leader waits for the grandchild's PID: otherwise the group
+		// stop after the leader's exit can race the double fork itself.
+		{"double-forked child", `( (sleep 600 & echo $! > PIDFILE) & ); until [ -s PIDFILE ]; do sleep 0.01; done; echo started`},
 		{"TERM-ignoring background child", `(trap '' TERM; exec sleep 600) & echo $! > PIDFILE; echo started`},
 	}
 	for _, tt := range tests {
