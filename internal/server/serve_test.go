@@ -1,11 +1,9 @@
 package server_test
 
 import (
-	"context"
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -161,7 +159,20 @@ func field(line, name string) string {
 	return rest[:strings.IndexByte(rest, '"')]
 }
 
+// running reports whether a live process has marker in its command line.
 func running(marker string) bool {
-	out, _ := exec.CommandContext(context.Background(), "pgrep", "-f", marker).Output()
-	return strings.TrimSpace(string(out)) != ""
+	dirs, _ := filepath.Glob("/proc/[0-9]*")
+	for _, d := range dirs {
+		cmd, err := os.ReadFile(filepath.Join(d, "cmdline"))
+		if err != nil || !strings.Contains(string(cmd), marker) {
+			continue
+		}
+		if stat, err := os.ReadFile(filepath.Join(d, "stat")); err == nil {
+			s := string(stat)
+			if f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:]); len(f) > 0 && f[0] != "Z" {
+				return true
+			}
+		}
+	}
+	return false
 }
