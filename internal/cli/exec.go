@@ -149,73 +149,93 @@ func (g *globals) execTurn(conn *client.Conn, prompt, ws string, yes, jsonOut bo
 	if jsonOut {
 		printJSON(g.stdio.Out, started)
 	}
-	const turnRequest = "exec-turn"
-	if err := conn.Send(&proto.TurnStart{Envelope: proto.Envelope{Type: proto.TypeTurnStart, RequestID: turnRequest}, SessionID: sid, Prompt: prompt}); err != nil {
+	if err := conn.Send(&proto.TurnStart{Envelope: proto.Envelope{Type: proto.TypeTurnStart, RequestID: execTurnRequest}, SessionID: sid, Prompt: prompt}); err != nil {
 		fmt.Fprintf(g.stdio.Err, "scv: %v\n", err)
 		return ExitFailure
 	}
-	turnID := ""
+	t := &execTurn{g: g, conn: conn, sid: sid, yes: yes, jsonOut: jsonOut, endedWithText: true}
 	interrupted := g.ctx.Done()
-	endedWithText := true
 	for {
 		select {
 		case <-interrupted:
 			interrupted = nil
-			if turnID == "" {
+			if t.turnID == "" {
 				fmt.Fprintln(g.stdio.Err, "scv: interrupted before the turn started")
 				return ExitFailure
 			}
 			fmt.Fprintln(g.stdio.Err, "scv: interrupted; cancelling the turn")
-			_ = conn.Send(&proto.TurnCancel{Envelope: proto.Envelope{Type: proto.TypeTurnCancel}, SessionID: sid, TurnID: turnID})
+			_ = conn.Send(&proto.TurnCancel{Envelope: proto.Envelope{Type: proto.TypeTurnCancel}, SessionID: sid, TurnID: t.turnID})
 		case ev, ok := <-conn.Events():
 			if !ok {
 				fmt.Fprintf(g.stdio.Err, "scv: the server ended before the turn finished: %v\n", conn.Err())
 				return ExitFailure
 			}
-			if jsonOut {
-				printJSON(g.stdio.Out, ev)
-			}
-			switch ev.Type {
-			case proto.EventTurnStarted:
-				turnID = ev.TurnID
-			case proto.EventAssistantDelta:
-				if !jsonOut && ev.Content != nil {
-					fmt.Fprint(g.stdio.Out, *ev.Content)
-					endedWithText = strings.HasSuffix(*ev.Content, "\n")
-				}
-			case proto.EventAssistantComplete:
-				if !jsonOut && ev.Content != nil && *ev.Content != "" && !endedWithText {
-					fmt.Fprintln(g.stdio.Out)
-					endedWithText = true
-				}
-			case proto.EventApprovalRequested:
-				verdict := "denied (pass --yes to approve)"
-				if yes {
-					verdict = "approved (--yes)"
-				}
-				fmt.Fprintf(g.stdio.Err, "scv: approval for %s (risk %s): %s — %s\n", ev.Name, ev.Risk, clip(strings.Join(strings.Fields(ev.Summary), " "), 300), verdict)
-				_ = conn.Send(&proto.ApprovalResolve{Envelope: proto.Envelope{Type: proto.TypeApprovalSolve}, SessionID: sid, ApprovalID: ev.ApprovalID, Approved: yes})
-			case proto.EventToolCompleted:
-				if ev.Success != nil && !*ev.Success && ev.Output != nil {
-					fmt.Fprintf(g.stdio.Err, "scv: %s %s: %s\n", ev.Name, ev.Error, clip(firstLine(*ev.Output), 300))
-				}
-			case proto.EventTurnCompleted:
-				return ExitOK
-			case proto.EventTurnCancelled:
-				fmt.Fprintln(g.stdio.Err, "scv: turn cancelled")
-				return ExitFailure
-			case proto.EventTurnFailed:
-				fmt.Fprintf(g.stdio.Err, "turn failed (%s): %s\n", ev.Code, ev.Message)
-				return ExitFailure
-			case proto.EventError:
-				fmt.Fprintf(g.stdio.Err, "scv: %s: %s\n", ev.Code, ev.Message)
-				if (ev.Fatal != nil && *ev.Fatal) || ev.RequestID == turnRequest {
-					// A refused turn.start means no turn will run.
-					return ExitFailure
-				}
+			if code, done := t.handle(ev); done {
+				return code
 			}
 		}
 	}
+}
+
+// execTurnRequest is the request_id of exec's turn.start: an error that
+// answers it means no turn will run.
+const execTurnRequest = "exec-turn"
+
+// execTurn is the client side of exec's one turn.
+type execTurn struct {
+	g             *globals
+	conn          *client.Conn
+	sid, turnID   string
+	yes, jsonOut  bool
+	endedWithText bool
+}
+
+// handle prints one event and answers approvals; done reports the end of
+// the turn with its exit status.
+func (t *execTurn) handle(ev proto.Event) (code int, done bool) {
+	out, errw := t.g.stdio.Out, t.g.stdio.Err
+	if t.jsonOut {
+		printJSON(out, ev)
+	}
+	switch ev.Type {
+	case proto.EventTurnStarted:
+		t.turnID = ev.TurnID
+	case proto.EventAssistantDelta:
+		if !t.jsonOut && ev.Content != nil {
+			fmt.Fprint(out, *ev.Content)
+			t.endedWithText = strings.HasSuffix(*ev.Content, "\n")
+		}
+	case proto.EventAssistantComplete:
+		if !t.jsonOut && ev.Content != nil && *ev.Content != "" && !t.endedWithText {
+			fmt.Fprintln(out)
+			t.endedWithText = true
+		}
+	case proto.EventApprovalRequested:
+		verdict := "denied (pass --yes to approve)"
+		if t.yes {
+			verdict = "approved (--yes)"
+		}
+		fmt.Fprintf(errw, "scv: approval for %s (risk %s): %s — %s\n", ev.Name, ev.Risk, clip(strings.Join(strings.Fields(ev.Summary), " "), 300), verdict)
+		_ = t.conn.Send(&proto.ApprovalResolve{Envelope: proto.Envelope{Type: proto.TypeApprovalSolve}, SessionID: t.sid, ApprovalID: ev.ApprovalID, Approved: t.yes})
+	case proto.EventToolCompleted:
+		if ev.Success != nil && !*ev.Success && ev.Output != nil {
+			fmt.Fprintf(errw, "scv: %s %s: %s\n", ev.Name, ev.Error, clip(firstLine(*ev.Output), 300))
+		}
+	case proto.EventTurnCompleted:
+		return ExitOK, true
+	case proto.EventTurnCancelled:
+		fmt.Fprintln(errw, "scv: turn cancelled")
+		return ExitFailure, true
+	case proto.EventTurnFailed:
+		fmt.Fprintf(errw, "turn failed (%s): %s\n", ev.Code, ev.Message)
+		return ExitFailure, true
+	case proto.EventError:
+		fmt.Fprintf(errw, "scv: %s: %s\n", ev.Code, ev.Message)
+		if (ev.Fatal != nil && *ev.Fatal) || ev.RequestID == execTurnRequest {
+			return ExitFailure, true
+		}
+	}
+	return 0, false
 }
 
 func printJSON(w io.Writer, v any) {
