@@ -25,7 +25,7 @@ func newExecCmd(g *globals) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "exec [--yes] [--json] PROMPT|-",
 		Short: "Run one headless turn through a private `scv server --stdio`",
-		Long: "Run one turn and print the assistant's text as it streams; notes (approvals, tool failures) go to stderr.\n" +
+		Long: "Run one turn and print the assistant's text as it streams; notes (approvals, running tools, tool failures) go to stderr.\n" +
 			"Approvals are answered yes with --yes and no without it. --json prints every protocol event instead.\n" +
 			"PROMPT '-' or no PROMPT reads the prompt from stdin. Exit 0 when the turn completes, 1 otherwise.",
 		Args: cobra.MaximumNArgs(1),
@@ -217,6 +217,9 @@ func (t *execTurn) handle(ev proto.Event) (code int, done bool) {
 		}
 		fmt.Fprintf(errw, "scv: approval for %s (risk %s): %s — %s\n", ev.Name, ev.Risk, clip(strings.Join(strings.Fields(ev.Summary), " "), 300), verdict)
 		_ = t.conn.Send(&proto.ApprovalResolve{Envelope: proto.Envelope{Type: proto.TypeApprovalSolve}, SessionID: t.sid, ApprovalID: ev.ApprovalID, Approved: t.yes})
+	case proto.EventToolStarted:
+		// Progress for long runs: which call is running now.
+		fmt.Fprintf(errw, "scv: running %s\n", ev.Name)
 	case proto.EventToolCompleted:
 		if ev.Success != nil && !*ev.Success && ev.Output != nil {
 			fmt.Fprintf(errw, "scv: %s %s: %s\n", ev.Name, ev.Error, clip(firstLine(*ev.Output), 300))
