@@ -103,7 +103,7 @@ func (s *Session) RunTurn(ctx context.Context, turnID, prompt string, emit Emit)
 	ev(proto.Event{Type: proto.EventTurnStarted})
 	steps, usage, err := s.loop(ctx, prompt, ev)
 	if err == nil {
-		e := proto.Event{Type: proto.EventTurnCompleted, Steps: proto.Ptr(steps)}
+		e := proto.Event{Type: proto.EventTurnCompleted, Steps: proto.Ptr(steps), ContextTokens: proto.Ptr(s.ContextTokens())}
 		if usage != nil {
 			e.Usage = usage
 		}

@@ -182,9 +182,11 @@ type Event struct {
 	Risk       string `json:"risk,omitempty"`
 	Summary    string `json:"summary,omitempty"`
 
-	// turn.completed
-	Steps *int   `json:"steps,omitempty"`
-	Usage *Usage `json:"usage,omitempty"`
+	// turn.completed. ContextTokens is an SCV extension: the estimated size
+	// (runtime.md §5 estimate) of what the next request would send.
+	Steps         *int   `json:"steps,omitempty"`
+	Usage         *Usage `json:"usage,omitempty"`
+	ContextTokens *int   `json:"context_tokens,omitempty"`
 
 	// turn.failed / error: Code and Message; error also Fatal. tool.completed
 	// carries its error kind in Error.

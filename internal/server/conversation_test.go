@@ -245,6 +245,7 @@ type normaliser struct {
 var (
 	idRE     = regexp.MustCompile(`\b(s|t|ap)_[0-9a-f-]{6,}`)
 	tokensRE = regexp.MustCompile(`about [0-9]+ tokens`) // depends on the length of $WORK
+	ctxRE    = regexp.MustCompile(`"context_tokens":[0-9]+`)
 )
 
 func newNormaliser(ws string) *normaliser {
@@ -289,6 +290,7 @@ func (n *normaliser) normalise(line string) string {
 	defer n.mu.Unlock()
 	line = strings.ReplaceAll(line, n.ws, "$WORK")
 	line = tokensRE.ReplaceAllString(line, "about N tokens")
+	line = ctxRE.ReplaceAllString(line, `"context_tokens":"N"`)
 	if m := seqRE.FindStringSubmatch(line); m != nil && !strings.Contains(line, `"seq":0`) {
 		var ev struct {
 			SessionID string `json:"session_id"`

@@ -176,6 +176,11 @@ func (m *Model) turnEnded(ev proto.Event) {
 			m.usage, m.haveUsage = *ev.Usage, true
 			m.totalUsage += ev.Usage.TotalTokens
 		}
+		if ev.ContextTokens != nil {
+			// The server's estimate of the context is what compaction goes
+			// by; a turn's usage sums all of its requests and overstates it.
+			m.usage.InputTokens, m.haveUsage = int64(*ev.ContextTokens), true
+		}
 	case proto.EventTurnCancelled:
 		m.finishOpenTools(toolCancelled)
 		m.addItem(&item{kind: kindNotice, text: "turn cancelled"})

@@ -157,7 +157,7 @@ func (m *Model) localCommand(text string) (tea.Cmd, bool) {
 func (m *Model) contextReport() string {
 	used := "unknown until the first turn completes"
 	if m.haveUsage {
-		used = tokens(m.usage.InputTokens) + " input tokens in the last request"
+		used = tokens(m.usage.InputTokens) + " tokens in context"
 		if m.session.ContextMaxTokens > 0 {
 			used += fmt.Sprintf(" (%d%% of %s)", pct(m.usage.InputTokens, m.session.ContextMaxTokens), tokens(m.session.ContextMaxTokens))
 		}

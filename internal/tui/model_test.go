@@ -535,3 +535,23 @@ func TestOtherSessionIgnored(t *testing.T) {
 		t.Error("an event of another session was shown")
 	}
 }
+
+// The status line's context figure is the server's context estimate when a
+// turn.completed carries one (a turn's usage sums all of its requests).
+func TestContextUseFromServerEstimate(t *testing.T) {
+	h := newHarness(t, nil)
+	h.ev(proto.Event{Type: proto.EventTurnStarted, TurnID: "t1"},
+		proto.Event{Type: proto.EventTurnCompleted, TurnID: "t1", Steps: proto.Ptr(3),
+			Usage:         &proto.Usage{InputTokens: 30000, OutputTokens: 100, TotalTokens: 30100},
+			ContextTokens: proto.Ptr(12800)})
+	if got := h.m.contextUse(); got != "ctx 12k/128k (10%)" {
+		t.Fatalf("context use = %q", got)
+	}
+	// Without the estimate, the usage's input tokens are shown.
+	h.ev(proto.Event{Type: proto.EventTurnStarted, TurnID: "t2"},
+		proto.Event{Type: proto.EventTurnCompleted, TurnID: "t2", Steps: proto.Ptr(1),
+			Usage: &proto.Usage{InputTokens: 6400, OutputTokens: 10, TotalTokens: 6410}})
+	if got := h.m.contextUse(); got != "ctx 6.4k/128k (5%)" {
+		t.Fatalf("context use = %q", got)
+	}
+}
