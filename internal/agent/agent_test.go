@@ -177,6 +177,9 @@ func TestToolLoopSerialOrder(t *testing.T) {
 	if *end.Steps != 3 || end.Usage.TotalTokens != 24 {
 		t.Fatalf("turn.completed steps=%d usage=%+v", *end.Steps, end.Usage)
 	}
+	if end.ContextTokens == nil || *end.ContextTokens != s.ContextTokens() || *end.ContextTokens <= s.fixed {
+		t.Fatalf("turn.completed context_tokens = %v, want the estimate %d", end.ContextTokens, s.ContextTokens())
+	}
 	// The third request replays the history: user, assistant(3 calls), 3 tool
 	// results, assistant(1 call), 1 tool result.
 	req := fm.requests[2]
