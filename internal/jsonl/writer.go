@@ -161,9 +161,3 @@ func (w *Writer) Close() error {
 	return nil
 }
 
-// Err reports the first write error or ErrSlowClient.
-func (w *Writer) Err() error {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.err
-}

@@ -148,13 +148,6 @@ var descriptors = []Descriptor{
 	},
 }
 
-// Descriptors returns a copy of the descriptor table.
-func Descriptors() []Descriptor {
-	out := make([]Descriptor, len(descriptors))
-	copy(out, descriptors)
-	return out
-}
-
 // Lookup returns the descriptor of name.
 func Lookup(name string) (Descriptor, bool) {
 	for _, d := range descriptors {
