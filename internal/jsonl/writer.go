@@ -160,4 +160,3 @@ func (w *Writer) Close() error {
 	}
 	return nil
 }
-
