@@ -517,6 +517,35 @@ func TestHistoryTrimAndLimit(t *testing.T) {
 	}
 }
 
+// Progress lines reach the client only: the model sees the tool's result.
+func TestProgressNotInHistory(t *testing.T) {
+	talk := tool.MustDefine("talk", "reports progress", nil, func(env tool.Env, p echoParams) (tool.Plan, error) {
+		return tool.Plan{Risk: tool.ReadOnly, Summary: "talk", Run: func(context.Context) tool.Result {
+			env.Progress("progress-line-secret-to-client")
+			return tool.Result{Success: true, Output: "result"}
+		}}, nil
+	})
+	reg, err := tool.NewRegistry(talk)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fm := &fakeModel{script: []func(context.Context, func(string)) (model.Response, error){calls(call("c1", "talk", `{"text":""}`)), text("ok")}}
+	s := newSession(t, fm, reg, approval.OnRisk)
+	rec := &recorder{}
+	s.RunTurn(t.Context(), "t1", "go", rec.emit)
+	if !contains(rec.types(), "tool.progress") {
+		t.Fatalf("no progress event: %v", rec.types())
+	}
+	for _, m := range fm.requests[1].Messages {
+		if strings.Contains(m.Content, "progress-line") {
+			t.Fatalf("progress reached the model: %+v", m)
+		}
+	}
+	if got := fm.requests[1].Messages[2].Content; got != "result" {
+		t.Fatalf("tool message = %q", got)
+	}
+}
+
 func TestProgressBoundedAndRedacted(t *testing.T) {
 	rec := &recorder{}
 	send, stop := newProgress("c1", rec.emit)

@@ -190,3 +190,43 @@ func TestMissingKey(t *testing.T) {
 		t.Fatalf("err = %v", err)
 	}
 }
+
+// The session's delegation depth is max(declared, own process depth):
+// agent tools disappear at agent.max_delegation_depth either way.
+func TestSessionDelegationDepth(t *testing.T) {
+	tests := []struct {
+		name     string
+		declared int
+		ownDepth string
+		want     bool
+	}{
+		{"top level", 0, "", true},
+		{"declared below max", 1, "", true},
+		{"declared at max", 2, "", false},
+		{"own process at max", 0, "2", false},
+		{"own process below, declared at max", 2, "1", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFixture(t, "")
+			bin := filepath.Join(f.user, ".local", "bin")
+			if err := os.MkdirAll(bin, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(bin, "codex"), []byte("#!/bin/sh\n"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if tt.ownDepth != "" {
+				f.app.opts.Env["SCV_DELEGATION_DEPTH"] = tt.ownDepth
+			}
+			_, info, err := f.app.NewSession(t.Context(), "s1", proto.SessionStart{Cwd: f.ws, DelegationDepth: tt.declared})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer info.Close()
+			if got := contains(info.Tools, "agent_codex"); got != tt.want {
+				t.Fatalf("agent_codex offered = %v, want %v (tools %v)", got, tt.want, info.Tools)
+			}
+		})
+	}
+}

@@ -176,3 +176,31 @@ func running(marker string) bool {
 	}
 	return false
 }
+
+// session.start canonicalises cwd: a symlink to the workspace starts the
+// session in the real directory.
+func TestSessionCwdCanonical(t *testing.T) {
+	fake := modeltest.New(t)
+	srv, ws := newTestServer(t, fake, "")
+	link := filepath.Join(t.TempDir(), "link")
+	if err := os.Symlink(ws, link); err != nil {
+		t.Fatal(err)
+	}
+	in := initLines + fmt.Sprintf(`{"type":"session.start","request_id":"s","cwd":%q}`+"\n", link+"/./")
+	var out strings.Builder
+	if err := srv.Serve(t.Context(), strings.NewReader(in), &out); err != nil {
+		t.Fatal(err)
+	}
+	if got := field(lineOf(out.String(), "session.started"), "cwd"); got != ws {
+		t.Fatalf("session.started cwd = %q, want %q\n%s", got, ws, out.String())
+	}
+}
+
+func lineOf(out, typ string) string {
+	for _, l := range strings.Split(out, "\n") {
+		if strings.Contains(l, `"type":"`+typ+`"`) {
+			return l
+		}
+	}
+	return ""
+}
