@@ -285,7 +285,7 @@ func (s *Session) bound(res tool.Result) tool.Result {
 	if limit <= 0 || len(res.Output) <= limit {
 		return res
 	}
-	cut := truncateUTF8(res.Output, limit-64)
+	cut := tool.TruncateUTF8(res.Output, limit-64)
 	res.Output = cut + fmt.Sprintf("\n[output cut: %d of %d bytes shown]", len(cut), len(res.Output))
 	res.Truncated = true
 	res.JSON = false

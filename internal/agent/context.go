@@ -2,6 +2,7 @@ package agent
 
 import (
 	"fmt"
+	"github.com/scv-agent/scv/internal/tool"
 	"strings"
 
 	"github.com/scv-agent/scv/internal/model"
@@ -225,7 +226,7 @@ func (n *noter) note(keepFrom, user int) string {
 		b.WriteString("\n")
 		b.WriteString(kept[i])
 	}
-	return truncateUTF8(b.String(), n.maxChars)
+	return tool.TruncateUTF8(b.String(), n.maxChars)
 }
 
 func lastUser(msgs []model.Message) int {

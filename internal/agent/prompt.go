@@ -2,6 +2,7 @@ package agent
 
 import (
 	"errors"
+	"github.com/scv-agent/scv/internal/tool"
 	"io"
 	"io/fs"
 	"os"
@@ -53,7 +54,7 @@ func ReadAgentsMD(workspace string) (string, error) {
 		return "", err
 	}
 	if len(b) > MaxAgentsMDBytes {
-		return truncateUTF8(string(b), MaxAgentsMDBytes) + "\n[AGENTS.md truncated]", nil
+		return tool.TruncateUTF8(string(b), MaxAgentsMDBytes) + "\n[AGENTS.md truncated]", nil
 	}
 	return string(b), nil
 }

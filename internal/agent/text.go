@@ -12,16 +12,13 @@ import (
 	"github.com/scv-agent/scv/internal/tool"
 )
 
-// truncateUTF8 cuts s to at most n bytes on a character boundary.
-func truncateUTF8(s string, n int) string { return tool.TruncateUTF8(s, n) }
-
 // oneLine folds whitespace and bounds s to n bytes with an ellipsis.
 func oneLine(s string, n int) string {
 	s = strings.Join(strings.Fields(s), " ")
 	if len(s) <= n {
 		return s
 	}
-	return truncateUTF8(s, n-3) + "..."
+	return tool.TruncateUTF8(s, n-3) + "..."
 }
 
 // tail returns the last n bytes of s on a character boundary.
@@ -79,7 +76,7 @@ func (p *progress) send(text string) {
 	if i := strings.LastIndexByte(line, '\n'); i >= 0 {
 		line = strings.TrimSpace(line[i+1:])
 	}
-	line = truncateUTF8(Redact(strings.Map(func(r rune) rune {
+	line = tool.TruncateUTF8(Redact(strings.Map(func(r rune) rune {
 		if r < 0x20 || r == 0x7f {
 			return ' '
 		}

@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"path/filepath"
 	"sort"
 	"sync/atomic"
 	"time"
@@ -275,26 +274,6 @@ func (a *App) ModelClient(cfg *config.Config) (model.Client, string, error) {
 		return nil, "", fmt.Errorf("provider %s: %w", name, err)
 	}
 	return client, prof.Model, nil
-}
-
-// Canonical resolves dir to an absolute, symlink-free directory.
-func Canonical(dir string) (string, error) {
-	abs, err := filepath.Abs(dir)
-	if err != nil {
-		return "", err
-	}
-	real, err := filepath.EvalSymlinks(abs)
-	if err != nil {
-		return "", fmt.Errorf("workspace %s: %w", dir, err)
-	}
-	st, err := os.Stat(real)
-	if err != nil {
-		return "", err
-	}
-	if !st.IsDir() {
-		return "", fmt.Errorf("workspace %s is not a directory", dir)
-	}
-	return real, nil
 }
 
 // NoOverrides is LoadConfig without session overrides.

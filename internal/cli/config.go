@@ -22,10 +22,8 @@ func (g *globals) loadConfig(workspace string) (*config.Loaded, paths.Layout, er
 	if err != nil {
 		return nil, paths.Layout{}, err
 	}
-	switch g.approvalPolicy {
-	case "", config.PolicyOnRisk, config.PolicyAlways, config.PolicyNever:
-	default:
-		return nil, layout, usageErr("--approval-policy must be on-risk, always or never, not %q", g.approvalPolicy)
+	if err := g.checkPolicyFlag(); err != nil {
+		return nil, layout, err
 	}
 	l, err := config.Load(config.Options{
 		Home:      layout,
@@ -40,6 +38,16 @@ func (g *globals) loadConfig(workspace string) (*config.Loaded, paths.Layout, er
 		},
 	})
 	return l, layout, err
+}
+
+// checkPolicyFlag makes a bad --approval-policy a usage error (exit 2)
+// before any config is read.
+func (g *globals) checkPolicyFlag() error {
+	switch g.approvalPolicy {
+	case "", config.PolicyOnRisk, config.PolicyAlways, config.PolicyNever:
+		return nil
+	}
+	return usageErr("--approval-policy must be on-risk, always or never, not %q", g.approvalPolicy)
 }
 
 // workspaceDir is dir made absolute, or the current directory.

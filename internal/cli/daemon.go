@@ -159,19 +159,15 @@ func (g *globals) startDaemon(layout paths.Layout) error {
 // detachedArgs are the arguments and environment of a daemon started in /:
 // the instance home and any config file made absolute.
 func (g *globals) detachedArgs(layout paths.Layout) ([]string, []string, error) {
-	args := []string{"--scv-home", layout.Home}
-	if g.configPath != "" {
-		abs, err := filepath.Abs(g.configPath)
+	config := g.configPath
+	if config != "" {
+		abs, err := filepath.Abs(config)
 		if err != nil {
 			return nil, nil, err
 		}
-		args = append(args, "--config", abs)
+		config = abs
 	}
-	for _, f := range [][2]string{{"--model", g.model}, {"--provider", g.provider}, {"--base-url", g.baseURL}, {"--approval-policy", g.approvalPolicy}} {
-		if f[1] != "" {
-			args = append(args, f[0], f[1])
-		}
-	}
+	args := g.globalArgs(layout.Home, config)
 	env := Env{}
 	for k, v := range g.env {
 		env[k] = v

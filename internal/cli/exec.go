@@ -74,21 +74,23 @@ func (g *globals) readPrompt(args []string) (string, error) {
 	return p, nil
 }
 
-// serverArgs passes the global flags on to the child server.
-func (g *globals) serverArgs() []string {
+// globalArgs are the global flags a child scv process needs, with home and
+// config as given (the caller decides whether they must be absolute).
+func (g *globals) globalArgs(home, config string) []string {
 	var a []string
-	add := func(flag, v string) {
-		if v != "" {
-			a = append(a, flag, v)
+	for _, f := range [][2]string{{"--scv-home", home}, {"--config", config}, {"--model", g.model},
+		{"--provider", g.provider}, {"--base-url", g.baseURL}, {"--approval-policy", g.approvalPolicy}} {
+		if f[1] != "" {
+			a = append(a, f[0], f[1])
 		}
 	}
-	add("--scv-home", g.scvHome)
-	add("--config", g.configPath)
-	add("--model", g.model)
-	add("--provider", g.provider)
-	add("--base-url", g.baseURL)
-	add("--approval-policy", g.approvalPolicy)
-	return append(a, "server", "--stdio")
+	return a
+}
+
+// serverArgs runs the private server of exec in the caller's directory, so
+// the flags pass on unchanged.
+func (g *globals) serverArgs() []string {
+	return append(g.globalArgs(g.scvHome, g.configPath), "server", "--stdio")
 }
 
 func (g *globals) runExec(prompt, ws string, yes, jsonOut bool) error {

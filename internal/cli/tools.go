@@ -12,6 +12,7 @@ import (
 	"github.com/scv-agent/scv/internal/app"
 	"github.com/scv-agent/scv/internal/approval"
 	"github.com/scv-agent/scv/internal/config"
+	"github.com/scv-agent/scv/internal/server"
 	"github.com/scv-agent/scv/internal/tool"
 )
 
@@ -33,8 +34,8 @@ func (g *globals) toolset(workspace string) (*app.App, *config.Config, string, a
 	if err != nil {
 		return nil, nil, "", app.Toolset{}, err
 	}
-	if ws, err = app.Canonical(ws); err != nil {
-		return nil, nil, "", app.Toolset{}, usageErr("%v", err)
+	if ws, err = server.CanonicalDir(ws); err != nil {
+		return nil, nil, "", app.Toolset{}, usageErr("workspace %v", err)
 	}
 	loaded, err := a.LoadConfig(ws, noOverrides)
 	if err != nil {

@@ -21,12 +21,8 @@ func (g *globals) newApp(logger *slog.Logger, withTracker bool) (*app.App, paths
 	if err != nil {
 		return nil, layout, nil, err
 	}
-	if g.approvalPolicy != "" {
-		switch g.approvalPolicy {
-		case config.PolicyOnRisk, config.PolicyAlways, config.PolicyNever:
-		default:
-			return nil, layout, nil, usageErr("--approval-policy must be on-risk, always or never, not %q", g.approvalPolicy)
-		}
+	if err := g.checkPolicyFlag(); err != nil {
+		return nil, layout, nil, err
 	}
 	var tr *delegation.Tracker
 	if withTracker {

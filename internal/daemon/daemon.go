@@ -207,13 +207,3 @@ func listen(path string) (net.Listener, error) {
 	ln.(*net.UnixListener).SetUnlinkOnClose(false)
 	return ln, nil
 }
-
-// ReadPID returns the PID recorded in the lock file, if a daemon holds it.
-func ReadPID(l paths.Layout) (int, bool) {
-	b, err := os.ReadFile(l.Lock())
-	if err != nil {
-		return 0, false
-	}
-	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
-	return pid, err == nil && pid > 0
-}

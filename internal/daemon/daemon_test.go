@@ -6,6 +6,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -88,8 +89,8 @@ func TestLockSocketAndStop(t *testing.T) {
 	if !errors.Is(err, ErrRunning) {
 		t.Fatalf("second daemon: %v, want ErrRunning", err)
 	}
-	if pid, ok := ReadPID(l); !ok || pid != os.Getpid() {
-		t.Fatalf("lock pid = %d %v", pid, ok)
+	if b, err := os.ReadFile(l.Lock()); err != nil || strings.TrimSpace(string(b)) != strconv.Itoa(os.Getpid()) {
+		t.Fatalf("lock file = %q, %v; want this process's pid", b, err)
 	}
 	if err := stop(); err != nil {
 		t.Fatal(err)

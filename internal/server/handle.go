@@ -95,9 +95,9 @@ func (c *conn) sessionStart(line []byte, env proto.Envelope) {
 	if !c.decode(line, env, &m) {
 		return
 	}
-	cwd, err := canonicalDir(m.Cwd)
+	cwd, err := CanonicalDir(m.Cwd)
 	if err != nil {
-		c.reqError(env.RequestID, proto.ErrInvalidRequest, err.Error(), false)
+		c.reqError(env.RequestID, proto.ErrInvalidRequest, "cwd "+err.Error(), false)
 		return
 	}
 	m.Cwd = cwd
@@ -131,24 +131,26 @@ func (c *conn) sessionStart(line []byte, env proto.Envelope) {
 	}()
 }
 
-// canonicalDir requires an absolute existing directory and resolves symlinks.
-func canonicalDir(dir string) (string, error) {
+// CanonicalDir requires an absolute existing directory and resolves
+// symlinks: how session.start (and `scv tools call --workspace`) settle the
+// workspace.
+func CanonicalDir(dir string) (string, error) {
 	if dir == "" {
-		return "", fmt.Errorf("cwd is required (an absolute directory)")
+		return "", fmt.Errorf("an absolute directory is required")
 	}
 	if !filepath.IsAbs(dir) {
-		return "", fmt.Errorf("cwd %q must be an absolute path", dir)
+		return "", fmt.Errorf("%q must be an absolute path", dir)
 	}
 	real, err := filepath.EvalSymlinks(dir)
 	if err != nil {
-		return "", fmt.Errorf("cwd %q: %v", dir, err)
+		return "", fmt.Errorf("%q: %v", dir, err)
 	}
 	st, err := os.Stat(real)
 	if err != nil {
-		return "", fmt.Errorf("cwd %q: %v", dir, err)
+		return "", fmt.Errorf("%q: %v", dir, err)
 	}
 	if !st.IsDir() {
-		return "", fmt.Errorf("cwd %q is not a directory", dir)
+		return "", fmt.Errorf("%q is not a directory", dir)
 	}
 	return filepath.Clean(real), nil
 }
