@@ -2,11 +2,12 @@ package agent
 
 import (
 	"errors"
-	"github.com/scv-agent/scv/internal/tool"
 	"io"
 	"io/fs"
 	"os"
 	"strings"
+
+	"github.com/scv-agent/scv/internal/tool"
 )
 
 // MaxAgentsMDBytes bounds the AGENTS.md included in the system prompt.
