@@ -2,11 +2,11 @@ package agent
 
 import (
 	"fmt"
-	"github.com/scv-agent/scv/internal/tool"
 	"strings"
 
 	"github.com/scv-agent/scv/internal/model"
 	"github.com/scv-agent/scv/internal/proto"
+	"github.com/scv-agent/scv/internal/tool"
 )
 
 // ContextOptions are the [context] settings.
