@@ -146,8 +146,13 @@ func (s *Session) loop(ctx context.Context, prompt string, ev Emit) (int, *proto
 			Tools:           s.tools,
 			HostedWebSearch: s.opts.HostedWebSearch,
 			ReasoningEffort: s.opts.ReasoningEffort,
-		}, func(text string) {
-			ev(proto.Event{Type: proto.EventAssistantDelta, Content: proto.Ptr(text)})
+			MaxOutputTokens: s.opts.Context.ReserveOutputTokens,
+		}, func(d model.Delta) {
+			typ := proto.EventAssistantDelta
+			if d.Kind == model.DeltaReasoning {
+				typ = proto.EventAssistantReasoning
+			}
+			ev(proto.Event{Type: typ, Content: proto.Ptr(d.Text)})
 		})
 		if err != nil {
 			if ctx.Err() != nil {
@@ -156,10 +161,19 @@ func (s *Session) loop(ctx context.Context, prompt string, ev Emit) (int, *proto
 			return step, usage, modelFailure(err)
 		}
 		usage = addUsage(usage, resp.Usage)
-		s.hist.append(model.Message{Role: model.Assistant, Content: resp.Content, ToolCalls: resp.ToolCalls}, true)
+		msg := model.Message{Role: model.Assistant, Content: resp.Content, ToolCalls: resp.ToolCalls}
+		if len(resp.ToolCalls) > 0 {
+			// Signed thinking blocks go back to the provider while this
+			// turn's tool loop runs (Anthropic requires them); reasoning
+			// never enters the history otherwise.
+			msg.Thinking = resp.Thinking
+		}
+		s.hist.append(msg, true)
 		ev(proto.Event{Type: proto.EventAssistantComplete, Content: proto.Ptr(resp.Content)})
 		if len(resp.ToolCalls) == 0 {
-			// The turn is complete: its own messages may now be trimmed too.
+			// The turn is complete: its thinking blocks are no longer
+			// needed, and its own messages may now be trimmed too.
+			s.hist.dropThinking()
 			s.hist.turnStart = len(s.hist.msgs)
 			_ = s.trim(ev)
 			return step + 1, usage, nil
@@ -209,6 +223,8 @@ func addUsage(total *proto.Usage, u *model.Usage) *proto.Usage {
 	total.InputTokens += u.InputTokens
 	total.OutputTokens += u.OutputTokens
 	total.TotalTokens += u.TotalTokens
+	total.CacheReadTokens += u.CacheReadTokens
+	total.CacheWriteTokens += u.CacheWriteTokens
 	return total
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -23,12 +24,18 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 // fakeModel replays scripted responses and records requests.
 type fakeModel struct {
 	mu       sync.Mutex
-	script   []func(ctx context.Context, onDelta func(string)) (model.Response, error)
+	script   []step
 	requests []model.Request
 }
 
-func (f *fakeModel) Stream(ctx context.Context, req model.Request, onDelta func(string)) (model.Response, error) {
+// step is one scripted model response.
+type step = func(ctx context.Context, onDelta func(model.Delta)) (model.Response, error)
+
+func (f *fakeModel) Stream(ctx context.Context, req model.Request, onDelta func(model.Delta)) (model.Response, error) {
 	f.mu.Lock()
+	// The loop's history may change after the call (a finished turn drops
+	// its thinking blocks): keep the messages as they were sent.
+	req.Messages = slices.Clone(req.Messages)
 	f.requests = append(f.requests, req)
 	if len(f.script) == 0 {
 		f.mu.Unlock()
@@ -40,23 +47,23 @@ func (f *fakeModel) Stream(ctx context.Context, req model.Request, onDelta func(
 	return step(ctx, onDelta)
 }
 
-func text(parts ...string) func(context.Context, func(string)) (model.Response, error) {
-	return func(_ context.Context, on func(string)) (model.Response, error) {
+func text(parts ...string) step {
+	return func(_ context.Context, on func(model.Delta)) (model.Response, error) {
 		for _, p := range parts {
-			on(p)
+			on(model.Delta{Text: p})
 		}
 		return model.Response{Content: strings.Join(parts, ""), Usage: &model.Usage{InputTokens: 10, OutputTokens: 2, TotalTokens: 12}}, nil
 	}
 }
 
-func calls(cs ...model.ToolCall) func(context.Context, func(string)) (model.Response, error) {
-	return func(context.Context, func(string)) (model.Response, error) {
+func calls(cs ...model.ToolCall) step {
+	return func(context.Context, func(model.Delta)) (model.Response, error) {
 		return model.Response{ToolCalls: cs, Usage: &model.Usage{InputTokens: 5, OutputTokens: 1, TotalTokens: 6}}, nil
 	}
 }
 
-func failWith(code string) func(context.Context, func(string)) (model.Response, error) {
-	return func(context.Context, func(string)) (model.Response, error) {
+func failWith(code string) step {
+	return func(context.Context, func(model.Delta)) (model.Response, error) {
 		return model.Response{}, &model.Error{Code: code, Message: "boom " + code}
 	}
 }
@@ -151,7 +158,7 @@ func call(id, name, args string) model.ToolCall {
 
 func TestToolLoopSerialOrder(t *testing.T) {
 	var order []string
-	fm := &fakeModel{script: []func(context.Context, func(string)) (model.Response, error){
+	fm := &fakeModel{script: []step{
 		calls(call("c1", "echo", `{"text":"a"}`), call("c2", "echo", `{"text":"b"}`), call("c3", "echo", `{"text":"c"}`)),
 		calls(call("c4", "echo", `{"text":"d"}`)),
 		text("do", "ne"),
@@ -203,7 +210,7 @@ func TestToolLoopSerialOrder(t *testing.T) {
 
 func TestInvalidArgumentsBeforeApproval(t *testing.T) {
 	var order []string
-	fm := &fakeModel{script: []func(context.Context, func(string)) (model.Response, error){
+	fm := &fakeModel{script: []step{
 		calls(call("c1", "touch", `{"text":1}`), call("c2", "nope", `{}`), call("c3", "touch", `{"text":"x","extra":true}`)),
 		text("ok"),
 	}}
@@ -242,7 +249,7 @@ func TestApprovalPolicies(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var order []string
-			fm := &fakeModel{script: []func(context.Context, func(string)) (model.Response, error){
+			fm := &fakeModel{script: []step{
 				calls(call("c1", "touch", `{"text":"f"}`)), text("ok"),
 			}}
 			s := newSession(t, fm, testTools(t, &order), tt.policy)
@@ -292,7 +299,7 @@ func TestFailuresRestoreHistory(t *testing.T) {
 	for mc, want := range codes {
 		t.Run(want, func(t *testing.T) {
 			var order []string
-			fm := &fakeModel{script: []func(context.Context, func(string)) (model.Response, error){
+			fm := &fakeModel{script: []step{
 				text("first"), calls(call("c1", "echo", `{"text":"a"}`)), failWith(mc),
 			}}
 			s := newSession(t, fm, testTools(t, &order), approval.OnRisk)
@@ -315,7 +322,7 @@ func TestFailuresRestoreHistory(t *testing.T) {
 
 func TestStepLimit(t *testing.T) {
 	var order []string
-	var script []func(context.Context, func(string)) (model.Response, error)
+	var script []step
 	for i := 0; i < 10; i++ {
 		script = append(script, calls(call(fmt.Sprint("c", i), "echo", `{"text":"x"}`)))
 	}
@@ -338,7 +345,7 @@ func TestStepLimit(t *testing.T) {
 func TestCancelDuringToolAndApproval(t *testing.T) {
 	t.Run("tool", func(t *testing.T) {
 		var order []string
-		fm := &fakeModel{script: []func(context.Context, func(string)) (model.Response, error){calls(call("c1", "block", `{"text":""}`))}}
+		fm := &fakeModel{script: []step{calls(call("c1", "block", `{"text":""}`))}}
 		s := newSession(t, fm, testTools(t, &order), approval.OnRisk)
 		ctx, cancel := context.WithCancel(t.Context())
 		rec := &recorder{}
@@ -357,7 +364,7 @@ func TestCancelDuringToolAndApproval(t *testing.T) {
 	})
 	t.Run("approval", func(t *testing.T) {
 		var order []string
-		fm := &fakeModel{script: []func(context.Context, func(string)) (model.Response, error){calls(call("c1", "touch", `{"text":"x"}`))}}
+		fm := &fakeModel{script: []step{calls(call("c1", "touch", `{"text":"x"}`))}}
 		s := newSession(t, fm, testTools(t, &order), approval.OnRisk)
 		ctx, cancel := context.WithCancel(t.Context())
 		rec := &recorder{onApproval: func(proto.Event) { cancel() }}
@@ -372,9 +379,9 @@ func TestCancelDuringToolAndApproval(t *testing.T) {
 	})
 	t.Run("streaming", func(t *testing.T) {
 		var order []string
-		fm := &fakeModel{script: []func(context.Context, func(string)) (model.Response, error){
-			func(ctx context.Context, on func(string)) (model.Response, error) {
-				on("partial")
+		fm := &fakeModel{script: []step{
+			func(ctx context.Context, on func(model.Delta)) (model.Response, error) {
+				on(model.Delta{Text: "partial"})
 				<-ctx.Done()
 				return model.Response{}, &model.Error{Code: model.CodeProvider, Message: "context canceled"}
 			},
@@ -406,7 +413,7 @@ func waitFor(t *testing.T, cond func() bool) {
 
 func TestContextCompaction(t *testing.T) {
 	var order []string
-	var script []func(context.Context, func(string)) (model.Response, error)
+	var script []step
 	for i := 0; i < 12; i++ {
 		script = append(script, calls(call(fmt.Sprint("c", i), "echo", fmt.Sprintf(`{"text":"%s"}`, strings.Repeat("y", 90)))), text(strings.Repeat("answer ", 20)))
 	}
@@ -472,7 +479,7 @@ func TestContextCompaction(t *testing.T) {
 
 func TestContextLimit(t *testing.T) {
 	var order []string
-	fm := &fakeModel{script: []func(context.Context, func(string)) (model.Response, error){text("never")}}
+	fm := &fakeModel{script: []step{text("never")}}
 	s := newSession(t, fm, testTools(t, &order), approval.OnRisk)
 	s.opts.Context.MaxTokens = s.fixed + 200
 	rec := &recorder{}
@@ -487,7 +494,7 @@ func TestContextLimit(t *testing.T) {
 
 func TestHistoryTrimAndLimit(t *testing.T) {
 	var order []string
-	var script []func(context.Context, func(string)) (model.Response, error)
+	var script []step
 	for i := 0; i < 6; i++ {
 		script = append(script, text(strings.Repeat("a", 100)))
 	}
@@ -529,7 +536,7 @@ func TestProgressNotInHistory(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fm := &fakeModel{script: []func(context.Context, func(string)) (model.Response, error){calls(call("c1", "talk", `{"text":""}`)), text("ok")}}
+	fm := &fakeModel{script: []step{calls(call("c1", "talk", `{"text":""}`)), text("ok")}}
 	s := newSession(t, fm, reg, approval.OnRisk)
 	rec := &recorder{}
 	s.RunTurn(t.Context(), "t1", "go", rec.emit)
@@ -581,7 +588,7 @@ func TestToolPanicFailsTurnInternal(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fm := &fakeModel{script: []func(context.Context, func(string)) (model.Response, error){calls(call("c1", "boom", `{"text":""}`))}}
+	fm := &fakeModel{script: []step{calls(call("c1", "boom", `{"text":""}`))}}
 	s := newSession(t, fm, reg, approval.OnRisk)
 	rec := &recorder{}
 	s.RunTurn(t.Context(), "t1", "go", rec.emit)

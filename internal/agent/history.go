@@ -64,10 +64,28 @@ func (h *history) dropFront(n int) {
 	h.turnStart -= n
 }
 
+// dropThinking removes the thinking blocks of the current turn's messages
+// once the turn has its final answer. The messages are new in this turn,
+// so no snapshot shares them.
+func (h *history) dropThinking() {
+	for i := max(h.turnStart, 0); i < len(h.msgs); i++ {
+		if len(h.msgs[i].Thinking) == 0 {
+			continue
+		}
+		h.msgs[i].Thinking = nil
+		n := messageBytes(h.msgs[i])
+		h.bytes += n - h.meta[i].bytes
+		h.meta[i].bytes = n
+	}
+}
+
 func messageBytes(m model.Message) int {
 	n := len(m.Content) + len(m.ToolCallID) + len(m.Name) + len(m.Role)
 	for _, c := range m.ToolCalls {
 		n += len(c.ID) + len(c.Name) + len(c.Arguments)
+	}
+	for _, t := range m.Thinking {
+		n += t.Size()
 	}
 	return n
 }

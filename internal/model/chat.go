@@ -1,30 +1,30 @@
 package model
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
-	"sort"
+	"strings"
+	"unicode/utf8"
 )
 
-// chatClient speaks POST {base}/chat/completions (runtime.md §6).
+// chatClient speaks POST {base}/chat/completions.
 type chatClient struct{ *core }
 
-func (c *chatClient) Stream(ctx context.Context, req Request, onDelta func(string)) (Response, error) {
+func (c *chatClient) Stream(ctx context.Context, req Request, onDelta func(Delta)) (Response, error) {
 	body, err := json.Marshal(c.chatBody(req))
 	if err != nil {
 		return Response{}, c.newError(CodeProvider, "encode request: "+err.Error(), err)
 	}
-	p := &chatParser{col: newCollector(c.limits, onDelta), byIndex: map[int]*callAcc{}}
-	if err := c.post(ctx, "/chat/completions", body, p); err != nil {
+	p, err := c.post(ctx, "/chat/completions", body, func() eventParser { return newChatParser(c.limits, onDelta) })
+	if err != nil {
 		return Response{}, err
 	}
-	p.order()
-	r, err := p.col.finish()
-	if err != nil {
-		return Response{}, c.redact(err)
+	if p.(*chatParser).length {
+		return Response{}, c.newError(CodeProvider, `the answer was cut off at the model's output token limit (finish_reason "length"); ask for a shorter answer or raise the model's output limit`, nil)
 	}
-	return r, nil
+	return c.finish(p.collector())
 }
 
 func (c *core) chatBody(req Request) jsonObject {
@@ -72,36 +72,114 @@ func (c *core) chatBody(req Request) jsonObject {
 	return body
 }
 
-// chatParser folds chat.completion.chunk events into a collector; tool
-// calls are assembled by their index.
+// chatParser folds chat.completion.chunk events into a collector. A tool
+// call continues the call at its index (or, without an index, the last
+// call) unless it brings a new id, which starts a new call.
 type chatParser struct {
 	col      *collector
 	byIndex  map[int]*callAcc
+	last     *callAcc
 	finished bool
+	length   bool
 }
+
+func newChatParser(l Limits, onDelta func(Delta)) *chatParser {
+	return &chatParser{col: newCollector(l, onDelta), byIndex: map[int]*callAcc{}}
+}
+
+func (p *chatParser) collector() *collector { return p.col }
 
 type chatChunk struct {
 	Choices []struct {
-		Delta struct {
-			Content   *string `json:"content"`
-			Refusal   *string `json:"refusal"`
-			ToolCalls []struct {
-				Index    int    `json:"index"`
-				ID       string `json:"id"`
-				Function struct {
-					Name      string `json:"name"`
-					Arguments string `json:"arguments"`
-				} `json:"function"`
-			} `json:"tool_calls"`
-		} `json:"delta"`
-		FinishReason *string `json:"finish_reason"`
+		Index int       `json:"index"`
+		Delta chatDelta `json:"delta"`
+		// Message is what a few servers send instead of delta in a
+		// single final chunk.
+		Message      *chatDelta `json:"message"`
+		FinishReason *string    `json:"finish_reason"`
 	} `json:"choices"`
 	Usage *struct {
 		PromptTokens     int64 `json:"prompt_tokens"`
 		CompletionTokens int64 `json:"completion_tokens"`
 		TotalTokens      int64 `json:"total_tokens"`
+		Details          struct {
+			CachedTokens int64 `json:"cached_tokens"`
+		} `json:"prompt_tokens_details"`
 	} `json:"usage"`
 	Error json.RawMessage `json:"error"`
+}
+
+type chatDelta struct {
+	Content          chatContent `json:"content"`
+	Refusal          string      `json:"refusal"`
+	ReasoningContent string      `json:"reasoning_content"`
+	Reasoning        string      `json:"reasoning"`
+	ToolCalls        []struct {
+		Index    *int   `json:"index"`
+		ID       string `json:"id"`
+		Function struct {
+			Name      string   `json:"name"`
+			Arguments jsonText `json:"arguments"`
+		} `json:"function"`
+	} `json:"tool_calls"`
+}
+
+// chatContent is delta.content: a string, or an array of parts whose text
+// parts are the answer and whose thinking parts are reasoning.
+type chatContent struct {
+	text, reasoning string
+}
+
+func (c *chatContent) UnmarshalJSON(b []byte) error {
+	switch {
+	case len(b) > 1 && b[0] == '"':
+		if in := b[1 : len(b)-1]; bytes.IndexByte(in, '\\') < 0 && utf8.Valid(in) {
+			c.text = string(in) // the common case, without a second decoder
+			return nil
+		}
+		return json.Unmarshal(b, &c.text)
+	case len(b) > 0 && b[0] == '[':
+		var parts []struct {
+			Type     string          `json:"type"`
+			Text     string          `json:"text"`
+			Thinking json.RawMessage `json:"thinking"`
+		}
+		if err := decode(b, &parts); err != nil {
+			return err
+		}
+		var text, reason strings.Builder
+		for _, p := range parts {
+			switch p.Type {
+			case "text", "output_text":
+				text.WriteString(p.Text)
+			case "thinking", "reasoning":
+				reason.WriteString(p.Text)
+				reason.WriteString(flatText(p.Thinking))
+			}
+		}
+		c.text, c.reasoning = text.String(), reason.String()
+	}
+	return nil
+}
+
+// flatText is the text of a string, or of the "text" fields of an array of
+// parts; anything else is empty.
+func flatText(b json.RawMessage) string {
+	var s string
+	if json.Unmarshal(b, &s) == nil {
+		return s
+	}
+	var parts []struct {
+		Text string `json:"text"`
+	}
+	if decode(b, &parts) != nil {
+		return ""
+	}
+	var out strings.Builder
+	for _, p := range parts {
+		out.WriteString(p.Text)
+	}
+	return out.String()
 }
 
 func (p *chatParser) event(_ string, data []byte) (bool, error) {
@@ -109,7 +187,7 @@ func (p *chatParser) event(_ string, data []byte) (bool, error) {
 		return true, nil
 	}
 	var ch chatChunk
-	if err := json.Unmarshal(data, &ch); err != nil {
+	if err := decode(data, &ch); err != nil {
 		return false, &Error{Code: CodeProvider, Message: fmt.Sprintf("malformed stream chunk: %v", err)}
 	}
 	if len(ch.Error) > 0 && string(ch.Error) != "null" {
@@ -124,60 +202,67 @@ func (p *chatParser) event(_ string, data []byte) (bool, error) {
 		if total == 0 {
 			total = u.PromptTokens + u.CompletionTokens
 		}
-		p.col.usage = &Usage{InputTokens: u.PromptTokens, OutputTokens: u.CompletionTokens, TotalTokens: total}
+		p.col.usage = &Usage{InputTokens: u.PromptTokens, OutputTokens: u.CompletionTokens, TotalTokens: total, CacheReadTokens: u.Details.CachedTokens}
 	}
 	for _, choice := range ch.Choices {
-		if d := choice.Delta.Content; d != nil {
-			if err := p.col.addText(*d); err != nil {
-				return false, err
-			}
+		if choice.Index != 0 {
+			continue // only the first choice is the answer
 		}
-		if d := choice.Delta.Refusal; d != nil {
-			if err := p.col.addText(*d); err != nil {
-				return false, err
-			}
+		d := &choice.Delta
+		if choice.Message != nil {
+			d = choice.Message
 		}
-		for _, tc := range choice.Delta.ToolCalls {
-			if err := p.toolDelta(tc.Index, tc.ID, tc.Function.Name, tc.Function.Arguments); err != nil {
-				return false, err
-			}
+		if err := p.delta(d); err != nil {
+			return false, err
 		}
-		if choice.FinishReason != nil && *choice.FinishReason != "" {
+		if r := choice.FinishReason; r != nil && *r != "" {
 			p.finished = true
+			p.length = *r == "length"
 		}
 	}
 	return false, nil
 }
 
-func (p *chatParser) toolDelta(index int, id, name, args string) error {
-	c := p.byIndex[index]
-	if c == nil {
+func (p *chatParser) delta(d *chatDelta) error {
+	for _, r := range []string{d.ReasoningContent, d.Reasoning, d.Content.reasoning} {
+		if err := p.col.addReasoning(0, r); err != nil {
+			return err
+		}
+	}
+	for _, t := range []string{d.Content.text, d.Refusal} {
+		if err := p.col.addText(0, t); err != nil {
+			return err
+		}
+	}
+	for _, tc := range d.ToolCalls {
+		if err := p.toolDelta(tc.Index, tc.ID, tc.Function.Name, string(tc.Function.Arguments)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (p *chatParser) toolDelta(index *int, id, name, args string) error {
+	c := p.last
+	if index != nil {
+		c = p.byIndex[*index]
+	}
+	if c == nil || (id != "" && c.id != "" && c.id != id) {
 		var err error
 		if c, err = p.col.newCall(id, name); err != nil {
 			return err
 		}
-		p.byIndex[index] = c
+		if index != nil {
+			c.order = *index<<16 + c.order
+			p.byIndex[*index] = c
+		}
 	}
-	if c.id == "" {
-		c.id = id
-	}
+	p.last = c
+	p.col.setID(c, id)
 	if c.name == "" {
 		c.name = name
 	}
 	return p.col.addArgs(c, args)
-}
-
-// order sorts the calls by index, the order the model listed them in.
-func (p *chatParser) order() {
-	idx := make([]int, 0, len(p.byIndex))
-	for i := range p.byIndex {
-		idx = append(idx, i)
-	}
-	sort.Ints(idx)
-	p.col.calls = p.col.calls[:0]
-	for _, i := range idx {
-		p.col.calls = append(p.col.calls, p.byIndex[i])
-	}
 }
 
 // completeAtEOF accepts a stream that ends without "[DONE]" once a choice

@@ -14,37 +14,56 @@ import (
 	"time"
 )
 
-// maxRetryAfter caps a provider's Retry-After (runtime.md §6).
+// maxRetryAfter caps a provider's Retry-After.
 const maxRetryAfter = 60 * time.Second
 
 // maxErrorBody bounds how much of an error response is read.
 const maxErrorBody = 64 << 10
 
-// eventParser consumes one SSE event; done reports the response completed.
+// FramingAllowance is how many body bytes may be read per byte of
+// max_response_bytes: content is counted against max_response_bytes, and
+// the framing around it (SSE lines, JSON keys, ids, repeated final
+// objects: 190–330 bytes per delta event on real streams) against this
+// multiple of it.
+const FramingAllowance = 64
+
+// RepeatAllowance is how many times the content received so far one event
+// may repeat beyond max_sse_event_bytes: a Responses stream ends with
+// events that carry the whole answer again, JSON-escaped.
+const RepeatAllowance = 4
+
+// anthropicVersion is the Messages API version SCV speaks.
+const anthropicVersion = "2023-06-01"
+
+// eventParser folds one SSE event into its collector; done reports the
+// response completed.
 type eventParser interface {
 	event(name string, data []byte) (done bool, err error)
+	collector() *collector
 }
 
-// post sends body to path and feeds the SSE stream to p, retrying only while
-// nothing has streamed.
-func (c *core) post(ctx context.Context, path string, body []byte, p eventParser) error {
+// post sends body to path and feeds the SSE stream to a parser from
+// newParser (a fresh one per attempt), retrying only while nothing has
+// reached the caller. It returns the parser of the successful attempt.
+func (c *core) post(ctx context.Context, path string, body []byte, newParser func() eventParser) (eventParser, error) {
 	for attempt := 0; ; attempt++ {
+		p := newParser()
 		retry, wait, err := c.attempt(ctx, path, body, p)
 		if err == nil {
-			return nil
+			return p, nil
 		}
 		if !retry || attempt >= c.opts.MaxRetries {
 			if attempt > 0 && retry {
 				err.Message = cleanMessage(fmt.Sprintf("%s (after %d attempts)", err.Message, attempt+1), c.secrets)
 			}
-			return err
+			return nil, err
 		}
 		if wait <= 0 {
 			wait = backoff(attempt)
 		}
 		c.log.Warn("model request failed; retrying", "attempt", attempt+1, "wait", wait, "status", err.HTTPStatus, "error", err.Message)
 		if serr := c.sleep(ctx, wait); serr != nil {
-			return c.newError(CodeProvider, "model request cancelled", serr)
+			return nil, c.newError(CodeProvider, "model request cancelled", serr)
 		}
 	}
 }
@@ -57,6 +76,23 @@ func backoff(attempt int) time.Duration {
 	return time.Duration(float64(d) * jitter)
 }
 
+func (c *core) setHeaders(req *http.Request) {
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "text/event-stream")
+	switch {
+	case c.anthropic:
+		req.Header.Set("anthropic-version", anthropicVersion)
+		if c.opts.APIKey != "" {
+			req.Header.Set("x-api-key", c.opts.APIKey)
+		}
+	case c.opts.APIKey != "":
+		req.Header.Set("Authorization", "Bearer "+c.opts.APIKey)
+	}
+	for k, v := range c.opts.Headers {
+		req.Header.Set(k, v)
+	}
+}
+
 func (c *core) attempt(ctx context.Context, path string, body []byte, p eventParser) (retry bool, wait time.Duration, e *Error) {
 	actx, cancel := context.WithTimeout(ctx, c.opts.Timeout)
 	defer cancel()
@@ -64,14 +100,7 @@ func (c *core) attempt(ctx context.Context, path string, body []byte, p eventPar
 	if err != nil {
 		return false, 0, c.newError(CodeProvider, "build request: "+err.Error(), err)
 	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "text/event-stream")
-	if c.opts.APIKey != "" {
-		req.Header.Set("Authorization", "Bearer "+c.opts.APIKey)
-	}
-	for k, v := range c.opts.Headers {
-		req.Header.Set(k, v)
-	}
+	c.setHeaders(req)
 	resp, err := c.http.Do(req)
 	if err != nil {
 		switch {
@@ -88,22 +117,25 @@ func (c *core) attempt(ctx context.Context, path string, body []byte, p eventPar
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		return c.statusError(resp)
 	}
-	lr := &limitReader{r: resp.Body, limit: c.limits.MaxResponseBytes}
+	lr := &limitReader{r: resp.Body, limit: c.limits.MaxResponseBytes * FramingAllowance}
 	e = c.readStream(ctx, actx, lr, p)
-	if e != nil && e.cause == errStreamRetryable && lr.n == 0 {
+	col := p.collector()
+	if e != nil && errors.Is(e.cause, errStreamRetryable) && !col.delivered && len(col.calls) == 0 {
 		return true, 0, e
 	}
 	return false, 0, e
 }
 
-// errStreamRetryable marks stream failures that may be retried when no byte
-// of the body arrived.
+// errStreamRetryable marks stream failures that may be retried while
+// nothing has reached the caller: the stream ended or timed out early, or
+// the provider said it was overloaded.
 var errStreamRetryable = errors.New("stream failed")
 
 func (c *core) readStream(ctx, actx context.Context, lr *limitReader, p eventParser) *Error {
-	sr := newSSEReader(lr, c.limits.MaxSSEEventBytes)
+	sr := newSSEReader(lr)
+	col := p.collector()
 	for {
-		name, data, err := sr.next()
+		name, data, err := sr.next(c.limits.MaxSSEEventBytes + RepeatAllowance*col.content)
 		if err == io.EOF {
 			if f, ok := p.(interface{ completeAtEOF() bool }); ok && f.completeAtEOF() {
 				return nil
@@ -132,7 +164,7 @@ func (c *core) streamError(ctx, actx context.Context, err error) *Error {
 	case errors.Is(err, errEventTooLarge):
 		return c.newError(CodeResponse, fmt.Sprintf("a stream event exceeded provider_limits.max_sse_event_bytes (%d)", c.limits.MaxSSEEventBytes), err)
 	case errors.Is(err, errResponseTooLarge):
-		return c.newError(CodeResponse, fmt.Sprintf("the response exceeded provider_limits.max_response_bytes (%d)", c.limits.MaxResponseBytes), err)
+		return c.newError(CodeResponse, fmt.Sprintf("the stream exceeded %d bytes (%d × provider_limits.max_response_bytes, framing included)", c.limits.MaxResponseBytes*FramingAllowance, FramingAllowance), err)
 	case ctx.Err() != nil:
 		return c.newError(CodeProvider, "model request cancelled", ctx.Err())
 	case actx.Err() != nil:

@@ -13,11 +13,11 @@ import (
 func TestSSEReader(t *testing.T) {
 	in := ": comment\r\n\r\nevent: a\r\ndata: one\r\ndata:two\r\nid: 7\r\n\r\n" +
 		"data: {\"x\":1}\n\n\n\nevent: b\ndata\n\nevent: dropped\ndata: no blank line"
-	r := newSSEReader(strings.NewReader(in), 1<<10)
+	r := newSSEReader(strings.NewReader(in))
 	type ev struct{ Name, Data string }
 	var got []ev
 	for {
-		name, data, err := r.next()
+		name, data, err := r.next(1 << 10)
 		if err == io.EOF {
 			break
 		}
@@ -45,8 +45,8 @@ func TestSSEReaderEventLimit(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			r := newSSEReader(strings.NewReader(tc.in), 100)
-			_, _, err := r.next()
+			r := newSSEReader(strings.NewReader(tc.in))
+			_, _, err := r.next(100)
 			if !errors.Is(err, tc.want) {
 				t.Errorf("err = %v, want %v", err, tc.want)
 			}

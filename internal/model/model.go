@@ -1,6 +1,9 @@
-// Package model talks to OpenAI-compatible model endpoints: the Responses and
-// Chat Completions wire APIs, both streamed and bounded by the provider
-// limits. The agent loop sees only Client, Request, Response and Error.
+// Package model talks to model endpoints over three wire APIs: OpenAI
+// Responses, OpenAI Chat Completions and Anthropic Messages. Each wire has
+// its own stream parser that reads an event's type first and decodes only
+// the fields that type needs; everything else is ignored. All three share
+// one bounded SSE core (framing, limits, retries, redaction). The agent loop
+// sees only Client, Request, Response, Delta and Error.
 package model
 
 import (
@@ -24,10 +27,26 @@ type Message struct {
 	Content string `json:"content,omitempty"`
 	// ToolCalls are the calls an assistant message asked for.
 	ToolCalls []ToolCall `json:"tool_calls,omitempty"`
+	// Thinking are the signed thinking blocks of an assistant message
+	// (Anthropic wire only). They are replayed while the tool loop of the
+	// turn that produced them runs, and never on any other wire.
+	Thinking []Thinking `json:"thinking,omitempty"`
 	// ToolCallID and Name identify the call a tool message answers.
 	ToolCallID string `json:"tool_call_id,omitempty"`
 	Name       string `json:"name,omitempty"`
 }
+
+// Thinking is one Anthropic thinking block as the provider sent it: either
+// Text with its Signature, or the opaque Redacted data of a
+// redacted_thinking block.
+type Thinking struct {
+	Text      string `json:"text,omitempty"`
+	Signature string `json:"signature,omitempty"`
+	Redacted  string `json:"redacted,omitempty"`
+}
+
+// Size is the number of bytes the block adds to a history message.
+func (t Thinking) Size() int { return len(t.Text) + len(t.Signature) + len(t.Redacted) }
 
 // ToolCall is one function call requested by the model. Arguments is the
 // JSON text as the model produced it (validated as JSON by the client).
@@ -51,25 +70,57 @@ type Request struct {
 	Instructions string
 	Messages     []Message
 	Tools        []ToolSpec
-	// HostedWebSearch offers the Responses API's {"type":"web_search"} tool.
+	// HostedWebSearch offers the provider's own web search tool (Responses
+	// and Anthropic wires).
 	HostedWebSearch bool
 	// ReasoningEffort is passed through when non-empty.
 	ReasoningEffort string
+	// MaxOutputTokens is the answer budget the Anthropic wire must send
+	// (0: 8192); thinking tokens are added on top. Other wires leave the
+	// provider's default.
+	MaxOutputTokens int
 }
 
-// Usage is token accounting reported by the provider.
+// Usage is token accounting reported by the provider: its final figure for
+// the response. InputTokens counts every prompt token, cached or not.
 type Usage struct {
 	InputTokens  int64 `json:"input_tokens"`
 	OutputTokens int64 `json:"output_tokens"`
 	TotalTokens  int64 `json:"total_tokens"`
+	// CacheReadTokens are prompt tokens served from the provider's cache;
+	// CacheWriteTokens were written to it (Anthropic prompt caching).
+	CacheReadTokens  int64 `json:"cache_read_tokens,omitempty"`
+	CacheWriteTokens int64 `json:"cache_write_tokens,omitempty"`
 }
 
 // Response is one complete model answer.
 type Response struct {
-	// Content is the assistant text, including any appended "Sources:" list.
+	// Content is the answer text, including any appended "Sources:" list.
+	// Reasoning text is never part of it.
 	Content   string
 	ToolCalls []ToolCall
-	Usage     *Usage
+	// Thinking are the signed thinking blocks the Anthropic wire needs back
+	// while the tool loop goes on; nil on the other wires.
+	Thinking []Thinking
+	Usage    *Usage
+}
+
+// DeltaKind says what a streamed fragment is.
+type DeltaKind int
+
+// Kinds of Delta.
+const (
+	// DeltaText is answer text; the fragments add up to Response.Content.
+	DeltaText DeltaKind = iota
+	// DeltaReasoning is reasoning or thinking text: shown to the user,
+	// never part of the answer.
+	DeltaReasoning
+)
+
+// Delta is one streamed fragment.
+type Delta struct {
+	Kind DeltaKind
+	Text string
 }
 
 // Error codes of a failed request; they map onto turn.failed codes.
@@ -91,8 +142,9 @@ type Error struct {
 
 func (e *Error) Error() string { return e.Code + ": " + e.Message }
 
-// Client streams one request. onDelta receives assistant text fragments as
-// they arrive (never called after Stream returns). Errors are *Error.
+// Client streams one request. onDelta receives answer and reasoning
+// fragments as they arrive (never after Stream returns; nil is allowed).
+// Errors are *Error.
 type Client interface {
-	Stream(ctx context.Context, req Request, onDelta func(text string)) (Response, error)
+	Stream(ctx context.Context, req Request, onDelta func(Delta)) (Response, error)
 }

@@ -16,9 +16,13 @@ import (
 const (
 	WireResponses = "responses"
 	WireChat      = "chat"
+	WireAnthropic = "anthropic"
 )
 
-// Limits are the [provider_limits] caps. A zero field takes the spec default.
+// Limits are the [provider_limits] caps. A zero field takes the default.
+// MaxResponseBytes counts content (answer, reasoning and argument bytes as
+// decoded), not framing; the bytes read from the body are bounded by
+// FramingAllowance times it (see docs/model.md).
 type Limits struct {
 	MaxSSEEventBytes      int
 	MaxResponseBytes      int
@@ -27,7 +31,7 @@ type Limits struct {
 	MaxToolArgumentsBytes int
 }
 
-// DefaultLimits are the runtime.md §3 defaults.
+// DefaultLimits are the [provider_limits] defaults.
 var DefaultLimits = Limits{
 	MaxSSEEventBytes:      1 << 20,
 	MaxResponseBytes:      4 << 20,
@@ -39,11 +43,12 @@ var DefaultLimits = Limits{
 // Options configure a provider client. Nothing is read from the process
 // environment: the caller resolves the key from the profile's api_key_env.
 type Options struct {
-	// WireAPI is "responses" (default) or "chat".
+	// WireAPI is "responses" (default), "chat" or "anthropic".
 	WireAPI string
 	// BaseURL is the endpoint root, e.g. https://api.openai.com/v1.
 	BaseURL string
-	// APIKey is sent as a bearer token, only to BaseURL.
+	// APIKey is sent only to BaseURL: as a bearer token, or as x-api-key
+	// on the Anthropic wire.
 	APIKey string
 	// Headers are extra request headers; their values are treated as secrets.
 	Headers map[string]string
@@ -74,20 +79,29 @@ func New(opts Options) (Client, error) {
 		return &responsesClient{c}, nil
 	case WireChat:
 		return &chatClient{c}, nil
+	case WireAnthropic:
+		if _, err := thinkingBudget(opts.ReasoningEffort); err != nil {
+			return nil, err
+		}
+		c.anthropic = true
+		return &anthropicClient{c}, nil
 	default:
-		return nil, fmt.Errorf("model: unknown wire_api %q: use \"responses\" or \"chat\"", opts.WireAPI)
+		return nil, fmt.Errorf("model: unknown wire_api %q: use \"responses\", \"chat\" or \"anthropic\"", opts.WireAPI)
 	}
 }
 
-// core is what both wire clients share: endpoint, secrets, limits, retries.
+// core is what the wire clients share: endpoint, secrets, limits, retries.
 type core struct {
-	base    *url.URL
-	opts    Options
-	limits  Limits
-	http    *http.Client
-	sleep   func(context.Context, time.Duration) error
-	log     *slog.Logger
-	secrets []string
+	// anthropic selects x-api-key and anthropic-version instead of a
+	// bearer token.
+	anthropic bool
+	base      *url.URL
+	opts      Options
+	limits    Limits
+	http      *http.Client
+	sleep     func(context.Context, time.Duration) error
+	log       *slog.Logger
+	secrets   []string
 }
 
 func newCore(opts Options) (*core, error) {

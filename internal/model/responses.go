@@ -6,19 +6,24 @@ import (
 	"fmt"
 )
 
-// responsesClient speaks POST {base}/responses (runtime.md §6).
+// responsesClient speaks POST {base}/responses.
 type responsesClient struct{ *core }
 
-func (c *responsesClient) Stream(ctx context.Context, req Request, onDelta func(string)) (Response, error) {
+func (c *responsesClient) Stream(ctx context.Context, req Request, onDelta func(Delta)) (Response, error) {
 	body, err := json.Marshal(c.responsesBody(req))
 	if err != nil {
 		return Response{}, c.newError(CodeProvider, "encode request: "+err.Error(), err)
 	}
-	p := &responsesParser{col: newCollector(c.limits, onDelta), items: map[string]*callAcc{}}
-	if err := c.post(ctx, "/responses", body, p); err != nil {
+	p, err := c.post(ctx, "/responses", body, func() eventParser { return newResponsesParser(c.limits, onDelta) })
+	if err != nil {
 		return Response{}, err
 	}
-	r, err := p.col.finish()
+	return c.finish(p.collector())
+}
+
+// finish turns the collected stream into the Response, redacting errors.
+func (c *core) finish(col *collector) (Response, error) {
+	r, err := col.finish()
 	if err != nil {
 		return Response{}, c.redact(err)
 	}
@@ -97,27 +102,74 @@ func schemaOrEmpty(s json.RawMessage) json.RawMessage {
 	return s
 }
 
-// responsesParser folds Responses stream events into a collector.
+// responsesParser folds Responses stream events into a collector. Output
+// items are keyed by output_index (some servers give every event of one
+// item a new item id); events without an index fall back to the item id.
 type responsesParser struct {
-	col     *collector
-	items   map[string]*callAcc // function_call items by item id
-	sawText bool
+	col   *collector
+	items map[int]*respState
+	byID  map[string]*respState
+	last  *respState
+	// synthetic keys for items known only by id count down from -1.
+	nextKey int
+}
+
+// respState is what the parser knows of one output item.
+type respState struct {
+	key  int
+	kind string
+	call *callAcc
+	// text and reasoned say content arrived as deltas (or was recovered),
+	// so final objects must not add it again.
+	text, reasoned bool
+}
+
+func newResponsesParser(l Limits, onDelta func(Delta)) *responsesParser {
+	return &responsesParser{col: newCollector(l, onDelta), items: map[int]*respState{}, byID: map[string]*respState{}, nextKey: -1}
+}
+
+func (p *responsesParser) collector() *collector { return p.col }
+
+// respRef locates the item an event is about; OutputIndex is -1 when the
+// event has none.
+type respRef struct {
+	OutputIndex int    `json:"output_index"`
+	ItemID      string `json:"item_id"`
+}
+
+// respDelta is a delta event. The item id is decoded only when the event
+// has no output_index (see deltaRef), which keeps the common case to one
+// allocation: the delta text.
+type respDelta struct {
+	OutputIndex  int    `json:"output_index"`
+	Delta        string `json:"delta"`
+	SummaryIndex int    `json:"summary_index"`
+	ContentIndex int    `json:"content_index"`
+}
+
+type respItemEvent struct {
+	OutputIndex int      `json:"output_index"`
+	Item        respItem `json:"item"`
 }
 
 type respItem struct {
-	Type      string `json:"type"`
-	ID        string `json:"id"`
-	CallID    string `json:"call_id"`
-	Name      string `json:"name"`
-	Arguments string `json:"arguments"`
-	Content   []struct {
-		Type        string         `json:"type"`
-		Text        string         `json:"text"`
-		Annotations []respAnnotate `json:"annotations"`
-	} `json:"content"`
+	Type      string     `json:"type"`
+	ID        string     `json:"id"`
+	CallID    string     `json:"call_id"`
+	Name      string     `json:"name"`
+	Arguments jsonText   `json:"arguments"`
+	Content   []respPart `json:"content"`
+	Summary   []respPart `json:"summary"`
 }
 
-type respAnnotate struct {
+type respPart struct {
+	Type        string           `json:"type"`
+	Text        string           `json:"text"`
+	Refusal     string           `json:"refusal"`
+	Annotations []respAnnotation `json:"annotations"`
+}
+
+type respAnnotation struct {
 	Type string `json:"type"`
 	URL  string `json:"url"`
 }
@@ -127,58 +179,127 @@ type respError struct {
 	Message string `json:"message"`
 }
 
-type respEvent struct {
-	Type       string       `json:"type"`
-	Delta      string       `json:"delta"`
-	ItemID     string       `json:"item_id"`
-	Arguments  string       `json:"arguments"`
-	Item       respItem     `json:"item"`
-	Annotation respAnnotate `json:"annotation"`
-	Message    string       `json:"message"`
-	Error      *respError   `json:"error"`
-	Response   struct {
-		Status            string     `json:"status"`
+type respUsage struct {
+	InputTokens  int64 `json:"input_tokens"`
+	OutputTokens int64 `json:"output_tokens"`
+	TotalTokens  int64 `json:"total_tokens"`
+	Details      struct {
+		CachedTokens int64 `json:"cached_tokens"`
+	} `json:"input_tokens_details"`
+}
+
+type respFinal struct {
+	Response struct {
 		Error             *respError `json:"error"`
 		IncompleteDetails *struct {
 			Reason string `json:"reason"`
 		} `json:"incomplete_details"`
 		Output []respItem `json:"output"`
-		Usage  *struct {
-			InputTokens  int64 `json:"input_tokens"`
-			OutputTokens int64 `json:"output_tokens"`
-			TotalTokens  int64 `json:"total_tokens"`
-		} `json:"usage"`
+		Usage  *respUsage `json:"usage"`
 	} `json:"response"`
+	// error events
+	Message string     `json:"message"`
+	Error   *respError `json:"error"`
 }
 
 func (p *responsesParser) event(name string, data []byte) (bool, error) {
-	var ev respEvent
-	if err := json.Unmarshal(data, &ev); err != nil {
-		return false, &Error{Code: CodeProvider, Message: fmt.Sprintf("malformed stream event %q: %v", name, err)}
+	typ, ok := typeOf(data)
+	if !ok {
+		if !json.Valid(data) {
+			return false, &Error{Code: CodeProvider, Message: fmt.Sprintf("malformed stream event %q: not JSON", name)}
+		}
+		typ = []byte(name)
 	}
-	if ev.Type == "" {
-		ev.Type = name
-	}
-	switch ev.Type {
-	case "response.output_text.delta":
-		p.sawText = true
-		return false, p.col.addText(ev.Delta)
+	switch string(typ) {
+	case "response.output_text.delta", "response.refusal.delta":
+		ev, ref, err := p.delta(typ, data)
+		if err != nil {
+			return false, err
+		}
+		it := p.item(ref, "message")
+		it.text = true
+		return false, p.col.addText(it.key, ev.Delta)
+	case "response.reasoning_summary_text.delta", "response.reasoning_text.delta":
+		ev, ref, err := p.delta(typ, data)
+		if err != nil {
+			return false, err
+		}
+		it := p.item(ref, "reasoning")
+		it.reasoned = true
+		return false, p.col.addReasoning(it.key<<16+ev.SummaryIndex+ev.ContentIndex, ev.Delta)
+	case "response.function_call_arguments.delta":
+		ev, ref, err := p.delta(typ, data)
+		if err != nil {
+			return false, err
+		}
+		c, err := p.call(p.item(ref, "function_call"), "", "")
+		if err != nil {
+			return false, err
+		}
+		return false, p.col.addArgs(c, ev.Delta)
+	case "response.function_call_arguments.done":
+		ev := struct {
+			respRef
+			Arguments jsonText `json:"arguments"`
+		}{respRef: respRef{OutputIndex: -1}}
+		if err := p.decode(typ, data, &ev); err != nil {
+			return false, err
+		}
+		c, err := p.call(p.item(ev.respRef, "function_call"), "", "")
+		if err != nil || ev.Arguments == "" {
+			return false, err
+		}
+		return false, p.col.setArgs(c, string(ev.Arguments))
 	case "response.output_text.annotation.added":
+		var ev struct {
+			Annotation respAnnotation `json:"annotation"`
+		}
+		if err := p.decode(typ, data, &ev); err != nil {
+			return false, err
+		}
 		if ev.Annotation.Type == "url_citation" {
 			p.col.cite(ev.Annotation.URL)
 		}
-	case "response.output_item.added":
-		return false, p.itemAdded(ev.Item)
-	case "response.function_call_arguments.delta":
-		if c := p.items[ev.ItemID]; c != nil {
-			return false, p.col.addArgs(c, ev.Delta)
+	case "response.output_item.added", "response.output_item.done":
+		ev := respItemEvent{OutputIndex: -1}
+		if err := p.decode(typ, data, &ev); err != nil {
+			return false, err
 		}
-	case "response.function_call_arguments.done":
-		if c := p.items[ev.ItemID]; c != nil {
-			return false, p.col.setArgs(c, ev.Arguments)
+		ref := respRef{OutputIndex: ev.OutputIndex, ItemID: ev.Item.ID}
+		if string(typ) == "response.output_item.added" {
+			return false, p.itemAdded(ref, ev.Item)
 		}
-	case "response.output_item.done":
-		return false, p.itemDone(ev.Item)
+		return false, p.itemDone(ref, ev.Item)
+	case "response.completed", "response.failed", "response.incomplete", "error":
+		var ev respFinal
+		if err := p.decode(typ, data, &ev); err != nil {
+			return false, err
+		}
+		return p.final(string(typ), ev)
+	}
+	return false, nil
+}
+
+// delta decodes a delta event and where it belongs.
+func (p *responsesParser) delta(typ, data []byte) (respDelta, respRef, error) {
+	ev := respDelta{OutputIndex: -1}
+	if err := p.decode(typ, data, &ev); err != nil {
+		return ev, respRef{}, err
+	}
+	ref := respRef{OutputIndex: ev.OutputIndex}
+	if ref.OutputIndex < 0 {
+		var id struct {
+			ItemID string `json:"item_id"`
+		}
+		_ = decode(data, &id)
+		ref.ItemID = id.ItemID
+	}
+	return ev, ref, nil
+}
+
+// final handles the events that end a response.
+func (p *responsesParser) final(typ string, ev respFinal) (bool, error) {
+	switch typ {
 	case "response.completed":
 		return true, p.completed(ev)
 	case "response.failed":
@@ -193,98 +314,155 @@ func (p *responsesParser) event(name string, data []byte) (bool, error) {
 			reason = d.Reason
 		}
 		return false, &Error{Code: CodeProvider, Message: "the response is incomplete: " + reason}
-	case "error":
-		msg := ev.Message
-		if msg == "" && ev.Error != nil {
-			msg = ev.Error.Message
-		}
-		if msg == "" {
-			msg = "the provider reported a stream error"
-		}
-		return false, &Error{Code: CodeProvider, Message: msg}
 	}
-	return false, nil
+	msg := ev.Message
+	if msg == "" && ev.Error != nil {
+		msg = ev.Error.Message
+	}
+	if msg == "" {
+		msg = "the provider reported a stream error"
+	}
+	return false, &Error{Code: CodeProvider, Message: msg}
 }
 
-func (p *responsesParser) itemAdded(it respItem) error {
-	if it.Type != "function_call" {
-		return nil
-	}
-	if _, ok := p.items[it.ID]; ok {
-		return nil
-	}
-	c, err := p.col.newCall(it.CallID, it.Name)
-	if err != nil {
-		return err
-	}
-	p.items[it.ID] = c
-	return p.col.addArgs(c, it.Arguments)
-}
-
-func (p *responsesParser) itemDone(it respItem) error {
-	switch it.Type {
-	case "function_call":
-		c := p.items[it.ID]
-		if c == nil {
-			if err := p.itemAdded(it); err != nil {
-				return err
-			}
-			return nil
-		}
-		if it.CallID != "" {
-			c.id = it.CallID
-		}
-		if it.Name != "" {
-			c.name = it.Name
-		}
-		if it.Arguments != "" {
-			return p.col.setArgs(c, it.Arguments)
-		}
-	case "message":
-		p.citeContent(it)
+func (p *responsesParser) decode(typ, data []byte, v any) error {
+	if err := decode(data, v); err != nil {
+		return &Error{Code: CodeProvider, Message: fmt.Sprintf("malformed stream event %q: %v", typ, err)}
 	}
 	return nil
 }
 
-func (p *responsesParser) citeContent(it respItem) {
-	for _, part := range it.Content {
-		for _, a := range part.Annotations {
-			if a.Type == "url_citation" {
-				p.col.cite(a.URL)
+// item finds or creates the state of the item ref points at.
+func (p *responsesParser) item(ref respRef, kind string) *respState {
+	var it *respState
+	switch {
+	case ref.OutputIndex >= 0:
+		if it = p.items[ref.OutputIndex]; it == nil {
+			it = &respState{key: ref.OutputIndex, kind: kind}
+			p.items[it.key] = it
+		}
+	case ref.ItemID != "":
+		if it = p.byID[ref.ItemID]; it == nil {
+			it = &respState{key: p.nextKey, kind: kind}
+			p.nextKey--
+		}
+	case p.last != nil && p.last.kind == kind:
+		it = p.last
+	default:
+		it = &respState{key: p.nextKey, kind: kind}
+		p.nextKey--
+	}
+	if ref.ItemID != "" && p.byID[ref.ItemID] != it {
+		p.byID[ref.ItemID] = it
+	}
+	if it.kind == "" {
+		it.kind = kind
+	}
+	p.last = it
+	return it
+}
+
+// call returns the item's function call, starting it when needed; a call
+// whose call_id was already seen is the same call.
+func (p *responsesParser) call(it *respState, callID, name string) (*callAcc, error) {
+	if it.call == nil {
+		c, err := p.col.newCall(callID, name)
+		if err != nil {
+			return nil, err
+		}
+		it.call = c
+	}
+	p.col.setID(it.call, callID)
+	if it.call.name == "" {
+		it.call.name = name
+	}
+	return it.call, nil
+}
+
+func (p *responsesParser) itemAdded(ref respRef, item respItem) error {
+	it := p.item(ref, item.Type)
+	it.kind = item.Type
+	switch item.Type {
+	case "function_call":
+		c, err := p.call(it, item.CallID, item.Name)
+		if err != nil || item.Arguments == "" {
+			return err
+		}
+		return p.col.setArgs(c, string(item.Arguments))
+	case "message", "reasoning", "web_search_call":
+	default:
+		p.col.unusedKind(item.Type)
+	}
+	return nil
+}
+
+// itemDone takes a finished item: final arguments of a call, and text or
+// reasoning that no delta carried.
+func (p *responsesParser) itemDone(ref respRef, item respItem) error {
+	it := p.item(ref, item.Type)
+	switch item.Type {
+	case "function_call":
+		if it.call == nil && item.CallID != "" && p.col.callIDs[item.CallID] != nil {
+			it.call = p.col.callIDs[item.CallID]
+		}
+		c, err := p.call(it, item.CallID, item.Name)
+		if err != nil || item.Arguments == "" {
+			return err
+		}
+		return p.col.setArgs(c, string(item.Arguments))
+	case "message":
+		for _, part := range item.Content {
+			for _, a := range part.Annotations {
+				if a.Type == "url_citation" {
+					p.col.cite(a.URL)
+				}
 			}
 		}
+		if it.text {
+			return nil
+		}
+		it.text = true
+		for _, part := range item.Content {
+			if err := p.col.addText(it.key, part.Text+part.Refusal); err != nil {
+				return err
+			}
+		}
+	case "reasoning":
+		if it.reasoned {
+			return nil
+		}
+		it.reasoned = true
+		for i, part := range append(item.Summary, item.Content...) {
+			if err := p.col.addReasoning(it.key<<16+i, part.Text); err != nil {
+				return err
+			}
+		}
+	case "web_search_call":
+	default:
+		p.col.unusedKind(item.Type)
 	}
+	return nil
 }
 
 // completed takes usage, and output the stream did not deliver as events
-// (text without deltas, calls without item events).
-func (p *responsesParser) completed(ev respEvent) error {
+// (servers that send only the final object).
+func (p *responsesParser) completed(ev respFinal) error {
 	if u := ev.Response.Usage; u != nil {
-		p.col.usage = &Usage{InputTokens: u.InputTokens, OutputTokens: u.OutputTokens, TotalTokens: u.TotalTokens}
+		p.col.usage = &Usage{InputTokens: u.InputTokens, OutputTokens: u.OutputTokens, TotalTokens: u.TotalTokens, CacheReadTokens: u.Details.CachedTokens}
 		if p.col.usage.TotalTokens == 0 {
 			p.col.usage.TotalTokens = u.InputTokens + u.OutputTokens
 		}
 	}
-	for _, it := range ev.Response.Output {
-		switch it.Type {
-		case "message":
-			p.citeContent(it)
-			if p.sawText {
-				continue
-			}
-			for _, part := range it.Content {
-				if part.Type == "output_text" {
-					if err := p.col.addText(part.Text); err != nil {
-						return err
-					}
-				}
-			}
-		case "function_call":
-			if _, ok := p.items[it.ID]; !ok || it.ID == "" {
-				if err := p.itemDone(it); err != nil {
-					return err
-				}
-			}
+	for i, item := range ev.Response.Output {
+		// An item the stream named by id is that item (its position may
+		// differ when the stream left items out); otherwise the position
+		// is its output_index (some servers rotate ids).
+		ref := respRef{OutputIndex: -1, ItemID: item.ID}
+		if item.ID == "" || p.byID[item.ID] == nil {
+			ref.OutputIndex = i
+		}
+		if err := p.itemDone(ref, item); err != nil {
+			return err
 		}
 	}
 	return nil

@@ -36,24 +36,27 @@ func (l *limitReader) Read(p []byte) (int, error) {
 }
 
 // sseReader is a minimal text/event-stream decoder (event and data fields)
-// that never buffers more than maxEvent bytes of one event.
+// that never buffers more than the caller's bound of one event.
 type sseReader struct {
-	r        *bufio.Reader
-	maxEvent int
-	data     bytes.Buffer
+	r    *bufio.Reader
+	data bytes.Buffer
+	// name is the last event name, reused while it repeats.
+	name string
 }
 
-func newSSEReader(r io.Reader, maxEvent int) *sseReader {
-	return &sseReader{r: bufio.NewReaderSize(r, 32<<10), maxEvent: maxEvent}
+func newSSEReader(r io.Reader) *sseReader {
+	return &sseReader{r: bufio.NewReaderSize(r, 32<<10)}
 }
 
-// next returns the next dispatched event. At the end of the stream it
+// next returns the next dispatched event, failing with errEventTooLarge
+// once the event's lines exceed maxEvent bytes. At the end of the stream it
 // returns io.EOF; a trailing event without its blank line is dropped.
-func (s *sseReader) next() (name string, data []byte, err error) {
+// data is valid until the next call.
+func (s *sseReader) next(maxEvent int) (name string, data []byte, err error) {
 	s.data.Reset()
 	size, hasData := 0, false
 	for {
-		line, err := s.readLine(s.maxEvent - size)
+		line, err := s.readLine(maxEvent - size)
 		if err != nil {
 			return "", nil, err
 		}
@@ -69,7 +72,10 @@ func (s *sseReader) next() (name string, data []byte, err error) {
 		value = bytes.TrimPrefix(value, []byte(" "))
 		switch string(field) {
 		case "event":
-			name = string(value)
+			if string(value) != s.name {
+				s.name = string(value)
+			}
+			name = s.name
 		case "data":
 			if hasData {
 				s.data.WriteByte('\n')

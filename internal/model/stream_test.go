@@ -20,7 +20,7 @@ import (
 	"github.com/scv-agent/scv/internal/model/modeltest"
 )
 
-var wires = []string{model.WireResponses, model.WireChat}
+var wires = []string{model.WireResponses, model.WireChat, model.WireAnthropic}
 
 const testKey = "sk-test-SECRET-1234567890"
 
@@ -57,11 +57,16 @@ func newClient(t *testing.T, wire, baseURL string, edit func(*model.Options)) (m
 	return c, sl
 }
 
-// run streams req and returns the response, the deltas and the error.
+// run streams req and returns the response, the answer deltas and the
+// error.
 func run(t *testing.T, c model.Client, req model.Request) (model.Response, []string, error) {
 	t.Helper()
 	var deltas []string
-	r, err := c.Stream(t.Context(), req, func(s string) { deltas = append(deltas, s) })
+	r, err := c.Stream(t.Context(), req, func(d model.Delta) {
+		if d.Kind == model.DeltaText {
+			deltas = append(deltas, d.Text)
+		}
+	})
 	return r, deltas, err
 }
 
@@ -390,9 +395,13 @@ func TestKeyAndHeadersSent(t *testing.T) {
 				t.Fatal(err)
 			}
 			rec := srv.Requests()[0]
-			path := map[string]string{model.WireResponses: "/v1/responses", model.WireChat: "/v1/chat/completions"}[wire]
-			got := []string{rec.Method, rec.Path, rec.Header.Get("Authorization"), rec.Header.Get("X-Org"), rec.Header.Get("X-Plain"), rec.Header.Get("Accept")}
-			want := []string{"POST", path, "Bearer " + testKey, "org-secret-42", "v", "text/event-stream"}
+			path := map[string]string{model.WireResponses: "/v1/responses", model.WireChat: "/v1/chat/completions", model.WireAnthropic: "/v1/messages"}[wire]
+			got := []string{rec.Method, rec.Path, rec.Header.Get("Authorization"), rec.Header.Get("X-Api-Key"), rec.Header.Get("Anthropic-Version"),
+				rec.Header.Get("X-Org"), rec.Header.Get("X-Plain"), rec.Header.Get("Accept")}
+			want := []string{"POST", path, "Bearer " + testKey, "", "", "org-secret-42", "v", "text/event-stream"}
+			if wire == model.WireAnthropic {
+				want[2], want[3], want[4] = "", testKey, "2023-06-01"
+			}
 			if d := cmp.Diff(want, got); d != "" {
 				t.Errorf("request (-want +got):\n%s", d)
 			}
@@ -568,7 +577,7 @@ func TestCancelMidStream(t *testing.T) {
 			srv.Script(modeltest.Text("partial"), modeltest.Hang())
 			c, sl := newClient(t, wire, srv.URL(), nil)
 			ctx, cancel := context.WithCancel(t.Context())
-			_, err := c.Stream(ctx, hello, func(string) { cancel() })
+			_, err := c.Stream(ctx, hello, func(model.Delta) { cancel() })
 			wantErr(t, err, model.CodeProvider, "cancelled")
 			if !errors.Is(err, context.Canceled) || len(sl.got()) != 0 {
 				t.Errorf("err = %v, sleeps = %v; want a cancellation and no retry", err, sl.got())

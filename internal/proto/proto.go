@@ -45,18 +45,22 @@ const (
 	EventTurnStarted       = "turn.started"
 	EventAssistantDelta    = "assistant.delta"
 	EventAssistantComplete = "assistant.completed"
-	EventToolProposed      = "tool.proposed"
-	EventApprovalRequested = "approval.requested"
-	EventToolStarted       = "tool.started"
-	EventToolProgress      = "tool.progress"
-	EventToolCompleted     = "tool.completed"
-	EventTurnCompleted     = "turn.completed"
-	EventTurnCancelled     = "turn.cancelled"
-	EventTurnFailed        = "turn.failed"
-	EventContextCompacted  = "context.compacted"
-	EventSessionTrimmed    = "session.trimmed"
-	EventDaemonStatus      = "daemon.status"
-	EventError             = "error"
+	// EventAssistantReasoning carries a fragment of the model's reasoning
+	// (thinking) text in Content. It is never part of the answer and never
+	// repeated in assistant.completed; clients that do not know it ignore it.
+	EventAssistantReasoning = "assistant.reasoning"
+	EventToolProposed       = "tool.proposed"
+	EventApprovalRequested  = "approval.requested"
+	EventToolStarted        = "tool.started"
+	EventToolProgress       = "tool.progress"
+	EventToolCompleted      = "tool.completed"
+	EventTurnCompleted      = "turn.completed"
+	EventTurnCancelled      = "turn.cancelled"
+	EventTurnFailed         = "turn.failed"
+	EventContextCompacted   = "context.compacted"
+	EventSessionTrimmed     = "session.trimmed"
+	EventDaemonStatus       = "daemon.status"
+	EventError              = "error"
 )
 
 // Request error codes.
@@ -165,7 +169,7 @@ type Event struct {
 	// queue.enqueued
 	QueueID string `json:"queue_id,omitempty"`
 
-	// assistant.delta / assistant.completed
+	// assistant.delta / assistant.completed / assistant.reasoning
 	Content *string `json:"content,omitempty"`
 
 	// tool.*
@@ -206,11 +210,15 @@ type Event struct {
 	Status *DaemonStatus `json:"status,omitempty"`
 }
 
-// Usage is token accounting of a turn.
+// Usage is token accounting of a turn. InputTokens counts every prompt
+// token; CacheReadTokens of them came from the provider's prompt cache and
+// CacheWriteTokens were written to it.
 type Usage struct {
-	InputTokens  int64 `json:"input_tokens"`
-	OutputTokens int64 `json:"output_tokens"`
-	TotalTokens  int64 `json:"total_tokens"`
+	InputTokens      int64 `json:"input_tokens"`
+	OutputTokens     int64 `json:"output_tokens"`
+	TotalTokens      int64 `json:"total_tokens"`
+	CacheReadTokens  int64 `json:"cache_read_tokens,omitempty"`
+	CacheWriteTokens int64 `json:"cache_write_tokens,omitempty"`
 }
 
 // DaemonStatus answers daemon.status.

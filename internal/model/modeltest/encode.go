@@ -40,30 +40,40 @@ func (s sse) flush() {
 }
 
 type encoder interface {
-	start(out sse)
+	start(out sse, usage *Tokens)
 	text(out sse, frag string)
+	reasoning(out sse, frags []string)
 	cite(out sse, c Cite)
 	call(out sse, c Call)
 	streamError(out sse, msg string)
 	failed(out sse, msg string)
 	oversized(out sse, n int)
-	finish(out sse, usage *Tokens)
+	finish(out sse, usage *Tokens, stop string)
 }
 
 func play(ctx context.Context, w http.ResponseWriter, enc encoder, steps []Step) {
 	out := sse{w}
-	enc.start(out)
 	var usage *Tokens
+	stop := ""
+	for _, s := range steps {
+		if s.Usage != nil {
+			usage = s.Usage
+		}
+		if s.StopReason != "" {
+			stop = s.StopReason
+		}
+	}
+	enc.start(out, usage)
 	for _, s := range steps {
 		switch {
 		case s.Text != nil:
 			for _, f := range s.Text {
 				enc.text(out, f)
 			}
+		case s.Reasoning != nil:
+			enc.reasoning(out, s.Reasoning)
 		case s.ToolCall != nil:
 			enc.call(out, *s.ToolCall)
-		case s.Usage != nil:
-			usage = s.Usage
 		case s.Citation != nil:
 			enc.cite(out, *s.Citation)
 		case s.StreamError != "":
@@ -88,7 +98,7 @@ func play(ctx context.Context, w http.ResponseWriter, enc encoder, steps []Step)
 			panic(http.ErrAbortHandler)
 		}
 	}
-	enc.finish(out, usage)
+	enc.finish(out, usage, stop)
 }
 
 type obj = map[string]any
@@ -114,7 +124,7 @@ func (e *responsesEncoder) response(status string) obj {
 	return obj{"id": "resp_modeltest", "object": "response", "status": status, "model": "modeltest", "output": e.output}
 }
 
-func (e *responsesEncoder) start(out sse) {
+func (e *responsesEncoder) start(out sse, _ *Tokens) {
 	e.emit(out, "response.created", obj{"response": e.response("in_progress")})
 }
 
@@ -186,13 +196,37 @@ func (e *responsesEncoder) oversized(out sse, n int) {
 	e.emit(out, "response.in_progress", obj{"response": e.response("in_progress"), "padding": strings.Repeat("x", n)})
 }
 
-func (e *responsesEncoder) finish(out sse, usage *Tokens) {
+func (e *responsesEncoder) reasoning(out sse, frags []string) {
 	e.closeMessage(out)
-	r := e.response("completed")
-	if usage != nil {
-		r["usage"] = obj{"input_tokens": usage.Input, "output_tokens": usage.Output, "total_tokens": usage.Input + usage.Output}
+	id, idx := fmt.Sprintf("rs_%d", len(e.output)), len(e.output)
+	e.emit(out, "response.output_item.added", obj{"output_index": idx, "item": obj{"type": "reasoning", "id": id, "summary": []any{}}})
+	e.emit(out, "response.reasoning_summary_part.added", obj{"item_id": id, "output_index": idx, "summary_index": 0, "part": obj{"type": "summary_text", "text": ""}})
+	for _, f := range frags {
+		e.emit(out, "response.reasoning_summary_text.delta", obj{"item_id": id, "output_index": idx, "summary_index": 0, "delta": f})
 	}
-	e.emit(out, "response.completed", obj{"response": r})
+	text := strings.Join(frags, "")
+	e.emit(out, "response.reasoning_summary_text.done", obj{"item_id": id, "output_index": idx, "summary_index": 0, "text": text})
+	item := obj{"type": "reasoning", "id": id, "summary": []any{obj{"type": "summary_text", "text": text}}}
+	e.emit(out, "response.output_item.done", obj{"output_index": idx, "item": item})
+	e.output = append(e.output, item)
+}
+
+func (e *responsesEncoder) finish(out sse, usage *Tokens, stop string) {
+	e.closeMessage(out)
+	status, typ := "completed", "response.completed"
+	if stop != "" {
+		status, typ = "incomplete", "response.incomplete"
+	}
+	r := e.response(status)
+	if stop != "" {
+		r["incomplete_details"] = obj{"reason": stop}
+	}
+	if usage != nil {
+		in := usage.Input + usage.CacheRead + usage.CacheWrite
+		r["usage"] = obj{"input_tokens": in, "output_tokens": usage.Output, "total_tokens": in + usage.Output,
+			"input_tokens_details": obj{"cached_tokens": usage.CacheRead}}
+	}
+	e.emit(out, typ, obj{"response": r})
 }
 
 // chatEncoder emits chat.completion.chunk events.
@@ -205,13 +239,19 @@ func chunk(delta obj, finish any) obj {
 		"choices": []any{obj{"index": 0, "delta": delta, "finish_reason": finish}}}
 }
 
-func (e *chatEncoder) start(out sse) {
+func (e *chatEncoder) start(out sse, _ *Tokens) {
 	out.event("", chunk(obj{"role": "assistant", "content": ""}, nil))
 }
 
 func (e *chatEncoder) text(out sse, frag string) { out.event("", chunk(obj{"content": frag}, nil)) }
 
 func (e *chatEncoder) cite(sse, Cite) {}
+
+func (e *chatEncoder) reasoning(out sse, frags []string) {
+	for _, f := range frags {
+		out.event("", chunk(obj{"reasoning_content": f}, nil))
+	}
+}
 
 func (e *chatEncoder) call(out sse, c Call) {
 	idx := e.calls
@@ -235,15 +275,135 @@ func (e *chatEncoder) oversized(out sse, n int) {
 	out.event("", c)
 }
 
-func (e *chatEncoder) finish(out sse, usage *Tokens) {
+func (e *chatEncoder) finish(out sse, usage *Tokens, stop string) {
 	reason := "stop"
 	if e.calls > 0 {
 		reason = "tool_calls"
 	}
+	if stop != "" {
+		reason = stop
+	}
 	out.event("", chunk(obj{}, reason))
 	if usage != nil {
-		out.event("", obj{"id": "chatcmpl-modeltest", "object": "chat.completion.chunk", "choices": []any{},
-			"usage": obj{"prompt_tokens": usage.Input, "completion_tokens": usage.Output, "total_tokens": usage.Input + usage.Output}})
+		in := usage.Input + usage.CacheRead + usage.CacheWrite
+		u := obj{"prompt_tokens": in, "completion_tokens": usage.Output, "total_tokens": in + usage.Output}
+		if usage.CacheRead > 0 {
+			u["prompt_tokens_details"] = obj{"cached_tokens": usage.CacheRead}
+		}
+		out.event("", obj{"id": "chatcmpl-modeltest", "object": "chat.completion.chunk", "choices": []any{}, "usage": u})
 	}
 	out.raw("data: [DONE]\n\n")
+}
+
+// anthropicEncoder emits Anthropic Messages stream events.
+type anthropicEncoder struct {
+	index   int    // index of the next content block
+	open    string // type of the open block, "" when none
+	calls   int
+	servers int
+	// cites are the citations the next text block carries.
+	cites []Cite
+}
+
+func (e *anthropicEncoder) emit(out sse, typ string, fields obj) {
+	fields["type"] = typ
+	out.event(typ, fields)
+}
+
+func (e *anthropicEncoder) start(out sse, usage *Tokens) {
+	u := obj{"input_tokens": 0, "output_tokens": 1, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}
+	if usage != nil {
+		u["input_tokens"], u["cache_read_input_tokens"], u["cache_creation_input_tokens"] = usage.Input, usage.CacheRead, usage.CacheWrite
+	}
+	e.emit(out, "message_start", obj{"message": obj{"id": "msg_modeltest", "type": "message", "role": "assistant", "model": "modeltest",
+		"content": []any{}, "stop_reason": nil, "stop_sequence": nil, "usage": u}})
+}
+
+// begin opens a content block, closing the open one.
+func (e *anthropicEncoder) begin(out sse, block obj) {
+	e.end(out)
+	e.open = block["type"].(string)
+	e.emit(out, "content_block_start", obj{"index": e.index, "content_block": block})
+}
+
+func (e *anthropicEncoder) end(out sse) {
+	if e.open == "" {
+		return
+	}
+	e.emit(out, "content_block_stop", obj{"index": e.index})
+	e.index++
+	e.open = ""
+}
+
+func (e *anthropicEncoder) delta(out sse, d obj) {
+	e.emit(out, "content_block_delta", obj{"index": e.index, "delta": d})
+}
+
+func (e *anthropicEncoder) text(out sse, frag string) {
+	if e.open != "text" {
+		e.begin(out, obj{"type": "text", "text": ""})
+		for _, c := range e.cites {
+			e.delta(out, obj{"type": "citations_delta", "citation": obj{"type": "web_search_result_location", "url": c.URL, "title": c.Title,
+				"cited_text": "…", "encrypted_index": "ZW5j"}})
+		}
+		e.cites = nil
+	}
+	e.delta(out, obj{"type": "text_delta", "text": frag})
+}
+
+func (e *anthropicEncoder) reasoning(out sse, frags []string) {
+	e.begin(out, obj{"type": "thinking", "thinking": "", "signature": ""})
+	for _, f := range frags {
+		e.delta(out, obj{"type": "thinking_delta", "thinking": f})
+	}
+	e.delta(out, obj{"type": "signature_delta", "signature": fmt.Sprintf("sig-%d-%d", e.index, len(strings.Join(frags, "")))})
+	e.end(out)
+}
+
+func (e *anthropicEncoder) cite(out sse, c Cite) {
+	e.servers++
+	id := fmt.Sprintf("srvtoolu_%d", e.servers)
+	e.begin(out, obj{"type": "server_tool_use", "id": id, "name": "web_search", "input": obj{}})
+	e.delta(out, obj{"type": "input_json_delta", "partial_json": `{"query":"` + c.Title + `"}`})
+	e.begin(out, obj{"type": "web_search_tool_result", "tool_use_id": id,
+		"content": []any{obj{"type": "web_search_result", "url": c.URL, "title": c.Title, "encrypted_content": "ZW5j", "page_age": nil}}})
+	e.end(out)
+	e.cites = append(e.cites, c)
+}
+
+func (e *anthropicEncoder) call(out sse, c Call) {
+	e.calls++
+	e.begin(out, obj{"type": "tool_use", "id": c.ID, "name": c.Name, "input": obj{}})
+	for _, f := range c.Fragments {
+		e.delta(out, obj{"type": "input_json_delta", "partial_json": f})
+	}
+	e.end(out)
+}
+
+func (e *anthropicEncoder) streamError(out sse, msg string) {
+	e.emit(out, "error", obj{"error": obj{"type": "overloaded_error", "message": msg}})
+}
+
+func (e *anthropicEncoder) failed(out sse, msg string) {
+	e.emit(out, "error", obj{"error": obj{"type": "api_error", "message": msg}})
+}
+
+func (e *anthropicEncoder) oversized(out sse, n int) {
+	e.emit(out, "ping", obj{"padding": strings.Repeat("x", n)})
+}
+
+func (e *anthropicEncoder) finish(out sse, usage *Tokens, stop string) {
+	e.end(out)
+	if stop == "" {
+		stop = "end_turn"
+		if e.calls > 0 {
+			stop = "tool_use"
+		}
+	}
+	var output int64 = 1
+	if usage != nil {
+		output = usage.Output
+	}
+	e.emit(out, "message_delta", obj{"delta": obj{"stop_reason": stop, "stop_sequence": nil}, "usage": obj{"output_tokens": output}})
+	e.emit(out, "message_stop", obj{})
 }

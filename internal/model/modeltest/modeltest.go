@@ -1,7 +1,7 @@
 // Package modeltest is a scripted fake model server for tests: it speaks
-// both wire APIs (POST /responses and /chat/completions, streamed), replays
-// one queued script per request and records every request so tests can
-// assert what SCV sent.
+// the three wire APIs (POST /responses, /chat/completions and
+// /v1/messages, streamed), replays one queued script per request and
+// records every request so tests can assert what SCV sent.
 package modeltest
 
 import (
@@ -81,22 +81,26 @@ type Recorded struct {
 	Unscripted bool
 }
 
-// Wire is "responses" or "chat" from the path, or "" for other paths.
+// Wire is "responses", "chat" or "anthropic" from the path, or "" for
+// other paths.
 func (r Recorded) Wire() string {
 	switch {
 	case strings.HasSuffix(r.Path, "/responses"):
 		return "responses"
 	case strings.HasSuffix(r.Path, "/chat/completions"):
 		return "chat"
+	case strings.HasSuffix(r.Path, "/messages"):
+		return "anthropic"
 	}
 	return ""
 }
 
-// ToolNames lists the function tools offered, in order, on either wire.
+// ToolNames lists the function tools offered, in order, on any wire
+// (Anthropic tool definitions have no type).
 func (r Recorded) ToolNames() []string {
 	var names []string
 	for _, t := range objects(r.Body["tools"]) {
-		if t["type"] != "function" {
+		if typ, ok := t["type"]; ok && typ != "function" && typ != "custom" {
 			continue
 		}
 		if f, ok := t["function"].(map[string]any); ok {
@@ -109,10 +113,11 @@ func (r Recorded) ToolNames() []string {
 	return names
 }
 
-// HasHostedWebSearch reports whether {"type":"web_search"} was offered.
+// HasHostedWebSearch reports whether the provider's web search was
+// offered ({"type":"web_search"}, or Anthropic's web_search_YYYYMMDD).
 func (r Recorded) HasHostedWebSearch() bool {
 	for _, t := range objects(r.Body["tools"]) {
-		if t["type"] == "web_search" {
+		if typ, _ := t["type"].(string); typ == "web_search" || strings.HasPrefix(typ, "web_search_") {
 			return true
 		}
 	}
@@ -122,7 +127,7 @@ func (r Recorded) HasHostedWebSearch() bool {
 // InputItems are the Responses `input` items.
 func (r Recorded) InputItems() []map[string]any { return objects(r.Body["input"]) }
 
-// Messages are the chat `messages`.
+// Messages are the chat or Anthropic `messages`.
 func (r Recorded) Messages() []map[string]any { return objects(r.Body["messages"]) }
 
 func objects(v any) []map[string]any {
@@ -176,6 +181,8 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		enc = &responsesEncoder{}
 	case "chat":
 		enc = &chatEncoder{}
+	case "anthropic":
+		enc = &anthropicEncoder{}
 	default:
 		writeJSONError(w, http.StatusNotFound, "modeltest: unknown path "+r.URL.Path)
 		return

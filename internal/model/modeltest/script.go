@@ -10,6 +10,7 @@ import (
 // (Text, ToolCall, Usage, …); the struct is also the JSON script format.
 type Step struct {
 	Text        []string    `json:"text,omitempty"`
+	Reasoning   []string    `json:"reasoning,omitempty"`
 	ToolCall    *Call       `json:"tool_call,omitempty"`
 	Usage       *Tokens     `json:"usage,omitempty"`
 	Citation    *Cite       `json:"citation,omitempty"`
@@ -20,6 +21,7 @@ type Step struct {
 	Oversized   int         `json:"oversized,omitempty"`
 	Raw         string      `json:"raw,omitempty"`
 	Hang        bool        `json:"hang,omitempty"`
+	StopReason  string      `json:"stop_reason,omitempty"`
 }
 
 // Call is a scripted tool call whose arguments arrive in Fragments.
@@ -29,13 +31,18 @@ type Call struct {
 	Fragments []string `json:"arguments"`
 }
 
-// Tokens is scripted usage.
+// Tokens is scripted usage. Input counts the prompt tokens that were not
+// cached; CacheRead and CacheWrite are reported beside it.
 type Tokens struct {
-	Input  int64 `json:"input"`
-	Output int64 `json:"output"`
+	Input      int64 `json:"input"`
+	Output     int64 `json:"output"`
+	CacheRead  int64 `json:"cache_read,omitempty"`
+	CacheWrite int64 `json:"cache_write,omitempty"`
 }
 
-// Cite is a url_citation annotation (Responses only).
+// Cite is a web search citation: a url_citation annotation (Responses), or
+// a web_search server-tool block with its result, cited by the next text
+// block (Anthropic); ignored on the chat wire.
 type Cite struct {
 	URL   string `json:"url"`
 	Title string `json:"title"`
@@ -60,8 +67,24 @@ func ToolCall(id, name string, argFragments ...string) Step {
 // Usage reports token usage with the completion.
 func Usage(in, out int64) Step { return Step{Usage: &Tokens{Input: in, Output: out}} }
 
-// Citation adds a url_citation annotation to the text (Responses only;
-// ignored on the chat wire).
+// CachedUsage reports usage with prompt-cache reads and writes.
+func CachedUsage(in, out, cacheRead, cacheWrite int64) Step {
+	return Step{Usage: &Tokens{Input: in, Output: out, CacheRead: cacheRead, CacheWrite: cacheWrite}}
+}
+
+// Reasoning streams reasoning text: a reasoning summary (Responses),
+// reasoning_content deltas (chat) or a thinking block with a signature
+// (Anthropic).
+func Reasoning(fragments ...string) Step { return Step{Reasoning: fragments} }
+
+// StopReason ends the response with reason instead of the normal end:
+// Anthropic's stop_reason (e.g. "max_tokens", "refusal"), chat's
+// finish_reason (e.g. "length"), or a response.incomplete with that reason
+// (Responses).
+func StopReason(reason string) Step { return Step{StopReason: reason} }
+
+// Citation adds a web search citation to the text (Responses and
+// Anthropic; ignored on the chat wire).
 func Citation(url, title string) Step { return Step{Citation: &Cite{URL: url, Title: title}} }
 
 // HTTPError answers with an HTTP status, a body and an optional
@@ -70,11 +93,12 @@ func HTTPError(status int, body, retryAfter string) Step {
 	return Step{HTTPError: &HTTPStatus{Status: status, Body: body, RetryAfter: retryAfter}}
 }
 
-// StreamError sends an `error` event (Responses) or an {"error":…} chunk
-// (chat) and ends the stream.
+// StreamError sends an `error` event (Responses; Anthropic with type
+// overloaded_error) or an {"error":…} chunk (chat) and ends the stream.
 func StreamError(msg string) Step { return Step{StreamError: msg} }
 
-// Failed sends `response.failed` with msg (Responses; chat: like StreamError).
+// Failed sends `response.failed` with msg (Responses; chat: like
+// StreamError; Anthropic: an `error` event of type api_error).
 func Failed(msg string) Step { return Step{Failed: msg} }
 
 // Cut aborts the connection at this point, before the completion.
