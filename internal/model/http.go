@@ -177,7 +177,7 @@ func (c *core) streamError(ctx, actx context.Context, err error) *Error {
 
 func (c *core) statusError(resp *http.Response) (bool, time.Duration, *Error) {
 	b, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
-	msg := fmt.Sprintf("HTTP %d %s", resp.StatusCode, http.StatusText(resp.StatusCode))
+	msg := strings.TrimSpace(fmt.Sprintf("HTTP %d %s", resp.StatusCode, http.StatusText(resp.StatusCode)))
 	if pm := providerMessage(b); pm != "" {
 		msg += ": " + pm
 	}

@@ -2,9 +2,11 @@ package modeltest_test
 
 import (
 	"bufio"
+	"encoding/json"
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -15,7 +17,7 @@ import (
 
 func TestLoadScript(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "script.json")
-	js := `[[{"text":["He","llo"]},{"usage":{"input":1,"output":2}}],
+	js := `[[{"text":["He","llo"]},{"usage":{"input":1,"output":2,"cache_read":5}},{"reasoning":["hm"]},{"stop_reason":"refusal"}],
 	        [{"tool_call":{"id":"c1","name":"bash","arguments":["{\"command\":","\"ls\"}"]}}],
 	        [{"http_error":{"status":429,"body":"slow","retry_after":"1"}}]]`
 	if err := os.WriteFile(path, []byte(js), 0o600); err != nil {
@@ -26,7 +28,7 @@ func TestLoadScript(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := [][]modeltest.Step{
-		{modeltest.Text("He", "llo"), modeltest.Usage(1, 2)},
+		{modeltest.Text("He", "llo"), modeltest.CachedUsage(1, 2, 5, 0), modeltest.Reasoning("hm"), modeltest.StopReason("refusal")},
 		{modeltest.ToolCall("c1", "bash", `{"command":`, `"ls"}`)},
 		{modeltest.HTTPError(429, "slow", "1")},
 	}
@@ -112,5 +114,78 @@ func TestUnscriptedAndUnknownPath(t *testing.T) {
 	recs := srv.Requests()
 	if len(recs) != 2 || recs[0].Unscripted || !recs[1].Unscripted || srv.Pending() != 0 {
 		t.Errorf("records = %+v, pending = %d", recs, srv.Pending())
+	}
+}
+
+// eventTypes posts to url and returns the "type" of each data payload.
+func eventTypes(t *testing.T, url string) []string {
+	t.Helper()
+	_, data := events(t, url)
+	var types []string
+	for _, d := range data {
+		var v struct {
+			Type string `json:"type"`
+		}
+		if err := json.Unmarshal([]byte(d), &v); err != nil {
+			t.Fatalf("event %q: %v", d, err)
+		}
+		types = append(types, v.Type)
+	}
+	return types
+}
+
+func TestAnthropicEncoding(t *testing.T) {
+	srv := modeltest.New(t)
+	srv.Script(modeltest.Reasoning("th", "ink"), modeltest.Text("a"), modeltest.Citation("https://x.example", "X"), modeltest.Text("b"),
+		modeltest.ToolCall("toolu_1", "bash", "{", "}"), modeltest.CachedUsage(1, 2, 3, 4))
+	got := eventTypes(t, srv.URL()+"/v1/messages")
+	want := []string{"message_start",
+		"content_block_start", "content_block_delta", "content_block_delta", "content_block_delta", "content_block_stop", // thinking + signature
+		"content_block_start", "content_block_delta", "content_block_stop", // text a
+		"content_block_start", "content_block_delta", "content_block_stop", "content_block_start", "content_block_stop", // search + result
+		"content_block_start", "content_block_delta", "content_block_delta", "content_block_stop", // citation + text b
+		"content_block_start", "content_block_delta", "content_block_delta", "content_block_stop", // tool_use
+		"message_delta", "message_stop"}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("event types (-want +got):\n%s", d)
+	}
+	_, data := events(t, srv.URL()+"/v1/messages") // unscripted: the error body
+	if len(data) != 0 {
+		t.Errorf("unscripted request streamed %v", data)
+	}
+	rec := srv.Requests()[0]
+	if rec.Wire() != "anthropic" {
+		t.Errorf("Wire() = %q", rec.Wire())
+	}
+}
+
+func TestAnthropicEncodingStopAndErrors(t *testing.T) {
+	srv := modeltest.New(t)
+	srv.Script(modeltest.Text("x"), modeltest.StopReason("max_tokens"))
+	srv.Script(modeltest.StreamError("Overloaded"))
+	_, first := events(t, srv.URL()+"/v1/messages")
+	if last := first[len(first)-2]; !strings.Contains(last, `"stop_reason":"max_tokens"`) {
+		t.Errorf("message_delta = %s", last)
+	}
+	_, second := events(t, srv.URL()+"/v1/messages")
+	if got := second[len(second)-1]; got != `{"error":{"message":"Overloaded","type":"overloaded_error"},"type":"error"}` {
+		t.Errorf("error event = %s", got)
+	}
+}
+
+func TestReasoningAndStopOnOtherWires(t *testing.T) {
+	srv := modeltest.New(t)
+	srv.Script(modeltest.Reasoning("r1"), modeltest.Text("a"), modeltest.StopReason("length"), modeltest.CachedUsage(1, 2, 3, 0))
+	srv.Script(modeltest.Reasoning("r1"), modeltest.Text("a"), modeltest.StopReason("max_output_tokens"))
+	_, chat := events(t, srv.URL()+"/chat/completions")
+	joined := strings.Join(chat, "\n")
+	for _, want := range []string{`"reasoning_content":"r1"`, `"finish_reason":"length"`, `"prompt_tokens":4`, `"cached_tokens":3`} {
+		if !strings.Contains(joined, want) {
+			t.Errorf("chat stream lacks %s:\n%s", want, joined)
+		}
+	}
+	resp := eventTypes(t, srv.URL()+"/responses")
+	if !slices.Contains(resp, "response.reasoning_summary_text.delta") || resp[len(resp)-1] != "response.incomplete" {
+		t.Errorf("responses events = %v", resp)
 	}
 }
