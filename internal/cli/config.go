@@ -3,13 +3,17 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/scv-agent/scv/internal/config"
+	"github.com/scv-agent/scv/internal/model"
 	"github.com/scv-agent/scv/internal/paths"
 )
 
@@ -134,11 +138,45 @@ func newConfigShowCmd(g *globals) *cobra.Command {
 			for _, s := range l.Explain() {
 				fmt.Fprintf(g.stdio.Out, "%s = %s  # %s\n", s.Key, s.Value, s.Origin)
 			}
+			printWireNotes(g.stdio.Out, &l.Config)
 			return nil
 		},
 	}
 	cmd.Flags().StringVar(&ws, "workspace", "", "workspace whose .scv/config.toml is the project layer (default: the current directory)")
 	return cmd
+}
+
+// printWireNotes explains, after the settings, each wire API (which
+// profiles use it, what SCV sends, keeps and drops) and how the provider
+// limits apply.
+func printWireNotes(w io.Writer, c *config.Config) {
+	active, _ := c.ActiveProvider()
+	fmt.Fprintln(w, "## Wire APIs (docs/model.md has the details):")
+	for _, wire := range []string{config.WireResponses, config.WireChat, config.WireAnthropic} {
+		var users []string
+		for name, p := range c.Providers {
+			if p.WireAPI == wire {
+				if name == active {
+					name += " (active)"
+				}
+				users = append(users, name)
+			}
+		}
+		slices.Sort(users)
+		if len(users) == 0 {
+			users = []string{"no profile"}
+		}
+		fmt.Fprintf(w, "## wire_api = %q, used by %s:\n", wire, strings.Join(users, ", "))
+		for _, line := range model.Describe(wire) {
+			fmt.Fprintf(w, "##   %s\n", line)
+		}
+	}
+	pl := c.ProviderLimits
+	fmt.Fprintln(w, "## Provider limits:")
+	for _, line := range model.LimitRules(model.Limits{MaxSSEEventBytes: pl.MaxSSEEventBytes, MaxResponseBytes: pl.MaxResponseBytes,
+		MaxAssistantBytes: pl.MaxAssistantBytes, MaxToolCalls: pl.MaxToolCalls, MaxToolArgumentsBytes: pl.MaxToolArgumentsBytes}) {
+		fmt.Fprintf(w, "##   %s\n", line)
+	}
 }
 
 func newConfigPathCmd(g *globals) *cobra.Command {

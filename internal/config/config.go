@@ -140,6 +140,7 @@ var KnownAgents = []string{"claude", "codex", "grok", "dsh", "pi"}
 const (
 	WireResponses = "responses"
 	WireChat      = "chat"
+	WireAnthropic = "anthropic"
 
 	PolicyOnRisk = "on-risk"
 	PolicyAlways = "always"
@@ -154,8 +155,12 @@ const (
 	SearchBrave    = "brave"
 )
 
-// DefaultProfile is the built-in provider profile that always exists.
+// DefaultProfile is the built-in provider profile that is active unless
+// provider.active names another.
 const DefaultProfile = "openai"
+
+// AnthropicProfile is the built-in profile for Anthropic's Messages API.
+const AnthropicProfile = "anthropic"
 
 // DefaultSystemPrompt is agent.system_prompt's default.
 const DefaultSystemPrompt = `You are SCV, a careful coding agent working in the user's workspace.
@@ -191,6 +196,14 @@ func defaultProvider() Provider {
 	}
 }
 
+// anthropicProvider is the built-in anthropic profile: the native Messages
+// wire with a current Claude model.
+func anthropicProvider() Provider {
+	p := defaultProvider()
+	p.WireAPI, p.BaseURL, p.Model, p.APIKeyEnv = WireAnthropic, "https://api.anthropic.com", "claude-sonnet-4-5", "ANTHROPIC_API_KEY"
+	return p
+}
+
 func defaultAgent() AgentOverride { return AgentOverride{Permissions: PermissionsDefault} }
 
 // Defaults is the built-in layer; skillsDir is the instance skills/ root.
@@ -201,7 +214,7 @@ func Defaults(skillsDir string) Config {
 	}
 	return Config{
 		Provider:  ProviderChoice{Active: DefaultProfile},
-		Providers: map[string]Provider{DefaultProfile: defaultProvider()},
+		Providers: map[string]Provider{DefaultProfile: defaultProvider(), AnthropicProfile: anthropicProvider()},
 		Agent:     Agent{MaxSteps: 128, SystemPrompt: DefaultSystemPrompt, MaxDelegationDepth: 2},
 		Session:   Session{MaxHistoryBytes: 16777216, MaxMessages: 10000},
 		Context: Context{MaxTokens: 128000, ReserveOutputTokens: 8192, SafetyMarginTokens: 2048,

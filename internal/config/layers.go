@@ -172,10 +172,15 @@ func (l *Loaded) crossField(env map[string]string) []Problem {
 			fail("web.search", err.Error())
 		}
 	case SearchProvider:
-		if name, p := c.ActiveProvider(); p.WireAPI != WireResponses {
-			fail("web.search", fmt.Sprintf(`"provider" needs the active profile's wire_api = "responses", but providers.%s.wire_api = %q (%s)`,
+		if name, p := c.ActiveProvider(); p.WireAPI != WireResponses && p.WireAPI != WireAnthropic {
+			fail("web.search", fmt.Sprintf(`"provider" needs the active profile's wire_api = "responses" or "anthropic", but providers.%s.wire_api = %q (%s)`,
 				joinKey([]string{name}), p.WireAPI, l.Origin(joinKey([]string{"providers", name, "wire_api"}))))
 		}
+	}
+	if name, p := c.ActiveProvider(); p.WireAPI == WireAnthropic && p.BaseURL == defaultProvider().BaseURL {
+		key := joinKey([]string{"providers", name, "base_url"})
+		fail(key, fmt.Sprintf(`%q is OpenAI's endpoint but providers.%s.wire_api = "anthropic" (%s): set base_url = "https://api.anthropic.com" or your gateway's URL`,
+			p.BaseURL, joinKey([]string{name}), l.Origin(joinKey([]string{"providers", name, "wire_api"}))))
 	}
 	return probs
 }

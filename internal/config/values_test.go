@@ -13,7 +13,7 @@ func TestInvalidValues(t *testing.T) {
 		want       Problem
 	}{
 		{"wire_api", "[providers.openai]\nwire_api = \"grpc\"\n",
-			Problem{"F", 2, "providers.openai.wire_api", `"grpc" is not one of "responses", "chat"`}},
+			Problem{"F", 2, "providers.openai.wire_api", `"grpc" is not one of "responses", "chat", "anthropic"`}},
 		{"approval_policy", "[tools]\napproval_policy = \"sometimes\"\n",
 			Problem{"F", 2, "tools.approval_policy", `"sometimes" is not one of "on-risk", "always", "never"`}},
 		{"permissions", "[agents.claude]\npermissions = \"yolo\"\n",
@@ -130,9 +130,11 @@ func TestCrossFieldRules(t *testing.T) {
 		{"brave without key", "[web]\nsearch = \"brave\"\n", nil,
 			Problem{"F", 2, "web.search", `web.search = "brave" needs a Brave Search API key: set the environment variable BRAVE_SEARCH_API_KEY (named by web.brave_api_key_env)`}},
 		{"provider search on chat", "[web]\nsearch = \"provider\"\n[providers.openai]\nwire_api = \"chat\"\n", nil,
-			Problem{"F", 2, "web.search", `"provider" needs the active profile's wire_api = "responses", but providers.openai.wire_api = "chat" (user F)`}},
+			Problem{"F", 2, "web.search", `"provider" needs the active profile's wire_api = "responses" or "anthropic", but providers.openai.wire_api = "chat" (user F)`}},
+		{"anthropic wire at OpenAI's URL", "[provider]\nactive = \"lab\"\n[providers.lab]\nwire_api = \"anthropic\"\n", nil,
+			Problem{"default", 0, "providers.lab.base_url", `"https://api.openai.com/v1" is OpenAI's endpoint but providers.lab.wire_api = "anthropic" (user F): set base_url = "https://api.anthropic.com" or your gateway's URL`}},
 		{"active names no profile", "[provider]\nactive = \"nope\"\n", nil,
-			Problem{"F", 2, "provider.active", `no provider profile "nope"; defined profiles: "openai" (add a [providers.nope] table to the user config)`}},
+			Problem{"F", 2, "provider.active", `no provider profile "nope"; defined profiles: "anthropic", "openai" (add a [providers.nope] table to the user config)`}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -164,9 +166,9 @@ func TestOverrideErrors(t *testing.T) {
 		want  []Problem
 	}{
 		{"SCV_PROVIDER unknown", map[string]string{"SCV_PROVIDER": "nope"}, Overrides{},
-			[]Problem{{"env SCV_PROVIDER", 0, "provider.active", `no provider profile "nope"; defined profiles: "local", "openai" (add a [providers.nope] table to the user config)`}}},
+			[]Problem{{"env SCV_PROVIDER", 0, "provider.active", `no provider profile "nope"; defined profiles: "anthropic", "local", "openai" (add a [providers.nope] table to the user config)`}}},
 		{"--provider unknown", nil, Overrides{Provider: "x"},
-			[]Problem{{"flag --provider", 0, "provider.active", `no provider profile "x"; defined profiles: "local", "openai" (add a [providers.x] table to the user config)`}}},
+			[]Problem{{"flag --provider", 0, "provider.active", `no provider profile "x"; defined profiles: "anthropic", "local", "openai" (add a [providers.x] table to the user config)`}}},
 		{"SCV_BASE_URL invalid", map[string]string{"SCV_BASE_URL": "localhost:8080"}, Overrides{},
 			[]Problem{{"env SCV_BASE_URL", 0, "providers.openai.base_url", `"localhost:8080" is not an absolute http:// or https:// URL`}}},
 		{"--base-url invalid", nil, Overrides{BaseURL: "nope"},
@@ -231,5 +233,25 @@ func TestErrorMessageFormat(t *testing.T) {
 	}
 	if !strings.Contains(err.Error(), path) {
 		t.Error("error does not name the file")
+	}
+}
+
+// The built-in anthropic profile works with only its key set, and accepts
+// hosted web search.
+func TestAnthropicPreset(t *testing.T) {
+	f := newFixture(t)
+	f.user(t, "[provider]\nactive = \"anthropic\"\n[web]\nsearch = \"provider\"\n[providers.anthropic]\nreasoning_effort = \"low\"\n")
+	l := mustLoad(t, f.opts())
+	name, p := l.Config.ActiveProvider()
+	want := anthropicProvider()
+	want.ReasoningEffort = "low"
+	if diff := cmp.Diff(want, p); name != "anthropic" || diff != "" {
+		t.Errorf("active profile %q (-want +got):\n%s", name, diff)
+	}
+	if k, err := l.Config.APIKey(map[string]string{"ANTHROPIC_API_KEY": "sk-ant-x"}); err != nil || k.Reveal() != "sk-ant-x" {
+		t.Errorf("APIKey = %q, %v", k.Reveal(), err)
+	}
+	if _, err := l.Config.APIKey(map[string]string{"OPENAI_API_KEY": "sk-x"}); err == nil || !strings.Contains(err.Error(), "ANTHROPIC_API_KEY") {
+		t.Errorf("APIKey without ANTHROPIC_API_KEY: %v", err)
 	}
 }
