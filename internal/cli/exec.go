@@ -207,6 +207,8 @@ func (t *execTurn) handle(ev proto.Event) (code int, done bool) {
 			fmt.Fprint(out, *ev.Content)
 			t.endedWithText = strings.HasSuffix(*ev.Content, "\n")
 		}
+	case proto.EventAssistantReasoning:
+		// Reasoning is not the answer: never on stdout (--json shows it).
 	case proto.EventAssistantComplete:
 		if !t.jsonOut && ev.Content != nil && *ev.Content != "" && !t.endedWithText {
 			fmt.Fprintln(out)

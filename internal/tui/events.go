@@ -22,15 +22,22 @@ func (m *Model) handleEvent(ev proto.Event) tea.Cmd {
 				m.pending[i].queued = true
 			}
 		}
+	case proto.EventAssistantReasoning:
+		if ev.Content != nil && *ev.Content != "" {
+			m.addReasoning(*ev.Content)
+		}
 	case proto.EventAssistantDelta:
 		if ev.Content != nil && *ev.Content != "" {
+			m.endReasoning()
 			it := m.assistantItem()
 			it.text += *ev.Content
 			it.touch()
 		}
 	case proto.EventAssistantComplete:
+		m.endReasoning()
 		m.assistantDone(ev)
 	case proto.EventToolProposed:
+		m.endReasoning()
 		m.streaming = nil
 		m.addItem(&item{kind: kindTool, callID: ev.CallID, name: ev.Name, args: argSummary(ev.Arguments)})
 	case proto.EventApprovalRequested:
@@ -59,6 +66,7 @@ func (m *Model) handleEvent(ev proto.Event) tea.Cmd {
 	case proto.EventSessionCleared:
 		m.tr.reset()
 		m.streaming, m.scroll, m.haveUsage, m.usage = nil, 0, false, proto.Usage{}
+		m.thinking, m.turnThinking = nil, nil
 		m.anchor = nil
 		m.render.expanded = nil
 		m.addItem(&item{kind: kindNotice, text: "conversation cleared; the session starts afresh"})
@@ -161,6 +169,7 @@ func (m *Model) turnEnded(ev proto.Event) {
 		m.lastTurn = m.now().Sub(m.turnStart)
 	}
 	m.turnID = ""
+	m.collapseReasoning()
 	if m.streaming != nil {
 		m.streaming.streaming = false
 		m.streaming.touch()

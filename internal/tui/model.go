@@ -91,18 +91,22 @@ type Model struct {
 	histIdx  int
 	draft    string
 
-	turnID     string
-	turnStart  time.Time
-	lastTurn   time.Duration
-	streaming  *item
-	pending    []pendingPrompt
-	approval   *approvalReq
-	reqSeq     int
-	usage      proto.Usage
-	haveUsage  bool
-	totalUsage int64
-	compacted  int
-	ticking    bool // one tick chain refreshes the elapsed time
+	turnID    string
+	turnStart time.Time
+	lastTurn  time.Duration
+	streaming *item
+	// thinking is the reasoning row receiving fragments; turnThinking are
+	// the turn's reasoning rows, collapsed when it ends.
+	thinking     *item
+	turnThinking []*item
+	pending      []pendingPrompt
+	approval     *approvalReq
+	reqSeq       int
+	usage        proto.Usage
+	haveUsage    bool
+	totalUsage   int64
+	compacted    int
+	ticking      bool // one tick chain refreshes the elapsed time
 }
 
 // New builds the model for one started session.

@@ -29,6 +29,7 @@ const (
 	kindTool
 	kindNotice
 	kindError
+	kindReasoning
 )
 
 // toolState is the lifecycle of a tool row (runtime.md §9).
@@ -55,6 +56,7 @@ type item struct {
 	kind      itemKind
 	text      string // prompt, assistant text, notice or error
 	streaming bool   // assistant text still arriving
+	collapsed bool   // reasoning folded to one line (the turn ended)
 
 	callID, name, args string
 	state              toolState
@@ -197,6 +199,8 @@ func (it *item) render(width int, r *renderer) []string {
 		}
 	case kindError:
 		lines = prefixed(r.styles.err.Render("✗ "), "  ", it.text, width)
+	case kindReasoning:
+		lines = renderReasoning(it, width, r)
 	}
 	it.lines, it.width, it.expanded, it.dirty = lines, width, expanded, false
 	return lines
