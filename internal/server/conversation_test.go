@@ -34,7 +34,7 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 // with the file's want section.
 //
 // Sections: config.toml (appended to a user config pointing at the fake
-// model), model.json (modeltest.LoadScript format), files.txtar-like
+// model; $MODEL_URL is the fake's base URL), model.json (modeltest.LoadScript format), files.txtar-like
 // "ws/<name>" sections (workspace files), script (the conversation), want.
 // Script lines: "> JSON" sends a line (with $S1, $T1, $A1, $Q1, $WORK and
 // $REPEAT(c,n) substituted), "wait TYPE" waits for the next unseen event of
@@ -94,11 +94,12 @@ func runConversation(t *testing.T, file string) {
 		}
 	}
 	extra, _ := section(a, "config.toml")
+	extra = strings.ReplaceAll(extra, "$MODEL_URL", fake.URL())
 	cfg := fmt.Sprintf("[providers.openai]\nbase_url = %q\nmax_retries = 0\n%s", fake.URL(), extra)
 	if err := os.WriteFile(filepath.Join(home, "config.toml"), []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	env := map[string]string{"OPENAI_API_KEY": "sk-test-key", "HOME": home, "PATH": os.Getenv("PATH")}
+	env := map[string]string{"OPENAI_API_KEY": "sk-test-key", "ANTHROPIC_API_KEY": "sk-ant-test-key", "HOME": home, "PATH": os.Getenv("PATH")}
 	layout := paths.Layout{Home: home}
 	ap := app.New(app.Options{Layout: layout, Env: env})
 	loaded, err := ap.LoadConfig("", app.NoOverrides)
