@@ -1,9 +1,9 @@
-// Package agent runs the model-driven tool loop of one session (runtime.md
-// §5): append the prompt, select the model-visible history, stream the
-// model's answer, validate and approve each requested tool call, execute the
-// calls serially in call order, append their bounded results, and loop until
-// the model asks for no tool. It emits protocol events through a callback
-// and never names a concrete tool.
+// Package agent runs the model-driven tool loop of one session
+// (docs/runtime.md): append the prompt, select the model-visible history,
+// stream the model's answer, validate and approve each requested tool call,
+// execute the calls serially in call order, append their bounded results,
+// and loop until the model asks for no tool. It emits protocol events
+// through a callback and never names a concrete tool.
 package agent
 
 import (

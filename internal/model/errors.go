@@ -7,7 +7,7 @@ import (
 	"unicode/utf8"
 )
 
-// maxMessage bounds Error.Message (runtime.md §6: one line, ≤ 300 chars).
+// maxMessage bounds Error.Message: one line of at most 300 bytes.
 const maxMessage = 300
 
 const redacted = "[redacted]"

@@ -1,4 +1,4 @@
-// Package proto defines SCV's client protocol (runtime.md §4): newline-
+// Package proto defines SCV's client protocol (docs/protocol.md): newline-
 // delimited JSON messages, their types and fields, error and failure codes,
 // and the protocol limits. It imports nothing internal, so clients (the TUI,
 // scv exec, third-party tools) depend on it alone.
@@ -187,7 +187,7 @@ type Event struct {
 	Summary    string `json:"summary,omitempty"`
 
 	// turn.completed. ContextTokens is an SCV extension: the estimated size
-	// (runtime.md §5 estimate) of what the next request would send.
+	// (bytes per token plus 4 per message) of what the next request would send.
 	Steps         *int   `json:"steps,omitempty"`
 	Usage         *Usage `json:"usage,omitempty"`
 	ContextTokens *int   `json:"context_tokens,omitempty"`
