@@ -146,23 +146,26 @@ func TestRecordedStreams(t *testing.T) {
 		if strings.Contains(want.Err, "empty answer") {
 			empties++
 		}
-		for _, fr := range framings {
-			if fr.wire != "" && fr.wire != rec.wire {
-				continue
-			}
-			t.Run(rec.name+"/"+fr.name, func(t *testing.T) {
-				b := body
-				if fr.edit != nil {
-					b = fr.edit(bytes.Clone(body))
+		t.Run(rec.name, func(t *testing.T) {
+			t.Parallel()
+			for _, fr := range framings {
+				if fr.wire != "" && fr.wire != rec.wire {
+					continue
 				}
-				hc := &http.Client{Transport: replayTransport{body: b, chunk: fr.chunk}}
-				c, _ := newClient(t, rec.wire, "http://provider.invalid/v1", func(o *model.Options) { o.MaxRetries = 0; o.HTTPClient = hc })
+				t.Run(fr.name, func(t *testing.T) {
+					b := body
+					if fr.edit != nil {
+						b = fr.edit(bytes.Clone(body))
+					}
+					hc := &http.Client{Transport: replayTransport{body: b, chunk: fr.chunk}}
+					c, _ := newClient(t, rec.wire, "http://provider.invalid/v1", func(o *model.Options) { o.MaxRetries = 0; o.HTTPClient = hc })
+					checkReplay(t, c, want)
+				})
+			}
+			t.Run("over http", func(t *testing.T) {
+				c, _ := newClient(t, rec.wire, rawServer(t, string(body)), func(o *model.Options) { o.MaxRetries = 0 })
 				checkReplay(t, c, want)
 			})
-		}
-		t.Run(rec.name+"/over http", func(t *testing.T) {
-			c, _ := newClient(t, rec.wire, rawServer(t, string(body)), func(o *model.Options) { o.MaxRetries = 0 })
-			checkReplay(t, c, want)
 		})
 	}
 	// The corpus must keep exercising both outcomes.
