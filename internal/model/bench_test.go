@@ -122,6 +122,15 @@ func stream10MB(wire string) ([]byte, int) {
 	return b.Bytes(), events
 }
 
+// reportPerEvent adds events/op and the CPU time per event (user +
+// system, GC included) since cpu, over n iterations.
+func reportPerEvent(b *testing.B, events int, cpu int64, n int) {
+	b.ReportMetric(float64(events), "events/op")
+	if used := cpuNanos() - cpu; used > 0 && n > 0 {
+		b.ReportMetric(float64(used)/float64(n*events), "cpu-ns/event")
+	}
+}
+
 func benchParser(wire string, l Limits) eventParser {
 	switch wire {
 	case WireChat:
@@ -145,7 +154,9 @@ func BenchmarkParse10MB(b *testing.B) {
 			}
 			b.SetBytes(int64(len(data)))
 			b.ReportAllocs()
+			cpu, n := cpuNanos(), 0
 			for b.Loop() {
+				n++
 				p := benchParser(wire, c.limits)
 				lr := &limitReader{r: bytes.NewReader(data), limit: c.limits.MaxResponseBytes * FramingAllowance}
 				if err := c.readStream(b.Context(), b.Context(), lr, p); err != nil {
@@ -156,7 +167,7 @@ func BenchmarkParse10MB(b *testing.B) {
 					b.Fatalf("content %d bytes, %d calls, err %v", len(r.Content), len(r.ToolCalls), err)
 				}
 			}
-			b.ReportMetric(float64(events), "events/op")
+			reportPerEvent(b, events, cpu, n)
 		})
 	}
 }
@@ -171,7 +182,9 @@ func BenchmarkPlainScanner(b *testing.B) {
 			data, events := stream10MB(wire)
 			b.SetBytes(int64(len(data)))
 			b.ReportAllocs()
+			cpu, n := cpuNanos(), 0
 			for b.Loop() {
+				n++
 				var text strings.Builder
 				sc := bufio.NewScanner(bytes.NewReader(data))
 				sc.Buffer(make([]byte, 64<<10), 1<<20)
@@ -207,7 +220,7 @@ func BenchmarkPlainScanner(b *testing.B) {
 					b.Fatalf("text %d bytes, err %v", text.Len(), sc.Err())
 				}
 			}
-			b.ReportMetric(float64(events), "events/op")
+			reportPerEvent(b, events, cpu, n)
 		})
 	}
 }
