@@ -57,15 +57,55 @@ func (c *anthropicClient) Stream(ctx context.Context, req Request, onDelta func(
 	return c.finish(p.collector())
 }
 
-var ephemeral = jsonObject{"type": "ephemeral"}
+// ephemeral is the cache_control of a prompt-cache breakpoint.
+func ephemeral() jsonObject { return jsonObject{"type": "ephemeral"} }
 
 // anthropicBody builds the request. Prompt caching marks the system prompt,
-// the tool list and the last message; thinking blocks are replayed only for
-// the assistant messages of the current tool loop (after the last user
-// prompt) and only when thinking is on, as the API requires.
+// the tool list and the last message.
 func (c *core) anthropicBody(req Request, budget int) jsonObject {
+	msgs := anthropicMessages(req.Messages, budget > 0)
+	if n := len(msgs); n > 0 {
+		blocks := msgs[n-1]["content"].([]jsonObject)
+		blocks[len(blocks)-1]["cache_control"] = ephemeral()
+	}
+	maxOut := req.MaxOutputTokens
+	if maxOut <= 0 {
+		maxOut = defaultMaxOutput
+	}
+	body := jsonObject{
+		"model":      firstNonEmpty(req.Model, c.opts.Model),
+		"max_tokens": maxOut + budget,
+		"stream":     true,
+		"messages":   msgs,
+	}
+	if req.Instructions != "" {
+		body["system"] = []jsonObject{{"type": "text", "text": req.Instructions, "cache_control": ephemeral()}}
+	}
+	var tools []jsonObject
+	if req.HostedWebSearch {
+		tools = append(tools, jsonObject{"type": "web_search_20250305", "name": "web_search"})
+	}
+	for _, t := range req.Tools {
+		tools = append(tools, jsonObject{"name": t.Name, "description": t.Description, "input_schema": schemaOrEmpty(t.Parameters)})
+	}
+	if len(tools) > 0 {
+		tools[len(tools)-1]["cache_control"] = ephemeral()
+		body["tools"] = tools
+	}
+	if budget > 0 {
+		body["thinking"] = jsonObject{"type": "enabled", "budget_tokens": budget}
+	}
+	return body
+}
+
+// anthropicMessages replays the history as content blocks, merging
+// consecutive messages of one role and starting with a user message, as
+// the API requires. Thinking blocks are replayed only when thinking is on,
+// and only for the assistant messages of the current tool loop (after the
+// last user prompt).
+func anthropicMessages(history []Message, thinking bool) []jsonObject {
 	lastPrompt := -1
-	for i, m := range req.Messages {
+	for i, m := range history {
 		if m.Role == User {
 			lastPrompt = i
 		}
@@ -81,7 +121,7 @@ func (c *core) anthropicBody(req Request, budget int) jsonObject {
 		}
 		msgs = append(msgs, jsonObject{"role": role, "content": blocks})
 	}
-	for i, m := range req.Messages {
+	for i, m := range history {
 		switch m.Role {
 		case ToolRole:
 			out := m.Content
@@ -91,7 +131,7 @@ func (c *core) anthropicBody(req Request, budget int) jsonObject {
 			add("user", jsonObject{"type": "tool_result", "tool_use_id": m.ToolCallID, "content": out})
 		case Assistant:
 			var blocks []jsonObject
-			if budget > 0 && i > lastPrompt {
+			if thinking && i > lastPrompt {
 				for _, t := range m.Thinking {
 					if t.Redacted != "" {
 						blocks = append(blocks, jsonObject{"type": "redacted_thinking", "data": t.Redacted})
@@ -116,38 +156,7 @@ func (c *core) anthropicBody(req Request, budget int) jsonObject {
 	if len(msgs) > 0 && msgs[0]["role"] != "user" {
 		msgs = append([]jsonObject{{"role": "user", "content": []jsonObject{{"type": "text", "text": "(earlier conversation omitted)"}}}}, msgs...)
 	}
-	if n := len(msgs); n > 0 {
-		blocks := msgs[n-1]["content"].([]jsonObject)
-		blocks[len(blocks)-1]["cache_control"] = ephemeral
-	}
-	maxOut := req.MaxOutputTokens
-	if maxOut <= 0 {
-		maxOut = defaultMaxOutput
-	}
-	body := jsonObject{
-		"model":      firstNonEmpty(req.Model, c.opts.Model),
-		"max_tokens": maxOut + budget,
-		"stream":     true,
-		"messages":   msgs,
-	}
-	if req.Instructions != "" {
-		body["system"] = []jsonObject{{"type": "text", "text": req.Instructions, "cache_control": ephemeral}}
-	}
-	var tools []jsonObject
-	if req.HostedWebSearch {
-		tools = append(tools, jsonObject{"type": "web_search_20250305", "name": "web_search"})
-	}
-	for _, t := range req.Tools {
-		tools = append(tools, jsonObject{"name": t.Name, "description": t.Description, "input_schema": schemaOrEmpty(t.Parameters)})
-	}
-	if len(tools) > 0 {
-		tools[len(tools)-1]["cache_control"] = ephemeral
-		body["tools"] = tools
-	}
-	if budget > 0 {
-		body["thinking"] = jsonObject{"type": "enabled", "budget_tokens": budget}
-	}
-	return body
+	return msgs
 }
 
 // inputObject is a call's arguments as the JSON object tool_use needs.

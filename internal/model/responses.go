@@ -402,9 +402,6 @@ func (p *responsesParser) itemDone(ref respRef, item respItem) error {
 	it := p.item(ref, item.Type)
 	switch item.Type {
 	case "function_call":
-		if it.call == nil && item.CallID != "" && p.col.callIDs[item.CallID] != nil {
-			it.call = p.col.callIDs[item.CallID]
-		}
 		c, err := p.call(it, item.CallID, item.Name)
 		if err != nil || item.Arguments == "" {
 			return err
