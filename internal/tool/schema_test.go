@@ -10,7 +10,7 @@ import (
 func TestFromSchema(t *testing.T) {
 	var got json.RawMessage
 	tl, err := FromSchema("x", "an external tool", json.RawMessage(`{"$schema":"http://json-schema.org/draft-07/schema#","type":"object",
-		"properties":{"n":{"type":"integer","maximum":5},"s":{"type":"string","enum":["a","b"]}},"required":["n"],"additionalProperties":false}`),
+		"properties":{"n":{"type":"integer","maximum":5},"s":{"type":"string","enum":["a","b"]},"city":{"enum":["New York","Paris"]}},"required":["n"],"additionalProperties":false}`),
 		func(env Env, args json.RawMessage) (Plan, error) {
 			got = args
 			return Plan{Risk: Process, Summary: "x", Run: func(context.Context) Result { return Result{Success: true} }}, nil
@@ -26,12 +26,13 @@ func TestFromSchema(t *testing.T) {
 		t.Fatal(err)
 	}
 	for args, want := range map[string]string{
-		`{}`:               "missing required field `n`",
-		`{"n":6}`:          "`n` is 6, above the maximum 5",
-		`{"n":1,"s":"c"}`:  "`s` is \"c\", which is not one of: a, b",
-		`{"n":1,"z":true}`: "unknown field `z`",
-		`{"n":"1"}`:        "`n` has type string, want integer",
-		`[]`:               "expected a JSON object",
+		`{}`:                    "missing required field `n`",
+		`{"n":6}`:               "`n` is 6, above the maximum 5",
+		`{"n":1,"s":"c"}`:       "`s` is \"c\", which is not one of: a, b",
+		`{"n":1,"z":true}`:      "unknown field `z`",
+		`{"n":1,"city":"Rome"}`: "`city` is \"Rome\", which is not one of: \"New York\", Paris",
+		`{"n":"1"}`:             "`n` has type string, want integer",
+		`[]`:                    "expected a JSON object",
 	} {
 		got = nil
 		if _, res, ok := r.Prepare(Env{}, "x", json.RawMessage(args)); ok || res.Error != InvalidArguments || !strings.Contains(res.Output, want) {
