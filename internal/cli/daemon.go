@@ -55,6 +55,7 @@ func (g *globals) runDaemon(logger *slog.Logger) error {
 	if err != nil {
 		return err
 	}
+	defer a.Close() // stops the MCP servers once every connection has ended
 	loaded, err := a.LoadConfig("", noOverrides)
 	if err != nil {
 		return err

@@ -65,6 +65,7 @@ func (e *unavailableError) Unwrap() error { return e.cause }
 // wait, a server in backoff is waited for (as long as ctx allows); without,
 // an *unavailableError is returned at once.
 func (in *instance) ensure(ctx context.Context, wait bool) (*conn, error) {
+	sawStart := false
 	for {
 		in.mu.Lock()
 		switch {
@@ -89,6 +90,7 @@ func (in *instance) ensure(ctx context.Context, wait bool) (*conn, error) {
 			in.mu.Unlock()
 			select {
 			case <-ch:
+				sawStart = true
 				continue
 			case <-ctx.Done():
 				return nil, ctx.Err()
@@ -97,6 +99,10 @@ func (in *instance) ensure(ctx context.Context, wait bool) (*conn, error) {
 		if d := time.Until(in.retryAt); d > 0 {
 			err := &unavailableError{server: in.srv.Name, wait: d, cause: in.lastErr}
 			in.mu.Unlock()
+			if !wait && sawStart {
+				// The start this call waited for failed: that is the news.
+				return nil, err.cause
+			}
 			if !wait {
 				return nil, err
 			}

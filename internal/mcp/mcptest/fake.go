@@ -52,6 +52,11 @@ func MaybeServe() {
 	if os.Getenv(EnvServe) == "" {
 		return
 	}
+	Main()
+}
+
+// Main runs the fake server on stdio and exits (for testscript commands).
+func Main() {
 	os.Exit(serve())
 }
 
