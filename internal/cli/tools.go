@@ -11,6 +11,7 @@ import (
 
 	"github.com/scv-agent/scv/internal/approval"
 	"github.com/scv-agent/scv/internal/config"
+	"github.com/scv-agent/scv/internal/mcp"
 	"github.com/scv-agent/scv/internal/server"
 	"github.com/scv-agent/scv/internal/tool"
 )
@@ -121,6 +122,9 @@ func newToolsCallCmd(g *globals) *cobra.Command {
 			}
 			defer done()
 			if _, ok := reg.Get(args[0]); !ok {
+				if strings.HasPrefix(args[0], mcp.Prefix) {
+					return usageErr("unknown tool %q; `scv tools list` shows the tools, `scv mcp list` the MCP servers and why one is not usable", args[0])
+				}
 				return usageErr("unknown tool %q; `scv tools list` shows the tools", args[0])
 			}
 			policy, err := approval.Parse(cfg.Tools.ApprovalPolicy)

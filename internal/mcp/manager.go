@@ -30,8 +30,11 @@ func (m *Manager) Acquire(workspace string, servers []Server) *Lease {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	for _, s := range servers {
+		if m.closed && s.Problem == "" {
+			s.Problem = "MCP servers are no longer started: SCV is shutting down"
+		}
 		e := &entry{srv: s}
-		if s.Problem == "" && !m.closed {
+		if s.Problem == "" {
 			k := s.launchKey(workspace)
 			in := m.insts[k]
 			if in == nil {
