@@ -10,10 +10,10 @@ import (
 )
 
 // benchStart starts srv from nothing and stops it, b.N times, and reports
-// the start-up as SCV sees it: from spawning the process to the tool list,
-// through the handshake.
+// the start-up as SCV sees it (from spawning the process to the tool list,
+// through the handshake) and the stop.
 func benchStart(b *testing.B, srv Server) {
-	var total time.Duration
+	var total, stop time.Duration
 	for b.Loop() {
 		m := NewManager(Options{Grace: time.Second})
 		l := m.Acquire(b.TempDir(), []Server{srv})
@@ -22,9 +22,12 @@ func benchStart(b *testing.B, srv Server) {
 		}
 		total += l.States()[0].StartTime
 		l.Release()
+		began := time.Now()
 		m.Close()
+		stop += time.Since(began)
 	}
 	b.ReportMetric(float64(total.Microseconds())/float64(b.N)/1000, "start-ms")
+	b.ReportMetric(float64(stop.Microseconds())/float64(b.N)/1000, "stop-ms")
 }
 
 // BenchmarkStartFake is the start-up of the fake Go server (the test
