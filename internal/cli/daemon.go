@@ -55,7 +55,7 @@ func (g *globals) runDaemon(logger *slog.Logger) error {
 	if err != nil {
 		return err
 	}
-	defer a.Close() // stops the MCP servers once every connection has ended
+	defer a.Close() // in case daemon.Run fails before Drain
 	loaded, err := a.LoadConfig("", noOverrides)
 	if err != nil {
 		return err
@@ -71,7 +71,7 @@ func (g *globals) runDaemon(logger *slog.Logger) error {
 	srv := newServer(a, logger, &loaded.Config, status, stop)
 	err = daemon.Run(ctx, daemon.Options{
 		Layout: layout, Server: srv, Logger: logger, Subreaper: true,
-		Reconcile: tr.Reconcile,
+		Reconcile: tr.Reconcile, Drain: a.Close,
 	})
 	if errors.Is(err, daemon.ErrRunning) {
 		return &exitError{code: ExitFailure, msg: err.Error()}
