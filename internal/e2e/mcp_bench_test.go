@@ -3,8 +3,6 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"os/exec"
-	"syscall"
 	"testing"
 	"time"
 
@@ -43,26 +41,10 @@ func daemonAfterTurn(b *testing.B, servers int) float64 {
 		cfg += mcpConfig(fmt.Sprintf("s%d", i), exe, nil, env)
 	}
 	in := benchInstance(b, root, cfg)
-	cmd := exec.Command(scvBin, "--scv-home", in.home, "run")
-	cmd.Dir, cmd.Env = in.ws, in.env
-	if err := cmd.Start(); err != nil {
-		b.Fatal(err)
-	}
-	defer func() {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		_ = cmd.Wait()
-	}()
+	pid, c, stop := benchDaemon(b, in)
+	defer stop()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	c, err := in.dial(ctx)
-	for err != nil && ctx.Err() == nil {
-		time.Sleep(20 * time.Millisecond)
-		c, err = in.dial(ctx)
-	}
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer c.Close()
 	ev, err := c.StartSession(ctx, proto.SessionStart{Cwd: in.ws})
 	if err != nil {
 		b.Fatal(err)
@@ -78,7 +60,7 @@ func daemonAfterTurn(b *testing.B, servers int) float64 {
 			}
 			if e.Type == proto.EventTurnCompleted {
 				time.Sleep(time.Second)
-				return procStatusKB(b, cmd.Process.Pid, "VmRSS")
+				return procStatusKB(b, pid, "VmRSS")
 			}
 			if e.Type == proto.EventTurnFailed {
 				b.Fatalf("turn failed: %s", e.Message)

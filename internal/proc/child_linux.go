@@ -9,23 +9,7 @@ import (
 )
 
 func start(s Spec) (*Child, error) {
-	grace := s.Grace
-	if grace <= 0 {
-		grace = DefaultGrace
-	}
-	cmd := &exec.Cmd{
-		Path:        s.Path,
-		Args:        append([]string{s.Path}, s.Args...),
-		Dir:         s.Dir,
-		Env:         s.Env,
-		SysProcAttr: &syscall.SysProcAttr{Setpgid: true},
-	}
-	if cmd.Env == nil {
-		cmd.Env = []string{}
-	}
-	if s.Tag != "" {
-		cmd.Env = withTag(cmd.Env, s.Tag)
-	}
+	cmd, grace := command(s)
 	// Our own pipes, not os/exec's: Wait would close its pipes as soon as
 	// the leader exits, dropping what it wrote last.
 	inR, inW, err := os.Pipe()
