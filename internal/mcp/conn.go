@@ -208,13 +208,13 @@ func (c *conn) close(grace time.Duration) {
 			}
 			t.Stop()
 			c.child.Stop()
+			// A setsid escapee may still hold the server's stdout: reading
+			// ends here, so calls still waiting fail instead of hanging.
+			_ = c.child.Stdout.Close()
 		}
 		if c.sess != nil {
 			_ = c.sess.Close()
 			<-c.sessEnded
-		}
-		if c.child != nil {
-			_ = c.child.Stdout.Close()
 		}
 		if c.httpTr != nil {
 			c.httpTr.CloseIdleConnections()

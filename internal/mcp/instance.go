@@ -130,14 +130,17 @@ func (in *instance) start(done chan struct{}) {
 	began := time.Now()
 	c, tools, err := in.connect()
 	in.mu.Lock()
+	if err == nil && in.retired {
+		in.starting = nil
+		close(done)
+		in.mu.Unlock()
+		c.close(in.m.opts.Grace)
+		return
+	}
 	defer in.mu.Unlock()
 	// Waiters see the outcome once done is closed, the log line included.
 	defer close(done)
 	in.starting = nil
-	if err == nil && in.retired {
-		c.close(in.m.opts.Grace)
-		return
-	}
 	if err != nil {
 		in.failures++
 		wait := in.m.opts.backoff(in.failures)
@@ -248,7 +251,9 @@ func (in *instance) relistIfChanged(ctx context.Context, c *conn) error {
 		}
 		in.mu.Unlock()
 		if err != nil {
-			return fmt.Errorf("list the tools of MCP server %s again after it announced a change: %w", in.srv.Name, err)
+			err = fmt.Errorf("list the tools of MCP server %s again after it announced a change: %w", in.srv.Name, err)
+			in.m.opts.Logger.Warn("mcp server tools not listed again", "server", in.srv.Name, "err", err)
+			return err
 		}
 		in.m.opts.Logger.Info("mcp server tools changed", "server", in.srv.Name, "tools", len(tools))
 	}

@@ -20,6 +20,7 @@ type Child struct {
 
 	pid     int
 	grace   time.Duration
+	exited  chan struct{} // closed as soon as the leader has been waited for
 	done    chan struct{}
 	res     Result
 	stopped atomic.Bool
@@ -32,8 +33,8 @@ func (c *Child) PID() int { return c.pid }
 // escapees and its stderr have been dealt with.
 func (c *Child) Done() <-chan struct{} { return c.done }
 
-// Result is how the child ended; valid once Done is closed. Cancelled says
-// Stop ended it.
+// Result is how the child ended; it waits for Done. Cancelled says Stop
+// ended it (a child that had exited by itself is not Cancelled).
 func (c *Child) Result() Result {
 	<-c.done
 	return c.res
@@ -52,12 +53,14 @@ func Start(s Spec) (*Child, error) {
 // it returns once Done is closed. Stopping a child that already ended does
 // nothing.
 func (c *Child) Stop() {
-	c.stopped.Store(true)
 	select {
-	case <-c.done:
+	case <-c.exited:
+		// It ended by itself; only its clean-up may still be running.
+		<-c.done
 		return
 	default:
 	}
+	c.stopped.Store(true)
 	StopGroup(c.pid, c.grace)
 	<-c.done
 }

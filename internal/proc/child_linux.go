@@ -41,7 +41,7 @@ func start(s Spec) (*Child, error) {
 		errs.closeReaders()
 		return nil, fmt.Errorf("start %s: %w", s.Path, err)
 	}
-	c := &Child{Stdin: inW, Stdout: outR, pid: cmd.Process.Pid, grace: grace, done: make(chan struct{})}
+	c := &Child{Stdin: inW, Stdout: outR, pid: cmd.Process.Pid, grace: grace, exited: make(chan struct{}), done: make(chan struct{})}
 	drained := errs.copyAll()
 	go c.watch(cmd, s, errs, drained)
 	return c, nil
@@ -51,6 +51,8 @@ func start(s Spec) (*Child, error) {
 func (c *Child) watch(cmd *exec.Cmd, s Spec, errs *outputs, drained <-chan struct{}) {
 	started := time.Now()
 	waitErr := cmd.Wait()
+	c.res.Cancelled = c.stopped.Load()
+	close(c.exited)
 	untrack(c.pid)
 	if st := cmd.ProcessState; st != nil {
 		ws, _ := st.Sys().(syscall.WaitStatus)
@@ -71,7 +73,6 @@ func (c *Child) watch(cmd *exec.Cmd, s Spec, errs *outputs, drained <-chan struc
 		s.AfterExit()
 	}
 	errs.drain(drained, time.Now().Add(min(c.grace, drainAfterStop)))
-	c.res.Cancelled = c.stopped.Load()
 	c.res.Duration = time.Since(started)
 	close(c.done)
 }

@@ -126,3 +126,21 @@ func TestChildStartFailure(t *testing.T) {
 		t.Errorf("descriptors %d before, %d after a failed start", fds, after)
 	}
 }
+
+// TestChildStopAfterExitNotCancelled: Stop called while the clean-up of a
+// leader that exited by itself is still running (here, its group member
+// ignores TERM for the grace period) does not make the result Cancelled:
+// the exit status is what happened.
+func TestChildStopAfterExitNotCancelled(t *testing.T) {
+	pidfile := filepath.Join(t.TempDir(), "pids")
+	c := startChild(t, `(trap '' TERM; echo $BASHPID > `+pidfile+`; exec sleep 600) & while [ ! -s `+pidfile+` ]; do sleep 0.01; done; exit 5`, nil)
+	killAtCleanup(t, readPids(t, pidfile, 1))
+	deadline := time.Now().Add(5 * time.Second)
+	for anyAlive([]int{c.PID()}) && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	c.Stop()
+	if res := c.Result(); res.Cancelled || res.ExitCode == nil || *res.ExitCode != 5 {
+		t.Errorf("result = %+v, want exit 5, not cancelled", res)
+	}
+}
