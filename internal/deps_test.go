@@ -91,6 +91,7 @@ var forbidden = map[string][]string{
 	"internal/server":   {"internal/config", "internal/cli", "internal/tools/", "internal/tui"},
 	"internal/model":    {"internal/config", "internal/agent", "internal/server", "internal/tools/"},
 	"internal/approval": {"internal/config", "internal/tools/", "internal/server", "internal/agent"},
+	"internal/mcp":      {"internal/config", "internal/app", "internal/cli", "internal/server", "internal/agent", "internal/daemon", "internal/tui", "internal/tools/"},
 }
 
 func TestImportRules(t *testing.T) {

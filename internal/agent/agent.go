@@ -25,7 +25,12 @@ type Options struct {
 	ModelName       string
 	ReasoningEffort string
 	Registry        *tool.Registry
-	Policy          approval.Policy
+	// Tools, when set, is asked for the registry before every model
+	// request (an MCP server's tools may change during a session); the
+	// tools offered and the calls answered are those of the registry it
+	// returns. Registry is then the registry before the first request.
+	Tools  func(ctx context.Context) *tool.Registry
+	Policy approval.Policy
 	// SystemPrompt is the complete system prompt (see Prompt).
 	SystemPrompt    string
 	HostedWebSearch bool
@@ -46,6 +51,7 @@ type Session struct {
 	opts    Options
 	broker  *approval.Broker
 	hist    history
+	reg     *tool.Registry
 	tools   []model.ToolSpec
 	fixed   int // tokens of the system prompt and tool schemas
 	lastCut int // removed_messages of the last context.compacted
@@ -54,14 +60,22 @@ type Session struct {
 // New returns an empty session.
 func New(opts Options) *Session {
 	s := &Session{opts: opts, broker: approval.NewBroker()}
-	for _, t := range opts.Registry.Tools() {
+	s.setRegistry(opts.Registry)
+	return s
+}
+
+// setRegistry makes r the session's tools: what the model is offered and
+// what its calls are checked against.
+func (s *Session) setRegistry(r *tool.Registry) {
+	s.reg = r
+	s.tools = nil
+	for _, t := range r.Tools() {
 		s.tools = append(s.tools, model.ToolSpec{Name: t.Name(), Description: t.Description(), Parameters: t.Schema()})
 	}
-	s.fixed = estimateText(opts.Context, opts.SystemPrompt)
+	s.fixed = estimateText(s.opts.Context, s.opts.SystemPrompt)
 	for _, t := range s.tools {
-		s.fixed += estimateText(opts.Context, t.Name+t.Description+string(t.Parameters))
+		s.fixed += estimateText(s.opts.Context, t.Name+t.Description+string(t.Parameters))
 	}
-	return s
 }
 
 // Resolve answers a pending approval of this session.
@@ -134,6 +148,11 @@ func (s *Session) loop(ctx context.Context, prompt string, ev Emit) (int, *proto
 		}
 		if err := ctx.Err(); err != nil {
 			return step, usage, err
+		}
+		if s.opts.Tools != nil {
+			if r := s.opts.Tools(ctx); r != nil && r != s.reg {
+				s.setRegistry(r)
+			}
 		}
 		msgs, err := s.selectContext(ev)
 		if err != nil {
@@ -235,7 +254,7 @@ func (s *Session) call(ctx context.Context, call model.ToolCall, ev Emit) (tool.
 	env := tool.Env{Workspace: s.opts.Workspace, SessionID: s.opts.SessionID, CallID: call.ID, OutputLimit: s.opts.OutputLimit}
 	var stopProgress func()
 	env.Progress, stopProgress = newProgress(call.ID, ev)
-	plan, res, ok := s.opts.Registry.Prepare(env, call.Name, []byte(call.Arguments))
+	plan, res, ok := s.reg.Prepare(env, call.Name, []byte(call.Arguments))
 	var err error
 	if ok {
 		res, err = s.approveAndRun(ctx, call, plan, ev)

@@ -600,3 +600,52 @@ func TestToolPanicFailsTurnInternal(t *testing.T) {
 		t.Fatalf("message %q, history %d", rec.last().Message, s.HistoryLen())
 	}
 }
+
+// TestToolsRefreshedPerRequest: with Options.Tools, every model request
+// offers the registry of that moment, and calls are checked against it (a
+// tool that appeared is callable, one that went away is unknown).
+func TestToolsRefreshedPerRequest(t *testing.T) {
+	var order []string
+	full := testTools(t, &order)
+	echo, _ := full.Get("echo")
+	touch, _ := full.Get("touch")
+	first, _ := tool.NewRegistry(echo)
+	second, _ := tool.NewRegistry(touch)
+	regs := []*tool.Registry{first, second, second}
+	fm := &fakeModel{script: []step{
+		calls(call("c1", "echo", `{"text":"a"}`)),
+		calls(call("c2", "echo", `{"text":"b"}`), call("c3", "touch", `{"text":"c"}`)),
+		text("done"),
+	}}
+	s := New(Options{
+		Model: fm, ModelName: "m", Registry: first, Policy: approval.OnRisk, SystemPrompt: "sys",
+		Tools: func(context.Context) *tool.Registry {
+			r := regs[0]
+			regs = regs[1:]
+			return r
+		},
+		MaxSteps: 8, Workspace: "/ws", SessionID: "s1", OutputLimit: 4096,
+		Context: ContextOptions{MaxTokens: 100000, ReserveOutputTokens: 100, SafetyMarginTokens: 10, BytesPerToken: 3, SummaryMaxChars: 600},
+		History: HistoryOptions{MaxBytes: 1 << 20, MaxMessages: 1000},
+	})
+	rec := &recorder{onApproval: func(e proto.Event) { s.Resolve(e.ApprovalID, true) }}
+	s.RunTurn(t.Context(), "t1", "go", rec.emit)
+	var offered [][]string
+	for _, r := range fm.requests {
+		var names []string
+		for _, ts := range r.Tools {
+			names = append(names, ts.Name)
+		}
+		offered = append(offered, names)
+	}
+	if d := cmp.Diff([][]string{{"echo"}, {"touch"}, {"touch"}}, offered); d != "" {
+		t.Errorf("tools offered per request (-want +got):\n%s", d)
+	}
+	want := []string{"turn.started", "assistant.completed", "tool.proposed", "tool.started", "tool.completed(echo,true,)",
+		"assistant.completed", "tool.proposed", "tool.completed(echo,false,unknown_tool)",
+		"tool.proposed", "approval.requested", "tool.started", "tool.completed(touch,true,)",
+		"assistant.delta", "assistant.completed", "turn.completed"}
+	if d := cmp.Diff(want, rec.types()); d != "" {
+		t.Errorf("events (-want +got):\n%s", d)
+	}
+}

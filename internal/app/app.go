@@ -2,6 +2,8 @@
 // meets constructors. It loads the layered config for a workspace, builds
 // the tool registry of a session (file, shell, web, skill and agent tools),
 // the model client and the system prompt, and hands the server a Factory.
+// It owns the MCP manager whose servers the sessions share (Close stops
+// them).
 package app
 
 import (
@@ -17,6 +19,7 @@ import (
 	"github.com/scv-agent/scv/internal/approval"
 	"github.com/scv-agent/scv/internal/config"
 	"github.com/scv-agent/scv/internal/delegation"
+	"github.com/scv-agent/scv/internal/mcp"
 	"github.com/scv-agent/scv/internal/model"
 	"github.com/scv-agent/scv/internal/netguard"
 	"github.com/scv-agent/scv/internal/paths"
@@ -29,6 +32,7 @@ import (
 	"github.com/scv-agent/scv/internal/tools/fs"
 	skilltool "github.com/scv-agent/scv/internal/tools/skill"
 	"github.com/scv-agent/scv/internal/tools/web"
+	"github.com/scv-agent/scv/internal/version"
 )
 
 // Options are the process-level inputs of the app.
@@ -51,6 +55,7 @@ type Options struct {
 type App struct {
 	opts     Options
 	sessions atomic.Int64
+	mcp      *mcp.Manager
 }
 
 // New returns an App.
@@ -61,7 +66,8 @@ func New(opts Options) *App {
 	if opts.InstanceID == "" {
 		opts.InstanceID = fmt.Sprintf("scv-%d", os.Getpid())
 	}
-	return &App{opts: opts}
+	m := mcp.NewManager(mcp.Options{Logger: opts.Logger, InstanceID: opts.InstanceID, Version: version.Version})
+	return &App{opts: opts, mcp: m}
 }
 
 // Depth is this process's own delegation depth (SCV_DELEGATION_DEPTH).
@@ -89,6 +95,13 @@ type Toolset struct {
 	Skills   *skill.Set
 	// HostedSearch says Responses requests offer {"type":"web_search"}.
 	HostedSearch bool
+	// With MCP servers configured, Current returns the registry of the
+	// moment (MCP servers start on its first call and their tools may
+	// change), MCP is the session's lease on them and Release ends it.
+	// Without, Current returns Registry and Release does nothing.
+	Current func(ctx context.Context) *tool.Registry
+	MCP     *mcp.Lease
+	Release func()
 }
 
 // Tools builds the registry for a workspace. depth is the session's
@@ -97,7 +110,7 @@ type Toolset struct {
 func (a *App) Tools(cfg *config.Config, workspace string, depth int, noTools bool) (Toolset, error) {
 	if noTools {
 		r, _ := tool.NewRegistry()
-		return Toolset{Registry: r}, nil
+		return fixedToolset(Toolset{Registry: r}), nil
 	}
 	t := cfg.Tools
 	secs := func(n int) time.Duration { return time.Duration(n) * time.Second }
@@ -131,7 +144,19 @@ func (a *App) Tools(cfg *config.Config, workspace string, depth int, noTools boo
 		return Toolset{}, err
 	}
 	ts.Registry = r
-	return ts, nil
+	if servers := a.MCPServers(cfg, workspace); len(servers) > 0 {
+		a.withMCP(&ts, list, servers, workspace)
+		return ts, nil
+	}
+	return fixedToolset(ts), nil
+}
+
+// fixedToolset is a toolset whose registry never changes.
+func fixedToolset(ts Toolset) Toolset {
+	r := ts.Registry
+	ts.Current = func(context.Context) *tool.Registry { return r }
+	ts.Release = func() {}
+	return ts
 }
 
 func (a *App) webTools(cfg *config.Config) ([]tool.Tool, bool, error) {
@@ -218,6 +243,7 @@ func (a *App) NewSession(ctx context.Context, id string, req proto.SessionStart)
 	}
 	client, modelName, err := a.ModelClient(cfg)
 	if err != nil {
+		ts.Release()
 		return nil, server.SessionInfo{}, err
 	}
 	agentsMD, err := agent.ReadAgentsMD(req.Cwd)
@@ -230,11 +256,12 @@ func (a *App) NewSession(ctx context.Context, id string, req proto.SessionStart)
 	}
 	policy, err := approval.Parse(cfg.Tools.ApprovalPolicy)
 	if err != nil {
+		ts.Release()
 		return nil, server.SessionInfo{}, err
 	}
 	_, prof := cfg.ActiveProvider()
 	sess := agent.New(agent.Options{
-		Model: client, ModelName: modelName, ReasoningEffort: prof.ReasoningEffort, Registry: ts.Registry, Policy: policy,
+		Model: client, ModelName: modelName, ReasoningEffort: prof.ReasoningEffort, Registry: ts.Registry, Tools: ts.Current, Policy: policy,
 		SystemPrompt: agent.Prompt(cfg.Agent.SystemPrompt, req.Cwd, agentsMD, skills), HostedWebSearch: ts.HostedSearch,
 		MaxSteps: cfg.Agent.MaxSteps, Workspace: req.Cwd, SessionID: id, OutputLimit: cfg.Tools.OutputLimitBytes,
 		Context: agent.ContextOptions{MaxTokens: cfg.Context.MaxTokens, ReserveOutputTokens: cfg.Context.ReserveOutputTokens,
@@ -243,7 +270,7 @@ func (a *App) NewSession(ctx context.Context, id string, req proto.SessionStart)
 	})
 	a.sessions.Add(1)
 	info := server.SessionInfo{Cwd: req.Cwd, Model: modelName, ContextMaxTokens: cfg.Context.MaxTokens, Tools: ts.Registry.Names(),
-		Close: func() { a.sessions.Add(-1) }}
+		Close: func() { ts.Release(); a.sessions.Add(-1) }}
 	return sess, info, nil
 }
 

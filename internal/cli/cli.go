@@ -131,6 +131,7 @@ func newRootCmd(g *globals) *cobra.Command {
 		newTUICmd(g),
 		newAgentsCmd(g),
 		newToolsCmd(g),
+		newMCPCmd(g),
 		newExecCmd(g),
 		newServerCmd(g),
 		newRunCmd(g),

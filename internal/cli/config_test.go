@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/scv-agent/scv/internal/mcp/mcptest"
 )
 
 // TestMain registers the scv command for every script test of this
@@ -21,6 +23,8 @@ func TestMain(m *testing.M) {
 			stdio := Stdio{In: os.Stdin, Out: os.Stdout, Err: os.Stderr}
 			os.Exit(Run(context.Background(), os.Args[1:], stdio, Environ(os.Environ())))
 		},
+		// The fake MCP server, for [mcp.servers] tables of the scripts.
+		"mcpfake": mcptest.Main,
 	})
 }
 

@@ -55,6 +55,7 @@ func (g *globals) runDaemon(logger *slog.Logger) error {
 	if err != nil {
 		return err
 	}
+	defer a.Close() // in case daemon.Run fails before Drain
 	loaded, err := a.LoadConfig("", noOverrides)
 	if err != nil {
 		return err
@@ -70,7 +71,7 @@ func (g *globals) runDaemon(logger *slog.Logger) error {
 	srv := newServer(a, logger, &loaded.Config, status, stop)
 	err = daemon.Run(ctx, daemon.Options{
 		Layout: layout, Server: srv, Logger: logger, Subreaper: true,
-		Reconcile: tr.Reconcile,
+		Reconcile: tr.Reconcile, Drain: a.Close,
 	})
 	if errors.Is(err, daemon.ErrRunning) {
 		return &exitError{code: ExitFailure, msg: err.Error()}

@@ -19,6 +19,7 @@ func newServerCmd(g *globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			defer a.Close()
 			loaded, err := a.LoadConfig("", noOverrides)
 			if err != nil {
 				return err

@@ -9,9 +9,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/scv-agent/scv/internal/app"
 	"github.com/scv-agent/scv/internal/approval"
 	"github.com/scv-agent/scv/internal/config"
+	"github.com/scv-agent/scv/internal/mcp"
 	"github.com/scv-agent/scv/internal/server"
 	"github.com/scv-agent/scv/internal/tool"
 )
@@ -19,33 +19,39 @@ import (
 var noOverrides = config.Overrides{}
 
 func newToolsCmd(g *globals) *cobra.Command {
-	cmd := &cobra.Command{Use: "tools", Short: "List and call the built-in tools directly"}
+	cmd := &cobra.Command{Use: "tools", Short: "List and call the tools directly (built-in and MCP)"}
 	cmd.AddCommand(newToolsListCmd(g), newToolsCallCmd(g))
 	return cmd
 }
 
-// toolset loads the config for a workspace and builds its tools.
-func (g *globals) toolset(workspace string) (*app.App, *config.Config, string, app.Toolset, error) {
+// toolset loads the config for a workspace and builds its tools; the
+// registry includes the tools of the configured MCP servers, which are
+// started for it. Call the returned function when done (it stops them).
+func (g *globals) toolset(workspace string) (*config.Config, string, *tool.Registry, func(), error) {
 	a, _, _, err := g.newApp(g.stderrLogger(), true)
 	if err != nil {
-		return nil, nil, "", app.Toolset{}, err
+		return nil, "", nil, nil, err
 	}
 	ws, err := workspaceDir(workspace)
 	if err != nil {
-		return nil, nil, "", app.Toolset{}, err
+		return nil, "", nil, nil, err
 	}
 	if ws, err = server.CanonicalDir(ws); err != nil {
-		return nil, nil, "", app.Toolset{}, usageErr("workspace %v", err)
+		return nil, "", nil, nil, usageErr("workspace %v", err)
 	}
 	loaded, err := a.LoadConfig(ws, noOverrides)
 	if err != nil {
-		return nil, nil, "", app.Toolset{}, err
+		return nil, "", nil, nil, err
 	}
 	ts, err := a.Tools(&loaded.Config, ws, a.Depth(), false)
 	if err != nil {
-		return nil, nil, "", app.Toolset{}, err
+		return nil, "", nil, nil, err
 	}
-	return a, &loaded.Config, ws, ts, nil
+	done := func() {
+		ts.Release()
+		a.Close()
+	}
+	return &loaded.Config, ws, ts.Current(g.ctx), done, nil
 }
 
 func newToolsListCmd(g *globals) *cobra.Command {
@@ -55,12 +61,13 @@ func newToolsListCmd(g *globals) *cobra.Command {
 		Short: "List the tools of a workspace: name, risk class, description",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			_, _, _, ts, err := g.toolset(workspace)
+			_, _, reg, done, err := g.toolset(workspace)
 			if err != nil {
 				return err
 			}
+			defer done()
 			tw := tabwriter.NewWriter(g.stdio.Out, 0, 4, 2, ' ', 0)
-			for _, t := range ts.Registry.Tools() {
+			for _, t := range reg.Tools() {
 				fmt.Fprintf(tw, "%s\t%s\t%s\n", t.Name(), tool.RiskClassOf(t), firstLine(t.Description()))
 			}
 			return tw.Flush()
@@ -109,18 +116,22 @@ func newToolsCallCmd(g *globals) *cobra.Command {
 			if !json.Valid([]byte(raw)) {
 				return usageErr("arguments are not valid JSON: %s", clip(raw, 80))
 			}
-			_, cfg, ws, ts, err := g.toolset(workspace)
+			cfg, ws, reg, done, err := g.toolset(workspace)
 			if err != nil {
 				return err
 			}
-			if _, ok := ts.Registry.Get(args[0]); !ok {
+			defer done()
+			if _, ok := reg.Get(args[0]); !ok {
+				if strings.HasPrefix(args[0], mcp.Prefix) {
+					return usageErr("unknown tool %q; `scv tools list` shows the tools, `scv mcp list` the MCP servers and why one is not usable", args[0])
+				}
 				return usageErr("unknown tool %q; `scv tools list` shows the tools", args[0])
 			}
 			policy, err := approval.Parse(cfg.Tools.ApprovalPolicy)
 			if err != nil {
 				return err
 			}
-			res := callTool(g, ts.Registry, cfg, ws, policy, yes, args[0], raw)
+			res := callTool(g, reg, cfg, ws, policy, yes, args[0], raw)
 			out := callOutput{Name: args[0], Success: res.Success, Error: string(res.Error), Truncated: res.Truncated, Output: outputValue(res)}
 			if !res.Success && out.Error == "" {
 				out.Error = string(tool.Failed)

@@ -90,3 +90,18 @@ func TestToolsCallTextOutput(t *testing.T) {
 		t.Errorf("tools call web_fetch (-want +got):\n%s", diff)
 	}
 }
+
+// TestMCPScripts runs the scripts of testdata/script/mcp: `scv mcp list`,
+// `scv mcp test` and MCP tools through `scv tools list` and `scv tools
+// call`, against the fake MCP server (the `mcpfake` command).
+func TestMCPScripts(t *testing.T) {
+	testscript.Run(t, testscript.Params{
+		Dir: filepath.Join("testdata", "script", "mcp"),
+		Setup: func(env *testscript.Env) error {
+			env.Setenv("SCV_HOME", filepath.Join(env.WorkDir, "scvhome"))
+			env.Setenv("HOME", filepath.Join(env.WorkDir, "userhome"))
+			return nil
+		},
+		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){"exits": cmdExits},
+	})
+}

@@ -25,6 +25,7 @@ type Config struct {
 	Skills         Skills                   `toml:"skills"`
 	Web            Web                      `toml:"web"`
 	Agents         map[string]AgentOverride `toml:"agents"`
+	MCP            MCP                      `toml:"mcp"`
 }
 
 // ProviderChoice is the [provider] table.

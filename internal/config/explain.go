@@ -108,6 +108,7 @@ func CommentedTemplate() string {
 			fmt.Fprintf(&b, "# %s = %s\n", path[len(path)-1], formatValue(v))
 		}
 	})
+	mcpTemplate(&b)
 	return b.String()
 }
 

@@ -11,6 +11,8 @@ const (
 	projDisable              // a switch: may turn it off, never on
 	projSearch               // web.search: may set "off" (or repeat the lower value)
 	projAllow                // skills.project_dir (checked to stay inside the workspace)
+	projNarrow               // mcp.servers.*.tools: a non-empty subset only
+	projGrow                 // mcp.servers.*.disabled_tools: may only add entries
 )
 
 // keySpec describes one key pattern.
@@ -19,6 +21,7 @@ type keySpec struct {
 	min   int // least valid value of an integer key
 	proj  projectRule
 	check func(s string) string // extra check of a string key; "" is fine
+	each  func(s string) string // check of every entry of a list key
 	// example marks keys with no useful default: the template shows them
 	// as an explanation only.
 	example string
@@ -80,7 +83,7 @@ var specs = map[string]keySpec{
 	"web.fetch_max_bytes":         limit("Most bytes web_fetch downloads.", 1),
 	"web.fetch_timeout_seconds":   limit("Timeout of one web_fetch, in seconds.", 1),
 	"web.max_redirects":           limit("Most redirects web_fetch follows.", 0),
-	"web.auto_approve_domains":    {doc: `HTTPS hosts fetched without approval: "host" or "*.host" (strict subdomains).`},
+	"web.auto_approve_domains":    {doc: `HTTPS hosts fetched without approval: "host" or "*.host" (strict subdomains).`, each: domainEntry},
 	"web.allow_private_addresses": {doc: "Let web_fetch reach loopback, private and link-local addresses."},
 	"web.search":                  {doc: `Web search: "off", "provider" (hosted; responses and anthropic wires), "searxng" or "brave".`, proj: projSearch, check: enum(SearchOff, SearchProvider, SearchSearXNG, SearchBrave)},
 	"web.searxng_url":             {doc: `Base URL of the SearXNG instance (for search = "searxng").`, check: optionalURL, example: `searxng_url = "http://127.0.0.1:8888"`},
@@ -95,4 +98,20 @@ var specs = map[string]keySpec{
 	"agents.*.model_args":  {doc: "Model selection template holding {model}; empty means no model option.", example: `model_args = ["--model", "{model}"]`},
 	"agents.*.effort_args": {doc: "Effort selection template holding {effort}; empty means no effort option.", example: `effort_args = ["--effort", "{effort}"]`},
 	"agents.*.permissions": {doc: `"default" adds nothing; "full" opts in to the CLI's own full-autonomy switches.`, check: enum(PermissionsDefault, PermissionsFull)},
+
+	"mcp.servers.*.command":                 {doc: "Executable of a stdio MCP server (a name is looked up in PATH).", check: nonEmpty, example: `command = "npx"`},
+	"mcp.servers.*.args":                    {doc: "Arguments of the stdio server.", example: `args = ["-y", "@modelcontextprotocol/server-filesystem", "."]`},
+	"mcp.servers.*.env":                     {doc: "Variables set in the stdio server's environment (values are treated as secrets).", example: `env = { LOG_LEVEL = "warn" }`},
+	"mcp.servers.*.env_from":                {doc: "Variables copied from SCV's own environment into the stdio server's.", each: envName, example: `env_from = ["GITHUB_PERSONAL_ACCESS_TOKEN"]`},
+	"mcp.servers.*.cwd":                     {doc: "Working directory of the stdio server, absolute (default: the session's workspace).", check: absPathOrEmpty, example: `cwd = "/srv/data"`},
+	"mcp.servers.*.url":                     {doc: "Endpoint of a streamable HTTP MCP server (http or https).", check: optionalURL, example: `url = "http://127.0.0.1:8931/mcp"`},
+	"mcp.servers.*.headers":                 {doc: "Extra HTTP headers sent to the HTTP server (values are treated as secrets).", example: `headers = { X-Team = "tools" }`},
+	"mcp.servers.*.bearer_token_env":        {doc: "Environment variable whose value is sent as Authorization: Bearer to the HTTP server.", check: envName, example: `bearer_token_env = "MCP_TOKEN"`},
+	"mcp.servers.*.enabled":                 {doc: "Start this server and offer its tools (a project config may turn it off).", proj: projDisable, example: `enabled = true`},
+	"mcp.servers.*.tools":                   {doc: "Only these tools of the server (by the server's own names); empty offers all.", each: toolName, proj: projNarrow, example: `tools = ["read_file", "list_directory"]`},
+	"mcp.servers.*.disabled_tools":          {doc: "Tools of the server never offered (by the server's own names).", each: toolName, proj: projGrow, example: `disabled_tools = ["write_file"]`},
+	"mcp.servers.*.startup_timeout_seconds": {doc: "Time a server gets to start and list its tools, in seconds.", min: 1, example: `startup_timeout_seconds = 30`},
+	"mcp.servers.*.tool_timeout_seconds":    {doc: "Timeout of one call of the server's tools, in seconds.", min: 1, example: `tool_timeout_seconds = 120`},
+	"mcp.servers.*.risk":                    {doc: `Risk of every call of the server's tools: "process" (default), "network", "filesystem" or "read_only"; the server's own hints never lower it.`, check: enum(RiskProcess, RiskNetwork, RiskFilesystem, RiskReadOnly), example: `risk = "process"`},
+	"mcp.servers.*.read_only_tools":         {doc: "Tools of the server whose calls are read_only whatever risk says (by the server's own names).", each: toolName, example: `read_only_tools = ["read_file"]`},
 }

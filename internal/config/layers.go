@@ -33,7 +33,11 @@ func (l *Loaded) apply(path, layer string, mode fs.FileMode, entries []entry, fr
 			}
 		}
 		if !e.r.leaf {
-			set(root, e.r.path, reflect.Value{})
+			// A project never creates a named table: what it may touch
+			// exists in the lower layers already.
+			if layer != LayerProject {
+				set(root, e.r.path, reflect.Value{})
+			}
 			continue
 		}
 		if inlineSecret[e.r.pattern] && layer != LayerUser {
@@ -57,17 +61,26 @@ func (l *Loaded) apply(path, layer string, mode fs.FileMode, entries []entry, fr
 
 // projectRefusal says why a project config may not set this entry.
 func (l *Loaded) projectRefusal(e entry, key string, root, fresh reflect.Value, entries []entry) string {
+	// Report the keys below a refused table rather than the table too.
+	keysBelow := func() bool {
+		for _, o := range entries {
+			if len(o.r.path) > len(e.r.path) && slices.Equal(o.r.path[:len(e.r.path)], e.r.path) {
+				return true
+			}
+		}
+		return false
+	}
+	if msg := mcpRefusal(e.r.path, root); msg != "" && (e.r.leaf || !keysBelow()) {
+		return msg
+	}
 	if !e.r.leaf {
 		switch e.r.path[0] {
 		case "provider", "providers", "agents":
 		default:
 			return ""
 		}
-		// Report the keys below a refused table rather than the table too.
-		for _, o := range entries {
-			if len(o.r.path) > len(e.r.path) && slices.Equal(o.r.path[:len(e.r.path)], e.r.path) {
-				return ""
-			}
+		if keysBelow() {
+			return ""
 		}
 		return projectCheck("", reflect.Value{}, reflect.Value{})
 	}
@@ -162,6 +175,7 @@ func (l *Loaded) crossField(env map[string]string) []Problem {
 	le("provider_limits.max_sse_event_bytes", pl.MaxSSEEventBytes, "provider_limits.max_response_bytes", pl.MaxResponseBytes)
 	le("provider_limits.max_assistant_bytes", pl.MaxAssistantBytes, "provider_limits.max_response_bytes", pl.MaxResponseBytes)
 	le("provider_limits.max_tool_arguments_bytes", pl.MaxToolArgumentsBytes, "provider_limits.max_response_bytes", pl.MaxResponseBytes)
+	l.mcpProblems(fail)
 	switch c.Web.Search {
 	case SearchSearXNG:
 		if c.Web.SearXNGURL == "" {

@@ -168,6 +168,8 @@ func newElem(t reflect.Type) reflect.Value {
 		e.Set(reflect.ValueOf(defaultProvider()))
 	case agentType:
 		e.Set(reflect.ValueOf(defaultAgent()))
+	case mcpServerType:
+		e.Set(reflect.ValueOf(defaultMCPServer()))
 	}
 	return e
 }

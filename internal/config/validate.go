@@ -152,7 +152,10 @@ func validateLeaf(pattern string, v reflect.Value) string {
 		}
 	case reflect.Slice:
 		for _, s := range v.Interface().([]string) {
-			if msg := domainEntry(s); msg != "" {
+			if spec.each == nil {
+				break
+			}
+			if msg := spec.each(s); msg != "" {
 				return msg
 			}
 		}
@@ -161,6 +164,9 @@ func validateLeaf(pattern string, v reflect.Value) string {
 			return checkArgs(pattern, *v.Interface().(*[]string))
 		}
 	case reflect.Map:
+		if pattern == "mcp.servers.*.env" {
+			return checkEnv(v.Interface().(map[string]Secret))
+		}
 		return checkHeaders(v.Interface().(map[string]Secret))
 	}
 	return ""
@@ -189,6 +195,10 @@ func projectCheck(pattern string, ov, nv reflect.Value) string {
 		if n := nv.String(); n != SearchOff && n != ov.String() {
 			return fmt.Sprintf("a project config may only set web.search = %q (the lower layers give %q)", SearchOff, ov.String())
 		}
+	case projNarrow:
+		return narrowList(ov, nv)
+	case projGrow:
+		return growList(ov, nv)
 	case projAllow:
 	default:
 		return "a project config may not set this key (project configs are untrusted); set it in the user config, the --config file or a flag"

@@ -37,6 +37,10 @@ type Options struct {
 	Subreaper bool
 	// Ready, if set, is called once the socket accepts connections.
 	Ready func()
+	// Drain, if set, is called once every connection has ended, while the
+	// lock, the socket and the reaper are still held (it stops what the
+	// sessions shared, such as MCP servers).
+	Drain func()
 }
 
 // ErrRunning means another daemon holds the home's lock.
@@ -86,7 +90,11 @@ func Run(ctx context.Context, opts Options) error {
 	if opts.Ready != nil {
 		opts.Ready()
 	}
-	return serve(ctx, ln, opts)
+	err = serve(ctx, ln, opts)
+	if opts.Drain != nil {
+		opts.Drain()
+	}
+	return err
 }
 
 func reconcileLoop(ctx context.Context, opts Options) {

@@ -133,3 +133,33 @@ func TestSocketPathTooLong(t *testing.T) {
 		t.Fatalf("err = %v", err)
 	}
 }
+
+// TestDrainBeforeRelease: Drain runs once, after the connections ended and
+// while the socket (and so the lock) is still held: what the sessions shared
+// is stopped before another daemon can start on the same home.
+func TestDrainBeforeRelease(t *testing.T) {
+	l := paths.Layout{Home: filepath.Join(t.TempDir(), "home")}
+	ctx, cancel := context.WithCancel(t.Context())
+	ready := make(chan struct{})
+	var drains atomic.Int32
+	var socketThere atomic.Bool
+	done := make(chan error, 1)
+	go func() {
+		done <- Run(ctx, Options{Layout: l, Server: testServer(), Ready: func() { close(ready) }, Drain: func() {
+			drains.Add(1)
+			_, err := os.Stat(l.Socket())
+			socketThere.Store(err == nil)
+		}})
+	}()
+	<-ready
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if drains.Load() != 1 || !socketThere.Load() {
+		t.Errorf("Drain ran %d times, socket present during it: %v", drains.Load(), socketThere.Load())
+	}
+	if _, err := os.Stat(l.Socket()); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("socket left after Run: %v", err)
+	}
+}

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/scv-agent/scv/internal/client"
 	"github.com/scv-agent/scv/internal/model/modeltest"
 	"github.com/scv-agent/scv/internal/proto"
 )
@@ -169,18 +170,18 @@ func BenchmarkDaemonRSS(b *testing.B) {
 	b.ReportMetric(float64(sum.perSession.Microseconds())/n, "µs/session.start")
 }
 
-func measureDaemon(b *testing.B) daemonMemory {
-	in := benchInstance(b, b.TempDir(), providerConfig("http://127.0.0.1:9"))
+// benchDaemon starts `scv run` for in and connects to it; stop ends both.
+func benchDaemon(b *testing.B, in *instance) (pid int, c *client.Conn, stop func()) {
+	b.Helper()
 	cmd := exec.Command(scvBin, "--scv-home", in.home, "run")
 	cmd.Dir, cmd.Env = in.ws, in.env
 	if err := cmd.Start(); err != nil {
 		b.Fatal(err)
 	}
-	defer func() {
+	kill := func() {
 		_ = cmd.Process.Signal(syscall.SIGTERM)
 		_ = cmd.Wait()
-	}()
-	pid := cmd.Process.Pid
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	c, err := in.dial(ctx)
@@ -189,9 +190,21 @@ func measureDaemon(b *testing.B) daemonMemory {
 		c, err = in.dial(ctx)
 	}
 	if err != nil {
+		kill()
 		b.Fatal(err)
 	}
-	defer c.Close()
+	return cmd.Process.Pid, c, func() {
+		c.Close()
+		kill()
+	}
+}
+
+func measureDaemon(b *testing.B) daemonMemory {
+	in := benchInstance(b, b.TempDir(), providerConfig("http://127.0.0.1:9"))
+	pid, c, stop := benchDaemon(b, in)
+	defer stop()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
 	if _, err := c.Call(ctx, &proto.Envelope{Type: proto.TypeDaemonStatus}); err != nil {
 		b.Fatal(err)
 	}

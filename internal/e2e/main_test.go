@@ -15,12 +15,16 @@ import (
 	"time"
 
 	"go.uber.org/goleak"
+
+	"github.com/scv-agent/scv/internal/mcp/mcptest"
 )
 
 // scvBin is the scv binary TestMain builds once.
 var scvBin string
 
 func TestMain(m *testing.M) {
+	// The fake MCP server of some tests is this binary run again.
+	mcptest.MaybeServe()
 	os.Exit(runMain(m))
 }
 

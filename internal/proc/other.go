@@ -49,3 +49,5 @@ func (r *Reaper) ReapOnce() int { return 0 }
 
 // StopTagged does nothing outside Linux.
 func StopTagged(string, time.Duration) {}
+
+func start(Spec) (*Child, error) { return nil, errUnsupported }

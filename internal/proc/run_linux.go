@@ -17,7 +17,9 @@ import (
 // the pipe then, and what the stopped members wrote is already buffered.
 const drainAfterStop = 250 * time.Millisecond
 
-func run(ctx context.Context, s Spec) (Result, error) {
+// command is the child of s as an exec.Cmd leading a new process group,
+// with exactly the environment s gives (plus its tag), and s's grace period.
+func command(s Spec) (*exec.Cmd, time.Duration) {
 	grace := s.Grace
 	if grace <= 0 {
 		grace = DefaultGrace
@@ -35,6 +37,11 @@ func run(ctx context.Context, s Spec) (Result, error) {
 	if s.Tag != "" {
 		cmd.Env = withTag(cmd.Env, s.Tag)
 	}
+	return cmd, grace
+}
+
+func run(ctx context.Context, s Spec) (Result, error) {
+	cmd, grace := command(s)
 	if ctx.Err() != nil {
 		return Result{Cancelled: true}, nil
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
+	"strconv"
 	"strings"
 
 	"github.com/google/jsonschema-go/jsonschema"
@@ -30,7 +31,7 @@ func validate(r *jsonschema.Resolved, args json.RawMessage) error {
 		return Errorf(InvalidArguments, "invalid arguments: expected a JSON object, got %s", jsonKind(v))
 	}
 	if err := r.Validate(v); err != nil {
-		return Errorf(InvalidArguments, "invalid arguments: %s", humanize(err.Error()))
+		return Errorf(InvalidArguments, "invalid arguments: %s", humanize(err.Error(), r.Schema()))
 	}
 	return nil
 }
@@ -65,7 +66,7 @@ var (
 // humanize rewrites jsonschema-go messages such as
 // `validating /properties/limit: maximum: 11/1 is greater than 10.000000`
 // into `limit: 11 is above the maximum 10`.
-func humanize(msg string) string {
+func humanize(msg string, schema *jsonschema.Schema) string {
 	field := ""
 	for _, m := range rePrefix.FindAllStringSubmatch(msg, -1) {
 		if m[2] != "" {
@@ -92,12 +93,34 @@ func humanize(msg string) string {
 		return fmt.Sprintf("unknown field %s", strings.ReplaceAll(m[1], `"`, "`"))
 	case reEnum.MatchString(rest):
 		m := reEnum.FindStringSubmatch(rest)
-		return fmt.Sprintf("%sis %q, which is not one of: %s", prefix, m[1], strings.Join(strings.Fields(m[2]), ", "))
+		values := strings.Join(strings.Fields(m[2]), ", ")
+		if list, ok := enumOf(schema, field); ok {
+			values = list
+		}
+		return fmt.Sprintf("%sis %q, which is not one of: %s", prefix, m[1], values)
 	case reType.MatchString(rest):
 		m := reType.FindStringSubmatch(rest)
 		return fmt.Sprintf("%shas type %s, want %s", prefix, m[2], wantTypes(m[3]))
 	}
 	return prefix + rest
+}
+
+// enumOf lists the allowed values of a top-level property from the schema
+// itself (the validator's message cannot tell "New York" from two values),
+// quoting those with spaces or commas.
+func enumOf(s *jsonschema.Schema, field string) (string, bool) {
+	if s == nil || field == "" || strings.Contains(field, ".") || s.Properties[field] == nil || len(s.Properties[field].Enum) == 0 {
+		return "", false
+	}
+	var out []string
+	for _, v := range s.Properties[field].Enum {
+		t := fmt.Sprint(v)
+		if strings.ContainsAny(t, " ,") || t == "" {
+			t = strconv.Quote(t)
+		}
+		out = append(out, t)
+	}
+	return strings.Join(out, ", "), true
 }
 
 // wantTypes turns `"string"` or `one of "null, integer"` into "string" or

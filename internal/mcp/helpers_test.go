@@ -1,0 +1,160 @@
+package mcp
+
+import (
+	"bytes"
+	"encoding/json"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/scv-agent/scv/internal/mcp/mcptest"
+	"github.com/scv-agent/scv/internal/tool"
+)
+
+func TestMain(m *testing.M) {
+	mcptest.MaybeServe()
+	goleak.VerifyTestMain(m)
+}
+
+// logBuffer is a slog destination tests can read.
+type logBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *logBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *logBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// newManager is a Manager with short timings, closed when the test ends.
+func newManager(t *testing.T, mod func(*Options)) (*Manager, *logBuffer) {
+	t.Helper()
+	logs := &logBuffer{}
+	opts := Options{Logger: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
+		InstanceID: "test-" + strconv.Itoa(os.Getpid()), Version: "test", Grace: 500 * time.Millisecond,
+		Backoff: 200 * time.Millisecond, MaxBackoff: time.Second, IdleTimeout: time.Minute}
+	if mod != nil {
+		mod(&opts)
+	}
+	m := NewManager(opts)
+	t.Cleanup(m.Close)
+	return m, logs
+}
+
+// fake is the fake server of mcptest, leaving its markers in the returned
+// directory (also its working directory).
+func fake(t *testing.T, extra ...string) (Server, string) {
+	t.Helper()
+	dir := t.TempDir()
+	cmd, env := mcptest.Fake(dir, extra...)
+	return Server{Name: "fake", Command: cmd, Env: env, Dir: dir, StartupTimeout: 20 * time.Second, ToolTimeout: 10 * time.Second, Risk: tool.Process}, dir
+}
+
+// registry is the lease's tools, as a registry.
+func registry(t *testing.T, l *Lease) *tool.Registry {
+	t.Helper()
+	tools, _ := l.Tools(t.Context())
+	r, err := tool.NewRegistry(tools...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// call validates, plans and runs one call (no approval).
+func call(t *testing.T, r *tool.Registry, name, args string) (tool.Plan, tool.Result) {
+	t.Helper()
+	env := tool.Env{Workspace: "/", SessionID: "s", CallID: "c", OutputLimit: 65536}
+	p, res, ok := r.Prepare(env, name, json.RawMessage(args))
+	if !ok {
+		return p, res
+	}
+	return p, p.Run(t.Context())
+}
+
+// pids are the PIDs the fake servers recorded in dir.
+func pids(t *testing.T, dir string) []int {
+	t.Helper()
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []int
+	for _, e := range ents {
+		if p, ok := strings.CutPrefix(e.Name(), "pid-"); ok {
+			n, _ := strconv.Atoi(p)
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// readPid waits for a file holding one PID.
+func readPid(t *testing.T, path string) int {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		b, err := os.ReadFile(path)
+		if n, perr := strconv.Atoi(strings.TrimSpace(string(b))); err == nil && perr == nil {
+			t.Cleanup(func() { _ = syscall.Kill(n, syscall.SIGKILL) })
+			return n
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no pid in %s", path)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// running says pid is a live, non-zombie process.
+func running(pid int) bool {
+	b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
+	if err != nil {
+		return false
+	}
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	return i > 0 && i+2 < len(s) && s[i+2] != 'Z' && s[i+2] != 'X'
+}
+
+// waitGone waits up to d for pid to end.
+func waitGone(pid int, d time.Duration) bool {
+	deadline := time.Now().Add(d)
+	for running(pid) {
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return true
+}
+
+// waitFile waits up to d for path to exist.
+func waitFile(path string, d time.Duration) bool {
+	deadline := time.Now().Add(d)
+	for {
+		if _, err := os.Stat(path); err == nil {
+			return true
+		}
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
