@@ -22,6 +22,7 @@ import (
 	"github.com/scv-agent/scv/internal/delegation"
 	"github.com/scv-agent/scv/internal/paths"
 	"github.com/scv-agent/scv/internal/proc"
+	"github.com/scv-agent/scv/internal/termtext"
 	"github.com/scv-agent/scv/internal/tools/agents"
 )
 
@@ -85,7 +86,11 @@ func newAgentsPsCmd(g *globals) *cobra.Command {
 					state += " (agent exited)"
 				}
 				age := time.Since(e.StartedAt).Round(time.Second)
-				fmt.Fprintf(w, "%s\t%s\t%s\t%d\t%d\t%s\t%s\t%s\n", e.Handle, e.Agent, state, e.PID, e.OwnerPID, e.Session, age, e.Cwd)
+				// Records are files anyone with the home can edit, and the
+				// cwd comes from the model: nothing in them may act on the
+				// terminal.
+				fmt.Fprintf(w, "%s\t%s\t%s\t%d\t%d\t%s\t%s\t%s\n", termtext.Line(e.Handle), termtext.Line(e.Agent), state, e.PID, e.OwnerPID,
+					termtext.Line(e.Session), age, termtext.Line(e.Cwd))
 			}
 			return w.Flush()
 		},

@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"github.com/charmbracelet/x/ansi"
+
+	"github.com/scv-agent/scv/internal/termtext"
 )
 
 // Bounds that keep memory and frame time flat in long sessions.
@@ -160,10 +162,12 @@ func argSummary(raw json.RawMessage) string {
 	return oneLine(string(raw))
 }
 
+// oneLine folds whitespace, makes control characters visible and bounds
+// the result for a one-line row (the approval panel shows the whole text).
 func oneLine(s string) string {
-	s = strings.Join(strings.Fields(s), " ")
+	s = termtext.Line(strings.Join(strings.Fields(s), " "))
 	if len(s) > 512 {
-		s = s[:512]
+		s = strings.ToValidUTF8(s[:512], "")
 	}
 	return s
 }
