@@ -139,11 +139,15 @@ func readFile(ctx context.Context, workspace string, sel selection) tool.Result 
 // outputLimit bytes of JSON, and sets truncated from what follows.
 func result(r ReadResult, outputLimit int) tool.Result {
 	if outputLimit > 0 {
+		// The fixed part is sized with "truncated":false, the longer value.
 		empty := r
-		empty.Content, empty.Truncated = "", true
+		empty.Content, empty.Truncated = "", false
 		head, err := tool.EncodeJSON(empty)
 		if err != nil {
 			return tool.Fail(tool.Failed, "encode result: %v", err)
+		}
+		if len(head) > outputLimit {
+			return tool.TooSmall(outputLimit, len(head))
 		}
 		whole := r.Content
 		r.Content = tool.FitJSON(whole, outputLimit-len(head))
