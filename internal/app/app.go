@@ -242,8 +242,12 @@ func (a *App) NewSession(ctx context.Context, id string, req proto.SessionStart)
 		History: agent.HistoryOptions{MaxBytes: cfg.Session.MaxHistoryBytes, MaxMessages: cfg.Session.MaxMessages},
 	})
 	a.sessions.Add(1)
+	queued := cfg.Session.MaxQueuedTurns
+	if queued == 0 {
+		queued = -1 // SessionInfo's "no queue"; its 0 means "the server's default"
+	}
 	info := server.SessionInfo{Cwd: req.Cwd, Model: modelName, ContextMaxTokens: cfg.Context.MaxTokens, Tools: ts.Registry.Names(),
-		Close: func() { a.sessions.Add(-1) }}
+		MaxQueuedTurns: queued, Close: func() { a.sessions.Add(-1) }}
 	return sess, info, nil
 }
 

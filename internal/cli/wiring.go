@@ -45,6 +45,7 @@ func newServer(a *app.App, logger *slog.Logger, cfg *config.Config, status func(
 	return server.New(server.Options{
 		Factory: a, Logger: logger, Version: version.Version,
 		MaxClientFrame: cfg.Protocol.MaxClientFrameBytes, MaxServerFrame: cfg.Protocol.MaxServerFrameBytes,
+		MaxSessionsPerConn: cfg.Protocol.MaxSessionsPerConnection, MaxSessions: cfg.Protocol.MaxSessions,
 		Status: status, Shutdown: shutdown,
 	})
 }

@@ -56,6 +56,8 @@ type Agent struct {
 type Session struct {
 	MaxHistoryBytes int `toml:"max_history_bytes"`
 	MaxMessages     int `toml:"max_messages"`
+	// MaxQueuedTurns bounds the turns waiting behind the active one.
+	MaxQueuedTurns int `toml:"max_queued_turns"`
 }
 
 // Context is the [context] table.
@@ -82,6 +84,10 @@ type Tools struct {
 type Protocol struct {
 	MaxClientFrameBytes int `toml:"max_client_frame_bytes"`
 	MaxServerFrameBytes int `toml:"max_server_frame_bytes"`
+	// MaxSessionsPerConnection and MaxSessions bound the open sessions of
+	// one client connection and of the whole server process.
+	MaxSessionsPerConnection int `toml:"max_sessions_per_connection"`
+	MaxSessions              int `toml:"max_sessions"`
 }
 
 // ProviderLimits is the [provider_limits] table.
@@ -203,12 +209,13 @@ func Defaults(skillsDir string) Config {
 		Provider:  ProviderChoice{Active: DefaultProfile},
 		Providers: map[string]Provider{DefaultProfile: defaultProvider()},
 		Agent:     Agent{MaxSteps: 128, SystemPrompt: DefaultSystemPrompt, MaxDelegationDepth: 2},
-		Session:   Session{MaxHistoryBytes: 16777216, MaxMessages: 10000},
+		Session:   Session{MaxHistoryBytes: 16777216, MaxMessages: 10000, MaxQueuedTurns: 16},
 		Context: Context{MaxTokens: 128000, ReserveOutputTokens: 8192, SafetyMarginTokens: 2048,
 			BytesPerToken: 3, SummaryMaxChars: 6000},
 		Tools: Tools{ApprovalPolicy: PolicyOnRisk, CommandTimeoutSeconds: 600, AgentTimeoutSeconds: 3600,
 			MaxTimeoutSeconds: 14400, OutputLimitBytes: 65536, MaxReadBytes: 262144, MaxWriteBytes: 1048576},
-		Protocol: Protocol{MaxClientFrameBytes: 1048576, MaxServerFrameBytes: 8388608},
+		Protocol: Protocol{MaxClientFrameBytes: 1048576, MaxServerFrameBytes: 8388608,
+			MaxSessionsPerConnection: 32, MaxSessions: 128},
 		ProviderLimits: ProviderLimits{MaxSSEEventBytes: 1048576, MaxResponseBytes: 4194304,
 			MaxAssistantBytes: 1048576, MaxToolCalls: 32, MaxToolArgumentsBytes: 262144},
 		Skills: Skills{UserDir: skillsDir, ProjectDir: ".scv/skills", ScanProjects: true,

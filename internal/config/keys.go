@@ -46,6 +46,7 @@ var specs = map[string]keySpec{
 
 	"session.max_history_bytes": limit("Most bytes of history kept by a session.", 1),
 	"session.max_messages":      limit("Most messages kept by a session.", 1),
+	"session.max_queued_turns":  limit("Most turns a session holds waiting behind the running one; more are refused.", 0),
 
 	"context.max_tokens":            limit("Context window of the model, in tokens.", 1),
 	"context.reserve_output_tokens": limit("Tokens kept free for the model's answer.", 1),
@@ -61,8 +62,10 @@ var specs = map[string]keySpec{
 	"tools.max_read_bytes":          limit("Most bytes the read tool returns per call.", 1),
 	"tools.max_write_bytes":         limit("Largest content the write tool accepts.", 1),
 
-	"protocol.max_client_frame_bytes": limit("Largest protocol line a client may send.", 1),
-	"protocol.max_server_frame_bytes": limit("Largest protocol line the server sends.", 1),
+	"protocol.max_client_frame_bytes":      limit("Largest protocol line a client may send.", 1),
+	"protocol.max_server_frame_bytes":      limit("Largest protocol line the server sends.", 1),
+	"protocol.max_sessions_per_connection": limit("Most sessions one client connection may have open; more are refused.", 1),
+	"protocol.max_sessions":                limit("Most sessions the server (the daemon, or one stdio server) has open at once; more are refused.", 1),
 
 	"provider_limits.max_sse_event_bytes":      limit("Largest server-sent event of a model stream.", 1),
 	"provider_limits.max_response_bytes":       limit("Most bytes of one model response.", 1),
