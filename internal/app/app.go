@@ -104,7 +104,7 @@ func (a *App) Tools(cfg *config.Config, workspace string, depth int, noTools boo
 	list := []tool.Tool{
 		fs.NewRead(fs.Options{MaxReadBytes: t.MaxReadBytes, MaxWriteBytes: t.MaxWriteBytes}),
 		fs.NewWrite(fs.Options{MaxReadBytes: t.MaxReadBytes, MaxWriteBytes: t.MaxWriteBytes}),
-		bash.New(bash.Options{DefaultTimeout: secs(t.CommandTimeoutSeconds), MaxTimeout: secs(t.MaxTimeoutSeconds), Env: a.environ()}),
+		bash.New(bash.Options{DefaultTimeout: secs(t.CommandTimeoutSeconds), MaxTimeout: secs(t.MaxTimeoutSeconds), Env: a.environ(), Recorder: a.recorder()}),
 	}
 	set, err := skill.Discover(skill.Options{Workspace: workspace, ProjectDir: cfg.Skills.ProjectDir, UserDir: cfg.Skills.UserDir,
 		ScanProjects: cfg.Skills.ScanProjects, MaxSkills: cfg.Skills.MaxSkills})
@@ -192,6 +192,14 @@ func (a *App) agentOptions(cfg *config.Config, depth int) agents.Options {
 		ParentChain: a.opts.Env[delegation.EnvParent], Depth: depth, OutputLimit: cfg.Tools.OutputLimitBytes,
 		Tracker: a.opts.Tracker, Logger: a.opts.Logger,
 	}
+}
+
+// recorder records bash calls in the tracker's home (none without one).
+func (a *App) recorder() bash.Recorder {
+	if a.opts.Tracker == nil {
+		return nil
+	}
+	return a.opts.Tracker
 }
 
 // environ is the process environment as KEY=VALUE, sorted.

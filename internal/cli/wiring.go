@@ -26,7 +26,7 @@ func (g *globals) newApp(logger *slog.Logger, withTracker bool) (*app.App, paths
 	}
 	var tr *delegation.Tracker
 	if withTracker {
-		tr, err = delegation.New(delegation.Options{Dir: layout.Delegations(), Logger: logger})
+		tr, err = delegation.New(delegation.Options{Dir: layout.Delegations(), CallDir: layout.Calls(), Logger: logger})
 		if err != nil {
 			return nil, layout, nil, err
 		}

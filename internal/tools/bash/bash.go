@@ -51,6 +51,17 @@ type Options struct {
 	// Env is the complete environment of the shell (inherited from the
 	// server); nil gives the shell an empty one.
 	Env []string
+	// Recorder, when set, records every running call so that, should this
+	// process die during it, the next SCV start stops what it left.
+	Recorder Recorder
+}
+
+// Recorder keeps a record of each call while it runs (delegation.Tracker
+// implements it). BeginCall is called before the command starts; started
+// gets the leader's PID, done is called once the call's processes have
+// been stopped.
+type Recorder interface {
+	BeginCall(tag, session, callID string) (started func(pid int), done func(), err error)
 }
 
 func (o Options) withDefaults() Options {
@@ -100,7 +111,8 @@ func New(opts Options) tool.Tool {
 			// The schema has already refused values outside 1…maxSecs.
 			timeout = time.Duration(*p.TimeoutSeconds) * time.Second
 		}
-		c := call{command: p.Command, dir: env.Workspace, env: opts.Env, timeout: timeout, limit: env.OutputLimit, progress: env.Progress}
+		c := call{command: p.Command, dir: env.Workspace, env: opts.Env, timeout: timeout, limit: env.OutputLimit, progress: env.Progress,
+			recorder: opts.Recorder, session: env.SessionID, callID: env.CallID}
 		return tool.Plan{
 			Risk:    tool.Process,
 			Summary: fmt.Sprintf("%s\n(in %s, timeout %d s)", p.Command, env.Workspace, int(timeout/time.Second)),
@@ -117,6 +129,9 @@ type call struct {
 	timeout  time.Duration
 	limit    int
 	progress func(string)
+
+	recorder        Recorder
+	session, callID string
 }
 
 func (c call) run(ctx context.Context) tool.Result {
@@ -129,7 +144,7 @@ func (c call) run(ctx context.Context) tool.Result {
 	if c.progress != nil {
 		out = &progressWriter{w: capture, tail: proc.NewTail(progressTail), send: c.progress}
 	}
-	res, err := proc.Run(ctx, proc.Spec{
+	spec := proc.Spec{
 		Path:    Shell,
 		Args:    []string{"-lc", c.command},
 		Dir:     c.dir,
@@ -140,7 +155,18 @@ func (c call) run(ctx context.Context) tool.Result {
 		// Descendants that leave the group with setsid still carry the
 		// tag, so they are stopped with it when the command ends.
 		Tag: TagKey + "=" + rand.Text(),
-	})
+	}
+	if c.recorder != nil {
+		// Recorded before the start, so no process of the call exists
+		// unrecorded; a call that cannot be recorded does not run.
+		started, done, err := c.recorder.BeginCall(spec.Tag, c.session, c.callID)
+		if err != nil {
+			return tool.Fail(tool.Failed, "cannot record the call before running it: %v; check that the SCV home is writable", err)
+		}
+		defer done()
+		spec.OnStart = started
+	}
+	res, err := proc.Run(ctx, spec)
 	if err != nil {
 		return tool.Fail(tool.Failed, "cannot run the command: %v; check that %s exists and the workspace %s is a directory", err, Shell, c.dir)
 	}
