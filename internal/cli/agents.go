@@ -137,6 +137,8 @@ type agentSetup struct {
 	a      agents.Adapter
 	layout paths.Layout
 	home   string
+	// keyVars hold SCV's own provider keys; the agent never inherits them.
+	keyVars []string
 }
 
 // setupAgent applies the user's [agents.<name>] override (the project
@@ -159,7 +161,7 @@ func (g *globals) setupAgent(name string) (agentSetup, error) {
 	if err != nil {
 		return agentSetup{}, err
 	}
-	return agentSetup{a: a, layout: layout, home: layout.Adapter(name)}, nil
+	return agentSetup{a: a, layout: layout, home: layout.Adapter(name), keyVars: loaded.Config.KeyVariables()}, nil
 }
 
 func toOverride(o config.AgentOverride) agents.Override {
@@ -180,7 +182,7 @@ func (s agentSetup) env(g *globals) []string {
 		base = append(base, k+"="+v)
 	}
 	sort.Strings(base)
-	return s.a.Env(agents.EnvSpec{Base: base, AdapterHome: s.home, SCVHome: s.layout.Home})
+	return s.a.Env(agents.EnvSpec{Base: base, AdapterHome: s.home, SCVHome: s.layout.Home, Remove: s.keyVars})
 }
 
 // runAttached runs the agent's own command with the terminal attached.

@@ -46,7 +46,7 @@ func TestDefaultValues(t *testing.T) {
 		"context.bytes_per_token": 3, "context.summary_max_chars": 6000,
 		"tools.approval_policy": "on-risk", "tools.command_timeout_seconds": 600, "tools.agent_timeout_seconds": 3600,
 		"tools.max_timeout_seconds": 14400, "tools.output_limit_bytes": 65536, "tools.max_read_bytes": 262144,
-		"tools.max_write_bytes":           1048576,
+		"tools.max_write_bytes": 1048576, "tools.bash_env_remove": []string{"@provider_keys"},
 		"protocol.max_client_frame_bytes": 1048576, "protocol.max_server_frame_bytes": 8388608,
 		"protocol.max_sessions_per_connection": 32, "protocol.max_sessions": 128,
 		"provider_limits.max_sse_event_bytes": 1048576, "provider_limits.max_response_bytes": 4194304,
@@ -295,5 +295,36 @@ func TestUserDirTildeWithoutHome(t *testing.T) {
 	want := []Problem{{path, 2, "skills.user_dir", `"~/s" starts with ~/ but HOME is not set; use an absolute path`}}
 	if diff := cmp.Diff(want, probs); diff != "" {
 		t.Errorf("problems (-want +got):\n%s", diff)
+	}
+}
+
+// TestKeyVariablesAndSecrets: the variables and values SCV treats as keys
+// come from every profile and from web search, whatever is active.
+func TestKeyVariablesAndSecrets(t *testing.T) {
+	f := newFixture(t)
+	f.user(t, `[providers.openai]
+api_key_env = "FAKE_KEY"
+headers = { X-Team = "team-header-secret" }
+[providers.lab]
+base_url = "http://lab/v1"
+api_key_env = "LAB_TOKEN"
+api_key = "inline-lab-key-123"
+[web]
+brave_api_key_env = "BRAVE_VAR"
+[tools]
+bash_env_remove = ["@provider_keys", "AWS_*"]
+`)
+	opts := f.opts()
+	opts.Env["FAKE_KEY"], opts.Env["LAB_TOKEN"], opts.Env["BRAVE_VAR"] = "fake-key-value", "lab-env-value", "brave-value"
+	l := mustLoad(t, opts)
+	if diff := cmp.Diff([]string{"BRAVE_VAR", "FAKE_KEY", "LAB_TOKEN"}, l.Config.KeyVariables()); diff != "" {
+		t.Errorf("KeyVariables (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"BRAVE_VAR", "FAKE_KEY", "LAB_TOKEN", "AWS_*"}, l.Config.BashEnvRemoved()); diff != "" {
+		t.Errorf("BashEnvRemoved (-want +got):\n%s", diff)
+	}
+	want := []string{"brave-value", "fake-key-value", "inline-lab-key-123", "lab-env-value", "team-header-secret"}
+	if diff := cmp.Diff(want, l.Config.SecretValues(opts.Env)); diff != "" {
+		t.Errorf("SecretValues (-want +got):\n%s", diff)
 	}
 }

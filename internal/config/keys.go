@@ -11,6 +11,7 @@ const (
 	projDisable              // a switch: may turn it off, never on
 	projSearch               // web.search: may set "off" (or repeat the lower value)
 	projAllow                // skills.project_dir (checked to stay inside the workspace)
+	projSuperset             // a removal list: may add entries, never drop one
 )
 
 // keySpec describes one key pattern.
@@ -18,7 +19,7 @@ type keySpec struct {
 	doc   string
 	min   int // least valid value of an integer key
 	proj  projectRule
-	check func(s string) string // extra check of a string key; "" is fine
+	check func(s string) string // extra check of a string key, or of each entry of a list; "" is fine
 	// example marks keys with no useful default: the template shows them
 	// as an explanation only.
 	example string
@@ -61,6 +62,8 @@ var specs = map[string]keySpec{
 	"tools.output_limit_bytes":      limit("Most bytes of tool output returned to the model.", 1),
 	"tools.max_read_bytes":          limit("Most bytes the read tool returns per call.", 1),
 	"tools.max_write_bytes":         limit("Largest content the write tool accepts.", 1),
+	"tools.bash_env_remove": {doc: `Variables the bash tool's shell does not inherit: names, NAME* prefixes, and "@provider_keys" (every api_key_env and brave_api_key_env). [] keeps them all.`,
+		proj: projSuperset, check: envRemoveEntry},
 
 	"protocol.max_client_frame_bytes":      limit("Largest protocol line a client may send.", 1),
 	"protocol.max_server_frame_bytes":      limit("Largest protocol line the server sends.", 1),
@@ -83,7 +86,7 @@ var specs = map[string]keySpec{
 	"web.fetch_max_bytes":         limit("Most bytes web_fetch downloads.", 1),
 	"web.fetch_timeout_seconds":   limit("Timeout of one web_fetch, in seconds.", 1),
 	"web.max_redirects":           limit("Most redirects web_fetch follows.", 0),
-	"web.auto_approve_domains":    {doc: `HTTPS hosts fetched without approval: "host" or "*.host" (strict subdomains).`},
+	"web.auto_approve_domains":    {doc: `HTTPS hosts fetched without approval: "host" or "*.host" (strict subdomains).`, check: domainEntry},
 	"web.allow_private_addresses": {doc: "Let web_fetch reach loopback, private and link-local addresses."},
 	"web.search":                  {doc: `Web search: "off", "provider" (hosted, Responses only), "searxng" or "brave".`, proj: projSearch, check: enum(SearchOff, SearchProvider, SearchSearXNG, SearchBrave)},
 	"web.searxng_url":             {doc: `Base URL of the SearXNG instance (for search = "searxng").`, check: optionalURL, example: `searxng_url = "http://127.0.0.1:8888"`},

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -90,6 +91,16 @@ func projectDir(s string) string {
 	return ""
 }
 
+var envPatternRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*\*?$`)
+
+// envRemoveEntry checks one tools.bash_env_remove entry.
+func envRemoveEntry(s string) string {
+	if s == ProviderKeys || envPatternRE.MatchString(s) {
+		return ""
+	}
+	return fmt.Sprintf("%q is not a variable name, a NAME* prefix or %q", s, ProviderKeys)
+}
+
 var hostLabel = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$`)
 
 // domainEntry checks one auto_approve_domains entry: "host" or "*.host".
@@ -152,7 +163,10 @@ func validateLeaf(pattern string, v reflect.Value) string {
 		}
 	case reflect.Slice:
 		for _, s := range v.Interface().([]string) {
-			if msg := domainEntry(s); msg != "" {
+			if spec.check == nil {
+				break
+			}
+			if msg := spec.check(s); msg != "" {
 				return msg
 			}
 		}
@@ -188,6 +202,12 @@ func projectCheck(pattern string, ov, nv reflect.Value) string {
 	case projSearch:
 		if n := nv.String(); n != SearchOff && n != ov.String() {
 			return fmt.Sprintf("a project config may only set web.search = %q (the lower layers give %q)", SearchOff, ov.String())
+		}
+	case projSuperset:
+		for _, o := range ov.Interface().([]string) {
+			if !slices.Contains(nv.Interface().([]string), o) {
+				return fmt.Sprintf("a project config may only add entries to this list: it drops %q, which the lower layers remove", o)
+			}
 		}
 	case projAllow:
 	default:

@@ -72,7 +72,7 @@ func (t *agentTool) plan(env tool.Env, p Params) (tool.Plan, error) {
 	c.env = t.a.Env(EnvSpec{
 		Base: t.opts.Env, AdapterHome: home, SCVHome: t.opts.Layout.Home,
 		Parent: delegation.Tag(t.opts.ParentChain, t.opts.InstanceID, env.SessionID, handle),
-		Depth:  t.opts.Depth + 1,
+		Depth:  t.opts.Depth + 1, Remove: t.opts.KeyVars,
 	})
 	return tool.Plan{
 		Risk:    tool.Delegate,

@@ -394,7 +394,8 @@ func TestLastLine(t *testing.T) {
 		{"one\n  \n", "one"},
 		{"10%\r20%\r", "20%"},
 		{"  padded  \n", "padded"},
-		{strings.Repeat("é", 150), strings.Repeat("é", 100)},
+		{strings.Repeat("é", 150), strings.Repeat("é", 150)},
+		{strings.Repeat("é", 600), strings.Repeat("é", 512)}, // progressMax bytes, whole characters
 	}
 	for _, tt := range tests {
 		if got := lastLine([]byte(tt.in)); got != tt.want {
