@@ -256,7 +256,10 @@ func (s *Session) approveAndRun(ctx context.Context, call model.ToolCall, plan t
 	if ctx.Err() != nil {
 		return tool.Fail(tool.Cancelled, "cancelled before it started"), nil
 	}
-	ev(proto.Event{Type: proto.EventToolStarted, CallID: call.ID, Name: call.Name})
+	// The summary rides along, so a call that ran without an approval (a
+	// read_only fetch of an allowlisted host) still shows what it did, such
+	// as the full URL with its query.
+	ev(proto.Event{Type: proto.EventToolStarted, CallID: call.ID, Name: call.Name, Summary: plan.Summary})
 	return runRecovered(ctx, call.Name, plan)
 }
 

@@ -196,6 +196,9 @@ type execTurn struct {
 	// on stdout; only when stdout is a terminal, since redirected output is
 	// the turn's product and stays byte-exact.
 	visibleOut bool
+	// asked are the calls whose approval note (with the summary) was
+	// printed.
+	asked map[string]bool
 }
 
 // handle prints one event and answers approvals; done reports the end of
@@ -223,6 +226,10 @@ func (t *execTurn) handle(ev proto.Event) (code int, done bool) {
 			t.endedWithText = true
 		}
 	case proto.EventApprovalRequested:
+		if t.asked == nil {
+			t.asked = map[string]bool{}
+		}
+		t.asked[ev.CallID] = true
 		verdict := "denied (pass --yes to approve)"
 		if t.yes {
 			verdict = "approved (--yes)"
@@ -235,8 +242,18 @@ func (t *execTurn) handle(ev proto.Event) (code int, done bool) {
 		}
 		_ = t.conn.Send(&proto.ApprovalResolve{Envelope: proto.Envelope{Type: proto.TypeApprovalSolve}, SessionID: t.sid, ApprovalID: ev.ApprovalID, Approved: t.yes})
 	case proto.EventToolStarted:
-		// Progress for long runs: which call is running now.
-		fmt.Fprintf(errw, "scv: running %s\n", termtext.Line(ev.Name))
+		// Progress for long runs: which call is running now. A call that
+		// ran without an approval note gets its whole summary (a fetch's
+		// full URL) here.
+		lines := strings.Split(strings.Trim(termtext.Block(ev.Summary), "\n"), "\n")
+		if t.asked[ev.CallID] || ev.Summary == "" {
+			fmt.Fprintf(errw, "scv: running %s\n", termtext.Line(ev.Name))
+			break
+		}
+		fmt.Fprintf(errw, "scv: running %s: %s\n", termtext.Line(ev.Name), lines[0])
+		for _, l := range lines[1:] {
+			fmt.Fprintf(errw, "scv:   | %s\n", l)
+		}
 	case proto.EventToolCompleted:
 		if ev.Success != nil && !*ev.Success && ev.Output != nil {
 			fmt.Fprintf(errw, "scv: %s %s: %s\n", termtext.Line(ev.Name), termtext.Line(ev.Error), termtext.Line(clip(firstLine(*ev.Output), 300)))

@@ -38,3 +38,16 @@ func TestExecShowsHiddenCommand(t *testing.T) {
 		}
 	}
 }
+
+// TestExecShowsAutoRunSummary: a call that runs without an approval note
+// (read_only) names what it does on stderr, its whole summary.
+func TestExecShowsAutoRunSummary(t *testing.T) {
+	fm := modeltest.New(t)
+	fm.Script(modeltest.ToolCall("c1", "read", `{"path":"a.txt"}`))
+	fm.Script(modeltest.Text("ok"))
+	in := newInstance(t, providerConfig(fm.URL()))
+	r := in.run(in.env, "", "exec", "go")
+	if r.code != 0 || !strings.Contains(r.stderr, "scv: running read: read a.txt\n") {
+		t.Errorf("exit %d; stderr:\n%s", r.code, r.stderr)
+	}
+}

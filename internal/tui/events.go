@@ -2,6 +2,7 @@ package tui
 
 import (
 	"fmt"
+	"strings"
 
 	tea "charm.land/bubbletea/v2"
 
@@ -40,6 +41,9 @@ func (m *Model) handleEvent(ev proto.Event) tea.Cmd {
 	case proto.EventToolStarted:
 		it := m.toolItem(ev)
 		it.state = toolRunning
+		if !it.asked {
+			it.summary = strings.Trim(ev.Summary, "\n")
+		}
 		it.touch()
 	case proto.EventToolProgress:
 		it := m.toolItem(ev)
@@ -123,7 +127,7 @@ func (m *Model) toolItem(ev proto.Event) *item {
 
 func (m *Model) approvalRequested(ev proto.Event) {
 	it := m.toolItem(ev)
-	it.state = toolAwaiting
+	it.state, it.asked = toolAwaiting, true
 	it.touch()
 	name := ev.Name
 	if name == "" {

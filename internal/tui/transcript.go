@@ -59,12 +59,17 @@ type item struct {
 	streaming bool   // assistant text still arriving
 
 	callID, name, args string
-	state              toolState
-	progress           string
-	output             string
-	truncated          bool
-	errKind            string
-	notes              []string // from the result shape: exit status, …
+	// asked says an approval was requested for the call; summary is the
+	// call's whole summary from tool.started, shown when it was not asked
+	// (the approval panel showed it otherwise).
+	asked     bool
+	summary   string
+	state     toolState
+	progress  string
+	output    string
+	truncated bool
+	errKind   string
+	notes     []string // from the result shape: exit status, …
 
 	// render cache: lines at width, valid while !dirty.
 	dirty    bool
@@ -248,6 +253,23 @@ func renderTool(it *item, width int, expanded bool, r *renderer) []string {
 		head += " " + ansi.Truncate(it.args, room, "…")
 	}
 	lines := []string{stateStyle.Render(mark) + " " + st.bold.Render(it.name) + strings.TrimPrefix(head, mark+" "+it.name) + stateStyle.Render(tag)}
+	if it.summary != "" {
+		// Wrapped, never cut on the row: a URL's query is where data
+		// would leave.
+		sum := strings.Split(ansi.Wrap(strings.ReplaceAll(it.summary, "\t", "    "), max(width-4, 8), ""), "\n")
+		n := len(sum)
+		sum = sum[:min(n, ExpandedLines)]
+		for i, l := range sum {
+			pre := "    "
+			if i == 0 {
+				pre = "  ↳ "
+			}
+			lines = append(lines, st.dim.Render(pre)+l)
+		}
+		if n > len(sum) {
+			lines = append(lines, st.dim.Render(fmt.Sprintf("    … %d more lines of the call's summary", n-len(sum))))
+		}
+	}
 	if it.state == toolRunning && it.progress != "" {
 		lines = append(lines, st.dim.Render("  │ "+ansi.Truncate(strings.ReplaceAll(it.progress, "\t", " "), max(width-4, 8), "…")))
 	}

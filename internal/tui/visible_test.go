@@ -122,3 +122,27 @@ func TestShortSummaryUnchanged(t *testing.T) {
 		t.Errorf("Up with a short summary: composer = %q, want the previous prompt", got)
 	}
 }
+
+// TestAutoRunCallShowsItsWholeSummary: a call that ran without an approval
+// (a read-only fetch of an allowlisted host) shows its whole summary on
+// its row, wrapped, so a long query string is in the transcript; a call
+// that was asked for does not repeat it.
+func TestAutoRunCallShowsItsWholeSummary(t *testing.T) {
+	h := newHarness(t, nil)
+	h.prompt("look it up", "t1")
+	u := "https://docs.rs/search?q=" + strings.Repeat("a1b2c3d4", 40) + "&leak=THE-END"
+	h.ev(proto.Event{Type: proto.EventToolProposed, TurnID: "t1", CallID: "c1", Name: "web_fetch", Arguments: args(map[string]any{"url": u})},
+		proto.Event{Type: proto.EventToolStarted, TurnID: "t1", CallID: "c1", Name: "web_fetch", Summary: "GET " + u})
+	f := strings.ReplaceAll(h.frame(), "\n    ", "")
+	if !strings.Contains(f, "↳ GET") || !strings.Contains(f, u) {
+		t.Errorf("the full URL is not on the row:\n%s", h.frame())
+	}
+	h.ev(proto.Event{Type: proto.EventToolCompleted, TurnID: "t1", CallID: "c1", Name: "web_fetch", Success: proto.Ptr(true), Output: str("page")},
+		proto.Event{Type: proto.EventToolProposed, TurnID: "t1", CallID: "c2", Name: "bash", Arguments: args(map[string]any{"command": "make"})},
+		proto.Event{Type: proto.EventApprovalRequested, TurnID: "t1", ApprovalID: "a1", CallID: "c2", Name: "bash", Risk: "process", Cwd: "/w", Summary: "make\n(in /w)"})
+	h.keys(key('y'))
+	h.ev(proto.Event{Type: proto.EventToolStarted, TurnID: "t1", CallID: "c2", Name: "bash", Summary: "make\n(in /w)"})
+	if strings.Contains(h.frame(), "↳ make") {
+		t.Errorf("an approved call repeats its summary:\n%s", h.frame())
+	}
+}
