@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"strings"
 	"syscall"
 	"time"
 
@@ -94,27 +93,20 @@ func (t *Tracker) writeCall(r CallRecord) error {
 // readCalls loads every call record; unreadable or malformed ones are
 // returned by name for reporting.
 func (t *Tracker) readCalls() ([]CallRecord, []string, error) {
-	ents, err := os.ReadDir(t.callDir)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil, nil
-	}
+	ids, err := recordNames(t.callDir, callIDRE.MatchString)
 	if err != nil {
 		return nil, nil, fmt.Errorf("list call records: %w", err)
 	}
 	var recs []CallRecord
 	var bad []string
-	for _, e := range ents {
-		id, ok := strings.CutSuffix(e.Name(), ".json")
-		if !ok || !callIDRE.MatchString(id) {
-			continue
-		}
+	for _, id := range ids {
 		b, err := os.ReadFile(t.callPath(id))
 		if errors.Is(err, os.ErrNotExist) {
 			continue
 		}
 		var r CallRecord
 		if err != nil || json.Unmarshal(b, &r) != nil || r.ID != id || !callTagRE.MatchString(r.Tag) {
-			bad = append(bad, e.Name())
+			bad = append(bad, id+".json")
 			continue
 		}
 		recs = append(recs, r)

@@ -36,21 +36,7 @@ func TestKilledDaemonBashReapedOnRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	until(t, c, proto.EventToolStarted)
-	var pids []int
-	for deadline := time.Now().Add(10 * time.Second); len(pids) < 4 && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-		b, _ := os.ReadFile(pidFile)
-		pids = pids[:0]
-		for _, f := range strings.Fields(string(b)) {
-			if p, err := strconv.Atoi(f); err == nil {
-				pids = append(pids, p)
-			}
-		}
-	}
-	t.Cleanup(func() {
-		for _, p := range pids {
-			_ = syscall.Kill(p, syscall.SIGKILL)
-		}
-	})
+	pids := waitPIDs(t, pidFile, 4)
 	if len(pids) < 4 {
 		t.Fatalf("the command's processes did not all start (%v); stderr:\n%s", pids, d.stderr)
 	}
@@ -88,6 +74,28 @@ func TestKilledDaemonBashReapedOnRestart(t *testing.T) {
 	if ents, _ := os.ReadDir(filepath.Join(in.home, "run", "calls")); len(ents) != 0 {
 		t.Errorf("call records left after the restart: %v", ents)
 	}
+}
+
+// waitPIDs reads the PIDs the test's processes write to file until there
+// are n (or 10 s pass) and kills them when the test ends, whatever happened.
+func waitPIDs(t *testing.T, file string, n int) []int {
+	t.Helper()
+	var pids []int
+	for deadline := time.Now().Add(10 * time.Second); len(pids) < n && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		b, _ := os.ReadFile(file)
+		pids = pids[:0]
+		for _, f := range strings.Fields(string(b)) {
+			if p, err := strconv.Atoi(f); err == nil {
+				pids = append(pids, p)
+			}
+		}
+	}
+	t.Cleanup(func() {
+		for _, p := range pids {
+			_ = syscall.Kill(p, syscall.SIGKILL)
+		}
+	})
+	return pids
 }
 
 func jsonString(t *testing.T, v any) string {
