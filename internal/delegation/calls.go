@@ -79,16 +79,7 @@ func (t *Tracker) BeginCall(tag, session, callID string) (started func(pid int),
 	return started, done, nil
 }
 
-func (t *Tracker) writeCall(r CallRecord) error {
-	if err := ensureDir(t.callDir); err != nil {
-		return err
-	}
-	b, err := json.MarshalIndent(r, "", "  ")
-	if err != nil {
-		return fmt.Errorf("encode call record: %w", err)
-	}
-	return WriteFileAtomic(t.callPath(r.ID), append(b, '\n'), 0o600)
-}
+func (t *Tracker) writeCall(r CallRecord) error { return writeRecord(t.callPath(r.ID), r) }
 
 // readCalls loads every call record; unreadable or malformed ones are
 // returned by name for reporting.

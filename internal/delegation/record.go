@@ -102,15 +102,19 @@ func WriteFileAtomic(path string, data []byte, perm os.FileMode) error {
 	return nil
 }
 
-func (t *Tracker) write(r Record) error {
-	if err := ensureDir(t.dir); err != nil {
+func (t *Tracker) write(r Record) error { return writeRecord(t.path(r.Handle), r) }
+
+// writeRecord stores v as indented JSON at path (mode 0600, atomically),
+// creating its directory (and the one above) with mode 0700.
+func writeRecord(path string, v any) error {
+	if err := ensureDir(filepath.Dir(path)); err != nil {
 		return err
 	}
-	b, err := json.MarshalIndent(r, "", "  ")
+	b, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
 		return fmt.Errorf("encode record: %w", err)
 	}
-	return WriteFileAtomic(t.path(r.Handle), append(b, '\n'), 0o600)
+	return WriteFileAtomic(path, append(b, '\n'), 0o600)
 }
 
 // Read loads the record of handle.
