@@ -317,10 +317,21 @@ bash_env_remove = ["@provider_keys", "AWS_*"]
 	opts := f.opts()
 	opts.Env["FAKE_KEY"], opts.Env["LAB_TOKEN"], opts.Env["BRAVE_VAR"] = "fake-key-value", "lab-env-value", "brave-value"
 	l := mustLoad(t, opts)
-	if diff := cmp.Diff([]string{"BRAVE_VAR", "FAKE_KEY", "LAB_TOKEN"}, l.Config.KeyVariables()); diff != "" {
+	// Every profile counts, built-in ones included, active or not.
+	vars := []string{"BRAVE_VAR"}
+	for _, p := range l.Config.Providers {
+		if p.APIKeyEnv != "" && !slices.Contains(vars, p.APIKeyEnv) {
+			vars = append(vars, p.APIKeyEnv)
+		}
+	}
+	slices.Sort(vars)
+	if !slices.Contains(vars, "FAKE_KEY") || !slices.Contains(vars, "LAB_TOKEN") {
+		t.Fatalf("profiles lost their api_key_env: %v", vars)
+	}
+	if diff := cmp.Diff(vars, l.Config.KeyVariables()); diff != "" {
 		t.Errorf("KeyVariables (-want +got):\n%s", diff)
 	}
-	if diff := cmp.Diff([]string{"BRAVE_VAR", "FAKE_KEY", "LAB_TOKEN", "AWS_*"}, l.Config.BashEnvRemoved()); diff != "" {
+	if diff := cmp.Diff(append(vars, "AWS_*"), l.Config.BashEnvRemoved()); diff != "" {
 		t.Errorf("BashEnvRemoved (-want +got):\n%s", diff)
 	}
 	want := []string{"brave-value", "fake-key-value", "inline-lab-key-123", "lab-env-value", "team-header-secret"}
