@@ -40,6 +40,9 @@ type Options struct {
 	OutputLimit     int
 	Context         ContextOptions
 	History         HistoryOptions
+	// Secrets are the values of the keys SCV knows of; they never reach
+	// a client in a progress line or a provider error message.
+	Secrets []string
 }
 
 // Emit receives the session's events in order. The server adds session_id
@@ -55,11 +58,12 @@ type Session struct {
 	tools   []model.ToolSpec
 	fixed   int // tokens of the system prompt and tool schemas
 	lastCut int // removed_messages of the last context.compacted
+	secrets secrets
 }
 
 // New returns an empty session.
 func New(opts Options) *Session {
-	s := &Session{opts: opts, broker: approval.NewBroker()}
+	s := &Session{opts: opts, broker: approval.NewBroker(), secrets: newSecrets(opts.Secrets)}
 	s.setRegistry(opts.Registry)
 	return s
 }
@@ -132,7 +136,7 @@ func (s *Session) RunTurn(ctx context.Context, turnID, prompt string, emit Emit)
 	case errors.As(err, &tf):
 		ev(proto.Event{Type: proto.EventTurnFailed, Code: tf.code, Message: tf.msg})
 	default:
-		ev(proto.Event{Type: proto.EventTurnFailed, Code: proto.FailInternal, Message: oneLine(err.Error(), 300)})
+		ev(proto.Event{Type: proto.EventTurnFailed, Code: proto.FailInternal, Message: oneLine(s.secrets.redact(err.Error()), 300)})
 	}
 }
 
@@ -177,7 +181,7 @@ func (s *Session) loop(ctx context.Context, prompt string, ev Emit) (int, *proto
 			if ctx.Err() != nil {
 				return step, usage, ctx.Err()
 			}
-			return step, usage, modelFailure(err)
+			return step, usage, modelFailure(err, s.secrets)
 		}
 		usage = addUsage(usage, resp.Usage)
 		msg := model.Message{Role: model.Assistant, Content: resp.Content, ToolCalls: resp.ToolCalls}
@@ -213,7 +217,10 @@ func (s *Session) loop(ctx context.Context, prompt string, ev Emit) (int, *proto
 	}
 }
 
-func modelFailure(err error) error {
+// modelFailure turns a provider error into the turn's failure; the message
+// comes from the endpoint, so configured key values are redacted before it
+// is cut to one line.
+func modelFailure(err error, keys secrets) error {
 	var me *model.Error
 	if errors.As(err, &me) {
 		code := proto.FailProvider
@@ -227,9 +234,9 @@ func modelFailure(err error) error {
 		if msg == "" {
 			msg = "the model provider failed without a message"
 		}
-		return fail(code, "%s", oneLine(msg, 300))
+		return fail(code, "%s", oneLine(keys.redact(msg), 300))
 	}
-	return fail(proto.FailProvider, "%s", oneLine(err.Error(), 300))
+	return fail(proto.FailProvider, "%s", oneLine(keys.redact(err.Error()), 300))
 }
 
 func addUsage(total *proto.Usage, u *model.Usage) *proto.Usage {
@@ -253,7 +260,7 @@ func (s *Session) call(ctx context.Context, call model.ToolCall, ev Emit) (tool.
 	ev(proto.Event{Type: proto.EventToolProposed, CallID: call.ID, Name: call.Name, Arguments: rawArgs(call.Arguments)})
 	env := tool.Env{Workspace: s.opts.Workspace, SessionID: s.opts.SessionID, CallID: call.ID, OutputLimit: s.opts.OutputLimit}
 	var stopProgress func()
-	env.Progress, stopProgress = newProgress(call.ID, ev)
+	env.Progress, stopProgress = newProgress(call.ID, ev, s.secrets)
 	plan, res, ok := s.reg.Prepare(env, call.Name, []byte(call.Arguments))
 	var err error
 	if ok {
@@ -284,7 +291,10 @@ func (s *Session) approveAndRun(ctx context.Context, call model.ToolCall, plan t
 	if ctx.Err() != nil {
 		return tool.Fail(tool.Cancelled, "cancelled before it started"), nil
 	}
-	ev(proto.Event{Type: proto.EventToolStarted, CallID: call.ID, Name: call.Name})
+	// The summary rides along, so a call that ran without an approval (a
+	// read_only fetch of an allowlisted host) still shows what it did, such
+	// as the full URL with its query.
+	ev(proto.Event{Type: proto.EventToolStarted, CallID: call.ID, Name: call.Name, Summary: plan.Summary})
 	return runRecovered(ctx, call.Name, plan)
 }
 

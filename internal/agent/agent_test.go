@@ -555,7 +555,7 @@ func TestProgressNotInHistory(t *testing.T) {
 
 func TestProgressBoundedAndRedacted(t *testing.T) {
 	rec := &recorder{}
-	send, stop := newProgress("c1", rec.emit)
+	send, stop := newProgress("c1", rec.emit, secrets{})
 	send("line one\napi_key=sk-abcdefghijklmnop " + strings.Repeat("x", 400))
 	send("too soon")
 	stop()

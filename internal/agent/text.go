@@ -56,14 +56,15 @@ type progress struct {
 	mu     sync.Mutex
 	callID string
 	ev     Emit
+	keys   secrets
 	last   time.Time
 	closed bool
 }
 
 // newProgress returns the call's progress sink and a stop function after
 // which nothing more is emitted (so no progress follows tool.completed).
-func newProgress(callID string, ev Emit) (func(string), func()) {
-	p := &progress{callID: callID, ev: ev}
+func newProgress(callID string, ev Emit, keys secrets) (func(string), func()) {
+	p := &progress{callID: callID, ev: ev, keys: keys}
 	return p.send, func() {
 		p.mu.Lock()
 		p.closed = true
@@ -76,12 +77,14 @@ func (p *progress) send(text string) {
 	if i := strings.LastIndexByte(line, '\n'); i >= 0 {
 		line = strings.TrimSpace(line[i+1:])
 	}
-	line = tool.TruncateUTF8(Redact(strings.Map(func(r rune) rune {
+	// Key values first (whole, then the ends a cut left), then key-shaped
+	// text, and only then the cut to the protocol's bound.
+	line = tool.TruncateUTF8(Redact(p.keys.redact(strings.Map(func(r rune) rune {
 		if r < 0x20 || r == 0x7f {
 			return ' '
 		}
 		return r
-	}, line)), proto.MaxProgressBytes)
+	}, line))), proto.MaxProgressBytes)
 	if line == "" {
 		return
 	}

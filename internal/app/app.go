@@ -11,7 +11,9 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"slices"
 	"sort"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -117,7 +119,8 @@ func (a *App) Tools(cfg *config.Config, workspace string, depth int, noTools boo
 	list := []tool.Tool{
 		fs.NewRead(fs.Options{MaxReadBytes: t.MaxReadBytes, MaxWriteBytes: t.MaxWriteBytes}),
 		fs.NewWrite(fs.Options{MaxReadBytes: t.MaxReadBytes, MaxWriteBytes: t.MaxWriteBytes}),
-		bash.New(bash.Options{DefaultTimeout: secs(t.CommandTimeoutSeconds), MaxTimeout: secs(t.MaxTimeoutSeconds), Env: a.environ()}),
+		bash.New(bash.Options{DefaultTimeout: secs(t.CommandTimeoutSeconds), MaxTimeout: secs(t.MaxTimeoutSeconds),
+			Env: without(a.environ(), cfg.BashEnvRemoved()), Recorder: a.recorder()}),
 	}
 	set, err := skill.Discover(skill.Options{Workspace: workspace, ProjectDir: cfg.Skills.ProjectDir, UserDir: cfg.Skills.UserDir,
 		ScanProjects: cfg.Skills.ScanProjects, MaxSkills: cfg.Skills.MaxSkills})
@@ -211,12 +214,36 @@ func (a *App) agentOptions(cfg *config.Config, depth int) agents.Options {
 		over[name] = ov
 	}
 	return agents.Options{
-		Layout: a.opts.Layout, UserHome: paths.UserHome(a.opts.Env), PathEnv: a.opts.Env["PATH"], Env: a.environ(),
+		Layout: a.opts.Layout, UserHome: paths.UserHome(a.opts.Env), PathEnv: a.opts.Env["PATH"], Env: a.environ(), KeyVars: cfg.KeyVariables(),
 		Overrides: over, DefaultTimeout: time.Duration(cfg.Tools.AgentTimeoutSeconds) * time.Second,
 		MaxTimeout: time.Duration(cfg.Tools.MaxTimeoutSeconds) * time.Second, InstanceID: a.opts.InstanceID,
 		ParentChain: a.opts.Env[delegation.EnvParent], Depth: depth, OutputLimit: cfg.Tools.OutputLimitBytes,
 		Tracker: a.opts.Tracker, Logger: a.opts.Logger,
 	}
+}
+
+// recorder records bash calls in the tracker's home (none without one).
+func (a *App) recorder() bash.Recorder {
+	if a.opts.Tracker == nil {
+		return nil
+	}
+	return a.opts.Tracker
+}
+
+// without drops from env (KEY=VALUE entries) every variable named in
+// remove: an exact name, or a prefix ending in "*".
+func without(env, remove []string) []string {
+	out := make([]string, 0, len(env))
+	for _, kv := range env {
+		k, _, _ := strings.Cut(kv, "=")
+		if !slices.ContainsFunc(remove, func(r string) bool {
+			pre, pattern := strings.CutSuffix(r, "*")
+			return k == r || pattern && strings.HasPrefix(k, pre)
+		}) {
+			out = append(out, kv)
+		}
+	}
+	return out
 }
 
 // environ is the process environment as KEY=VALUE, sorted.
@@ -264,13 +291,18 @@ func (a *App) NewSession(ctx context.Context, id string, req proto.SessionStart)
 		Model: client, ModelName: modelName, ReasoningEffort: prof.ReasoningEffort, Registry: ts.Registry, Tools: ts.Current, Policy: policy,
 		SystemPrompt: agent.Prompt(cfg.Agent.SystemPrompt, req.Cwd, agentsMD, skills), HostedWebSearch: ts.HostedSearch,
 		MaxSteps: cfg.Agent.MaxSteps, Workspace: req.Cwd, SessionID: id, OutputLimit: cfg.Tools.OutputLimitBytes,
+		Secrets: cfg.SecretValues(a.opts.Env),
 		Context: agent.ContextOptions{MaxTokens: cfg.Context.MaxTokens, ReserveOutputTokens: cfg.Context.ReserveOutputTokens,
 			SafetyMarginTokens: cfg.Context.SafetyMarginTokens, BytesPerToken: cfg.Context.BytesPerToken, SummaryMaxChars: cfg.Context.SummaryMaxChars},
 		History: agent.HistoryOptions{MaxBytes: cfg.Session.MaxHistoryBytes, MaxMessages: cfg.Session.MaxMessages},
 	})
 	a.sessions.Add(1)
+	queued := cfg.Session.MaxQueuedTurns
+	if queued == 0 {
+		queued = -1 // SessionInfo's "no queue"; its 0 means "the server's default"
+	}
 	info := server.SessionInfo{Cwd: req.Cwd, Model: modelName, ContextMaxTokens: cfg.Context.MaxTokens, Tools: ts.Registry.Names(),
-		Close: func() { ts.Release(); a.sessions.Add(-1) }}
+		MaxQueuedTurns: queued, Close: func() { ts.Release(); a.sessions.Add(-1) }}
 	return sess, info, nil
 }
 

@@ -22,6 +22,7 @@ import (
 	"github.com/scv-agent/scv/internal/delegation"
 	"github.com/scv-agent/scv/internal/paths"
 	"github.com/scv-agent/scv/internal/proc"
+	"github.com/scv-agent/scv/internal/termtext"
 	"github.com/scv-agent/scv/internal/tools/agents"
 )
 
@@ -85,7 +86,11 @@ func newAgentsPsCmd(g *globals) *cobra.Command {
 					state += " (agent exited)"
 				}
 				age := time.Since(e.StartedAt).Round(time.Second)
-				fmt.Fprintf(w, "%s\t%s\t%s\t%d\t%d\t%s\t%s\t%s\n", e.Handle, e.Agent, state, e.PID, e.OwnerPID, e.Session, age, e.Cwd)
+				// Records are files anyone with the home can edit, and the
+				// cwd comes from the model: nothing in them may act on the
+				// terminal.
+				fmt.Fprintf(w, "%s\t%s\t%s\t%d\t%d\t%s\t%s\t%s\n", termtext.Line(e.Handle), termtext.Line(e.Agent), state, e.PID, e.OwnerPID,
+					termtext.Line(e.Session), age, termtext.Line(e.Cwd))
 			}
 			return w.Flush()
 		},
@@ -132,6 +137,8 @@ type agentSetup struct {
 	a      agents.Adapter
 	layout paths.Layout
 	home   string
+	// keyVars hold SCV's own provider keys; the agent never inherits them.
+	keyVars []string
 }
 
 // setupAgent applies the user's [agents.<name>] override (the project
@@ -154,7 +161,7 @@ func (g *globals) setupAgent(name string) (agentSetup, error) {
 	if err != nil {
 		return agentSetup{}, err
 	}
-	return agentSetup{a: a, layout: layout, home: layout.Adapter(name)}, nil
+	return agentSetup{a: a, layout: layout, home: layout.Adapter(name), keyVars: loaded.Config.KeyVariables()}, nil
 }
 
 func toOverride(o config.AgentOverride) agents.Override {
@@ -175,7 +182,7 @@ func (s agentSetup) env(g *globals) []string {
 		base = append(base, k+"="+v)
 	}
 	sort.Strings(base)
-	return s.a.Env(agents.EnvSpec{Base: base, AdapterHome: s.home, SCVHome: s.layout.Home})
+	return s.a.Env(agents.EnvSpec{Base: base, AdapterHome: s.home, SCVHome: s.layout.Home, Remove: s.keyVars})
 }
 
 // runAttached runs the agent's own command with the terminal attached.

@@ -431,3 +431,27 @@ func TestOrphanOfKilledStdioServer(t *testing.T) {
 		t.Errorf("records left: %v", ents)
 	}
 }
+
+// TestAgentsPsShowsControlCharacters: a record whose fields hold escape
+// sequences (the cwd comes from the model; the files can be edited) is
+// listed with them made visible.
+func TestAgentsPsShowsControlCharacters(t *testing.T) {
+	e := newAgentsEnv(t)
+	dir := filepath.Join(e.scvHome, "run", "delegations")
+	os.MkdirAll(dir, 0o700)
+	rec := delegation.Record{Handle: "pi-abcdef", Agent: "pi\x1b[2J", Session: "s\x1b]0;t\x07", Cwd: "/w/\x1b[8mhidden\x1b[0m\rX",
+		OwnerPID: 1 << 22, OwnerStart: 1, StartedAt: time.Now()}
+	b, _ := json.Marshal(rec)
+	if err := os.WriteFile(filepath.Join(dir, "pi-abcdef.json"), b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, out, _ := e.run(t, "", "agents", "ps", "--all")
+	if strings.ContainsAny(out, "\x1b\x07\r") {
+		t.Fatalf("ps printed a raw control character:\n%q", out)
+	}
+	for _, want := range []string{"pi␛[2J", "s␛]0;t␇", "/w/␛[8mhidden␛[0m␍X"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("ps does not show %q:\n%s", want, out)
+		}
+	}
+}

@@ -12,10 +12,12 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/charmbracelet/x/term"
 	"github.com/spf13/cobra"
 
 	"github.com/scv-agent/scv/internal/client"
 	"github.com/scv-agent/scv/internal/proto"
+	"github.com/scv-agent/scv/internal/termtext"
 	"github.com/scv-agent/scv/internal/version"
 )
 
@@ -155,7 +157,7 @@ func (g *globals) execTurn(conn *client.Conn, prompt, ws string, yes, jsonOut bo
 		fmt.Fprintf(g.stdio.Err, "scv: %v\n", err)
 		return ExitFailure
 	}
-	t := &execTurn{g: g, conn: conn, sid: sid, yes: yes, jsonOut: jsonOut, endedWithText: true}
+	t := &execTurn{g: g, conn: conn, sid: sid, yes: yes, jsonOut: jsonOut, endedWithText: true, visibleOut: isTerminal(g.stdio.Out)}
 	interrupted := g.ctx.Done()
 	for {
 		select {
@@ -190,6 +192,13 @@ type execTurn struct {
 	sid, turnID   string
 	yes, jsonOut  bool
 	endedWithText bool
+	// visibleOut makes control characters of the assistant's text visible
+	// on stdout; only when stdout is a terminal, since redirected output is
+	// the turn's product and stays byte-exact.
+	visibleOut bool
+	// asked are the calls whose approval note (with the summary) was
+	// printed.
+	asked map[string]bool
 }
 
 // handle prints one event and answers approvals; done reports the end of
@@ -204,7 +213,11 @@ func (t *execTurn) handle(ev proto.Event) (code int, done bool) {
 		t.turnID = ev.TurnID
 	case proto.EventAssistantDelta:
 		if !t.jsonOut && ev.Content != nil {
-			fmt.Fprint(out, *ev.Content)
+			text := *ev.Content
+			if t.visibleOut {
+				text = termtext.Block(text)
+			}
+			fmt.Fprint(out, text)
 			t.endedWithText = strings.HasSuffix(*ev.Content, "\n")
 		}
 	case proto.EventAssistantReasoning:
@@ -215,18 +228,37 @@ func (t *execTurn) handle(ev proto.Event) (code int, done bool) {
 			t.endedWithText = true
 		}
 	case proto.EventApprovalRequested:
+		if t.asked == nil {
+			t.asked = map[string]bool{}
+		}
+		t.asked[ev.CallID] = true
 		verdict := "denied (pass --yes to approve)"
 		if t.yes {
 			verdict = "approved (--yes)"
 		}
-		fmt.Fprintf(errw, "scv: approval for %s (risk %s): %s — %s\n", ev.Name, ev.Risk, clip(strings.Join(strings.Fields(ev.Summary), " "), 300), verdict)
+		// The whole summary is printed, control characters made visible,
+		// so what --yes approves is on record in full.
+		fmt.Fprintf(errw, "scv: approval for %s (risk %s): %s\n", termtext.Line(ev.Name), termtext.Line(ev.Risk), verdict)
+		for _, l := range strings.Split(strings.Trim(termtext.Block(ev.Summary), "\n"), "\n") {
+			fmt.Fprintf(errw, "scv:   | %s\n", l)
+		}
 		_ = t.conn.Send(&proto.ApprovalResolve{Envelope: proto.Envelope{Type: proto.TypeApprovalSolve}, SessionID: t.sid, ApprovalID: ev.ApprovalID, Approved: t.yes})
 	case proto.EventToolStarted:
-		// Progress for long runs: which call is running now.
-		fmt.Fprintf(errw, "scv: running %s\n", ev.Name)
+		// Progress for long runs: which call is running now. A call that
+		// ran without an approval note gets its whole summary (a fetch's
+		// full URL) here.
+		lines := strings.Split(strings.Trim(termtext.Block(ev.Summary), "\n"), "\n")
+		if t.asked[ev.CallID] || ev.Summary == "" {
+			fmt.Fprintf(errw, "scv: running %s\n", termtext.Line(ev.Name))
+			break
+		}
+		fmt.Fprintf(errw, "scv: running %s: %s\n", termtext.Line(ev.Name), lines[0])
+		for _, l := range lines[1:] {
+			fmt.Fprintf(errw, "scv:   | %s\n", l)
+		}
 	case proto.EventToolCompleted:
 		if ev.Success != nil && !*ev.Success && ev.Output != nil {
-			fmt.Fprintf(errw, "scv: %s %s: %s\n", ev.Name, ev.Error, clip(firstLine(*ev.Output), 300))
+			fmt.Fprintf(errw, "scv: %s %s: %s\n", termtext.Line(ev.Name), termtext.Line(ev.Error), termtext.Line(clip(firstLine(*ev.Output), 300)))
 		}
 	case proto.EventTurnCompleted:
 		return ExitOK, true
@@ -234,15 +266,21 @@ func (t *execTurn) handle(ev proto.Event) (code int, done bool) {
 		fmt.Fprintln(errw, "scv: turn cancelled")
 		return ExitFailure, true
 	case proto.EventTurnFailed:
-		fmt.Fprintf(errw, "turn failed (%s): %s\n", ev.Code, ev.Message)
+		fmt.Fprintf(errw, "turn failed (%s): %s\n", termtext.Line(ev.Code), termtext.Line(ev.Message))
 		return ExitFailure, true
 	case proto.EventError:
-		fmt.Fprintf(errw, "scv: %s: %s\n", ev.Code, ev.Message)
+		fmt.Fprintf(errw, "scv: %s: %s\n", termtext.Line(ev.Code), termtext.Line(ev.Message))
 		if (ev.Fatal != nil && *ev.Fatal) || ev.RequestID == execTurnRequest {
 			return ExitFailure, true
 		}
 	}
 	return 0, false
+}
+
+// isTerminal says w is a terminal (an *os.File on a tty).
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(f.Fd())
 }
 
 func printJSON(w io.Writer, v any) {

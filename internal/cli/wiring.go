@@ -26,7 +26,7 @@ func (g *globals) newApp(logger *slog.Logger, withTracker bool) (*app.App, paths
 	}
 	var tr *delegation.Tracker
 	if withTracker {
-		tr, err = delegation.New(delegation.Options{Dir: layout.Delegations(), Logger: logger})
+		tr, err = delegation.New(delegation.Options{Dir: layout.Delegations(), CallDir: layout.Calls(), Logger: logger})
 		if err != nil {
 			return nil, layout, nil, err
 		}
@@ -45,6 +45,7 @@ func newServer(a *app.App, logger *slog.Logger, cfg *config.Config, status func(
 	return server.New(server.Options{
 		Factory: a, Logger: logger, Version: version.Version,
 		MaxClientFrame: cfg.Protocol.MaxClientFrameBytes, MaxServerFrame: cfg.Protocol.MaxServerFrameBytes,
+		MaxSessionsPerConn: cfg.Protocol.MaxSessionsPerConnection, MaxSessions: cfg.Protocol.MaxSessions,
 		Status: status, Shutdown: shutdown,
 	})
 }

@@ -9,6 +9,8 @@ package config
 
 import (
 	"fmt"
+	"slices"
+	"sort"
 )
 
 // Config is the effective configuration. Its TOML tags are the key names of
@@ -57,6 +59,8 @@ type Agent struct {
 type Session struct {
 	MaxHistoryBytes int `toml:"max_history_bytes"`
 	MaxMessages     int `toml:"max_messages"`
+	// MaxQueuedTurns bounds the turns waiting behind the active one.
+	MaxQueuedTurns int `toml:"max_queued_turns"`
 }
 
 // Context is the [context] table.
@@ -77,12 +81,84 @@ type Tools struct {
 	OutputLimitBytes      int    `toml:"output_limit_bytes"`
 	MaxReadBytes          int    `toml:"max_read_bytes"`
 	MaxWriteBytes         int    `toml:"max_write_bytes"`
+	// BashEnvRemove lists the variables the bash tool's shell does not
+	// inherit: names, NAME* prefixes, and ProviderKeys.
+	BashEnvRemove []string `toml:"bash_env_remove"`
+}
+
+// ProviderKeys in tools.bash_env_remove stands for the variables that hold
+// keys SCV knows of: every profile's api_key_env and web.brave_api_key_env.
+const ProviderKeys = "@provider_keys"
+
+// KeyVariables are the variables that hold keys SCV knows of: every
+// profile's api_key_env and web.brave_api_key_env, sorted, without
+// duplicates.
+func (c *Config) KeyVariables() []string {
+	seen := map[string]bool{}
+	var out []string
+	add := func(v string) {
+		if v != "" && !seen[v] {
+			seen[v] = true
+			out = append(out, v)
+		}
+	}
+	for _, p := range c.Providers {
+		add(p.APIKeyEnv)
+	}
+	add(c.Web.BraveAPIKeyEnv)
+	sort.Strings(out)
+	return out
+}
+
+// BashEnvRemoved expands tools.bash_env_remove: ProviderKeys becomes
+// KeyVariables; names and NAME* patterns stay as they are.
+func (c *Config) BashEnvRemoved() []string {
+	var out []string
+	for _, e := range c.Tools.BashEnvRemove {
+		if e == ProviderKeys {
+			out = append(out, c.KeyVariables()...)
+		} else {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// SecretValues are the values of every key SCV knows of, for redaction:
+// inline keys, the variables named by api_key_env and brave_api_key_env,
+// and header values, of every profile. Empty values are left out.
+func (c *Config) SecretValues(env map[string]string) []string {
+	var out []string
+	add := func(v string) {
+		if v != "" {
+			out = append(out, v)
+		}
+	}
+	for _, p := range c.Providers {
+		add(p.APIKey.Reveal())
+		if p.APIKeyEnv != "" {
+			add(env[p.APIKeyEnv])
+		}
+		for _, h := range p.Headers {
+			add(h.Reveal())
+		}
+	}
+	add(c.Web.BraveAPIKey.Reveal())
+	if c.Web.BraveAPIKeyEnv != "" {
+		add(env[c.Web.BraveAPIKeyEnv])
+	}
+	sort.Strings(out)
+	return slices.Compact(out)
 }
 
 // Protocol is the [protocol] table.
 type Protocol struct {
 	MaxClientFrameBytes int `toml:"max_client_frame_bytes"`
 	MaxServerFrameBytes int `toml:"max_server_frame_bytes"`
+	// MaxSessionsPerConnection and MaxSessions bound the open sessions of
+	// one client connection and of the whole server process.
+	MaxSessionsPerConnection int `toml:"max_sessions_per_connection"`
+	MaxSessions              int `toml:"max_sessions"`
 }
 
 // ProviderLimits is the [provider_limits] table.
@@ -217,12 +293,14 @@ func Defaults(skillsDir string) Config {
 		Provider:  ProviderChoice{Active: DefaultProfile},
 		Providers: map[string]Provider{DefaultProfile: defaultProvider(), AnthropicProfile: anthropicProvider()},
 		Agent:     Agent{MaxSteps: 128, SystemPrompt: DefaultSystemPrompt, MaxDelegationDepth: 2},
-		Session:   Session{MaxHistoryBytes: 16777216, MaxMessages: 10000},
+		Session:   Session{MaxHistoryBytes: 16777216, MaxMessages: 10000, MaxQueuedTurns: 16},
 		Context: Context{MaxTokens: 128000, ReserveOutputTokens: 8192, SafetyMarginTokens: 2048,
 			BytesPerToken: 3, SummaryMaxChars: 6000},
 		Tools: Tools{ApprovalPolicy: PolicyOnRisk, CommandTimeoutSeconds: 600, AgentTimeoutSeconds: 3600,
-			MaxTimeoutSeconds: 14400, OutputLimitBytes: 65536, MaxReadBytes: 262144, MaxWriteBytes: 1048576},
-		Protocol: Protocol{MaxClientFrameBytes: 1048576, MaxServerFrameBytes: 8388608},
+			MaxTimeoutSeconds: 14400, OutputLimitBytes: 65536, MaxReadBytes: 262144, MaxWriteBytes: 1048576,
+			BashEnvRemove: []string{ProviderKeys}},
+		Protocol: Protocol{MaxClientFrameBytes: 1048576, MaxServerFrameBytes: 8388608,
+			MaxSessionsPerConnection: 32, MaxSessions: 128},
 		ProviderLimits: ProviderLimits{MaxSSEEventBytes: 1048576, MaxResponseBytes: 4194304,
 			MaxAssistantBytes: 1048576, MaxToolCalls: 32, MaxToolArgumentsBytes: 262144},
 		Skills: Skills{UserDir: skillsDir, ProjectDir: ".scv/skills", ScanProjects: true,

@@ -45,13 +45,14 @@ func TestDefaultValues(t *testing.T) {
 		"providers.anthropic.api_key": Secret(""), "providers.anthropic.headers": map[string]Secret{},
 		"providers.anthropic.timeout_seconds": 600, "providers.anthropic.max_retries": 2, "providers.anthropic.reasoning_effort": "",
 		"agent.max_steps": 128, "agent.system_prompt": DefaultSystemPrompt, "agent.max_delegation_depth": 2,
-		"session.max_history_bytes": 16777216, "session.max_messages": 10000,
+		"session.max_history_bytes": 16777216, "session.max_messages": 10000, "session.max_queued_turns": 16,
 		"context.max_tokens": 128000, "context.reserve_output_tokens": 8192, "context.safety_margin_tokens": 2048,
 		"context.bytes_per_token": 3, "context.summary_max_chars": 6000,
 		"tools.approval_policy": "on-risk", "tools.command_timeout_seconds": 600, "tools.agent_timeout_seconds": 3600,
 		"tools.max_timeout_seconds": 14400, "tools.output_limit_bytes": 65536, "tools.max_read_bytes": 262144,
-		"tools.max_write_bytes":           1048576,
+		"tools.max_write_bytes": 1048576, "tools.bash_env_remove": []string{"@provider_keys"},
 		"protocol.max_client_frame_bytes": 1048576, "protocol.max_server_frame_bytes": 8388608,
+		"protocol.max_sessions_per_connection": 32, "protocol.max_sessions": 128,
 		"provider_limits.max_sse_event_bytes": 1048576, "provider_limits.max_response_bytes": 4194304,
 		"provider_limits.max_assistant_bytes": 1048576, "provider_limits.max_tool_calls": 32,
 		"provider_limits.max_tool_arguments_bytes": 262144,
@@ -301,5 +302,47 @@ func TestUserDirTildeWithoutHome(t *testing.T) {
 	want := []Problem{{path, 2, "skills.user_dir", `"~/s" starts with ~/ but HOME is not set; use an absolute path`}}
 	if diff := cmp.Diff(want, probs); diff != "" {
 		t.Errorf("problems (-want +got):\n%s", diff)
+	}
+}
+
+// TestKeyVariablesAndSecrets: the variables and values SCV treats as keys
+// come from every profile and from web search, whatever is active.
+func TestKeyVariablesAndSecrets(t *testing.T) {
+	f := newFixture(t)
+	f.user(t, `[providers.openai]
+api_key_env = "FAKE_KEY"
+headers = { X-Team = "team-header-secret" }
+[providers.lab]
+base_url = "http://lab/v1"
+api_key_env = "LAB_TOKEN"
+api_key = "inline-lab-key-123"
+[web]
+brave_api_key_env = "BRAVE_VAR"
+[tools]
+bash_env_remove = ["@provider_keys", "AWS_*"]
+`)
+	opts := f.opts()
+	opts.Env["FAKE_KEY"], opts.Env["LAB_TOKEN"], opts.Env["BRAVE_VAR"] = "fake-key-value", "lab-env-value", "brave-value"
+	l := mustLoad(t, opts)
+	// Every profile counts, built-in ones included, active or not.
+	vars := []string{"BRAVE_VAR"}
+	for _, p := range l.Config.Providers {
+		if p.APIKeyEnv != "" && !slices.Contains(vars, p.APIKeyEnv) {
+			vars = append(vars, p.APIKeyEnv)
+		}
+	}
+	slices.Sort(vars)
+	if !slices.Contains(vars, "FAKE_KEY") || !slices.Contains(vars, "LAB_TOKEN") {
+		t.Fatalf("profiles lost their api_key_env: %v", vars)
+	}
+	if diff := cmp.Diff(vars, l.Config.KeyVariables()); diff != "" {
+		t.Errorf("KeyVariables (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(append(vars, "AWS_*"), l.Config.BashEnvRemoved()); diff != "" {
+		t.Errorf("BashEnvRemoved (-want +got):\n%s", diff)
+	}
+	want := []string{"brave-value", "fake-key-value", "inline-lab-key-123", "lab-env-value", "team-header-secret"}
+	if diff := cmp.Diff(want, l.Config.SecretValues(opts.Env)); diff != "" {
+		t.Errorf("SecretValues (-want +got):\n%s", diff)
 	}
 }

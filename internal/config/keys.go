@@ -12,7 +12,7 @@ const (
 	projSearch               // web.search: may set "off" (or repeat the lower value)
 	projAllow                // skills.project_dir (checked to stay inside the workspace)
 	projNarrow               // mcp.servers.*.tools: a non-empty subset only
-	projGrow                 // mcp.servers.*.disabled_tools: may only add entries
+	projGrow                 // a list that only grows: may add entries, never drop one
 )
 
 // keySpec describes one key pattern.
@@ -20,8 +20,7 @@ type keySpec struct {
 	doc   string
 	min   int // least valid value of an integer key
 	proj  projectRule
-	check func(s string) string // extra check of a string key; "" is fine
-	each  func(s string) string // check of every entry of a list key
+	check func(s string) string // extra check of a string key, or of each entry of a list; "" is fine
 	// example marks keys with no useful default: the template shows them
 	// as an explanation only.
 	example string
@@ -49,6 +48,7 @@ var specs = map[string]keySpec{
 
 	"session.max_history_bytes": limit("Most bytes of history kept by a session.", 1),
 	"session.max_messages":      limit("Most messages kept by a session.", 1),
+	"session.max_queued_turns":  limit("Most turns a session holds waiting behind the running one; more are refused.", 0),
 
 	"context.max_tokens":            limit("Context window of the model, in tokens.", 1),
 	"context.reserve_output_tokens": limit("Tokens kept free for the model's answer.", 1),
@@ -63,9 +63,13 @@ var specs = map[string]keySpec{
 	"tools.output_limit_bytes":      limit("Most bytes of tool output returned to the model.", 1),
 	"tools.max_read_bytes":          limit("Most bytes the read tool returns per call.", 1),
 	"tools.max_write_bytes":         limit("Largest content the write tool accepts.", 1),
+	"tools.bash_env_remove": {doc: `Variables the bash tool's shell does not inherit: names, NAME* prefixes, and "@provider_keys" (every api_key_env and brave_api_key_env). [] keeps them all.`,
+		proj: projGrow, check: envRemoveEntry},
 
-	"protocol.max_client_frame_bytes": limit("Largest protocol line a client may send.", 1),
-	"protocol.max_server_frame_bytes": limit("Largest protocol line the server sends.", 1),
+	"protocol.max_client_frame_bytes":      limit("Largest protocol line a client may send.", 1),
+	"protocol.max_server_frame_bytes":      limit("Largest protocol line the server sends.", 1),
+	"protocol.max_sessions_per_connection": limit("Most sessions one client connection may have open; more are refused.", 1),
+	"protocol.max_sessions":                limit("Most sessions the server (the daemon, or one stdio server) has open at once; more are refused.", 1),
 
 	"provider_limits.max_sse_event_bytes":      limit("Largest server-sent event of a model stream.", 1),
 	"provider_limits.max_response_bytes":       limit("Most content bytes (answer, reasoning, arguments) of one model response; the stream itself may be 64 times as large.", 1),
@@ -83,7 +87,7 @@ var specs = map[string]keySpec{
 	"web.fetch_max_bytes":         limit("Most bytes web_fetch downloads.", 1),
 	"web.fetch_timeout_seconds":   limit("Timeout of one web_fetch, in seconds.", 1),
 	"web.max_redirects":           limit("Most redirects web_fetch follows.", 0),
-	"web.auto_approve_domains":    {doc: `HTTPS hosts fetched without approval: "host" or "*.host" (strict subdomains).`, each: domainEntry},
+	"web.auto_approve_domains":    {doc: `HTTPS hosts fetched without approval: "host" or "*.host" (strict subdomains).`, check: domainEntry},
 	"web.allow_private_addresses": {doc: "Let web_fetch reach loopback, private and link-local addresses."},
 	"web.search":                  {doc: `Web search: "off", "provider" (hosted; responses and anthropic wires), "searxng" or "brave".`, proj: projSearch, check: enum(SearchOff, SearchProvider, SearchSearXNG, SearchBrave)},
 	"web.searxng_url":             {doc: `Base URL of the SearXNG instance (for search = "searxng").`, check: optionalURL, example: `searxng_url = "http://127.0.0.1:8888"`},
@@ -102,16 +106,16 @@ var specs = map[string]keySpec{
 	"mcp.servers.*.command":                 {doc: "Executable of a stdio MCP server (a name is looked up in PATH).", check: nonEmpty, example: `command = "npx"`},
 	"mcp.servers.*.args":                    {doc: "Arguments of the stdio server.", example: `args = ["-y", "@modelcontextprotocol/server-filesystem", "."]`},
 	"mcp.servers.*.env":                     {doc: "Variables set in the stdio server's environment (values are treated as secrets).", example: `env = { LOG_LEVEL = "warn" }`},
-	"mcp.servers.*.env_from":                {doc: "Variables copied from SCV's own environment into the stdio server's.", each: envName, example: `env_from = ["GITHUB_PERSONAL_ACCESS_TOKEN"]`},
+	"mcp.servers.*.env_from":                {doc: "Variables copied from SCV's own environment into the stdio server's.", check: envName, example: `env_from = ["GITHUB_PERSONAL_ACCESS_TOKEN"]`},
 	"mcp.servers.*.cwd":                     {doc: "Working directory of the stdio server, absolute (default: the session's workspace).", check: absPathOrEmpty, example: `cwd = "/srv/data"`},
 	"mcp.servers.*.url":                     {doc: "Endpoint of a streamable HTTP MCP server (http or https).", check: optionalURL, example: `url = "http://127.0.0.1:8931/mcp"`},
 	"mcp.servers.*.headers":                 {doc: "Extra HTTP headers sent to the HTTP server (values are treated as secrets).", example: `headers = { X-Team = "tools" }`},
 	"mcp.servers.*.bearer_token_env":        {doc: "Environment variable whose value is sent as Authorization: Bearer to the HTTP server.", check: envName, example: `bearer_token_env = "MCP_TOKEN"`},
 	"mcp.servers.*.enabled":                 {doc: "Start this server and offer its tools (a project config may turn it off).", proj: projDisable, example: `enabled = true`},
-	"mcp.servers.*.tools":                   {doc: "Only these tools of the server (by the server's own names); empty offers all.", each: toolName, proj: projNarrow, example: `tools = ["read_file", "list_directory"]`},
-	"mcp.servers.*.disabled_tools":          {doc: "Tools of the server never offered (by the server's own names).", each: toolName, proj: projGrow, example: `disabled_tools = ["write_file"]`},
+	"mcp.servers.*.tools":                   {doc: "Only these tools of the server (by the server's own names); empty offers all.", check: toolName, proj: projNarrow, example: `tools = ["read_file", "list_directory"]`},
+	"mcp.servers.*.disabled_tools":          {doc: "Tools of the server never offered (by the server's own names).", check: toolName, proj: projGrow, example: `disabled_tools = ["write_file"]`},
 	"mcp.servers.*.startup_timeout_seconds": {doc: "Time a server gets to start and list its tools, in seconds.", min: 1, example: `startup_timeout_seconds = 30`},
 	"mcp.servers.*.tool_timeout_seconds":    {doc: "Timeout of one call of the server's tools, in seconds.", min: 1, example: `tool_timeout_seconds = 120`},
 	"mcp.servers.*.risk":                    {doc: `Risk of every call of the server's tools: "process" (default), "network", "filesystem" or "read_only"; the server's own hints never lower it.`, check: enum(RiskProcess, RiskNetwork, RiskFilesystem, RiskReadOnly), example: `risk = "process"`},
-	"mcp.servers.*.read_only_tools":         {doc: "Tools of the server whose calls are read_only whatever risk says (by the server's own names).", each: toolName, example: `read_only_tools = ["read_file"]`},
+	"mcp.servers.*.read_only_tools":         {doc: "Tools of the server whose calls are read_only whatever risk says (by the server's own names).", check: toolName, example: `read_only_tools = ["read_file"]`},
 }

@@ -118,12 +118,13 @@ func narrowList(ov, nv reflect.Value) string {
 	return ""
 }
 
-// growList checks a project's disabled_tools: it may only add entries.
+// growList checks a list a project may only add to (disabled_tools,
+// bash_env_remove).
 func growList(ov, nv reflect.Value) string {
 	o, n := ov.Interface().([]string), nv.Interface().([]string)
 	for _, x := range o {
 		if !slices.Contains(n, x) {
-			return fmt.Sprintf("a project config may only add to this list: it drops %q, disabled by the lower layers", x)
+			return fmt.Sprintf("a project config may only add entries to this list: it drops %q, which the lower layers give", x)
 		}
 	}
 	return ""

@@ -148,7 +148,7 @@ func TestProjectMCP(t *testing.T) {
 		{"clear tools", "[mcp.servers.files]\ntools = []\n",
 			[]Problem{{"P", 2, "mcp.servers.files.tools", `a project config may only narrow this list: an empty list allows every tool, wider than ["read_file", "list_directory", "write_file"] from the lower layers`}}},
 		{"re-enable a tool", "[mcp.servers.files]\ndisabled_tools = [\"write_file\"]\n",
-			[]Problem{{"P", 2, "mcp.servers.files.disabled_tools", `a project config may only add to this list: it drops "move_file", disabled by the lower layers`}}},
+			[]Problem{{"P", 2, "mcp.servers.files.disabled_tools", `a project config may only add entries to this list: it drops "move_file", which the lower layers give`}}},
 	}
 	user := mcpUser + "\n[mcp.servers.off]\ncommand = \"x\"\nenabled = false\n"
 	for _, tt := range tests {

@@ -90,6 +90,16 @@ func projectDir(s string) string {
 	return ""
 }
 
+var envPatternRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*\*?$`)
+
+// envRemoveEntry checks one tools.bash_env_remove entry.
+func envRemoveEntry(s string) string {
+	if s == ProviderKeys || envPatternRE.MatchString(s) {
+		return ""
+	}
+	return fmt.Sprintf("%q is not a variable name, a NAME* prefix or %q", s, ProviderKeys)
+}
+
 var hostLabel = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$`)
 
 // domainEntry checks one auto_approve_domains entry: "host" or "*.host".
@@ -152,10 +162,10 @@ func validateLeaf(pattern string, v reflect.Value) string {
 		}
 	case reflect.Slice:
 		for _, s := range v.Interface().([]string) {
-			if spec.each == nil {
+			if spec.check == nil {
 				break
 			}
-			if msg := spec.each(s); msg != "" {
+			if msg := spec.check(s); msg != "" {
 				return msg
 			}
 		}

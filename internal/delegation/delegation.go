@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -70,6 +71,9 @@ func Depth(env map[string]string) int {
 type Options struct {
 	// Dir is the record directory ($SCV_HOME/run/delegations).
 	Dir string
+	// CallDir holds the records of in-flight tool calls
+	// ($SCV_HOME/run/calls); empty means "calls" beside Dir.
+	CallDir string
 	// OwnerPID is the owning SCV process; 0 means this process.
 	OwnerPID int
 	// Grace is the TERM→KILL delay; 0 means proc.DefaultGrace (2 s).
@@ -81,6 +85,7 @@ type Options struct {
 // concurrent use.
 type Tracker struct {
 	dir        string
+	callDir    string
 	ownerPID   int
 	ownerStart uint64
 	grace      time.Duration
@@ -104,7 +109,10 @@ func New(opts Options) (*Tracker, error) {
 	if err != nil {
 		return nil, fmt.Errorf("delegation tracker: %w", err)
 	}
-	t := &Tracker{dir: opts.Dir, ownerPID: pid, ownerStart: start, grace: opts.Grace, log: opts.Logger, running: map[string]bool{}}
+	if opts.CallDir == "" {
+		opts.CallDir = filepath.Join(filepath.Dir(opts.Dir), "calls")
+	}
+	t := &Tracker{dir: opts.Dir, callDir: opts.CallDir, ownerPID: pid, ownerStart: start, grace: opts.Grace, log: opts.Logger, running: map[string]bool{}}
 	if t.grace <= 0 {
 		t.grace = proc.DefaultGrace
 	}
@@ -248,9 +256,11 @@ func (t *Tracker) KillOrphans(ctx context.Context) (int, error) {
 }
 
 // Reconcile stops the runs of every record whose owning SCV process is gone
-// (its group, then its tagged processes) and removes those records. The
+// (its group, then its tagged processes) and removes those records; it
+// does the same for the records of in-flight tool calls (BeginCall). The
 // daemon calls it at start-up and every 60 seconds, `scv server --stdio`
-// once at start.
+// once at start. The count is of delegations only (what `scv status`
+// reports); stopped calls are logged.
 func (t *Tracker) Reconcile(ctx context.Context) (int, error) {
 	n, err := t.reconcile(ctx)
 	t.reaped.Add(int64(n))
@@ -258,6 +268,15 @@ func (t *Tracker) Reconcile(ctx context.Context) (int, error) {
 }
 
 func (t *Tracker) reconcile(ctx context.Context) (int, error) {
+	calls, cerr := t.reconcileCalls()
+	if calls > 0 {
+		t.log.Info("stopped the processes of calls whose SCV process died", "count", calls)
+	}
+	n, err := t.reconcileDelegations(ctx)
+	return n, errors.Join(err, cerr)
+}
+
+func (t *Tracker) reconcileDelegations(ctx context.Context) (int, error) {
 	recs, bad, err := t.readAll()
 	if err != nil {
 		return 0, err

@@ -102,15 +102,19 @@ func WriteFileAtomic(path string, data []byte, perm os.FileMode) error {
 	return nil
 }
 
-func (t *Tracker) write(r Record) error {
-	if err := ensureDir(t.dir); err != nil {
+func (t *Tracker) write(r Record) error { return writeRecord(t.path(r.Handle), r) }
+
+// writeRecord stores v as indented JSON at path (mode 0600, atomically),
+// creating its directory (and the one above) with mode 0700.
+func writeRecord(path string, v any) error {
+	if err := ensureDir(filepath.Dir(path)); err != nil {
 		return err
 	}
-	b, err := json.MarshalIndent(r, "", "  ")
+	b, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
 		return fmt.Errorf("encode record: %w", err)
 	}
-	return WriteFileAtomic(t.path(r.Handle), append(b, '\n'), 0o600)
+	return WriteFileAtomic(path, append(b, '\n'), 0o600)
 }
 
 // Read loads the record of handle.
@@ -138,24 +142,17 @@ var ErrNotFound = errors.New("delegation not found")
 // readAll loads every record, sorted by start time; unreadable files are
 // skipped (their names are returned for reporting).
 func (t *Tracker) readAll() ([]Record, []string, error) {
-	ents, err := os.ReadDir(t.dir)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil, nil
-	}
+	names, err := recordNames(t.dir, ValidHandle)
 	if err != nil {
 		return nil, nil, fmt.Errorf("list delegations: %w", err)
 	}
 	var recs []Record
 	var bad []string
-	for _, e := range ents {
-		h, ok := strings.CutSuffix(e.Name(), ".json")
-		if !ok || !ValidHandle(h) {
-			continue
-		}
+	for _, h := range names {
 		r, err := t.Read(h)
 		if err != nil {
 			if !errors.Is(err, ErrNotFound) {
-				bad = append(bad, e.Name())
+				bad = append(bad, h+".json")
 			}
 			continue
 		}
@@ -163,6 +160,25 @@ func (t *Tracker) readAll() ([]Record, []string, error) {
 	}
 	sort.Slice(recs, func(i, j int) bool { return recs[i].StartedAt.Before(recs[j].StartedAt) })
 	return recs, bad, nil
+}
+
+// recordNames lists the <name>.json files of dir whose name is valid; a
+// missing directory holds none.
+func recordNames(dir string, valid func(string) bool) ([]string, error) {
+	ents, err := os.ReadDir(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var names []string
+	for _, e := range ents {
+		if n, ok := strings.CutSuffix(e.Name(), ".json"); ok && valid(n) {
+			names = append(names, n)
+		}
+	}
+	return names, nil
 }
 
 func (t *Tracker) remove(handle string) {

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -45,24 +44,10 @@ func TestDaemonSIGTERMStopsDelegations(t *testing.T) {
 	}
 	until(t, c, proto.EventToolStarted)
 
-	var pids []int
-	for deadline := time.Now().Add(10 * time.Second); len(pids) < 2 && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-		b, _ := os.ReadFile(pidFile)
-		pids = pids[:0]
-		for _, f := range strings.Fields(string(b)) {
-			if p, err := strconv.Atoi(f); err == nil {
-				pids = append(pids, p)
-			}
-		}
-	}
+	pids := waitPIDs(t, pidFile, 2)
 	if len(pids) < 2 {
 		t.Fatalf("the fake agent did not start (pids %v); stderr:\n%s", pids, d.stderr)
 	}
-	t.Cleanup(func() {
-		for _, p := range pids {
-			_ = syscall.Kill(p, syscall.SIGKILL)
-		}
-	})
 	for _, p := range pids {
 		if !anyRunning([]int{p}) {
 			t.Fatalf("process %d of the delegation is not running before SIGTERM", p)

@@ -4,6 +4,7 @@ import (
 	"encoding/pem"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -87,8 +88,10 @@ func certFile(t *testing.T, srv *httptest.Server) string {
 	return p
 }
 
-// TestStdioWebFetchApproval is the stdio test of tools.md: web_fetch asks for
-// approval (network risk) unless the URL is HTTPS on an allowlisted host.
+// TestStdioWebFetchApproval: web_fetch asks for approval (network risk)
+// unless the URL is HTTPS on an allowlisted host and its default port. The
+// case that runs without approval needs a server on 127.0.0.1:443; it is
+// skipped where that port cannot be bound (no privilege, or taken).
 func TestStdioWebFetchApproval(t *testing.T) {
 	page := func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
@@ -99,6 +102,16 @@ func TestStdioWebFetchApproval(t *testing.T) {
 	tlsSrv := httptest.NewTLSServer(http.HandlerFunc(page))
 	t.Cleanup(tlsSrv.Close)
 	certs := certFile(t, tlsSrv)
+	on443 := ""
+	if l, err := net.Listen("tcp", "127.0.0.1:443"); err == nil {
+		srv443 := httptest.NewUnstartedServer(http.HandlerFunc(page))
+		srv443.Listener.Close()
+		srv443.Listener = l
+		srv443.TLS = tlsSrv.TLS // the same certificate, trusted through certs
+		srv443.StartTLS()
+		t.Cleanup(srv443.Close)
+		on443 = "https://127.0.0.1/"
+	}
 
 	withApproval := []string{
 		"turn.started", "assistant.completed", "tool.proposed", "approval.requested",
@@ -113,10 +126,14 @@ func TestStdioWebFetchApproval(t *testing.T) {
 	}{
 		{"http on an allowlisted host asks", plain.URL + "/", `["127.0.0.1"]`, withApproval},
 		{"https off the allowlist asks", tlsSrv.URL + "/", `["docs.rs"]`, withApproval},
-		{"https on an allowlisted host runs", tlsSrv.URL + "/", `["127.0.0.1"]`, withoutApproval},
+		{"https on an allowlisted host but another port asks", tlsSrv.URL + "/", `["127.0.0.1"]`, withApproval},
+		{"https on an allowlisted host and the default port runs", on443, `["127.0.0.1"]`, withoutApproval},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
+			if tc.url == "" {
+				t.Skip("127.0.0.1:443 cannot be bound here")
+			}
 			fm := modeltest.New(t)
 			fm.Script(modeltest.ToolCall("w1", "web_fetch", fmt.Sprintf(`{"url":%q}`, tc.url)))
 			fm.Script(modeltest.Text("fetched"))
@@ -137,6 +154,9 @@ func TestStdioWebFetchApproval(t *testing.T) {
 					if err := c.Send(&proto.ApprovalResolve{Envelope: proto.Envelope{Type: proto.TypeApprovalSolve}, SessionID: sid, ApprovalID: ev.ApprovalID, Approved: true}); err != nil {
 						t.Fatal(err)
 					}
+				}
+				if ev.Type == proto.EventToolStarted && !strings.Contains(ev.Summary, tc.url) {
+					t.Errorf("tool.started = %+v, want the full URL in its summary", ev)
 				}
 				if ev.Type == proto.EventTurnCompleted || ev.Type == proto.EventTurnFailed {
 					break

@@ -60,6 +60,9 @@ func (l Layout) DelegationRecord(handle string) string {
 	return filepath.Join(l.Delegations(), handle+".json")
 }
 
+// Calls holds the records of in-flight tool calls, $SCV_HOME/run/calls.
+func (l Layout) Calls() string { return filepath.Join(l.Home, "run", "calls") }
+
 // Adapters is the root of the private agent homes, $SCV_HOME/adapters.
 func (l Layout) Adapters() string { return filepath.Join(l.Home, "adapters") }
 

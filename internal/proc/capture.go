@@ -63,6 +63,17 @@ func (c *Capture) Truncated() bool {
 	return c.total > int64(len(c.head)+c.tail.len())
 }
 
+// Parts returns what the capture kept: the head, the tail and the total
+// written. When head and tail hold every byte (total == len(head) +
+// len(tail)) they are the whole output in order; otherwise the bytes
+// between them were dropped. A caller that sizes the output itself (for an
+// encoding that grows the text) renders from these instead of String.
+func (c *Capture) Parts() (head, tail []byte, total int64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]byte(nil), c.head...), c.tail.bytes(), c.total
+}
+
 // Cut is the number of written bytes String leaves out (0 when nothing is
 // cut). It counts bytes dropped to respect the limit, to make room for the
 // marker and to keep characters whole.

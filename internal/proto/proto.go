@@ -75,6 +75,10 @@ const (
 	ErrApprovalNotFound = "approval_not_found"
 	ErrUnsupported      = "unsupported"
 	ErrInternal         = "internal_error"
+	// ErrLimit refuses a request that would pass a server bound (queued
+	// turns of a session, sessions of a connection or of the server); the
+	// connection goes on. An SCV extension.
+	ErrLimit = "limit_exceeded"
 )
 
 // turn.failed codes.

@@ -106,8 +106,9 @@ func runConversation(t *testing.T, file string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := server.New(server.Options{Factory: ap, Version: "test", MaxClientFrame: loaded.Config.Protocol.MaxClientFrameBytes,
-		MaxServerFrame: loaded.Config.Protocol.MaxServerFrameBytes})
+	pc := loaded.Config.Protocol
+	srv := server.New(server.Options{Factory: ap, Version: "test", MaxClientFrame: pc.MaxClientFrameBytes,
+		MaxServerFrame: pc.MaxServerFrameBytes, MaxSessionsPerConn: pc.MaxSessionsPerConnection, MaxSessions: pc.MaxSessions})
 
 	script, _ := section(a, "script")
 	got := converse(t, srv, ws, script)

@@ -105,11 +105,29 @@ func (c *conn) sessionStart(line []byte, env proto.Envelope) {
 		c.reqError(env.RequestID, proto.ErrInvalidRequest, "delegation_depth must not be negative", false)
 		return
 	}
+	// Both bounds are checked, and a server-wide slot taken, before the
+	// session is built: building one costs memory too.
+	c.mu.Lock()
+	open := len(c.sessions)
+	c.mu.Unlock()
+	if max := c.srv.opts.MaxSessionsPerConn; open >= max {
+		c.reqError(env.RequestID, proto.ErrLimit, fmt.Sprintf("this connection already has %d open sessions (protocol.max_sessions_per_connection = %d); close one with session.close first", open, max), false)
+		return
+	}
+	if max := c.srv.opts.MaxSessions; c.srv.sessions.Add(1) > int64(max) {
+		c.srv.sessions.Add(-1)
+		c.reqError(env.RequestID, proto.ErrLimit, fmt.Sprintf("the server already has %d open sessions (protocol.max_sessions); close one with session.close, or try again later", max), false)
+		return
+	}
 	id := "s_" + uuid.NewString()[:12]
 	ag, info, err := c.srv.opts.Factory.NewSession(c.ctx, id, m)
 	if err != nil {
+		c.srv.sessions.Add(-1)
 		c.reqError(env.RequestID, proto.ErrInvalidRequest, fmt.Sprintf("cannot start a session: %v", err), false)
 		return
+	}
+	if info.MaxQueuedTurns == 0 {
+		info.MaxQueuedTurns = c.srv.opts.MaxQueuedTurns
 	}
 	s := newSession(id, ag, info)
 	c.mu.Lock()
@@ -161,11 +179,26 @@ func (c *conn) target(line []byte, env proto.Envelope, v any) *session {
 	if !c.decode(line, env, v) {
 		return nil
 	}
-	var ref struct {
-		SessionID string `json:"session_id"`
+	// The session id comes from the decoded message: decoding the line a
+	// third time would cost a scan of a 256 KiB prompt for nothing.
+	var id string
+	switch m := v.(type) {
+	case *proto.TurnStart:
+		id = m.SessionID
+	case *proto.TurnCancel:
+		id = m.SessionID
+	case *proto.ApprovalResolve:
+		id = m.SessionID
+	case *proto.SessionRef:
+		id = m.SessionID
+	default:
+		var ref struct {
+			SessionID string `json:"session_id"`
+		}
+		_ = json.Unmarshal(line, &ref)
+		id = ref.SessionID
 	}
-	_ = json.Unmarshal(line, &ref)
-	return c.session(env, ref.SessionID)
+	return c.session(env, id)
 }
 
 func (c *conn) session(env proto.Envelope, id string) *session {
@@ -193,7 +226,12 @@ func (c *conn) turnStart(line []byte, env proto.Envelope) {
 		return
 	}
 	turnID := "t_" + uuid.NewString()[:12]
-	if queued := s.enqueue(pending{turnID: turnID, requestID: env.RequestID, prompt: m.Prompt}); queued {
+	queued, ok := s.enqueue(pending{turnID: turnID, requestID: env.RequestID, prompt: m.Prompt})
+	switch {
+	case !ok:
+		max := max(s.info.MaxQueuedTurns, 0)
+		c.reqError(env.RequestID, proto.ErrLimit, fmt.Sprintf("session %s already has %d queued turns (session.max_queued_turns = %d); wait for one to start, or cancel one with turn.cancel", s.id, max, max), false)
+	case queued:
 		c.send(proto.Event{Type: proto.EventQueueEnqueued, RequestID: env.RequestID, QueueID: turnID}, s)
 	}
 }

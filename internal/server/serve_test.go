@@ -1,6 +1,7 @@
 package server_test
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -10,8 +11,10 @@ import (
 	"time"
 
 	"github.com/scv-agent/scv/internal/app"
+	"github.com/scv-agent/scv/internal/client"
 	"github.com/scv-agent/scv/internal/model/modeltest"
 	"github.com/scv-agent/scv/internal/paths"
+	"github.com/scv-agent/scv/internal/proto"
 	"github.com/scv-agent/scv/internal/server"
 )
 
@@ -203,4 +206,68 @@ func lineOf(out, typ string) string {
 		}
 	}
 	return ""
+}
+
+// TestSessionBoundsAcrossConnections: protocol.max_sessions bounds the
+// sessions of all connections together and max_sessions_per_connection
+// those of one; refusals are limit_exceeded, and a closed session (or an
+// ended connection) frees its slot.
+func TestSessionBoundsAcrossConnections(t *testing.T) {
+	fake := modeltest.New(t)
+	home := t.TempDir()
+	ws, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(home, "config.toml"), []byte(fmt.Sprintf("[providers.openai]\nbase_url = %q\n", fake.URL())), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ap := app.New(app.Options{Layout: paths.Layout{Home: home}, Env: map[string]string{"OPENAI_API_KEY": "sk-test", "HOME": home, "PATH": os.Getenv("PATH")}})
+	srv := server.New(server.Options{Factory: ap, Version: "test", MaxSessions: 3, MaxSessionsPerConn: 2})
+	connect := func() (*client.Conn, func()) {
+		cr, cw := io.Pipe()
+		sr, sw := io.Pipe()
+		done := make(chan struct{})
+		go func() { srv.Serve(t.Context(), cr, sw); sw.Close(); close(done) }()
+		c := client.NewConn(sr, cw)
+		if _, err := c.Initialize(t.Context(), "t", "0"); err != nil {
+			t.Fatal(err)
+		}
+		return c, func() { cw.Close(); <-done; c.Close() }
+	}
+	start := func(c *client.Conn) (string, string) {
+		ev, err := c.StartSession(t.Context(), proto.SessionStart{Cwd: ws})
+		var re *client.RequestError
+		if errors.As(err, &re) {
+			return "", re.Code
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ev.SessionID, ""
+	}
+	a, closeA := connect()
+	b, closeB := connect()
+	defer closeB()
+	a1, _ := start(a)
+	_, _ = start(a)
+	if _, code := start(a); code != proto.ErrLimit {
+		t.Errorf("third session on one connection: code %q, want %s", code, proto.ErrLimit)
+	}
+	_, _ = start(b)
+	if _, code := start(b); code != proto.ErrLimit {
+		t.Errorf("fourth session of the server: code %q, want %s", code, proto.ErrLimit)
+	}
+	if _, err := a.Call(t.Context(), &proto.SessionRef{Envelope: proto.Envelope{Type: proto.TypeSessionClose}, SessionID: a1}); err != nil {
+		t.Fatal(err)
+	}
+	if id, code := start(b); id == "" {
+		t.Errorf("after a session.close the server refused again: %q", code)
+	}
+	closeA() // the connection's sessions are released when it ends
+	c, closeC := connect()
+	defer closeC()
+	if id, code := start(c); id == "" {
+		t.Errorf("after a connection ended its slots stayed taken: %q", code)
+	}
 }

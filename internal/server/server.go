@@ -13,6 +13,7 @@ import (
 	"io"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 
 	"github.com/scv-agent/scv/internal/agent"
 	"github.com/scv-agent/scv/internal/jsonl"
@@ -25,6 +26,11 @@ type SessionInfo struct {
 	Model            string
 	ContextMaxTokens int
 	Tools            []string
+	// MaxQueuedTurns is session.max_queued_turns of the session's
+	// configuration; 0 takes the server's Options.MaxQueuedTurns, and a
+	// negative value allows no queue (a turn.start while a turn runs is
+	// refused).
+	MaxQueuedTurns int
 	// Close, if set, releases what the session holds.
 	Close func()
 }
@@ -56,11 +62,31 @@ type Options struct {
 	Shutdown func()
 	// OnSessions is told the change in open sessions (+1/-1), for status.
 	OnSessions func(delta int)
+	// MaxQueuedTurns bounds the turns waiting behind a session's active
+	// one when the session's own configuration gives none
+	// (DefaultMaxQueuedTurns when 0; negative: no queue).
+	MaxQueuedTurns int
+	// MaxSessionsPerConn and MaxSessions bound the open sessions of one
+	// connection and of all connections of this Server
+	// (DefaultMaxSessionsPerConn, DefaultMaxSessions when 0).
+	MaxSessionsPerConn int
+	MaxSessions        int
 }
+
+// Defaults of the bounds (session.max_queued_turns,
+// protocol.max_sessions_per_connection, protocol.max_sessions).
+const (
+	DefaultMaxQueuedTurns     = 16
+	DefaultMaxSessionsPerConn = 32
+	DefaultMaxSessions        = 128
+)
 
 // Server serves connections.
 type Server struct {
 	opts Options
+	// sessions counts the open sessions of every connection (and those
+	// being built), for MaxSessions.
+	sessions atomic.Int64
 }
 
 // New returns a Server.
@@ -73,6 +99,15 @@ func New(opts Options) *Server {
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.MaxQueuedTurns == 0 {
+		opts.MaxQueuedTurns = DefaultMaxQueuedTurns
+	}
+	if opts.MaxSessionsPerConn <= 0 {
+		opts.MaxSessionsPerConn = DefaultMaxSessionsPerConn
+	}
+	if opts.MaxSessions <= 0 {
+		opts.MaxSessions = DefaultMaxSessions
 	}
 	return &Server{opts: opts}
 }

@@ -36,17 +36,28 @@ func newSession(id string, ag *agent.Session, info SessionInfo) *session {
 }
 
 // enqueue adds a prompt; it reports whether it had to wait behind another
-// turn (so the client is told queue.enqueued).
-func (s *session) enqueue(p pending) bool {
+// turn (so the client is told queue.enqueued), and refuses it (ok false)
+// when MaxQueuedTurns prompts already wait.
+func (s *session) enqueue(p pending) (queued, ok bool) {
 	s.mu.Lock()
-	queued := s.active != "" || len(s.queue) > 0
+	queued = s.active != "" || len(s.queue) > 0
+	// The queue holds the prompts not yet started; while no turn runs
+	// the head of the queue is about to start and does not count.
+	waiting := len(s.queue)
+	if s.active == "" && waiting > 0 {
+		waiting--
+	}
+	if queued && waiting >= max(s.info.MaxQueuedTurns, 0) {
+		s.mu.Unlock()
+		return false, false
+	}
 	s.queue = append(s.queue, p)
 	s.mu.Unlock()
 	select {
 	case s.wake <- struct{}{}:
 	default:
 	}
-	return queued
+	return queued, true
 }
 
 // run executes queued turns in order until shutdown.
@@ -159,6 +170,7 @@ func (s *session) release(srv *Server) {
 	if s.info.Close != nil {
 		s.info.Close()
 	}
+	srv.sessions.Add(-1)
 	if srv.opts.OnSessions != nil {
 		srv.opts.OnSessions(-1)
 	}

@@ -12,10 +12,11 @@ import (
 // metaBytes bounds how much of SKILL.md discovery reads for its description.
 const metaBytes = 64 << 10
 
-// readDescription opens a SKILL.md that must be a regular file and returns
-// its sanitized description.
-func readDescription(path string) (string, error) {
-	f, err := os.Open(path)
+// readDescription opens name (a SKILL.md relative to root) through root,
+// so a symbolic link that leaves the root is refused, without blocking on
+// a FIFO; it must be a regular file. It returns the sanitized description.
+func readDescription(root *os.Root, name string) (string, error) {
+	f, err := root.OpenFile(name, readFlags, 0)
 	if err != nil {
 		return "", err
 	}
@@ -25,7 +26,7 @@ func readDescription(path string) (string, error) {
 		return "", err
 	}
 	if !fi.Mode().IsRegular() {
-		return "", fmt.Errorf("%s is not a regular file", path)
+		return "", fmt.Errorf("%s is not a regular file", name)
 	}
 	b, err := io.ReadAll(io.LimitReader(f, metaBytes))
 	if err != nil {

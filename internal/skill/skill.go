@@ -202,11 +202,19 @@ func (d *discovery) scanRoot(root, project, projectDir string) {
 		return
 	}
 	d.seen[real] = true
-	info, err := os.Stat(real)
+	// SKILL.md files are opened through this root, so a link (the skill's
+	// SKILL.md, or a directory on the way) that leads out of it is refused
+	// by the kernel-backed resolution of os.Root, as read_skill does later.
+	r, err := os.OpenRoot(real)
+	if err != nil {
+		return
+	}
+	defer r.Close()
+	info, err := r.Stat(".")
 	if err != nil || !info.IsDir() {
 		return
 	}
-	entries, err := os.ReadDir(real)
+	entries, err := fs.ReadDir(r.FS(), ".")
 	if err != nil {
 		return
 	}
@@ -214,7 +222,7 @@ func (d *discovery) scanRoot(root, project, projectDir string) {
 		if d.full() {
 			return
 		}
-		sk, ok := load(real, e.Name())
+		sk, ok := load(r, real, e.Name())
 		if !ok {
 			continue
 		}
@@ -234,8 +242,9 @@ func (d *discovery) scanRoot(root, project, projectDir string) {
 	}
 }
 
-// load reads one candidate skill directory root/name.
-func load(root, name string) (Skill, bool) {
+// load reads one candidate skill directory root/name; r is root opened
+// as an os.Root.
+func load(r *os.Root, root, name string) (Skill, bool) {
 	if !ValidName(name) {
 		return Skill{}, false
 	}
@@ -243,9 +252,13 @@ func load(root, name string) (Skill, bool) {
 	if err != nil || !within(root, dir) || dir == root {
 		return Skill{}, false // a skill linked out of its root is not valid
 	}
-	desc, err := readDescription(filepath.Join(dir, FileName))
+	rel, err := filepath.Rel(root, dir)
 	if err != nil {
 		return Skill{}, false
+	}
+	desc, err := readDescription(r, filepath.Join(rel, FileName))
+	if err != nil {
+		return Skill{}, false // no SKILL.md, not a regular file, or a link out of the root
 	}
 	return Skill{Name: name, Description: desc, Dir: dir, Root: root}, true
 }

@@ -1,6 +1,7 @@
 package tool
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -74,22 +75,27 @@ func (r *Registry) Names() []string {
 // Prepare looks the tool up, validates args against its schema and asks it
 // for a Plan. On failure it returns the failed Result the model should see
 // (unknown_tool, invalid_arguments, …) and ok=false; nothing has run and no
-// approval is needed.
+// approval is needed. Every plain-text result, of the plan and of its Run,
+// is fitted to env.OutputLimit (FitText).
 func (r *Registry) Prepare(env Env, name string, args json.RawMessage) (Plan, Result, bool) {
 	t, found := r.Get(name)
 	if !found {
-		return Plan{}, Fail(UnknownTool, "unknown tool %q; available tools: %v", name, r.Names()), false
+		return Plan{}, fitted(Fail(UnknownTool, "unknown tool %q; available tools: %v", name, r.Names()), env.OutputLimit), false
 	}
 	p, err := t.Plan(env, args)
 	if err != nil {
 		var te *Error
 		if errors.As(err, &te) {
-			return Plan{}, Result{Error: te.Kind, Output: te.Message}, false
+			return Plan{}, fitted(Result{Error: te.Kind, Output: te.Message}, env.OutputLimit), false
 		}
-		return Plan{}, Fail(Failed, "%s: %v", name, err), false
+		return Plan{}, fitted(Fail(Failed, "%s: %v", name, err), env.OutputLimit), false
 	}
 	if p.Run == nil {
 		return Plan{}, Fail(Failed, "%s: no executor", name), false
 	}
+	// Plain-text results (messages that quote a path or URL the model
+	// chose, pages, replies) are fitted here, so no tool has to repeat it.
+	run, limit := p.Run, env.OutputLimit
+	p.Run = func(ctx context.Context) Result { return fitted(run(ctx), limit) }
 	return p, Result{}, true
 }

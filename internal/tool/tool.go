@@ -112,14 +112,11 @@ func Fail(kind ErrorKind, format string, args ...any) Result {
 	return Result{Error: kind, Output: fmt.Sprintf(format, args...)}
 }
 
-// JSONResult marshals v as the output of a result. Marshalling our own result
-// structs cannot fail; if it ever does, the failure is reported, not hidden.
+// JSONResult encodes v as the output of a result (EncodeJSON, so sizes
+// computed with JSONLen hold). Encoding our own result structs cannot fail;
+// if it ever does, the failure is reported, not hidden.
 func JSONResult(success bool, kind ErrorKind, v any, truncated bool) Result {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return Fail(Failed, "encode result: %v", err)
-	}
-	return Result{Success: success, Error: kind, Output: string(b), JSON: true, Truncated: truncated}
+	return JSONWithin(success, kind, v, truncated, 0)
 }
 
 // RiskClasser is implemented by tools that can state their risk class

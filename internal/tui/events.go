@@ -2,14 +2,17 @@ package tui
 
 import (
 	"fmt"
+	"strings"
 
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/scv-agent/scv/internal/proto"
+	"github.com/scv-agent/scv/internal/termtext"
 )
 
 // handleEvent applies one server event to the view state.
 func (m *Model) handleEvent(ev proto.Event) tea.Cmd {
+	ev = visibleEvent(ev)
 	if ev.SessionID != "" && m.session.SessionID != "" && ev.SessionID != m.session.SessionID {
 		return nil
 	}
@@ -45,6 +48,9 @@ func (m *Model) handleEvent(ev proto.Event) tea.Cmd {
 	case proto.EventToolStarted:
 		it := m.toolItem(ev)
 		it.state = toolRunning
+		if !it.asked {
+			it.summary = strings.Trim(ev.Summary, "\n")
+		}
 		it.touch()
 	case proto.EventToolProgress:
 		it := m.toolItem(ev)
@@ -85,7 +91,7 @@ func (m *Model) turnStarted(ev proto.Event) tea.Cmd {
 	if len(m.pending) > 0 {
 		p := m.pending[0]
 		m.pending = m.pending[1:]
-		m.addItem(&item{kind: kindUser, text: p.text})
+		m.addItem(&item{kind: kindUser, text: termtext.Block(p.text)})
 	}
 	if m.ticking {
 		return nil
@@ -129,7 +135,7 @@ func (m *Model) toolItem(ev proto.Event) *item {
 
 func (m *Model) approvalRequested(ev proto.Event) {
 	it := m.toolItem(ev)
-	it.state = toolAwaiting
+	it.state, it.asked = toolAwaiting, true
 	it.touch()
 	name := ev.Name
 	if name == "" {
@@ -153,8 +159,13 @@ func (m *Model) toolCompleted(ev proto.Event) {
 	}
 	it.progress = ""
 	var cut bool
+	// The output may be JSON whose strings decode to control characters
+	// again, so what is shown is made visible after decoding.
 	text, notes := displayOutput(deref(ev.Output))
-	it.output, cut = boundOutput(text)
+	it.output, cut = boundOutput(termtext.Block(text))
+	for i := range notes {
+		notes[i] = termtext.Line(notes[i])
+	}
 	it.notes = notes
 	it.truncated = cut || (ev.Truncated != nil && *ev.Truncated)
 	it.touch()

@@ -10,7 +10,7 @@ import (
 )
 
 // helpText is what /help shows.
-const helpText = `Keys: Enter send (queued while a turn runs) · Ctrl+J newline · Esc cancel the turn (denies a shown approval) · Ctrl+C clear input, else cancel the turn, else quit · PageUp/PageDown scroll · Up/Down prompt history · Ctrl+O expand/collapse the latest tool output · y/n answer an approval.
+const helpText = `Keys: Enter send (queued while a turn runs) · Ctrl+J newline · Esc cancel the turn (denies a shown approval) · Ctrl+C clear input, else cancel the turn, else quit · PageUp/PageDown scroll · Up/Down prompt history · Ctrl+O expand/collapse the latest tool output · y/n answer an approval, Up/Down scroll its summary when it is longer than the panel.
 Commands: /help this text · /clear start the conversation afresh (idle only) · /context context use · /quit leave.`
 
 // handleKey routes a key press: approval panel first, then global keys,
@@ -25,6 +25,16 @@ func (m *Model) handleKey(k tea.KeyPressMsg) tea.Cmd {
 		case "n", "N":
 			m.resolveApproval(false)
 			return nil
+		case "up", "down":
+			// A summary longer than the panel scrolls; the approver
+			// can read every line before answering.
+			d := 1
+			if s == "up" {
+				d = -1
+			}
+			if m.scrollApproval(d) {
+				return nil
+			}
 		}
 	}
 	switch s {

@@ -61,9 +61,11 @@ type pendingPrompt struct {
 	queued    bool // the server answered queue.enqueued
 }
 
-// approvalReq is the approval shown in the panel.
+// approvalReq is the approval shown in the panel; scroll is the first
+// summary line shown.
 type approvalReq struct {
 	id, callID, name, risk, cwd, summary string
+	scroll                               int
 }
 
 // Model is the Bubble Tea model of the TUI. Use it through a pointer.
@@ -122,7 +124,7 @@ func New(cfg Config) *Model {
 	m := &Model{
 		cfg:     cfg,
 		now:     now,
-		session: cfg.Session,
+		session: visibleEvent(cfg.Session),
 		send:    cfg.Sender,
 		width:   max(cfg.Width, 20),
 		height:  max(cfg.Height, 8),

@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"github.com/charmbracelet/x/ansi"
+
+	"github.com/scv-agent/scv/internal/termtext"
 )
 
 // Bounds that keep memory and frame time flat in long sessions.
@@ -59,12 +61,17 @@ type item struct {
 	collapsed bool   // reasoning folded to one line (the turn ended)
 
 	callID, name, args string
-	state              toolState
-	progress           string
-	output             string
-	truncated          bool
-	errKind            string
-	notes              []string // from the result shape: exit status, …
+	// asked says an approval was requested for the call; summary is the
+	// call's whole summary from tool.started, shown when it was not asked
+	// (the approval panel showed it otherwise).
+	asked     bool
+	summary   string
+	state     toolState
+	progress  string
+	output    string
+	truncated bool
+	errKind   string
+	notes     []string // from the result shape: exit status, …
 
 	// render cache: lines at width, valid while !dirty.
 	dirty    bool
@@ -162,10 +169,12 @@ func argSummary(raw json.RawMessage) string {
 	return oneLine(string(raw))
 }
 
+// oneLine folds whitespace, makes control characters visible and bounds
+// the result for a one-line row (the approval panel shows the whole text).
 func oneLine(s string) string {
-	s = strings.Join(strings.Fields(s), " ")
+	s = termtext.Line(strings.Join(strings.Fields(s), " "))
 	if len(s) > 512 {
-		s = s[:512]
+		s = strings.ToValidUTF8(s[:512], "")
 	}
 	return s
 }
@@ -248,6 +257,23 @@ func renderTool(it *item, width int, expanded bool, r *renderer) []string {
 		head += " " + ansi.Truncate(it.args, room, "…")
 	}
 	lines := []string{stateStyle.Render(mark) + " " + st.bold.Render(it.name) + strings.TrimPrefix(head, mark+" "+it.name) + stateStyle.Render(tag)}
+	if it.summary != "" {
+		// Wrapped, never cut on the row: a URL's query is where data
+		// would leave.
+		sum := strings.Split(ansi.Wrap(strings.ReplaceAll(it.summary, "\t", "    "), max(width-4, 8), ""), "\n")
+		n := len(sum)
+		sum = sum[:min(n, ExpandedLines)]
+		for i, l := range sum {
+			pre := "    "
+			if i == 0 {
+				pre = "  ↳ "
+			}
+			lines = append(lines, st.dim.Render(pre)+l)
+		}
+		if n > len(sum) {
+			lines = append(lines, st.dim.Render(fmt.Sprintf("    … %d more lines of the call's summary", n-len(sum))))
+		}
+	}
 	if it.state == toolRunning && it.progress != "" {
 		lines = append(lines, st.dim.Render("  │ "+ansi.Truncate(strings.ReplaceAll(it.progress, "\t", " "), max(width-4, 8), "…")))
 	}

@@ -34,6 +34,10 @@ type Options struct {
 	PathEnv string
 	// Env is the server's environment (KEY=VALUE); children get it scrubbed.
 	Env []string
+	// KeyVars are the variables holding the keys of SCV's provider
+	// profiles and web search (their api_key_env names); children never
+	// inherit them.
+	KeyVars []string
 	// Overrides are the [agents.<name>] settings of the user config.
 	Overrides map[string]Override
 	// DefaultTimeout is tools.agent_timeout_seconds, MaxTimeout

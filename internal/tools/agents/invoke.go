@@ -170,14 +170,19 @@ type EnvSpec struct {
 	// 0 leave them unset, as for login commands).
 	Parent string
 	Depth  int
+	// Remove names more variables to scrub: the ones holding the keys of
+	// SCV's own provider profiles, whatever they are called (a profile's
+	// api_key_env need not end in _API_KEY).
+	Remove []string
 }
 
 // Env builds the child's complete environment: Base minus every *_API_KEY,
-// SCV selector and agent credential/endpoint/state variable, then the
+// SCV selector and agent credential/endpoint/state variable and every
+// variable of Remove, then the
 // private HOME, SCV_HOME, XDG directories, the agent's state variable, its
 // fixed extra settings, full-permission settings and the delegation tags.
 func (a Adapter) Env(s EnvSpec) []string {
-	out := scrubEnv(s.Base, append(slices.Clone(commonScrub), a.Scrub...))
+	out := scrubEnv(s.Base, slices.Concat(commonScrub, a.Scrub, s.Remove))
 	h := s.AdapterHome
 	state := h
 	if a.StateDir != "" {

@@ -72,7 +72,7 @@ func (t *agentTool) plan(env tool.Env, p Params) (tool.Plan, error) {
 	c.env = t.a.Env(EnvSpec{
 		Base: t.opts.Env, AdapterHome: home, SCVHome: t.opts.Layout.Home,
 		Parent: delegation.Tag(t.opts.ParentChain, t.opts.InstanceID, env.SessionID, handle),
-		Depth:  t.opts.Depth + 1,
+		Depth:  t.opts.Depth + 1, Remove: t.opts.KeyVars,
 	})
 	return tool.Plan{
 		Risk:    tool.Delegate,
@@ -234,7 +234,33 @@ func (t *agentTool) run(ctx context.Context, env tool.Env, rawCwd string, c *cal
 	case StatusCancelled:
 		kind = tool.Cancelled
 	}
-	return tool.JSONResult(r.Status == StatusCompleted, kind, r, r.Truncated)
+	return encodeResult(r.Status == StatusCompleted, kind, r, limit)
+}
+
+// encodeResult keeps the result object within limit bytes after encoding:
+// stderr_tail gets at most a quarter of the room (its end kept), the reply
+// the rest (its beginning kept); the hint goes first when even the fixed
+// fields do not fit. "truncated" is set when anything was cut.
+func encodeResult(success bool, kind tool.ErrorKind, r Result, limit int) tool.Result {
+	reply, stderr := r.Reply, r.StderrTail
+	r.Reply, r.StderrTail = "", ""
+	truncated := r.Truncated
+	r.Truncated = false // the longer value: the budget holds either way
+	fixed, err := tool.EncodeJSON(r)
+	if err != nil {
+		return tool.Fail(tool.Failed, "encode result: %v", err)
+	}
+	if len(fixed) > limit && r.Hint != "" {
+		r.Hint, truncated = "", true
+		if fixed, err = tool.EncodeJSON(r); err != nil {
+			return tool.Fail(tool.Failed, "encode result: %v", err)
+		}
+	}
+	room := limit - len(fixed)
+	r.StderrTail = tool.FitJSONSuffix(stderr, min(tool.JSONLen(stderr), max(room/4, 0)))
+	r.Reply = tool.FitJSON(reply, room-tool.JSONLen(r.StderrTail))
+	r.Truncated = truncated || r.Reply != reply || r.StderrTail != stderr
+	return tool.JSONWithin(success, kind, r, r.Truncated, limit)
 }
 
 // result turns what the stream said and how the process ended into the

@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/google/jsonschema-go/jsonschema"
 
@@ -50,6 +51,17 @@ type Options struct {
 	// Env is the complete environment of the shell (inherited from the
 	// server); nil gives the shell an empty one.
 	Env []string
+	// Recorder, when set, records every running call so that, should this
+	// process die during it, the next SCV start stops what it left.
+	Recorder Recorder
+}
+
+// Recorder keeps a record of each call while it runs (delegation.Tracker
+// implements it). BeginCall is called before the command starts; started
+// gets the leader's PID, done is called once the call's processes have
+// been stopped.
+type Recorder interface {
+	BeginCall(tag, session, callID string) (started func(pid int), done func(), err error)
 }
 
 func (o Options) withDefaults() Options {
@@ -99,7 +111,8 @@ func New(opts Options) tool.Tool {
 			// The schema has already refused values outside 1…maxSecs.
 			timeout = time.Duration(*p.TimeoutSeconds) * time.Second
 		}
-		c := call{command: p.Command, dir: env.Workspace, env: opts.Env, timeout: timeout, limit: env.OutputLimit, progress: env.Progress}
+		c := call{command: p.Command, dir: env.Workspace, env: opts.Env, timeout: timeout, limit: env.OutputLimit, progress: env.Progress,
+			recorder: opts.Recorder, session: env.SessionID, callID: env.CallID}
 		return tool.Plan{
 			Risk:    tool.Process,
 			Summary: fmt.Sprintf("%s\n(in %s, timeout %d s)", p.Command, env.Workspace, int(timeout/time.Second)),
@@ -116,6 +129,9 @@ type call struct {
 	timeout  time.Duration
 	limit    int
 	progress func(string)
+
+	recorder        Recorder
+	session, callID string
 }
 
 func (c call) run(ctx context.Context) tool.Result {
@@ -128,7 +144,7 @@ func (c call) run(ctx context.Context) tool.Result {
 	if c.progress != nil {
 		out = &progressWriter{w: capture, tail: proc.NewTail(progressTail), send: c.progress}
 	}
-	res, err := proc.Run(ctx, proc.Spec{
+	spec := proc.Spec{
 		Path:    Shell,
 		Args:    []string{"-lc", c.command},
 		Dir:     c.dir,
@@ -139,19 +155,80 @@ func (c call) run(ctx context.Context) tool.Result {
 		// Descendants that leave the group with setsid still carry the
 		// tag, so they are stopped with it when the command ends.
 		Tag: TagKey + "=" + rand.Text(),
-	})
+	}
+	if c.recorder != nil {
+		// Recorded before the start, so no process of the call exists
+		// unrecorded; a call that cannot be recorded does not run.
+		started, done, err := c.recorder.BeginCall(spec.Tag, c.session, c.callID)
+		if err != nil {
+			return tool.Fail(tool.Failed, "cannot record the call before running it: %v; check that the SCV home is writable", err)
+		}
+		defer done()
+		spec.OnStart = started
+	}
+	res, err := proc.Run(ctx, spec)
 	if err != nil {
 		return tool.Fail(tool.Failed, "cannot run the command: %v; check that %s exists and the workspace %s is a directory", err, Shell, c.dir)
 	}
-	r := Result{ExitCode: res.ExitCode, TimedOut: res.TimedOut, Output: capture.String(), Truncated: capture.Truncated()}
+	r := Result{ExitCode: res.ExitCode, TimedOut: res.TimedOut}
 	switch {
 	case res.Cancelled:
-		return tool.JSONResult(false, tool.Cancelled, r, r.Truncated)
+		return encode(false, tool.Cancelled, r, capture, limit)
 	case res.TimedOut:
-		return tool.JSONResult(false, tool.Limit, r, r.Truncated)
+		return encode(false, tool.Limit, r, capture, limit)
 	case res.ExitCode != nil && *res.ExitCode == 0:
-		return tool.JSONResult(true, "", r, r.Truncated)
+		return encode(true, "", r, capture, limit)
 	default:
-		return tool.JSONResult(false, tool.Failed, r, r.Truncated)
+		return encode(false, tool.Failed, r, capture, limit)
 	}
+}
+
+// encode fills r.Output from the capture so that the encoded result fits
+// limit bytes: the whole output when its JSON fits, else its beginning
+// and its end around a marker naming the bytes left out, each side sized
+// by its encoded length (a control byte takes six bytes in JSON), so the
+// end of the output — usually where the error or the summary is — always
+// reaches the model.
+func encode(success bool, kind tool.ErrorKind, r Result, c *proc.Capture, limit int) tool.Result {
+	head, tail, total := c.Parts()
+	r.Truncated = false // "false" is the longer value: the budget holds either way
+	fixed, err := tool.EncodeJSON(r)
+	if err != nil {
+		return tool.Fail(tool.Failed, "encode result: %v", err)
+	}
+	budget := limit - len(fixed)
+	whole := total == int64(len(head)+len(tail))
+	if whole {
+		out := string(head) + string(tail)
+		if tool.JSONLen(out) <= budget {
+			r.Output = out
+			return tool.JSONWithin(success, kind, r, false, limit)
+		}
+		head, tail = []byte(out), []byte(out)
+	}
+	// The marker's length is reserved for the largest count it can show.
+	room := budget - tool.JSONLen(tool.CutMarker(total))
+	if room < 2 {
+		return tool.JSONWithin(success, kind, r, true, limit)
+	}
+	// Both sides are cut on character boundaries. When the output was
+	// whole, head and tail are the same text, and since the two parts
+	// together encode to less than the whole they cannot overlap.
+	h := tool.FitJSON(string(tool.TrimPartialRune(head)), room/2)
+	t := tool.FitJSONSuffix(string(trimLeadingPartial(tail)), room-tool.JSONLen(h))
+	cut := total - int64(len(h)+len(t))
+	r.Output, r.Truncated = h+tool.CutMarker(cut)+t, true
+	return tool.JSONWithin(success, kind, r, true, limit)
+}
+
+// trimLeadingPartial drops the continuation bytes of a character cut at
+// the start of b (the capture's tail is kept by bytes); valid UTF-8 has at
+// most three in a row.
+func trimLeadingPartial(b []byte) []byte {
+	for i := 0; i < len(b) && i < utf8.UTFMax-1; i++ {
+		if utf8.RuneStart(b[i]) {
+			return b[i:]
+		}
+	}
+	return b[min(len(b), utf8.UTFMax-1):]
 }

@@ -231,13 +231,21 @@ func TestTruncation(t *testing.T) {
 	}
 }
 
+// TestNotTruncatedAtTheLimit: the limit applies to the encoded result; a
+// result of exactly the limit is whole, one byte less cuts it.
 func TestNotTruncatedAtTheLimit(t *testing.T) {
 	env := callEnv(t)
-	env.OutputLimit = 10
-	d := decode(t, plan(t, newRegistry(t, Options{}), env, args("printf 0123456789")).Run(t.Context()))
+	whole, _ := tool.EncodeJSON(Result{ExitCode: intp(0), Output: "0123456789"})
+	env.OutputLimit = len(whole)
+	res := plan(t, newRegistry(t, Options{}), env, args("printf 0123456789")).Run(t.Context())
 	want := decoded{Success: true, JSON: true, Out: Result{ExitCode: intp(0), Output: "0123456789"}}
-	if diff := cmp.Diff(want, d); diff != "" {
-		t.Errorf("result (-want +got):\n%s", diff)
+	if diff := cmp.Diff(want, decode(t, res)); diff != "" || res.Output != whole {
+		t.Errorf("result (-want +got):\n%s\noutput %q, want %q", diff, res.Output, whole)
+	}
+	env.OutputLimit = len(whole) - 1
+	res = plan(t, newRegistry(t, Options{}), env, args("printf 0123456789")).Run(t.Context())
+	if len(res.Output) > env.OutputLimit || !res.Truncated {
+		t.Errorf("at limit-1: %d bytes, truncated %v: %q", len(res.Output), res.Truncated, res.Output)
 	}
 }
 
@@ -386,7 +394,8 @@ func TestLastLine(t *testing.T) {
 		{"one\n  \n", "one"},
 		{"10%\r20%\r", "20%"},
 		{"  padded  \n", "padded"},
-		{strings.Repeat("é", 150), strings.Repeat("é", 100)},
+		{strings.Repeat("é", 150), strings.Repeat("é", 150)},
+		{strings.Repeat("é", 600), strings.Repeat("é", 512)}, // progressMax bytes, whole characters
 	}
 	for _, tt := range tests {
 		if got := lastLine([]byte(tt.in)); got != tt.want {

@@ -16,8 +16,10 @@ const (
 	progressEvery = 500 * time.Millisecond
 	// progressTail is how much recent output is searched for the last line.
 	progressTail = 1024
-	// progressMax bounds one progress line; the server bounds it again.
-	progressMax = 200
+	// progressMax bounds one progress line. The server redacts key values
+	// and only then cuts the line to the protocol's 200 bytes, so a key is
+	// never cut in two here, with one part out of sight of the redaction.
+	progressMax = progressTail
 )
 
 // progressWriter passes output on to w and, at most every progressEvery,

@@ -13,6 +13,7 @@ import (
 	"io/fs"
 	"os"
 	"path"
+	"path/filepath"
 	"strings"
 	"syscall"
 
@@ -84,21 +85,51 @@ func outside(p, why string) *tool.Error {
 	return tool.Errorf(tool.InvalidArguments, "path %q must stay inside the workspace: %s", p, why)
 }
 
+// secretNames are file and directory names that hold credentials: SSH
+// private keys, netrc, package-registry and database password files, git's
+// credential store, direnv files, and the directories of SSH, GnuPG and
+// the AWS CLI.
+var secretNames = map[string]bool{
+	"id_rsa": true, "id_dsa": true, "id_ecdsa": true, "id_ed25519": true, "id_ecdsa_sk": true, "id_ed25519_sk": true,
+	".netrc": true, "_netrc": true, ".npmrc": true, ".pypirc": true, ".pgpass": true, ".git-credentials": true,
+	".envrc": true, ".ssh": true, ".gnupg": true, ".aws": true,
+}
+
 // SecretLike reports whether a workspace-relative path looks like it holds a
-// secret (runtime.md §11): a component that, lowercased, equals ".env",
-// starts with ".env.", contains "credential" or "private_key", or ends in
-// ".pem" or ".key". It is a visibility heuristic, not a confidentiality
-// boundary.
+// secret: a component that, lowercased, equals ".env", starts with ".env."
+// or ends in ".env", contains "credential" or "private_key", ends in ".pem"
+// or ".key", or is one of secretNames. It is a visibility heuristic, not a
+// confidentiality boundary.
 func SecretLike(p string) bool {
 	for _, part := range strings.Split(path.Clean(p), "/") {
 		c := strings.ToLower(part)
-		if c == ".env" || strings.HasPrefix(c, ".env.") ||
+		if c == ".env" || strings.HasPrefix(c, ".env.") || strings.HasSuffix(c, ".env") ||
 			strings.Contains(c, "credential") || strings.Contains(c, "private_key") ||
-			strings.HasSuffix(c, ".pem") || strings.HasSuffix(c, ".key") {
+			strings.HasSuffix(c, ".pem") || strings.HasSuffix(c, ".key") || secretNames[c] {
 			return true
 		}
 	}
 	return false
+}
+
+// secretTarget says rel, once its symbolic links are resolved, is a
+// secret-like path of the workspace: an innocent name may point at .env.
+// A path that does not resolve (missing, or leading outside, which read
+// refuses anyway) is judged by its name alone.
+func secretTarget(workspace, rel string) bool {
+	ws, err := filepath.EvalSymlinks(workspace)
+	if err != nil {
+		return false
+	}
+	real, err := filepath.EvalSymlinks(filepath.Join(ws, filepath.FromSlash(rel)))
+	if err != nil {
+		return false
+	}
+	target, err := filepath.Rel(ws, real)
+	if err != nil || !filepath.IsLocal(target) {
+		return false
+	}
+	return SecretLike(filepath.ToSlash(target))
 }
 
 // escapes reports whether err is os.Root refusing a path that leaves the

@@ -65,11 +65,13 @@ func newReadTool(opts Options) tool.Tool {
 		if offset < 0 || limit < 0 {
 			return tool.Plan{}, tool.Errorf(tool.InvalidArguments, "`offset` and `limit` must not be negative")
 		}
+		// The name and, for a symbolic link, what it resolves to are both
+		// judged: README pointing at .env reads as .env.
 		risk := tool.ReadOnly
-		if SecretLike(rel) {
+		if SecretLike(rel) || secretTarget(env.Workspace, rel) {
 			risk = tool.Filesystem
 		}
-		sel := selection{rel: rel, offset: offset, limit: limit, explicit: explicit, outputLimit: env.OutputLimit}
+		sel := selection{rel: rel, offset: offset, limit: limit, explicit: explicit, outputLimit: env.OutputLimit, approved: risk != tool.ReadOnly}
 		ws := env.Workspace
 		return tool.Plan{
 			Risk:    risk,
@@ -92,6 +94,10 @@ type selection struct {
 	// outputLimit is tools.output_limit_bytes (0: none); the encoded result
 	// is kept within it so it stays valid JSON.
 	outputLimit int
+	// approved says the call had the secret-like risk (and so was asked
+	// for, under on-risk); a read_only call refuses a file that turns out
+	// secret-like when opened (a link changed since the plan).
+	approved bool
 }
 
 func readFile(ctx context.Context, workspace string, sel selection) tool.Result {
@@ -116,6 +122,9 @@ func readFile(ctx context.Context, workspace string, sel selection) tool.Result 
 	if !fi.Mode().IsRegular() {
 		return tool.Fail(tool.Failed, "%q is %s, not a regular file; read names files only", rel, describeKind(fi.Mode()))
 	}
+	if !sel.approved && openedSecret(f, workspace) {
+		return tool.Fail(tool.Failed, "%q now resolves to a secret-like file (a symbolic link changed after the call was planned); call read again so it is judged as such", rel)
+	}
 	total := fi.Size()
 	if offset > total {
 		return tool.Fail(tool.InvalidArguments, "`offset` %d is past the end of %q, which has %d bytes; use an offset from 0 to %d", offset, rel, total, total)
@@ -139,11 +148,15 @@ func readFile(ctx context.Context, workspace string, sel selection) tool.Result 
 // outputLimit bytes of JSON, and sets truncated from what follows.
 func result(r ReadResult, outputLimit int) tool.Result {
 	if outputLimit > 0 {
+		// The fixed part is sized with "truncated":false, the longer value.
 		empty := r
-		empty.Content, empty.Truncated = "", true
+		empty.Content, empty.Truncated = "", false
 		head, err := tool.EncodeJSON(empty)
 		if err != nil {
 			return tool.Fail(tool.Failed, "encode result: %v", err)
+		}
+		if len(head) > outputLimit {
+			return tool.TooSmall(outputLimit, len(head))
 		}
 		whole := r.Content
 		r.Content = tool.FitJSON(whole, outputLimit-len(head))

@@ -174,11 +174,28 @@ func TestReadRiskAndSummary(t *testing.T) {
 		{"certs/SERVER.PEM", tool.Filesystem},
 		{"tls.key", tool.Filesystem},
 		{"a.key/readme.md", tool.Filesystem},
+		{".envrc", tool.Filesystem},
+		{"app.env", tool.Filesystem},
+		{"deploy/PROD.ENV", tool.Filesystem},
+		{"id_rsa", tool.Filesystem},
+		{"keys/id_ed25519", tool.Filesystem},
+		{"id_ecdsa_sk", tool.Filesystem},
+		{".netrc", tool.Filesystem},
+		{"_netrc", tool.Filesystem},
+		{"home/.npmrc", tool.Filesystem},
+		{".pypirc", tool.Filesystem},
+		{".pgpass", tool.Filesystem},
+		{".git-credentials", tool.Filesystem},
+		{".ssh/config", tool.Filesystem},
+		{"backup/.gnupg/pubring.kbx", tool.Filesystem},
+		{".aws/config", tool.Filesystem},
 		// Near misses.
 		{"environment.txt", tool.ReadOnly},
-		{".envrc", tool.ReadOnly},
 		{"env", tool.ReadOnly},
-		{"app.env", tool.ReadOnly},
+		{"id_rsa.pub", tool.ReadOnly},
+		{"id_ed25519.pub", tool.ReadOnly},
+		{"npmrc.md", tool.ReadOnly},
+		{"ssh/config", tool.ReadOnly},
 		{".env-example", tool.ReadOnly},
 		{"src/env.go", tool.ReadOnly},
 		{"cred.txt", tool.ReadOnly},
@@ -260,5 +277,50 @@ func swapLoop(t *testing.T, ws, out string, stop <-chan struct{}) {
 			t.Errorf("swap: %v", err)
 			return
 		}
+	}
+}
+
+// TestReadJudgesLinkTargets: a link with an innocent name that resolves to
+// a secret-like file of the workspace has the secret-like risk; a link that
+// is swapped to one after the plan (so the call was not asked for) is
+// refused when opened.
+func TestReadJudgesLinkTargets(t *testing.T) {
+	ws := t.TempDir()
+	makeTree(t, ws, map[string]string{
+		".env": "TOKEN=s3cret", "notes.txt": "plain", "conf/.ssh/id_rsa": "KEY",
+		"README.md": "->.env", "docs/setup.txt": "->../.env", "sshdir": "->conf/.ssh", "fine.md": "->notes.txt",
+		"swap": "->notes.txt",
+	})
+	rd := NewRead(Options{})
+	plan := func(p string) tool.Plan {
+		t.Helper()
+		pl, err := rd.Plan(tool.Env{Workspace: ws}, json.RawMessage(mustJSON(map[string]string{"path": p})))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return pl
+	}
+	for p, want := range map[string]tool.Risk{"README.md": tool.Filesystem, "docs/setup.txt": tool.Filesystem, "sshdir/id_rsa": tool.Filesystem,
+		"fine.md": tool.ReadOnly, "notes.txt": tool.ReadOnly, "missing.txt": tool.ReadOnly} {
+		if got := plan(p).Risk; got != want {
+			t.Errorf("%s: risk %s, want %s", p, got, want)
+		}
+	}
+	pl := plan("swap")
+	if pl.Risk != tool.ReadOnly {
+		t.Fatalf("swap planned as %s", pl.Risk)
+	}
+	if err := os.Remove(filepath.Join(ws, "swap")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(".env", filepath.Join(ws, "swap")); err != nil {
+		t.Fatal(err)
+	}
+	res := pl.Run(t.Context())
+	if res.Success || strings.Contains(res.Output, "s3cret") || !strings.Contains(res.Output, "secret-like") {
+		t.Errorf("read of a link swapped to .env after the plan: %+v", res)
+	}
+	if res := plan("README.md").Run(t.Context()); !res.Success || !strings.Contains(res.Output, "s3cret") {
+		t.Errorf("an asked-for secret-like read must still work: %+v", res)
 	}
 }

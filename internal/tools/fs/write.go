@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	_ "embed"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"io"
 	"io/fs"
@@ -82,12 +83,12 @@ func (w *writer) plan(env tool.Env, p WriteParams) (tool.Plan, error) {
 	if want != "" && p.Mode == "create" {
 		return tool.Plan{}, tool.Errorf(tool.InvalidArguments, "`expected_sha256` applies to mode replace only; drop it to create %q", rel)
 	}
-	ws, content, mode := env.Workspace, p.Content, p.Mode
+	ws, content, mode, limit := env.Workspace, p.Content, p.Mode, env.OutputLimit
 	return tool.Plan{
 		Risk:    tool.Filesystem,
 		Summary: mode + " " + rel + " (" + strconv.Itoa(len(content)) + " bytes)",
 		Run: func(ctx context.Context) tool.Result {
-			return w.write(ctx, ws, rel, mode, content, want)
+			return writeResult(w.write(ctx, ws, rel, mode, content, want), limit)
 		},
 	}, nil
 }
@@ -140,6 +141,31 @@ func (w *writer) write(ctx context.Context, workspace, rel, mode, content, want 
 	h := sha256.New()
 	_, _ = io.WriteString(h, content)
 	return tool.JSONResult(true, "", WriteResult{Path: rel, Bytes: len(content), SHA256: hex.EncodeToString(h.Sum(nil))}, false)
+}
+
+// writeResult keeps a successful write's result within limit (0: none):
+// the write has happened, so a result too long for the limit (a path of
+// thousands of bytes, a tiny limit) shortens the path, marked with "…",
+// and never turns into a failure.
+func writeResult(res tool.Result, limit int) tool.Result {
+	if !res.Success || limit <= 0 || len(res.Output) <= limit {
+		return res
+	}
+	var r WriteResult
+	if err := json.Unmarshal([]byte(res.Output), &r); err != nil {
+		return res
+	}
+	whole := r.Path
+	r.Path = ""
+	fixed, err := tool.EncodeJSON(r)
+	if err != nil {
+		return res
+	}
+	if budget := limit - len(fixed) - len("…"); budget >= 0 {
+		r.Path = tool.FitJSON(whole, budget) + "…"
+		return tool.JSONWithin(true, "", r, true, limit)
+	}
+	return tool.Result{Success: true, Output: "wrote " + strconv.Itoa(r.Bytes) + " bytes", Truncated: true}
 }
 
 // existingFile checks that rel is an existing regular file (not a symbolic

@@ -137,11 +137,15 @@ func read(sk skillset.Skill, maxBytes, outputLimit int) tool.Result {
 // 0: none) by shortening the content, so it stays valid JSON.
 func encode(res Result, outputLimit int) tool.Result {
 	if outputLimit > 0 {
+		// The fixed part is sized with "truncated":false, the longer value.
 		empty := res
-		empty.Content, empty.Truncated = "", true
+		empty.Content, empty.Truncated = "", false
 		head, err := tool.EncodeJSON(empty)
 		if err != nil {
 			return tool.Fail(tool.Failed, "encode result: %v", err)
+		}
+		if len(head) > outputLimit {
+			return tool.TooSmall(outputLimit, len(head))
 		}
 		if fit := tool.FitJSON(res.Content, outputLimit-len(head)); fit != res.Content {
 			res.Content, res.Truncated = fit, true

@@ -25,10 +25,12 @@ func normalizeHost(h string) string {
 	return strings.TrimSuffix(strings.ToLower(strings.TrimSpace(h)), ".")
 }
 
-// autoApproved says u is an HTTPS URL whose host matches a pattern; "*."
-// matches strict subdomains only.
+// autoApproved says u is an HTTPS URL on the default port whose host
+// matches a pattern; "*." matches strict subdomains only. Another port is
+// another service on the host (an admin console, a debug server), which
+// the allowlist, a list of documentation sites, never vouched for.
 func (f *fetcher) autoApproved(u *url.URL) bool {
-	if u.Scheme != "https" {
+	if u.Scheme != "https" || (u.Port() != "" && u.Port() != "443") {
 		return false
 	}
 	host := normalizeHost(u.Hostname())

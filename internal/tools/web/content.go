@@ -74,6 +74,11 @@ func toText(u *url.URL, mt, declared string, body []byte) (string, *tool.Result)
 		return "", failf(tool.Failed, "refused %s: content type %s is not text and the body does not look like text", u, mt)
 	}
 	body = decode(body, declared, isHTML)
+	// Text has no NUL bytes once decoded (UTF-16 text has them before):
+	// a body that does is binary, whatever its content type claims.
+	if i := bytes.IndexByte(body, 0); i >= 0 {
+		return "", failf(tool.Failed, "refused %s: its body holds a NUL byte (at byte %d after decoding), so it is binary although its content type is %s; web_fetch returns text only", u, i, mt)
+	}
 	if !isHTML {
 		return strings.ToValidUTF8(string(body), "\uFFFD"), nil
 	}

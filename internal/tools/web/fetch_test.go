@@ -107,6 +107,36 @@ func TestFetchContentTypes(t *testing.T) {
 	}
 }
 
+// TestNULBodyRefused: a body declared as text (HTML, plain, JSON) that
+// holds NUL bytes is binary and refused; UTF-16 text, which holds NUL bytes
+// until it is decoded, is not.
+func TestNULBodyRefused(t *testing.T) {
+	png := append([]byte("\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR"), make([]byte, 64)...)
+	tests := []struct {
+		name, ctype string
+		body        []byte
+		ok          bool
+	}{
+		{"html that is an image", "text/html", png, false},
+		{"html with one NUL", "text/html; charset=utf-8", []byte("<p>a\x00b</p>"), false},
+		{"plain with a NUL", "text/plain", []byte("abc\x00def"), false},
+		{"json with a NUL", "application/json", []byte("{\"a\":\"\x00\"}"), false},
+		{"utf-16 text", "text/plain; charset=utf-16le", []byte("h\x00i\x00"), true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv, tl := serve(t, FetchOptions{}, func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Content-Type", tt.ctype)
+				w.Write(tt.body)
+			})
+			_, res := call(t, tl, fetchArgs(srv.URL+"/x"), 65536)
+			if res.Success != tt.ok || !tt.ok && !strings.Contains(res.Output, "NUL byte") || strings.ContainsRune(res.Output, 0) {
+				t.Errorf("%+v", res)
+			}
+		})
+	}
+}
+
 // TestBinaryRefusedBeforeBody: the handler sends headers, flushes, then
 // tries to stream 256 MiB; the client must close the connection instead of
 // reading, so the server's writes fail early.

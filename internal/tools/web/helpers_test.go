@@ -69,6 +69,9 @@ type testNet struct {
 	names map[string][]netip.Addr
 	mu    sync.Mutex
 	wild  []string
+	// to443, when set, is where a dial of a loopback address on port 443
+	// goes (a local server standing in for the default HTTPS port).
+	to443 string
 }
 
 func (n *testNet) resolve(_ context.Context, host string) ([]netip.Addr, error) {
@@ -86,6 +89,9 @@ func (n *testNet) dial(ctx context.Context, network, addr string) (net.Conn, err
 		n.mu.Unlock()
 		n.t.Errorf("guard asked to dial non-loopback %s %s", network, addr)
 		return nil, errors.New("test dialer: refusing non-loopback address")
+	}
+	if n.to443 != "" && ap.Port() == 443 {
+		addr = n.to443
 	}
 	var d net.Dialer
 	return d.DialContext(ctx, network, addr)
@@ -136,6 +142,17 @@ func newFixture(t *testing.T, servers ...*httptest.Server) (*fixture, *netguard.
 	for _, s := range servers {
 		allow = append(allow, s.Listener.Addr().(*net.TCPAddr).AddrPort())
 	}
+	g := netguard.New(netguard.Options{Resolver: f.net.resolve, Dial: f.net.dial, AllowAddrPorts: allow})
+	return f, g
+}
+
+// newFixtureOn443 is newFixture for one server reached as if on the
+// default HTTPS port: the guard allows loopback port 443 and the dialer
+// takes such a dial to the server's real port, so URLs carry no port.
+func newFixtureOn443(t *testing.T, srv *httptest.Server) (*fixture, *netguard.Guard) {
+	t.Helper()
+	f := &fixture{net: &testNet{t: t, names: testNames(), to443: srv.Listener.Addr().String()}, trap: newTrap(t)}
+	allow := []netip.AddrPort{srv.Listener.Addr().(*net.TCPAddr).AddrPort(), netip.MustParseAddrPort("127.0.0.1:443")}
 	g := netguard.New(netguard.Options{Resolver: f.net.resolve, Dial: f.net.dial, AllowAddrPorts: allow})
 	return f, g
 }

@@ -20,9 +20,6 @@ type page struct {
 	cutAt       int64 // non-zero: the download stopped at this many bytes
 }
 
-// minPageBytes keeps paging useful when the output limit is tiny.
-const minPageBytes = 256
-
 // render returns the part of the page starting at character offset, sized
 // so the whole output stays within limit bytes (runtime.md §12).
 func (p *page) render(offset, limit int) tool.Result {
@@ -36,9 +33,9 @@ func (p *page) render(offset, limit int) tool.Result {
 		}
 		return fmt.Sprintf("URL: %s\nStatus: %d\nContent-Type: %s\nCharacters: %d-%d of %d\n\n", p.url, p.status, ct, start, end, p.total)
 	}
-	// Reserve room for the widest header and trailer this page can have.
-	budget := limit - len(head(offset, p.total)) - len("\n"+trailer(p.total, p.total))
-	budget = max(budget, minPageBytes)
+	// Reserve room for the widest header and closing line this page can
+	// have, so the whole output stays within the limit.
+	budget := limit - len(head(offset, p.total)) - max(len("\n"+trailer(p.total, p.total)), len(stopped(p.cutAt)))
 	start := byteIndex(p.text, offset)
 	end, n := start, offset
 	for end < len(p.text) {
@@ -49,20 +46,32 @@ func (p *page) render(offset, limit int) tool.Result {
 		end += size
 		n++
 	}
+	if end == start && start < len(p.text) {
+		return tool.Fail(tool.Limit, "tools.output_limit_bytes (%d) leaves no room for the page's text after its header (the URL is %d bytes); raise it", limit, len(p.url))
+	}
 	var b strings.Builder
 	b.WriteString(head(offset, n))
 	b.WriteString(p.text[start:end])
 	more := n < p.total
 	if more {
 		b.WriteString("\n" + trailer(p.total-n, n))
-	} else if p.cutAt > 0 {
-		fmt.Fprintf(&b, "\n[the download stopped at %d bytes (web.fetch_max_bytes); the rest of the page was not fetched]", p.cutAt)
+	} else {
+		b.WriteString(stopped(p.cutAt))
 	}
 	r := tool.Result{Success: p.status < 400, Output: b.String(), Truncated: more || p.cutAt > 0}
 	if !r.Success {
 		r.Error = tool.Failed
 	}
 	return r
+}
+
+// stopped is the closing line of a page whose download hit
+// web.fetch_max_bytes ("" when it did not).
+func stopped(cutAt int64) string {
+	if cutAt <= 0 {
+		return ""
+	}
+	return fmt.Sprintf("\n[the download stopped at %d bytes (web.fetch_max_bytes); the rest of the page was not fetched]", cutAt)
 }
 
 func trailer(remaining, end int) string {

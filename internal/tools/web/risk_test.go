@@ -22,7 +22,9 @@ func TestRisk(t *testing.T) {
 		{"https://docs.rs/serde/latest/serde/", tool.ReadOnly},
 		{"https://DOCS.RS/serde", tool.ReadOnly},
 		{"https://docs.rs./serde", tool.ReadOnly},
-		{"https://docs.rs:8443/x", tool.ReadOnly},
+		{"https://docs.rs:443/x", tool.ReadOnly},
+		{"https://docs.rs:8443/x", tool.Network},
+		{"https://pkg.go.dev:80/x", tool.Network},
 		{"http://docs.rs/serde", tool.Network},
 		{"https://evil.docs.rs/", tool.Network},
 		{"https://docs.rs.evil.com/", tool.Network},
@@ -50,8 +52,9 @@ func TestRisk(t *testing.T) {
 }
 
 // TestAutoApprovedRedirects runs an HTTPS server whose certificate covers
-// example.com names: a read-only fetch may be redirected only to another
-// listed HTTPS host; an approved (network) fetch may follow any redirect.
+// example.com names, reached as the default port 443: a read-only fetch may
+// be redirected only to another listed HTTPS host on the default port; an
+// approved (network) fetch may follow any redirect.
 func TestAutoApprovedRedirects(t *testing.T) {
 	srv, pool := tlsServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if to := r.URL.Query().Get("to"); to != "" {
@@ -60,21 +63,22 @@ func TestAutoApprovedRedirects(t *testing.T) {
 		}
 		w.Write([]byte("landed on " + r.Host))
 	}))
-	_, g := newFixture(t, srv)
+	_, g := newFixtureOn443(t, srv)
 	tl := newFetchTool(t, FetchOptions{Guard: g, RootCAs: pool, MaxRedirects: 3, AutoApprove: []string{"docs.example.com", "*.api.example.com"}})
 	port := portOf(srv)
-	start := "https://docs.example.com:" + port + "/?to="
+	start := "https://docs.example.com/?to="
 	tests := []struct {
 		name, to string
 		ok       bool
 		want     string
 	}{
-		{"listed host", "https://v1.api.example.com:" + port + "/", true, "landed on v1.api.example.com:" + port},
-		{"same host", "/page", true, "landed on docs.example.com:" + port},
-		{"off-list host", "https://other.example.org:" + port + "/leak?d=1", false,
-			"redirected to https://other.example.org:" + port + "/leak?d=1, which is not an auto-approved HTTPS host"},
-		{"apex of a *. pattern", "https://api.example.com:" + port + "/", false, "redirected to https://api.example.com:" + port + "/, which is not"},
-		{"listed host over http", "http://docs.example.com:" + port + "/", false, "redirected to http://docs.example.com:" + port + "/, which is not"},
+		{"listed host", "https://v1.api.example.com/", true, "landed on v1.api.example.com"},
+		{"same host", "/page", true, "landed on docs.example.com"},
+		{"off-list host", "https://other.example.org/leak?d=1", false,
+			"redirected to https://other.example.org/leak?d=1, which is not an auto-approved HTTPS host"},
+		{"apex of a *. pattern", "https://api.example.com/", false, "redirected to https://api.example.com/, which is not"},
+		{"listed host over http", "http://docs.example.com/", false, "redirected to http://docs.example.com/, which is not"},
+		{"listed host on another port", "https://docs.example.com:" + port + "/", false, "redirected to https://docs.example.com:" + port + "/, which is not"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -88,7 +92,7 @@ func TestAutoApprovedRedirects(t *testing.T) {
 		})
 	}
 	// The same off-list redirect is followed when the call needed approval.
-	p, res := call(t, tl, fetchArgs("https://other.example.org:"+port+"/?to="+url.QueryEscape("https://docs.example.com:"+port+"/")), 65536)
+	p, res := call(t, tl, fetchArgs("https://other.example.org/?to="+url.QueryEscape("https://docs.example.com/")), 65536)
 	if diff := cmp.Diff([]any{tool.Network, true}, []any{p.Risk, res.Success}); diff != "" || !strings.Contains(res.Output, "landed on docs.example.com") {
 		t.Errorf("approved fetch: %s %+v", diff, res)
 	}

@@ -71,6 +71,9 @@ type SearchResult struct {
 type searchOutput struct {
 	Query   string         `json:"query"`
 	Results []SearchResult `json:"results"`
+	// Truncated says results were left out (or the query shortened) to
+	// fit tools.output_limit_bytes.
+	Truncated bool `json:"truncated,omitempty"`
 }
 
 type searcher struct {
@@ -133,7 +136,7 @@ func newSearchTool(opts SearchOptions) (tool.Tool, error) {
 	}, s.plan)
 }
 
-func (s *searcher) plan(_ tool.Env, p SearchParams) (tool.Plan, error) {
+func (s *searcher) plan(env tool.Env, p SearchParams) (tool.Plan, error) {
 	q := strings.TrimSpace(p.Query)
 	if q == "" {
 		return tool.Plan{}, tool.Errorf(tool.InvalidArguments, "query is empty")
@@ -145,7 +148,7 @@ func (s *searcher) plan(_ tool.Env, p SearchParams) (tool.Plan, error) {
 	return tool.Plan{
 		Risk:    tool.ReadOnly,
 		Summary: fmt.Sprintf("search (%s): %s", s.opts.Backend, q),
-		Run:     func(ctx context.Context) tool.Result { return s.run(ctx, q, count) },
+		Run:     func(ctx context.Context) tool.Result { return fitSearch(s.run(ctx, q, count), env.OutputLimit) },
 	}, nil
 }
 
@@ -199,6 +202,36 @@ func (s *searcher) run(ctx context.Context, q string, count int) tool.Result {
 		results = results[:count]
 	}
 	return tool.JSONResult(true, "", searchOutput{Query: q, Results: results}, false)
+}
+
+// fitSearch keeps a result list within limit (0: none) after encoding:
+// the last results are left out first, then the echoed query is
+// shortened; "truncated" says so.
+func fitSearch(res tool.Result, limit int) tool.Result {
+	if !res.Success || limit <= 0 || len(res.Output) <= limit {
+		return res
+	}
+	var out searchOutput
+	if err := json.Unmarshal([]byte(res.Output), &out); err != nil {
+		return res
+	}
+	out.Truncated = true
+	for len(out.Results) > 0 {
+		out.Results = out.Results[:len(out.Results)-1]
+		if enc, err := tool.EncodeJSON(out); err == nil && len(enc) <= limit {
+			return tool.JSONWithin(true, "", out, true, limit)
+		}
+	}
+	q := out.Query
+	out.Query = ""
+	fixed, err := tool.EncodeJSON(out)
+	if err != nil {
+		return tool.Fail(tool.Failed, "encode result: %v", err)
+	}
+	if budget := limit - len(fixed) - len("…"); budget >= 0 {
+		out.Query = tool.FitJSON(q, budget) + "…"
+	}
+	return tool.JSONWithin(true, "", out, true, limit)
 }
 
 func (s *searcher) name() string {

@@ -71,8 +71,8 @@ func results(prefix, q, snippet string, n int) string {
 	for i := 1; i <= n; i++ {
 		rs = append(rs, SearchResult{Title: fmt.Sprintf("%s %d", q, i), URL: fmt.Sprintf("https://%s%d.example/", prefix, i), Snippet: fmt.Sprintf(snippet, i)})
 	}
-	b, _ := json.Marshal(searchOutput{Query: q, Results: rs})
-	return string(b)
+	out, _ := tool.EncodeJSON(searchOutput{Query: q, Results: rs})
+	return out
 }
 
 func TestSearchResults(t *testing.T) {

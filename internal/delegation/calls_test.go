@@ -1,0 +1,162 @@
+package delegation
+
+import (
+	"crypto/rand"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/scv-agent/scv/internal/proc"
+)
+
+// startOwner runs a stand-in for an SCV process that owns calls: a sleep
+// the test SIGKILLs to play the crash.
+func startOwner(t *testing.T) *exec.Cmd {
+	t.Helper()
+	owner := exec.Command("sleep", "300")
+	if err := owner.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { owner.Process.Kill(); owner.Wait() })
+	return owner
+}
+
+// TestCallOfDeadOwnerReaped: a call recorded by an owner that is then
+// SIGKILLed leaves a shell, a background child and a setsid escapee, all
+// carrying the call's tag. Reconcile by another process stops all of them
+// and removes the record; a call whose owner lives is left alone.
+func TestCallOfDeadOwnerReaped(t *testing.T) {
+	home := t.TempDir()
+	dir := filepath.Join(home, "run", "delegations")
+	owner := startOwner(t)
+	dead, err := New(Options{Dir: dir, OwnerPID: owner.Process.Pid, Grace: 200 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tag := "SCV_BASH_CALL=" + rand.Text()
+	started, _, err := dead.BeginCall(tag, "s1", "c1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pidFile := filepath.Join(home, "pids")
+	work := exec.Command("/bin/bash", "-c", `sleep 301 & echo $! >> "$1"; setsid sh -c 'echo $$ >> "$1"; exec sleep 302' x "$1" & sleep 303`, "x", pidFile)
+	work.Env = []string{"PATH=" + os.Getenv("PATH"), tag}
+	work.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := work.Start(); err != nil {
+		t.Fatal(err)
+	}
+	waited := make(chan struct{})
+	go func() { work.Wait(); close(waited) }()
+	started(work.Process.Pid)
+	pids := []int{work.Process.Pid}
+	for deadline := time.Now().Add(5 * time.Second); len(pids) < 3 && time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		b, _ := os.ReadFile(pidFile)
+		pids = pids[:1]
+		for _, f := range strings.Fields(string(b)) {
+			if p, err := strconv.Atoi(f); err == nil {
+				pids = append(pids, p)
+			}
+		}
+	}
+	t.Cleanup(func() {
+		for _, p := range pids {
+			syscall.Kill(p, syscall.SIGKILL)
+		}
+	})
+	if len(pids) < 3 {
+		t.Fatalf("the call's processes did not start: %v", pids)
+	}
+
+	live, err := New(Options{Dir: dir, Grace: 200 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := live.Reconcile(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range pids {
+		if !running(p) {
+			t.Fatalf("reconcile stopped process %d while its owner lives", p)
+		}
+	}
+
+	owner.Process.Signal(syscall.SIGKILL)
+	owner.Wait()
+	if _, err := live.Reconcile(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	<-waited
+	for deadline := time.Now().Add(3 * time.Second); time.Now().Before(deadline) && anyRunningOf(pids); {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if anyRunningOf(pids) {
+		t.Errorf("processes of the dead owner's call survived reconcile: %v", pids)
+	}
+	if ents, _ := os.ReadDir(filepath.Join(home, "run", "calls")); len(ents) != 0 {
+		t.Errorf("call records left: %v", ents)
+	}
+}
+
+// TestTamperedCallRecordIgnored: a record naming a tag that is not a
+// call tag (HOME=… would match every process of the user) is reported and
+// never acted on.
+func TestTamperedCallRecordIgnored(t *testing.T) {
+	home := t.TempDir()
+	dir := filepath.Join(home, "run", "calls")
+	os.MkdirAll(dir, 0o700)
+	victim := exec.Command("sleep", "300")
+	victim.Env = []string{"HOME=/tampered-test-home"}
+	if err := victim.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { victim.Process.Kill(); victim.Wait() })
+	rec := CallRecord{ID: "0123456789abcdef", Tag: "HOME=/tampered-test-home", OwnerPID: 1 << 22, OwnerStart: 1}
+	b, _ := json.Marshal(rec)
+	if err := os.WriteFile(filepath.Join(dir, rec.ID+".json"), b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tr, err := New(Options{Dir: filepath.Join(home, "run", "delegations"), Grace: 100 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tr.Reconcile(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(200 * time.Millisecond)
+	if !running(victim.Process.Pid) {
+		t.Fatal("a tampered record's tag stopped an unrelated process")
+	}
+	if _, _, err := tr.BeginCall("HOME=/x", "s", "c"); err == nil {
+		t.Error("BeginCall accepted a tag that is not a call tag")
+	}
+}
+
+func running(pid int) bool {
+	st, err := proc.StartTime(pid)
+	return err == nil && proc.Alive(pid, st) && !zombie(pid)
+}
+
+func zombie(pid int) bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return false
+	}
+	s := string(b)
+	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+	return len(f) > 0 && f[0] == "Z"
+}
+
+func anyRunningOf(pids []int) bool {
+	for _, p := range pids {
+		if running(p) {
+			return true
+		}
+	}
+	return false
+}
