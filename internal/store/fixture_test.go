@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -124,6 +125,18 @@ func checkFixture(t *testing.T, s *Store) {
 	}
 	if c.Session.ForkedFrom != "fx-a" || c.Session.ForkedAt != "a3" || len(c.History) != 4 || len(c.Turns) != 2 {
 		t.Errorf("fx-c: %+v, history %d, turns %d", c.Session, len(c.History), len(c.Turns))
+	}
+	// Search finds text written before the index existed (schema 1).
+	hits, err := s.Search(ctx, "wombats", SearchOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// fx-a's three answers and the two copied into the fork fx-c.
+	if len(hits) != 5 || hits[0].Field != "answer" || !strings.HasPrefix(hits[0].Line, "fixture answer") {
+		t.Errorf("search wombats: %+v", hits)
+	}
+	if hits, err := s.Search(ctx, "numbat", SearchOptions{}); err != nil || len(hits) != 1 || hits[0].SessionID != "fx-b" || hits[0].Field != "prompt" {
+		t.Errorf("search numbat: %+v, %v", hits, err)
 	}
 	// The process holding fx-b is gone: its running turn is interrupted.
 	r, err := s.Recover(ctx)

@@ -31,6 +31,9 @@ func TestMigrations(t *testing.T) {
 		name := fmt.Sprintf("v%d.db", v)
 		t.Run(name, func(t *testing.T) {
 			if _, err := os.Stat(filepath.Join("testdata", name)); err != nil {
+				if v == SchemaVersion() {
+					t.Skipf("no fixture of the current version yet (write it with -write-fixture when releasing it)")
+				}
 				t.Fatalf("no fixture for schema version %d: write it with -write-fixture at the commit that released it (%v)", v, err)
 			}
 			s := openAt(t, copyFixture(t, name), func(o *Options) { o.Alive = fixtureAlive })

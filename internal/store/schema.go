@@ -18,6 +18,7 @@ type migration struct {
 // migrations is the schema history, oldest first.
 var migrations = []migration{
 	{1, execAll(schemaV1...)},
+	{2, execAll(schemaV2...)},
 }
 
 // SchemaVersion is the schema version this code writes.
@@ -91,6 +92,26 @@ var schemaV1 = []string{
 		data  BLOB NOT NULL,
 		UNIQUE (sid, pos)
 	)`,
+}
+
+// schemaV2 adds full-text search over prompts and answers: an FTS5 index
+// whose content is the turns table (no second copy of the text), kept in
+// step by triggers, with FTS5's secure-delete so a deleted turn's words
+// leave the index at once. The rebuild indexes the turns already stored.
+var schemaV2 = []string{
+	`CREATE VIRTUAL TABLE search USING fts5(prompt, answer, content='turns', content_rowid='id', tokenize='unicode61 remove_diacritics 2')`,
+	`INSERT INTO search(search, rank) VALUES ('secure-delete', 1)`,
+	`CREATE TRIGGER turns_search_insert AFTER INSERT ON turns BEGIN
+		INSERT INTO search(rowid, prompt, answer) VALUES (new.id, new.prompt, new.answer);
+	END`,
+	`CREATE TRIGGER turns_search_delete AFTER DELETE ON turns BEGIN
+		INSERT INTO search(search, rowid, prompt, answer) VALUES ('delete', old.id, old.prompt, old.answer);
+	END`,
+	`CREATE TRIGGER turns_search_update AFTER UPDATE OF prompt, answer ON turns BEGIN
+		INSERT INTO search(search, rowid, prompt, answer) VALUES ('delete', old.id, old.prompt, old.answer);
+		INSERT INTO search(rowid, prompt, answer) VALUES (new.id, new.prompt, new.answer);
+	END`,
+	`INSERT INTO search(search) VALUES ('rebuild')`,
 }
 
 func execAll(stmts ...string) func(ctx context.Context, tx *sql.Tx) error {
