@@ -112,10 +112,12 @@ func TestCrashAtRandomPoints(t *testing.T) {
 }
 
 // checkFileIntegrity opens the file afresh and runs SQLite's own check of
-// all of it. A fresh connection matters: FTS5's part of the check trusts an
-// index structure cached by the connection, and on a connection that read
-// the index before another process changed it, it reports corruption that
-// is not there (queries on that connection do revalidate and are right).
+// all of it, then FTS5's check that the search index holds exactly the
+// turns that are not running (callers make sure none is). A fresh
+// connection matters: FTS5's part of the check trusts an index structure
+// cached by the connection, and on a connection that read the index before
+// another process changed it, it reports corruption that is not there
+// (queries on that connection do revalidate and are right).
 func checkFileIntegrity(t *testing.T, path string) {
 	t.Helper()
 	s, err := Open(context.Background(), Options{Path: path})
@@ -126,6 +128,9 @@ func checkFileIntegrity(t *testing.T, path string) {
 	var res string
 	if err := s.r.QueryRow("PRAGMA integrity_check").Scan(&res); err != nil || res != "ok" {
 		t.Fatalf("integrity check: %q, %v", res, err)
+	}
+	if _, err := s.w.Exec("INSERT INTO search(search, rank) VALUES ('integrity-check', 1)"); err != nil {
+		t.Fatalf("search index does not match the ended turns: %v", err)
 	}
 }
 

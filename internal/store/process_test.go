@@ -23,7 +23,11 @@ func TestMain(m *testing.M) {
 	if mode := os.Getenv("STORE_TEST_CHILD"); mode != "" {
 		os.Exit(child(mode))
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	if searchDir != "" {
+		os.RemoveAll(searchDir)
+	}
+	os.Exit(code)
 }
 
 // processAlive is the real liveness check: a killed and reaped child's PID

@@ -97,21 +97,24 @@ var schemaV1 = []string{
 // schemaV2 adds full-text search over prompts and answers: an FTS5 index
 // whose content is the turns table (no second copy of the text), kept in
 // step by triggers, with FTS5's secure-delete so a deleted turn's words
-// leave the index at once. The rebuild indexes the turns already stored.
+// leave the index at once. A turn is indexed once, when it ends (its answer
+// is known then): indexing at its start and again at its end would make
+// every turn pay a secure delete, which costs a search of the index. So the
+// index holds exactly the turns that are not running, and the last
+// statement indexes those already stored.
 var schemaV2 = []string{
 	`CREATE VIRTUAL TABLE search USING fts5(prompt, answer, content='turns', content_rowid='id', tokenize='unicode61 remove_diacritics 2')`,
 	`INSERT INTO search(search, rank) VALUES ('secure-delete', 1)`,
-	`CREATE TRIGGER turns_search_insert AFTER INSERT ON turns BEGIN
+	`CREATE TRIGGER turns_search_insert AFTER INSERT ON turns WHEN new.state != 'running' BEGIN
 		INSERT INTO search(rowid, prompt, answer) VALUES (new.id, new.prompt, new.answer);
 	END`,
-	`CREATE TRIGGER turns_search_delete AFTER DELETE ON turns BEGIN
-		INSERT INTO search(search, rowid, prompt, answer) VALUES ('delete', old.id, old.prompt, old.answer);
-	END`,
-	`CREATE TRIGGER turns_search_update AFTER UPDATE OF prompt, answer ON turns BEGIN
-		INSERT INTO search(search, rowid, prompt, answer) VALUES ('delete', old.id, old.prompt, old.answer);
+	`CREATE TRIGGER turns_search_end AFTER UPDATE OF state ON turns WHEN old.state = 'running' AND new.state != 'running' BEGIN
 		INSERT INTO search(rowid, prompt, answer) VALUES (new.id, new.prompt, new.answer);
 	END`,
-	`INSERT INTO search(search) VALUES ('rebuild')`,
+	`CREATE TRIGGER turns_search_delete AFTER DELETE ON turns WHEN old.state != 'running' BEGIN
+		INSERT INTO search(search, rowid, prompt, answer) VALUES ('delete', old.id, old.prompt, old.answer);
+	END`,
+	`INSERT INTO search(rowid, prompt, answer) SELECT id, prompt, answer FROM turns WHERE state != 'running'`,
 }
 
 func execAll(stmts ...string) func(ctx context.Context, tx *sql.Tx) error {

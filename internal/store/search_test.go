@@ -90,6 +90,7 @@ func TestSearch(t *testing.T) {
 			}
 		})
 	}
+	checkFileIntegrity(t, s.Path())
 	// Deleted sessions leave the index.
 	if err := s.Delete(ctx, "s1"); err != nil {
 		t.Fatal(err)
@@ -97,4 +98,21 @@ func TestSearch(t *testing.T) {
 	if hits, err := s.Search(ctx, "parser", SearchOptions{}); err != nil || len(hits) != 0 {
 		t.Errorf("search after delete: %+v, %v", hits, err)
 	}
+	// A running turn is not found; once it ends (here: interrupted) it is.
+	if _, err := s.BeginTurn(ctx, "s2", "t2", "unfinished xylophone"); err != nil {
+		t.Fatal(err)
+	}
+	if hits, _ := s.Search(ctx, "xylophone", SearchOptions{}); len(hits) != 0 {
+		t.Errorf("running turn found: %+v", hits)
+	}
+	if r, err := s.Recover(ctx); err != nil || r.Turns != 1 {
+		t.Fatalf("recover: %+v, %v", r, err)
+	}
+	if hits, _ := s.Search(ctx, "xylophone", SearchOptions{}); len(hits) != 1 {
+		t.Errorf("interrupted turn not found: %+v", hits)
+	}
+	if _, err := s.Fork(ctx, "s2", "t2", "s2-fork", OriginTUI); err != nil {
+		t.Fatal(err)
+	}
+	checkFileIntegrity(t, s.Path())
 }

@@ -60,6 +60,9 @@ type Store struct {
 	// r is the read pool: a few query_only connections reading WAL snapshots
 	// that never block the writer.
 	r *sql.DB
+	// bulk skips the fsync of durable writes; benchmarks set it to fill
+	// large databases quickly.
+	bulk bool
 }
 
 // Open opens (creating and migrating as needed) the database at

@@ -66,7 +66,7 @@ func (s *Store) write(ctx context.Context, op string, durable bool, fn func(tx *
 			return err
 		}
 		defer conn.Close()
-		if durable {
+		if durable && !s.bulk {
 			if _, err := conn.ExecContext(ctx, "PRAGMA synchronous = FULL"); err != nil {
 				return err
 			}
