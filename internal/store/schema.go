@@ -134,11 +134,25 @@ func execAll(stmts ...string) func(ctx context.Context, tx *sql.Tx) error {
 func (s *Store) migrate(ctx context.Context) error {
 	// auto_vacuum must be chosen before the first table exists, and WAL is
 	// a property of the file; both are no-ops when already set.
+	// Setting either writes the file header, so they are only set when
+	// missing: an open of a set-up file writes nothing.
 	if err := s.retry(ctx, "set up database", func() error {
-		if _, err := s.w.ExecContext(ctx, "PRAGMA auto_vacuum = INCREMENTAL"); err != nil {
+		var pages int
+		var mode string
+		if err := s.w.QueryRowContext(ctx, "PRAGMA page_count").Scan(&pages); err != nil {
 			return err
 		}
-		var mode string
+		if pages == 0 {
+			if _, err := s.w.ExecContext(ctx, "PRAGMA auto_vacuum = INCREMENTAL"); err != nil {
+				return err
+			}
+		}
+		if err := s.w.QueryRowContext(ctx, "PRAGMA journal_mode").Scan(&mode); err != nil {
+			return err
+		}
+		if mode == "wal" {
+			return nil
+		}
 		if err := s.w.QueryRowContext(ctx, "PRAGMA journal_mode = WAL").Scan(&mode); err != nil {
 			return err
 		}
