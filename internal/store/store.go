@@ -20,6 +20,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 )
 
@@ -59,7 +60,9 @@ type Store struct {
 	w *sql.DB
 	// r is the read pool: a few query_only connections reading WAL snapshots
 	// that never block the writer.
-	r *sql.DB
+	r     *sql.DB
+	hotMu sync.Mutex
+	hot   map[string]*sql.Stmt // see prepareHot
 	// bulk skips the fsync of durable writes; benchmarks set it to fill
 	// large databases quickly.
 	bulk bool
@@ -113,6 +116,12 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 
 // Close closes the database. It does not release leases (see ReleaseAll).
 func (s *Store) Close() error {
+	s.hotMu.Lock()
+	for _, st := range s.hot {
+		st.Close()
+	}
+	s.hot = nil
+	s.hotMu.Unlock()
 	return errors.Join(s.r.Close(), s.w.Close())
 }
 

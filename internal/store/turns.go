@@ -28,6 +28,7 @@ type TurnLog struct {
 	sessionID string
 	turnID    string
 	row       int64 // turns.id
+	sid       int64 // sessions.sid
 
 	mu      sync.Mutex
 	buf     []Event
@@ -47,12 +48,15 @@ func (s *Store) BeginTurn(ctx context.Context, sessionID, turnID, prompt string)
 		return nil, fmt.Errorf("begin turn: %w", err)
 	}
 	t := &TurnLog{s: s, sessionID: sessionID, turnID: turnID}
+	if err := s.prepareHot(ctx); err != nil {
+		return nil, fmt.Errorf("begin turn: %w", err)
+	}
 	now := s.now()
 	err := s.write(ctx, "begin turn", false, func(tx *sql.Tx) error {
 		var sid, lo, hi, lastSeq int64
 		var turns, renamed int
 		var title string
-		err := tx.QueryRowContext(ctx, `SELECT sid, hist_lo, hist_hi, turns, renamed, title, last_seq FROM sessions WHERE id = ?`, sessionID).
+		err := s.stmt(ctx, tx, qSessionForTurn).QueryRowContext(ctx, sessionID).
 			Scan(&sid, &lo, &hi, &turns, &renamed, &title, &lastSeq)
 		if errors.Is(err, sql.ErrNoRows) {
 			return permanent{fmt.Errorf("session %s: %w", sessionID, ErrNotFound)}
@@ -60,14 +64,13 @@ func (s *Store) BeginTurn(ctx context.Context, sessionID, turnID, prompt string)
 			return err
 		}
 		var running string
-		err = tx.QueryRowContext(ctx, `SELECT turn_id FROM turns WHERE sid = ? AND state = 'running'`, sid).Scan(&running)
+		err = s.stmt(ctx, tx, qRunningTurn).QueryRowContext(ctx, sid).Scan(&running)
 		if err == nil {
 			return permanent{fmt.Errorf("session %s still has turn %s running", sessionID, running)}
 		} else if !errors.Is(err, sql.ErrNoRows) {
 			return err
 		}
-		res, err := tx.ExecContext(ctx, `INSERT INTO turns (sid, turn_id, n, prompt, state, started_ns, hist_lo, hist_hi)
-			VALUES (?, ?, ?, ?, 'running', ?, ?, ?)`, sid, turnID, turns+1, prompt, now, lo, hi)
+		res, err := s.stmt(ctx, tx, qInsertTurn).ExecContext(ctx, sid, turnID, turns+1, prompt, now, lo, hi)
 		if constraint(err) {
 			return permanent{fmt.Errorf("turn %s already exists in session %s", turnID, sessionID)}
 		} else if err != nil {
@@ -80,8 +83,8 @@ func (s *Store) BeginTurn(ctx context.Context, sessionID, turnID, prompt string)
 			title = titleLine(prompt)
 		}
 		t.lastSeq = uint64(lastSeq)
-		_, err = tx.ExecContext(ctx, `UPDATE sessions SET turns = turns + 1, title = ?, state = 'open', updated_ns = ?, bytes = bytes + ? WHERE sid = ?`,
-			title, now, len(prompt), sid)
+		t.sid = sid
+		_, err = s.stmt(ctx, tx, qSessionBegun).ExecContext(ctx, title, now, len(prompt), sid)
 		return err
 	})
 	if err != nil {
@@ -159,7 +162,7 @@ func (t *TurnLog) flushLocked(ctx context.Context) error {
 
 func (t *TurnLog) checkRunning(ctx context.Context, tx *sql.Tx) error {
 	var st string
-	err := tx.QueryRowContext(ctx, `SELECT state FROM turns WHERE id = ?`, t.row).Scan(&st)
+	err := t.s.stmt(ctx, tx, qTurnState).QueryRowContext(ctx, t.row).Scan(&st)
 	if errors.Is(err, sql.ErrNoRows) {
 		return permanent{fmt.Errorf("turn %s of session %s: %w (the session was deleted)", t.turnID, t.sessionID, ErrNotFound)}
 	} else if err != nil {
@@ -177,11 +180,7 @@ func (t *TurnLog) insertEvents(ctx context.Context, tx *sql.Tx, extra []Event) e
 	if len(t.buf)+len(extra) == 0 {
 		return nil
 	}
-	st, err := tx.PrepareContext(ctx, `INSERT INTO events (turn, seq, data) VALUES (?, ?, ?)`)
-	if err != nil {
-		return err
-	}
-	defer st.Close()
+	st := t.s.stmt(ctx, tx, qInsertEvent)
 	var size int64
 	var last uint64
 	for _, list := range [][]Event{t.buf, extra} {
@@ -196,8 +195,7 @@ func (t *TurnLog) insertEvents(ctx context.Context, tx *sql.Tx, extra []Event) e
 			last = ev.Seq
 		}
 	}
-	_, err = tx.ExecContext(ctx, `UPDATE sessions SET last_seq = max(last_seq, ?), bytes = bytes + ?, updated_ns = ?
-		WHERE sid = (SELECT sid FROM turns WHERE id = ?)`, int64(last), size, t.s.now(), t.row)
+	_, err := t.s.stmt(ctx, tx, qSessionEvents).ExecContext(ctx, int64(last), size, t.s.now(), t.sid)
 	return err
 }
 
@@ -282,17 +280,16 @@ func (t *TurnLog) end(ctx context.Context, op string, st TurnState, code, msg st
 			return err
 		}
 		if st == TurnCompleted {
-			if err := applyHistory(ctx, tx, t.sessionID, c.History, t.s.now()); err != nil {
+			if err := t.s.applyHistory(ctx, tx, t.sessionID, c.History, t.s.now()); err != nil {
 				return err
 			}
 		}
-		_, err := tx.ExecContext(ctx, `UPDATE turns SET state = ?, error_code = ?, error_msg = ?, answer = ?,
-				input_tokens = ?, output_tokens = ?, total_tokens = ?, ended_ns = ? WHERE id = ?`,
-			string(st), code, msg, c.Answer, c.Usage.InputTokens, c.Usage.OutputTokens, c.Usage.TotalTokens, t.s.now(), t.row)
+		_, err := t.s.stmt(ctx, tx, qEndTurn).ExecContext(ctx, string(st), code, msg, c.Answer,
+			c.Usage.InputTokens, c.Usage.OutputTokens, c.Usage.TotalTokens, t.s.now(), t.row)
 		if err != nil {
 			return err
 		}
-		_, err = tx.ExecContext(ctx, `UPDATE sessions SET bytes = bytes + ? WHERE id = ?`, len(c.Answer), t.sessionID)
+		_, err = t.s.stmt(ctx, tx, qSessionBytes).ExecContext(ctx, len(c.Answer), t.sid)
 		return err
 	})
 	if err != nil {
@@ -314,9 +311,9 @@ func checkMessages(msgs []json.RawMessage) error {
 // applyHistory applies u to the session's history window. Messages are
 // never renumbered and rows before the window are kept: earlier turns
 // remember the window they started from, which is what Fork copies.
-func applyHistory(ctx context.Context, tx *sql.Tx, sessionID string, u HistoryUpdate, now int64) error {
+func (s *Store) applyHistory(ctx context.Context, tx *sql.Tx, sessionID string, u HistoryUpdate, now int64) error {
 	var sid, lo, hi int64
-	err := tx.QueryRowContext(ctx, `SELECT sid, hist_lo, hist_hi FROM sessions WHERE id = ?`, sessionID).Scan(&sid, &lo, &hi)
+	err := s.stmt(ctx, tx, qHistory).QueryRowContext(ctx, sessionID).Scan(&sid, &lo, &hi)
 	if errors.Is(err, sql.ErrNoRows) {
 		return permanent{fmt.Errorf("session %s: %w", sessionID, ErrNotFound)}
 	} else if err != nil {
@@ -330,11 +327,7 @@ func applyHistory(ctx context.Context, tx *sql.Tx, sessionID string, u HistoryUp
 	}
 	var size int64
 	if len(u.Append) > 0 {
-		st, err := tx.PrepareContext(ctx, `INSERT INTO messages (sid, pos, data) VALUES (?, ?, ?)`)
-		if err != nil {
-			return err
-		}
-		defer st.Close()
+		st := s.stmt(ctx, tx, qInsertMessage)
 		for _, m := range u.Append {
 			if _, err := st.ExecContext(ctx, sid, hi, []byte(m)); err != nil {
 				return err
@@ -344,8 +337,7 @@ func applyHistory(ctx context.Context, tx *sql.Tx, sessionID string, u HistoryUp
 		}
 	}
 	lo += int64(u.Drop)
-	_, err = tx.ExecContext(ctx, `UPDATE sessions SET hist_lo = ?, hist_hi = ?, bytes = bytes + ?, updated_ns = ? WHERE sid = ?`,
-		lo, hi, size, now, sid)
+	_, err = s.stmt(ctx, tx, qSessionHistory).ExecContext(ctx, lo, hi, size, now, sid)
 	return err
 }
 
@@ -356,6 +348,9 @@ func (s *Store) UpdateHistory(ctx context.Context, sessionID string, u HistoryUp
 	if err := checkMessages(u.Append); err != nil {
 		return fmt.Errorf("update history of session %s: %w", sessionID, err)
 	}
+	if err := s.prepareHot(ctx); err != nil {
+		return fmt.Errorf("update history: %w", err)
+	}
 	return s.write(ctx, "update history", true, func(tx *sql.Tx) error {
 		var running string
 		err := tx.QueryRowContext(ctx, `SELECT t.turn_id FROM turns t JOIN sessions s ON s.sid = t.sid WHERE s.id = ? AND t.state = 'running'`, sessionID).Scan(&running)
@@ -364,6 +359,6 @@ func (s *Store) UpdateHistory(ctx context.Context, sessionID string, u HistoryUp
 		} else if !errors.Is(err, sql.ErrNoRows) {
 			return err
 		}
-		return applyHistory(ctx, tx, sessionID, u, s.now())
+		return s.applyHistory(ctx, tx, sessionID, u, s.now())
 	})
 }

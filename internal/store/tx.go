@@ -94,6 +94,67 @@ func (s *Store) write(ctx context.Context, op string, durable bool, fn func(tx *
 	})
 }
 
+// The statements every turn runs, prepared once on the write connection:
+// parsing SQL is a noticeable part of a small write in the pure-Go SQLite.
+const (
+	qSessionForTurn = `SELECT sid, hist_lo, hist_hi, turns, renamed, title, last_seq FROM sessions WHERE id = ?`
+	qRunningTurn    = `SELECT turn_id FROM turns WHERE sid = ? AND state = 'running'`
+	qInsertTurn     = `INSERT INTO turns (sid, turn_id, n, prompt, state, started_ns, hist_lo, hist_hi) VALUES (?, ?, ?, ?, 'running', ?, ?, ?)`
+	qSessionBegun   = `UPDATE sessions SET turns = turns + 1, title = ?, state = 'open', updated_ns = ?, bytes = bytes + ? WHERE sid = ?`
+	qTurnState      = `SELECT state FROM turns WHERE id = ?`
+	qInsertEvent    = `INSERT INTO events (turn, seq, data) VALUES (?, ?, ?)`
+	qSessionEvents  = `UPDATE sessions SET last_seq = max(last_seq, ?), bytes = bytes + ?, updated_ns = ? WHERE sid = ?`
+	qHistory        = `SELECT sid, hist_lo, hist_hi FROM sessions WHERE id = ?`
+	qInsertMessage  = `INSERT INTO messages (sid, pos, data) VALUES (?, ?, ?)`
+	qSessionHistory = `UPDATE sessions SET hist_lo = ?, hist_hi = ?, bytes = bytes + ?, updated_ns = ? WHERE sid = ?`
+	qEndTurn        = `UPDATE turns SET state = ?, error_code = ?, error_msg = ?, answer = ?, input_tokens = ?, output_tokens = ?, total_tokens = ?, ended_ns = ? WHERE id = ?`
+	qSessionBytes   = `UPDATE sessions SET bytes = bytes + ? WHERE sid = ?`
+)
+
+var hotQueries = []string{qSessionForTurn, qRunningTurn, qInsertTurn, qSessionBegun, qTurnState, qInsertEvent,
+	qSessionEvents, qHistory, qInsertMessage, qSessionHistory, qEndTurn, qSessionBytes}
+
+// prepareHot prepares the turn statements; it must run outside a write
+// transaction (the write pool has one connection).
+func (s *Store) prepareHot(ctx context.Context) error {
+	s.hotMu.Lock()
+	defer s.hotMu.Unlock()
+	if s.hot != nil {
+		return nil
+	}
+	hot := map[string]*sql.Stmt{}
+	err := s.retry(ctx, "prepare statements", func() error {
+		for _, q := range hotQueries {
+			if hot[q] != nil {
+				continue
+			}
+			st, err := s.w.PrepareContext(ctx, q)
+			if err != nil {
+				return err
+			}
+			hot[q] = st
+		}
+		return nil
+	})
+	if err != nil {
+		for _, st := range hot {
+			st.Close()
+		}
+		return err
+	}
+	s.hot = hot
+	return nil
+}
+
+// stmt is hot statement q inside tx (prepareHot ran before the
+// transaction began).
+func (s *Store) stmt(ctx context.Context, tx *sql.Tx, q string) *sql.Stmt {
+	s.hotMu.Lock()
+	st := s.hot[q]
+	s.hotMu.Unlock()
+	return tx.StmtContext(ctx, st)
+}
+
 // read runs fn in one read transaction: a consistent snapshot that never
 // blocks a writer.
 func (s *Store) read(ctx context.Context, op string, fn func(tx *sql.Tx) error) error {
