@@ -33,6 +33,9 @@ func TestCrashAtRandomPoints(t *testing.T) {
 	if _, err := s.CreateSession(ctx, NewSession{ID: "crash", Workspace: "/ws", Origin: OriginExec}); err != nil {
 		t.Fatal(err)
 	}
+	if err := s.Release(ctx, "crash"); err != nil {
+		t.Fatal(err)
+	}
 	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 12))
 	reported := map[string]bool{} // turns a child said were completed
 	start := time.Now()

@@ -114,6 +114,9 @@ func TestPrune(t *testing.T) {
 		mustSession(t, s, fmt.Sprint("s", i))
 		c.t = c.t.Add(24 * time.Hour)
 	}
+	if err := s.ReleaseAll(ctx); err != nil {
+		t.Fatal(err)
+	}
 	// The oldest is live here: never pruned.
 	if _, err := s.Acquire(ctx, "s0"); err != nil {
 		t.Fatal(err)

@@ -72,6 +72,9 @@ func TestDiskFull(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "scv.db")
 	s := openAt(t, path, func(o *Options) { o.Alive = processAlive })
 	mustSession(t, s, "full")
+	if err := s.Release(context.Background(), "full"); err != nil {
+		t.Fatal(err)
+	}
 	s.Checkpoint(context.Background())
 	cmd, lines := startChild(t, "diskfull", path, "full", 0)
 	var out []string

@@ -72,6 +72,9 @@ func fillFixture(t *testing.T, s *Store) {
 		t.Fatal(err)
 	}
 	mk("fx-b", OriginExec)
+	if err := s.Release(ctx, "fx-b"); err != nil {
+		t.Fatal(err)
+	}
 	gone := openAt(t, s.Path(), func(o *Options) { o.Holder = Holder{Instance: "/home/u/.scv", PID: 4242, Start: 1, Name: "scv exec"} })
 	if _, err := gone.Acquire(ctx, "fx-b"); err != nil {
 		t.Fatal(err)
@@ -89,6 +92,10 @@ func fillFixture(t *testing.T, s *Store) {
 	}
 	gone.Close()
 	if _, err := s.Fork(ctx, "fx-a", "a3", "fx-c", OriginTUI); err != nil {
+		t.Fatal(err)
+	}
+	// The writing process ends cleanly, except the one holding fx-b.
+	if err := s.ReleaseAll(ctx); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -153,7 +160,11 @@ func checkFixture(t *testing.T, s *Store) {
 	if b2.State != TurnInterrupted || len(b2.Events) != 1 {
 		t.Errorf("fx-b running turn after recovery = %+v", b2)
 	}
-	// Resume: take the session and run a turn.
+	// Resume: take the sessions and run turns.
+	if _, err := s.Acquire(ctx, "fx-c"); err != nil {
+		t.Fatal(err)
+	}
+	runTurn(t, s, "fx-c", "c3", "fork goes on", "fine", c.Session.LastSeq)
 	if _, err := s.Acquire(ctx, "fx-b"); err != nil {
 		t.Fatal(err)
 	}

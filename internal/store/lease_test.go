@@ -24,6 +24,9 @@ func TestLeaseIsExclusive(t *testing.T) {
 	ctx := context.Background()
 	a, b := twoProcesses(t, func(Holder) bool { return true })
 	mustSession(t, a, "s1")
+	if _, err := b.BeginTurn(ctx, "s1", "t1", "p"); !errors.As(err, new(*BusyError)) {
+		t.Errorf("turn in a session held elsewhere: %v", err)
+	}
 	x, err := a.Acquire(ctx, "s1")
 	if err != nil {
 		t.Fatal(err)
@@ -109,25 +112,22 @@ func TestRecover(t *testing.T) {
 	ctx := context.Background()
 	dead := map[int]bool{}
 	a, b := twoProcesses(t, func(h Holder) bool { return !dead[h.PID] })
-	for _, id := range []string{"live", "deadheld", "unheld", "idle"} {
-		mustSession(t, a, id)
-	}
-	if _, err := a.Acquire(ctx, "live"); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := b.Acquire(ctx, "deadheld"); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := b.Acquire(ctx, "idle"); err != nil {
-		t.Fatal(err)
+	mustSession(t, a, "live")
+	for _, id := range []string{"deadheld", "unheld", "idle"} {
+		mustSession(t, b, id)
 	}
 	for _, c := range []struct {
 		s  *Store
 		id string
-	}{{a, "live"}, {b, "deadheld"}, {a, "unheld"}} {
+	}{{a, "live"}, {b, "deadheld"}, {b, "unheld"}} {
 		if _, err := c.s.BeginTurn(ctx, c.id, "t1", "p"); err != nil {
 			t.Fatal(err)
 		}
+	}
+	// A lease given up while a turn runs: a bug of the caller, which
+	// Recover repairs as well.
+	if err := b.Release(ctx, "unheld"); err != nil {
+		t.Fatal(err)
 	}
 	dead[200] = true
 	r, err := a.Recover(ctx)

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"slices"
 )
 
 // LoadOptions bound what Load returns.
@@ -42,7 +43,7 @@ func (s *Store) Load(ctx context.Context, id string, o LoadOptions) (Loaded, err
 		if l.History, err = history(ctx, tx, sid); err != nil {
 			return err
 		}
-		l.Turns, l.Before, err = turnsBefore(ctx, tx, sid, 0, o.TailTurns, o.MaxEventBytes)
+		l.Turns, l.Before, err = turnsBefore(ctx, tx, sid, 0, o.TailTurns, o.MaxEventBytes, true)
 		return err
 	})
 	return l, err
@@ -93,10 +94,25 @@ func (s *Store) Turns(ctx context.Context, id string, before, limit int) ([]Turn
 		if err != nil {
 			return permanent{err}
 		}
-		ts, next, err = turnsBefore(ctx, tx, sid, before, limit, 0)
+		ts, next, err = turnsBefore(ctx, tx, sid, before, limit, 0, true)
 		return err
 	})
 	return ts, next, err
+}
+
+// Outline returns every turn of a session without its events, oldest
+// first: what a picker of earlier prompts (rewind) shows.
+func (s *Store) Outline(ctx context.Context, id string) ([]Turn, error) {
+	var ts []Turn
+	err := s.read(ctx, "read turns", func(tx *sql.Tx) error {
+		_, sid, err := getSession(ctx, tx, id)
+		if err != nil {
+			return permanent{err}
+		}
+		ts, _, err = turnsBefore(ctx, tx, sid, 0, 0, 0, false)
+		return err
+	})
+	return ts, err
 }
 
 const turnCols = `id, turn_id, n, prompt, answer, state, error_code, error_msg, input_tokens, output_tokens, total_tokens, started_ns, ended_ns`
@@ -115,8 +131,9 @@ func scanTurn(r rowScanner) (Turn, int64, error) {
 }
 
 // turnsBefore loads turns newest first until limit or maxBytes, then
-// returns them oldest first with the cursor of the rest.
-func turnsBefore(ctx context.Context, tx *sql.Tx, sid int64, before, limit, maxBytes int) ([]Turn, int, error) {
+// returns them oldest first with the cursor of the rest; withEvents says
+// whether to read their events.
+func turnsBefore(ctx context.Context, tx *sql.Tx, sid int64, before, limit, maxBytes int, withEvents bool) ([]Turn, int, error) {
 	q := `SELECT ` + turnCols + ` FROM turns WHERE sid = ?`
 	args := []any{sid}
 	if before > 0 {
@@ -148,6 +165,10 @@ func turnsBefore(ctx context.Context, tx *sql.Tx, sid int64, before, limit, maxB
 	rows.Close()
 	if err := rows.Err(); err != nil {
 		return nil, 0, err
+	}
+	if !withEvents {
+		slices.Reverse(ts)
+		return ts, 0, nil
 	}
 	ev, err := tx.PrepareContext(ctx, `SELECT seq, data FROM events WHERE turn = ? ORDER BY seq`)
 	if err != nil {
@@ -183,9 +204,7 @@ func turnsBefore(ctx context.Context, tx *sql.Tx, sid int64, before, limit, maxB
 		}
 	}
 	ts = ts[:kept]
-	for i, j := 0, len(ts)-1; i < j; i, j = i+1, j-1 {
-		ts[i], ts[j] = ts[j], ts[i]
-	}
+	slices.Reverse(ts)
 	next := 0
 	if len(ts) > 0 && ts[0].N > 1 {
 		next = ts[0].N

@@ -105,6 +105,11 @@ func TestSearch(t *testing.T) {
 	if hits, _ := s.Search(ctx, "xylophone", SearchOptions{}); len(hits) != 0 {
 		t.Errorf("running turn found: %+v", hits)
 	}
+	// The process ends without ending the turn (ReleaseAll stands for
+	// its death: the next Recover treats the turn as orphaned).
+	if err := s.ReleaseAll(ctx); err != nil {
+		t.Fatal(err)
+	}
 	if r, err := s.Recover(ctx); err != nil || r.Turns != 1 {
 		t.Fatalf("recover: %+v, %v", r, err)
 	}

@@ -20,8 +20,10 @@ type NewSession struct {
 	DelegationDepth int
 }
 
-// CreateSession stores a new, empty, open session. Its title comes from its
-// first prompt (see BeginTurn) unless Rename sets one.
+// CreateSession stores a new, empty, open session, live in this process:
+// when the store has a holder identity, the creator holds the session's
+// lease (see Acquire). Its title comes from its first prompt (see
+// BeginTurn) unless Rename sets one.
 func (s *Store) CreateSession(ctx context.Context, n NewSession) (Session, error) {
 	if err := checkID("session", n.ID); err != nil {
 		return Session{}, fmt.Errorf("create session: %w", err)
@@ -34,8 +36,14 @@ func (s *Store) CreateSession(ctx context.Context, n NewSession) (Session, error
 	}
 	now := s.now()
 	err := s.write(ctx, "create session", false, func(tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, `INSERT INTO sessions (id, workspace, provider, model, origin, state, depth, created_ns, updated_ns)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`, n.ID, n.Workspace, n.Provider, n.Model, string(n.Origin), string(SessionOpen), n.DelegationDepth, now, now)
+		h, leased := s.opts.Holder, int64(0)
+		if !h.zero() {
+			leased = now
+		}
+		_, err := tx.ExecContext(ctx, `INSERT INTO sessions (id, workspace, provider, model, origin, state, depth, created_ns, updated_ns,
+				lease_instance, lease_pid, lease_start, lease_name, lease_ns)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, n.ID, n.Workspace, n.Provider, n.Model, string(n.Origin), string(SessionOpen), n.DelegationDepth, now, now,
+			h.Instance, h.PID, h.Start, h.Name, leased)
 		if constraint(err) {
 			return permanent{fmt.Errorf("session %s already exists", n.ID)}
 		}
@@ -44,8 +52,7 @@ func (s *Store) CreateSession(ctx context.Context, n NewSession) (Session, error
 	if err != nil {
 		return Session{}, err
 	}
-	return Session{ID: n.ID, Workspace: n.Workspace, Provider: n.Provider, Model: n.Model, Origin: n.Origin,
-		State: SessionOpen, DelegationDepth: n.DelegationDepth, Created: ns(now), Updated: ns(now)}, nil
+	return s.Session(ctx, n.ID)
 }
 
 const sessionCols = `sid, id, workspace, title, provider, model, origin, state, depth, parent_id, parent_turn,

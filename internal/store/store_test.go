@@ -241,6 +241,12 @@ func TestBadInputs(t *testing.T) {
 	if !errors.Is(err, ErrNotFound) {
 		t.Errorf("begin turn of unknown session: %v", err)
 	}
+	mustSession(t, s, "unheld")
+	if err := s.Release(ctx, "unheld"); err != nil {
+		t.Fatal(err)
+	}
+	_, err = s.BeginTurn(ctx, "unheld", "t1", "p")
+	check("turn without the lease", err, "acquire it before running a turn")
 	check("seq zero", tl.Append(ctx, Event{Data: json.RawMessage(`{}`)}), "without seq")
 	check("not an object", tl.Append(ctx, Event{Seq: 1, Data: json.RawMessage(`[1]`)}), "not a JSON object")
 	if err := tl.Append(ctx, ev(5, "x", "")); err != nil {
@@ -360,6 +366,13 @@ func TestTailLoading(t *testing.T) {
 	if d := cmp.Diff([]int{3, 4, 5, 6, 1, 2}, all); d != "" {
 		t.Errorf("pages (-want +got):\n%s", d)
 	}
+	o, err := s.Outline(ctx, "s1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(o) != 10 || o[0].Prompt != "p1" || o[9].ID != "t10" || o[3].Events != nil {
+		t.Errorf("outline: %d turns, first %q, last %s", len(o), o[0].Prompt, o[9].ID)
+	}
 	// A byte bound keeps at least the newest turn.
 	l, err = s.Load(ctx, "s1", LoadOptions{MaxEventBytes: 1})
 	if err != nil {
@@ -406,6 +419,9 @@ func TestFork(t *testing.T) {
 		t.Errorf("fork turns = %+v", l.Turns)
 	}
 	// The fork goes on independently and can itself be forked at its first turn.
+	if _, err := s.Acquire(ctx, "f1"); err != nil {
+		t.Fatal(err)
+	}
 	runTurn(t, s, "f1", "t3b", "p3 edited", "a3b", f.LastSeq)
 	f2, err := s.Fork(ctx, "f1", "t1", "f2", OriginExec)
 	if err != nil {

@@ -39,10 +39,12 @@ type TurnLog struct {
 }
 
 // BeginTurn records a new running turn of session sessionID with its
-// prompt, and returns the log its events go to. The session's first turn
-// gives it its title (the prompt's first line) unless it was renamed. A
-// session runs one turn at a time: a turn still running is refused (after a
-// crash, Recover marks it interrupted).
+// prompt, and returns the log its events go to. This process must hold the
+// session's lease (CreateSession or Acquire): the lease is what lets
+// Recover tell a turn running elsewhere from one whose process died. The
+// session's first turn gives it its title (the prompt's first line) unless
+// it was renamed. A session runs one turn at a time: a turn still running is
+// refused (after a crash, Recover marks it interrupted).
 func (s *Store) BeginTurn(ctx context.Context, sessionID, turnID, prompt string) (*TurnLog, error) {
 	if err := checkID("turn", turnID); err != nil {
 		return nil, fmt.Errorf("begin turn: %w", err)
@@ -53,15 +55,22 @@ func (s *Store) BeginTurn(ctx context.Context, sessionID, turnID, prompt string)
 	}
 	now := s.now()
 	err := s.write(ctx, "begin turn", false, func(tx *sql.Tx) error {
-		var sid, lo, hi, lastSeq int64
+		var sid, lo, hi, lastSeq, leasedAt int64
 		var turns, renamed int
 		var title string
+		var h Holder
 		err := s.stmt(ctx, tx, qSessionForTurn).QueryRowContext(ctx, sessionID).
-			Scan(&sid, &lo, &hi, &turns, &renamed, &title, &lastSeq)
+			Scan(&sid, &lo, &hi, &turns, &renamed, &title, &lastSeq, &h.Instance, &h.PID, &h.Start, &h.Name, &leasedAt)
 		if errors.Is(err, sql.ErrNoRows) {
 			return permanent{fmt.Errorf("session %s: %w", sessionID, ErrNotFound)}
 		} else if err != nil {
 			return err
+		}
+		if h.zero() {
+			return permanent{fmt.Errorf("session %s is not live in this process: acquire it before running a turn", sessionID)}
+		}
+		if !h.same(s.opts.Holder) {
+			return permanent{&BusyError{SessionID: sessionID, Holder: h, Since: ns(leasedAt)}}
 		}
 		var running string
 		err = s.stmt(ctx, tx, qRunningTurn).QueryRowContext(ctx, sid).Scan(&running)

@@ -97,7 +97,7 @@ func (s *Store) write(ctx context.Context, op string, durable bool, fn func(tx *
 // The statements every turn runs, prepared once on the write connection:
 // parsing SQL is a noticeable part of a small write in the pure-Go SQLite.
 const (
-	qSessionForTurn = `SELECT sid, hist_lo, hist_hi, turns, renamed, title, last_seq FROM sessions WHERE id = ?`
+	qSessionForTurn = `SELECT sid, hist_lo, hist_hi, turns, renamed, title, last_seq, lease_instance, lease_pid, lease_start, lease_name, lease_ns FROM sessions WHERE id = ?`
 	qRunningTurn    = `SELECT turn_id FROM turns WHERE sid = ? AND state = 'running'`
 	qInsertTurn     = `INSERT INTO turns (sid, turn_id, n, prompt, state, started_ns, hist_lo, hist_hi) VALUES (?, ?, ?, ?, 'running', ?, ?, ?)`
 	qSessionBegun   = `UPDATE sessions SET turns = turns + 1, title = ?, state = 'open', updated_ns = ?, bytes = bytes + ? WHERE sid = ?`
