@@ -158,10 +158,14 @@ func searchDB(b *testing.B) string {
 func BenchmarkSearch(b *testing.B) {
 	path := searchDB(b)
 	s := openAt(b, path, nil)
+	// Words by frequency rank in the generated prose (genVocab).
 	for _, c := range []struct{ name, q string }{
-		{"common-word", "session"},
-		{"two-words", "parser timeout"},
-		{"rare-prefix", "refact"},
+		{"most-common-word", genVocab[0]},
+		{"word-ranked-50", genVocab[50]},
+		{"word-ranked-1000", genVocab[1000]},
+		{"word-ranked-4000", genVocab[4000]},
+		{"two-words", genVocab[50] + " " + genVocab[300]},
+		{"prefix", genVocab[1000][:4]},
 		{"no-match", "zyzzyva"},
 	} {
 		b.Run(c.name, func(b *testing.B) {
@@ -174,11 +178,12 @@ func BenchmarkSearch(b *testing.B) {
 				hits = len(h)
 			}
 			b.ReportMetric(float64(hits), "hits")
+			b.ReportMetric(float64(matches(b, s, c.q)), "matching-turns")
 		})
 	}
-	b.Run("workspace", func(b *testing.B) {
+	b.Run("word-ranked-50-one-workspace", func(b *testing.B) {
 		for range b.N {
-			if _, err := s.Search(context.Background(), "session", SearchOptions{Workspace: "/home/u/p7"}); err != nil {
+			if _, err := s.Search(context.Background(), genVocab[50], SearchOptions{Workspace: "/home/u/p7"}); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -190,6 +195,15 @@ func BenchmarkSearch(b *testing.B) {
 			}
 		}
 	})
+}
+
+// matches counts the turns a search matches (beyond its limit).
+func matches(b *testing.B, s *Store, q string) int {
+	var n int
+	if err := s.r.QueryRow(`SELECT count(*) FROM search WHERE search MATCH ?`, ftsQuery(q)).Scan(&n); err != nil {
+		b.Fatal(err)
+	}
+	return n
 }
 
 // BenchmarkLoad1000: resuming a session of 1,000 realistic turns, whole

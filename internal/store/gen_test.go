@@ -24,11 +24,40 @@ type genTurn struct {
 }
 
 type gen struct {
-	r   *rand.Rand
-	seq uint64
+	r    *rand.Rand
+	zipf *rand.Zipf
+	seq  uint64
 }
 
-func newGen(seed uint64) *gen { return &gen{r: rand.New(rand.NewPCG(seed, 0x5c5))} }
+func newGen(seed uint64) *gen {
+	r := rand.New(rand.NewPCG(seed, 0x5c5))
+	return &gen{r: r, zipf: rand.NewZipf(r, 1.1, 2, uint64(len(genVocab)-1))}
+}
+
+// genVocab is the prose vocabulary, most frequent first: the base words,
+// then 5,000 made-up ones ("kovantel"), drawn with a Zipf law as words of
+// real text are, so a search for a common word matches most turns and one
+// for a rare word a handful.
+var genVocab = func() []string {
+	r := rand.New(rand.NewPCG(42, 42))
+	syl := strings.Fields("ka ro vin tel pa mu sor den li qua bes tor fi gan lo mer zu pex nal dro")
+	v := append([]string(nil), genWords...)
+	seen := map[string]bool{}
+	for _, w := range v {
+		seen[w] = true
+	}
+	for len(v) < len(genWords)+5000 {
+		var b strings.Builder
+		for range 2 + r.IntN(3) {
+			b.WriteString(syl[r.IntN(len(syl))])
+		}
+		if w := b.String(); !seen[w] {
+			seen[w] = true
+			v = append(v, w)
+		}
+	}
+	return v
+}()
 
 var (
 	genWords = strings.Fields(`the a to of and in is for that with this it on be as function error file test build
@@ -53,7 +82,7 @@ func (g *gen) sentence(n int) string {
 		if g.r.IntN(6) == 0 {
 			b.WriteString("`" + g.pick(genIdents) + "`")
 		} else {
-			b.WriteString(g.pick(genWords))
+			b.WriteString(genVocab[g.zipf.Uint64()])
 		}
 	}
 	return b.String() + "."

@@ -46,29 +46,54 @@ func (s *Store) Search(ctx context.Context, text string, o SearchOptions) ([]Hit
 	if o.Limit <= 0 {
 		o.Limit = 20
 	}
-	sqlText := `SELECT s.id, s.title, s.workspace, t.turn_id, t.n,
-			highlight(search, 0, char(2), char(3)), highlight(search, 1, char(2), char(3)), bm25(search, 2.0, 1.0) AS r
-		FROM search JOIN turns t ON t.id = search.rowid JOIN sessions s ON s.sid = t.sid
-		WHERE search MATCH ?`
-	args := []any{q}
+	// Ranking first, on the index alone where possible (FTS5 then computes
+	// bm25 and sorts itself); the matching lines of the few hits after,
+	// one row each: highlight() in the ranking query would read and
+	// tokenize the text of every match, not only of the hits.
+	rankQ := `SELECT search.rowid, rank FROM search WHERE search MATCH ? AND rank MATCH 'bm25(2.0, 1.0)' ORDER BY rank LIMIT ?`
+	args := []any{q, o.Limit}
 	if o.Workspace != "" {
-		sqlText += ` AND s.workspace = ?`
-		args = append(args, o.Workspace)
+		rankQ = `SELECT search.rowid, rank FROM search JOIN turns t ON t.id = search.rowid JOIN sessions s ON s.sid = t.sid
+			WHERE search MATCH ? AND rank MATCH 'bm25(2.0, 1.0)' AND s.workspace = ? ORDER BY rank LIMIT ?`
+		args = []any{q, o.Workspace, o.Limit}
 	}
-	sqlText += ` ORDER BY r, t.started_ns DESC LIMIT ?`
-	args = append(args, o.Limit)
+	const lineQ = `SELECT s.id, s.title, s.workspace, t.turn_id, t.n,
+			highlight(search, 0, char(2), char(3)), highlight(search, 1, char(2), char(3))
+		FROM search JOIN turns t ON t.id = search.rowid JOIN sessions s ON s.sid = t.sid
+		WHERE search MATCH ? AND search.rowid = ?`
 	var hits []Hit
 	err := s.read(ctx, "search", func(tx *sql.Tx) error {
 		hits = hits[:0]
-		rows, err := tx.QueryContext(ctx, sqlText, args...)
+		type ranked struct {
+			row  int64
+			rank float64
+		}
+		var top []ranked
+		rows, err := tx.QueryContext(ctx, rankQ, args...)
 		if err != nil {
 			return err
 		}
-		defer rows.Close()
 		for rows.Next() {
-			var h Hit
+			var r ranked
+			if err := rows.Scan(&r.row, &r.rank); err != nil {
+				rows.Close()
+				return err
+			}
+			top = append(top, r)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		line, err := tx.PrepareContext(ctx, lineQ)
+		if err != nil {
+			return err
+		}
+		defer line.Close()
+		for _, r := range top {
+			h := Hit{Rank: r.rank}
 			var prompt, answer string
-			if err := rows.Scan(&h.SessionID, &h.Title, &h.Workspace, &h.TurnID, &h.TurnN, &prompt, &answer, &h.Rank); err != nil {
+			if err := line.QueryRowContext(ctx, q, r.row).Scan(&h.SessionID, &h.Title, &h.Workspace, &h.TurnID, &h.TurnN, &prompt, &answer); err != nil {
 				return err
 			}
 			h.Field, h.Line = "prompt", matchLine(prompt)
@@ -77,7 +102,7 @@ func (s *Store) Search(ctx context.Context, text string, o SearchOptions) ([]Hit
 			}
 			hits = append(hits, h)
 		}
-		return rows.Err()
+		return nil
 	})
 	return hits, err
 }
