@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -98,4 +99,32 @@ func checkWriterSession(t *testing.T, s *Store, sid string, n int) {
 			t.Errorf("%s history message %d = %s", sid, 2*i, l.History[2*i])
 		}
 	}
+}
+
+// TestLockHeldTooLong: a write lock held by another process for longer
+// than the busy timeout reaches the caller as ErrLocked, saying what
+// happened, and the write is not applied; once the lock is gone it works.
+func TestLockHeldTooLong(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "scv.db")
+	a := openAt(t, path, func(o *Options) { o.BusyTimeout = 300 * time.Millisecond })
+	other := openAt(t, path, nil)
+	tx, err := other.w.BeginTx(ctx, nil) // BEGIN IMMEDIATE: holds the write lock
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	_, err = a.CreateSession(ctx, NewSession{ID: "s1", Workspace: "/ws", Origin: OriginExec})
+	waited := time.Since(start)
+	if !errors.Is(err, ErrLocked) || !strings.Contains(err.Error(), "create session") {
+		t.Fatalf("write under a held lock: %v, want ErrLocked naming the operation", err)
+	}
+	if waited < 300*time.Millisecond {
+		t.Errorf("gave up after %v, before the busy timeout", waited)
+	}
+	tx.Rollback()
+	if _, err := a.Session(ctx, "s1"); !errors.Is(err, ErrNotFound) {
+		t.Errorf("the failed write left a session: %v", err)
+	}
+	mustSession(t, a, "s1")
 }

@@ -252,7 +252,9 @@ type TurnEnd struct {
 }
 
 // End ends the turn as failed or cancelled: its events are kept and the
-// history is left as it was before the turn.
+// history is left as it was before the turn. Pass a context that the
+// turn's cancellation does not cancel (context.WithoutCancel): a cancelled
+// turn must still be recorded as cancelled.
 func (t *TurnLog) End(ctx context.Context, e TurnEnd) error {
 	if e.State != TurnFailed && e.State != TurnCancelled {
 		return fmt.Errorf("end turn %s: state %q is not failed or cancelled", t.turnID, e.State)
