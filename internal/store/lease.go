@@ -15,6 +15,9 @@ import (
 
 var errLeaseChanged = errors.New("lease changed meanwhile")
 
+// clearLease empties a session's lease; callers add the WHERE clause.
+const clearLease = `UPDATE sessions SET lease_instance = '', lease_pid = 0, lease_start = 0, lease_name = '', lease_ns = 0 `
+
 func leaseOf(ctx context.Context, q querier, id string) (*Holder, error) {
 	var h Holder
 	err := q.QueryRowContext(ctx, `SELECT lease_instance, lease_pid, lease_start, lease_name FROM sessions WHERE id = ?`, id).
@@ -95,8 +98,7 @@ func (s *Store) Acquire(ctx context.Context, id string) (Session, error) {
 func (s *Store) Release(ctx context.Context, id string) error {
 	h := s.opts.Holder
 	return s.write(ctx, "release session", false, func(tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, `UPDATE sessions SET lease_instance = '', lease_pid = 0, lease_start = 0, lease_name = '', lease_ns = 0
-			WHERE id = ? AND lease_instance = ? AND lease_pid = ? AND lease_start = ?`, id, h.Instance, h.PID, h.Start)
+		_, err := tx.ExecContext(ctx, clearLease+`WHERE id = ? AND lease_instance = ? AND lease_pid = ? AND lease_start = ?`, id, h.Instance, h.PID, h.Start)
 		return err
 	})
 }
@@ -105,8 +107,7 @@ func (s *Store) Release(ctx context.Context, id string) error {
 func (s *Store) ReleaseAll(ctx context.Context) error {
 	h := s.opts.Holder
 	return s.write(ctx, "release sessions", false, func(tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, `UPDATE sessions SET lease_instance = '', lease_pid = 0, lease_start = 0, lease_name = '', lease_ns = 0
-			WHERE lease_instance = ? AND lease_pid = ? AND lease_start = ?`, h.Instance, h.PID, h.Start)
+		_, err := tx.ExecContext(ctx, clearLease+`WHERE lease_instance = ? AND lease_pid = ? AND lease_start = ?`, h.Instance, h.PID, h.Start)
 		return err
 	})
 }
@@ -175,7 +176,7 @@ func (s *Store) Recover(ctx context.Context) (Recovery, error) {
 				return err
 			}
 			if cur != nil {
-				_, err = tx.ExecContext(ctx, `UPDATE sessions SET lease_instance = '', lease_pid = 0, lease_start = 0, lease_name = '', lease_ns = 0 WHERE id = ?`, c.id)
+				_, err = tx.ExecContext(ctx, clearLease+`WHERE id = ?`, c.id)
 			}
 			return err
 		})
