@@ -58,6 +58,8 @@ var leaves = map[string][]string{
 	"internal/tool":     {"github.com/google/jsonschema-go/"},
 	"internal/version":  nil,
 	"internal/termtext": nil,
+	// The store: the SQLite driver and what the driver itself pulls in.
+	"internal/store": {"modernc.org/", "golang.org/x/sys/", "github.com/dustin/go-humanize", "github.com/google/uuid", "github.com/remyoudompheng/bigfft"},
 }
 
 func TestLeavesImportOnlyStdlib(t *testing.T) {
@@ -118,6 +120,21 @@ func TestImportRules(t *testing.T) {
 						t.Errorf("%s must not import %s", r, ri)
 					}
 				}
+			}
+		}
+	}
+}
+
+// TestOnlyStoreSpeaksSQL keeps SQL in one package: nothing else imports
+// database/sql or a SQLite driver.
+func TestOnlyStoreSpeaksSQL(t *testing.T) {
+	for _, p := range listPackages(t) {
+		if rel(p.ImportPath) == "internal/store" {
+			continue
+		}
+		for _, imp := range p.Imports {
+			if imp == "database/sql" || strings.HasPrefix(imp, "modernc.org/") {
+				t.Errorf("%s imports %s; only internal/store may", rel(p.ImportPath), imp)
 			}
 		}
 	}

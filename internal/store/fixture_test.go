@@ -1,0 +1,186 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// writeFixture makes the code write testdata/v<SchemaVersion>.db: the
+// database a user of this schema version would have. Run it once when a
+// version is released (before its successor's migration is written) and
+// commit the file; migration tests open every older fixture.
+//
+//	go test ./internal/store -run TestWriteFixture -write-fixture
+var writeFixture = flag.Bool("write-fixture", false, "write testdata/v<schema>.db with this code")
+
+func TestWriteFixture(t *testing.T) {
+	if !*writeFixture {
+		t.Skip("run with -write-fixture to write testdata/v<schema>.db")
+	}
+	out := filepath.Join("testdata", fmt.Sprintf("v%d.db", SchemaVersion()))
+	tmp := filepath.Join(t.TempDir(), "scv.db")
+	s := openAt(t, tmp, nil)
+	fillFixture(t, s)
+	if !s.Checkpoint(context.Background()) {
+		t.Fatal("checkpoint incomplete")
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(tmp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(out, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("wrote %s (%d bytes)", out, len(b))
+}
+
+// fillFixture writes what every fixture holds (checkFixture reads it back):
+//   - "fx-a": three completed turns, then a failed one; renamed.
+//   - "fx-b": one completed turn and one left running under the lease of
+//     a process that is gone (pid 4242).
+//   - "fx-c": a fork of fx-a at its third turn.
+func fillFixture(t *testing.T, s *Store) {
+	t.Helper()
+	ctx := context.Background()
+	mk := func(id string, o Origin) {
+		if _, err := s.CreateSession(ctx, NewSession{ID: id, Workspace: "/home/u/project", Provider: "openai", Model: "gpt-test", Origin: o, DelegationDepth: 0}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mk("fx-a", OriginTUI)
+	var seq uint64
+	for i := 1; i <= 3; i++ {
+		seq = runTurn(t, s, "fx-a", fmt.Sprint("a", i), fmt.Sprintf("fixture prompt %d about quokkas", i), fmt.Sprintf("fixture answer %d about wombats", i), seq)
+	}
+	tl, err := s.BeginTurn(ctx, "fx-a", "a4", "fixture prompt 4 that fails")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tl.End(ctx, TurnEnd{State: TurnFailed, Code: "provider_error", Message: "HTTP 500", Events: []Event{ev(seq+1, "turn.failed", "")}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Rename(ctx, "fx-a", "Quokka research"); err != nil {
+		t.Fatal(err)
+	}
+	mk("fx-b", OriginExec)
+	if err := s.Release(ctx, "fx-b"); err != nil {
+		t.Fatal(err)
+	}
+	gone := openAt(t, s.Path(), func(o *Options) { o.Holder = Holder{Instance: "/home/u/.scv", PID: 4242, Start: 1, Name: "scv exec"} })
+	if _, err := gone.Acquire(ctx, "fx-b"); err != nil {
+		t.Fatal(err)
+	}
+	seq = runTurn(t, gone, "fx-b", "b1", "fixture prompt about numbats", "numbat answer", 0)
+	tl, err = gone.BeginTurn(ctx, "fx-b", "b2", "fixture prompt left running")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tl.Append(ctx, ev(seq+1, "turn.started", "")); err != nil {
+		t.Fatal(err)
+	}
+	if err := tl.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	gone.Close()
+	if _, err := s.Fork(ctx, "fx-a", "a3", "fx-c", OriginTUI); err != nil {
+		t.Fatal(err)
+	}
+	// The writing process ends cleanly, except the one holding fx-b.
+	if err := s.ReleaseAll(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// fixtureAlive says the fixture's lease holder (pid 4242) is gone.
+func fixtureAlive(h Holder) bool { return h.PID != 4242 }
+
+// checkFixture verifies a migrated fixture through the current API,
+// including that it can be resumed and written.
+func checkFixture(t *testing.T, s *Store) {
+	t.Helper()
+	ctx := context.Background()
+	p, err := s.ListSessions(ctx, ListOptions{Workspace: "/home/u/project"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Sessions) != 3 {
+		t.Fatalf("%d sessions, want 3", len(p.Sessions))
+	}
+	a, err := s.Load(ctx, "fx-a", LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Session.Title != "Quokka research" || len(a.Turns) != 4 || a.Turns[3].State != TurnFailed || len(a.History) != 6 || a.Session.LastSeq != 10 {
+		t.Errorf("fx-a: title %q, %d turns, history %d, last seq %d", a.Session.Title, len(a.Turns), len(a.History), a.Session.LastSeq)
+	}
+	var m struct{ Content string }
+	if err := json.Unmarshal(a.History[5], &m); err != nil || m.Content != "fixture answer 3 about wombats" {
+		t.Errorf("fx-a last message = %s (%v)", a.History[5], err)
+	}
+	c, err := s.Load(ctx, "fx-c", LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Session.ForkedFrom != "fx-a" || c.Session.ForkedAt != "a3" || len(c.History) != 4 || len(c.Turns) != 2 {
+		t.Errorf("fx-c: %+v, history %d, turns %d", c.Session, len(c.History), len(c.Turns))
+	}
+	// Search finds text written before the index existed (schema 1).
+	hits, err := s.Search(ctx, "wombats", SearchOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// fx-a's three answers and the two copied into the fork fx-c.
+	if len(hits) != 5 || hits[0].Field != "answer" || !strings.HasPrefix(hits[0].Line, "fixture answer") {
+		t.Errorf("search wombats: %+v", hits)
+	}
+	if hits, err := s.Search(ctx, "numbat", SearchOptions{}); err != nil || len(hits) != 1 || hits[0].SessionID != "fx-b" || hits[0].Field != "prompt" {
+		t.Errorf("search numbat: %+v, %v", hits, err)
+	}
+	// The process holding fx-b is gone: its running turn is interrupted.
+	r, err := s.Recover(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r != (Recovery{Turns: 1, Leases: 1}) {
+		t.Errorf("recovery = %+v", r)
+	}
+	b2, err := s.Turn(ctx, "fx-b", "b2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b2.State != TurnInterrupted || len(b2.Events) != 1 {
+		t.Errorf("fx-b running turn after recovery = %+v", b2)
+	}
+	// Resume: take the sessions and run turns.
+	if _, err := s.Acquire(ctx, "fx-c"); err != nil {
+		t.Fatal(err)
+	}
+	runTurn(t, s, "fx-c", "c3", "fork goes on", "fine", c.Session.LastSeq)
+	if _, err := s.Acquire(ctx, "fx-b"); err != nil {
+		t.Fatal(err)
+	}
+	b, err := s.Session(ctx, "fx-b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	runTurn(t, s, "fx-b", "b3", "after migration", "still works", b.LastSeq)
+	if h, _ := s.History(ctx, "fx-b"); len(h) != 4 {
+		t.Errorf("fx-b history after a new turn: %d messages, want 4", len(h))
+	}
+}
+
+// TestFixtureOfThisVersion keeps fillFixture and checkFixture in step.
+func TestFixtureOfThisVersion(t *testing.T) {
+	s := openAt(t, filepath.Join(t.TempDir(), "scv.db"), func(o *Options) { o.Alive = fixtureAlive })
+	fillFixture(t, s)
+	checkFixture(t, s)
+}

@@ -1,0 +1,246 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"slices"
+)
+
+// LoadOptions bound what Load returns.
+type LoadOptions struct {
+	// TailTurns, when > 0, returns only the last TailTurns turns.
+	TailTurns int
+	// MaxEventBytes, when > 0, stops adding earlier turns once their events
+	// reach this many bytes (the newest turn is always returned), so the
+	// result fits a protocol frame.
+	MaxEventBytes int
+}
+
+// Loaded is what a client needs to resume a session: the summary, the
+// canonical history to hand back to the model, and the turns with their
+// events to redraw the transcript.
+type Loaded struct {
+	Session Session           `json:"session"`
+	History []json.RawMessage `json:"history"`
+	// Turns are the loaded turns, oldest first, with their events.
+	Turns []Turn `json:"turns"`
+	// Before, when > 0, is the N of the oldest loaded turn: earlier turns
+	// exist and Turns(ctx, id, Before, limit) returns them.
+	Before int `json:"before,omitempty"`
+}
+
+// Load reads a session for resuming, in one consistent snapshot.
+func (s *Store) Load(ctx context.Context, id string, o LoadOptions) (Loaded, error) {
+	var l Loaded
+	err := s.read(ctx, "load session", func(tx *sql.Tx) error {
+		x, sid, err := getSession(ctx, tx, id)
+		if err != nil {
+			return permanent{err}
+		}
+		l = Loaded{Session: x}
+		if l.History, err = history(ctx, tx, sid); err != nil {
+			return err
+		}
+		l.Turns, l.Before, err = turnsBefore(ctx, tx, sid, 0, o.TailTurns, o.MaxEventBytes, true)
+		return err
+	})
+	return l, err
+}
+
+// History returns a session's canonical history.
+func (s *Store) History(ctx context.Context, id string) ([]json.RawMessage, error) {
+	var h []json.RawMessage
+	err := s.read(ctx, "read history", func(tx *sql.Tx) error {
+		_, sid, err := getSession(ctx, tx, id)
+		if err != nil {
+			return permanent{err}
+		}
+		h, err = history(ctx, tx, sid)
+		return err
+	})
+	return h, err
+}
+
+func history(ctx context.Context, tx *sql.Tx, sid int64) ([]json.RawMessage, error) {
+	rows, err := tx.QueryContext(ctx, `SELECT m.data FROM messages m JOIN sessions s ON s.sid = m.sid
+		WHERE m.sid = ? AND m.pos >= s.hist_lo AND m.pos < s.hist_hi ORDER BY m.pos`, sid)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	h := []json.RawMessage{}
+	for rows.Next() {
+		var b []byte
+		if err := rows.Scan(&b); err != nil {
+			return nil, err
+		}
+		h = append(h, b)
+	}
+	return h, rows.Err()
+}
+
+// Turns returns up to limit turns (all when limit <= 0) with their events,
+// among those whose N is below before (all when before <= 0), oldest first,
+// and the cursor of the next page back (0 at the first turn).
+func (s *Store) Turns(ctx context.Context, id string, before, limit int) ([]Turn, int, error) {
+	var (
+		ts   []Turn
+		next int
+	)
+	err := s.read(ctx, "read turns", func(tx *sql.Tx) error {
+		_, sid, err := getSession(ctx, tx, id)
+		if err != nil {
+			return permanent{err}
+		}
+		ts, next, err = turnsBefore(ctx, tx, sid, before, limit, 0, true)
+		return err
+	})
+	return ts, next, err
+}
+
+// Outline returns every turn of a session without its events, oldest
+// first: what a picker of earlier prompts (rewind) shows.
+func (s *Store) Outline(ctx context.Context, id string) ([]Turn, error) {
+	var ts []Turn
+	err := s.read(ctx, "read turns", func(tx *sql.Tx) error {
+		_, sid, err := getSession(ctx, tx, id)
+		if err != nil {
+			return permanent{err}
+		}
+		ts, _, err = turnsBefore(ctx, tx, sid, 0, 0, 0, false)
+		return err
+	})
+	return ts, err
+}
+
+const turnCols = `id, turn_id, n, prompt, answer, state, error_code, error_msg, input_tokens, output_tokens, total_tokens, started_ns, ended_ns`
+
+func scanTurn(r rowScanner) (Turn, int64, error) {
+	var (
+		t              Turn
+		row            int64
+		st             string
+		started, ended int64
+	)
+	err := r.Scan(&row, &t.ID, &t.N, &t.Prompt, &t.Answer, &st, &t.ErrorCode, &t.ErrorMessage,
+		&t.Usage.InputTokens, &t.Usage.OutputTokens, &t.Usage.TotalTokens, &started, &ended)
+	t.State, t.Started, t.Ended = TurnState(st), ns(started), ns(ended)
+	return t, row, err
+}
+
+// turnsBefore loads turns newest first until limit or maxBytes, then
+// returns them oldest first with the cursor of the rest; withEvents says
+// whether to read their events.
+func turnsBefore(ctx context.Context, tx *sql.Tx, sid int64, before, limit, maxBytes int, withEvents bool) ([]Turn, int, error) {
+	q := `SELECT ` + turnCols + ` FROM turns WHERE sid = ?`
+	args := []any{sid}
+	if before > 0 {
+		q += ` AND n < ?`
+		args = append(args, before)
+	}
+	q += ` ORDER BY n DESC`
+	if limit > 0 {
+		q += ` LIMIT ?`
+		args = append(args, limit)
+	}
+	rows, err := tx.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, 0, err
+	}
+	var (
+		ts   []Turn
+		rids []int64
+	)
+	for rows.Next() {
+		t, row, err := scanTurn(rows)
+		if err != nil {
+			rows.Close()
+			return nil, 0, err
+		}
+		ts = append(ts, t)
+		rids = append(rids, row)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, 0, err
+	}
+	if !withEvents {
+		slices.Reverse(ts)
+		return ts, 0, nil
+	}
+	ev, err := tx.PrepareContext(ctx, `SELECT seq, data FROM events WHERE turn = ? ORDER BY seq`)
+	if err != nil {
+		return nil, 0, err
+	}
+	defer ev.Close()
+	total := 0
+	kept := 0
+	for i := range ts {
+		er, err := ev.QueryContext(ctx, rids[i])
+		if err != nil {
+			return nil, 0, err
+		}
+		for er.Next() {
+			var e Event
+			var seq int64
+			var b []byte
+			if err := er.Scan(&seq, &b); err != nil {
+				er.Close()
+				return nil, 0, err
+			}
+			e.Seq, e.Data = uint64(seq), b
+			ts[i].Events = append(ts[i].Events, e)
+			total += len(b)
+		}
+		er.Close()
+		if err := er.Err(); err != nil {
+			return nil, 0, err
+		}
+		kept = i + 1
+		if maxBytes > 0 && total >= maxBytes {
+			break
+		}
+	}
+	ts = ts[:kept]
+	slices.Reverse(ts)
+	next := 0
+	if len(ts) > 0 && ts[0].N > 1 {
+		next = ts[0].N
+	}
+	return ts, next, nil
+}
+
+// Turn returns one turn with its events.
+func (s *Store) Turn(ctx context.Context, sessionID, turnID string) (Turn, error) {
+	var t Turn
+	err := s.read(ctx, "read turn", func(tx *sql.Tx) error {
+		_, sid, err := getSession(ctx, tx, sessionID)
+		if err != nil {
+			return permanent{err}
+		}
+		var row int64
+		t, row, err = scanTurn(tx.QueryRowContext(ctx, `SELECT `+turnCols+` FROM turns WHERE sid = ? AND turn_id = ?`, sid, turnID))
+		if err == sql.ErrNoRows {
+			return permanent{fmt.Errorf("turn %s of session %s: %w", turnID, sessionID, ErrNotFound)}
+		} else if err != nil {
+			return err
+		}
+		rows, err := tx.QueryContext(ctx, `SELECT seq, data FROM events WHERE turn = ? ORDER BY seq`, row)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var seq int64
+			var b []byte
+			if err := rows.Scan(&seq, &b); err != nil {
+				return err
+			}
+			t.Events = append(t.Events, Event{Seq: uint64(seq), Data: b})
+		}
+		return rows.Err()
+	})
+	return t, err
+}

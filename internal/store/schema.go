@@ -1,0 +1,210 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+)
+
+// A migration moves the schema from version-1 to version. Migrations are
+// append-only: a released one is never edited, a change is a new one. Each
+// runs in its own write transaction together with the user_version bump, so
+// a crash leaves the file at the old or the new version, never between.
+type migration struct {
+	version int
+	apply   func(ctx context.Context, tx *sql.Tx) error
+}
+
+// migrations is the schema history, oldest first.
+var migrations = []migration{
+	{1, execAll(schemaV1...)},
+	{2, execAll(schemaV2...)},
+}
+
+// SchemaVersion is the schema version this code writes.
+func SchemaVersion() int { return migrations[len(migrations)-1].version }
+
+// schemaV1 is the first schema. Times are Unix nanoseconds. Sessions carry
+// their lease and their history window; history messages are numbered per
+// session (pos) and never renumbered, so a turn can record the window that
+// was the history before it began (what fork copies).
+var schemaV1 = []string{
+	`CREATE TABLE sessions (
+		sid         INTEGER PRIMARY KEY,
+		id          TEXT NOT NULL UNIQUE,
+		workspace   TEXT NOT NULL,
+		title       TEXT NOT NULL DEFAULT '',
+		renamed     INTEGER NOT NULL DEFAULT 0,
+		provider    TEXT NOT NULL DEFAULT '',
+		model       TEXT NOT NULL DEFAULT '',
+		origin      TEXT NOT NULL,
+		state       TEXT NOT NULL,
+		depth       INTEGER NOT NULL DEFAULT 0,
+		parent_id   TEXT NOT NULL DEFAULT '',
+		parent_turn TEXT NOT NULL DEFAULT '',
+		created_ns  INTEGER NOT NULL,
+		updated_ns  INTEGER NOT NULL,
+		turns       INTEGER NOT NULL DEFAULT 0,
+		bytes       INTEGER NOT NULL DEFAULT 0,
+		last_seq    INTEGER NOT NULL DEFAULT 0,
+		hist_lo     INTEGER NOT NULL DEFAULT 0,
+		hist_hi     INTEGER NOT NULL DEFAULT 0,
+		lease_instance TEXT NOT NULL DEFAULT '',
+		lease_pid      INTEGER NOT NULL DEFAULT 0,
+		lease_start    INTEGER NOT NULL DEFAULT 0,
+		lease_name     TEXT NOT NULL DEFAULT '',
+		lease_ns       INTEGER NOT NULL DEFAULT 0
+	)`,
+	`CREATE INDEX sessions_by_updated ON sessions(updated_ns, sid)`,
+	`CREATE INDEX sessions_by_workspace ON sessions(workspace, updated_ns, sid)`,
+	`CREATE TABLE turns (
+		id          INTEGER PRIMARY KEY,
+		sid         INTEGER NOT NULL REFERENCES sessions(sid) ON DELETE CASCADE,
+		turn_id     TEXT NOT NULL,
+		n           INTEGER NOT NULL,
+		prompt      TEXT NOT NULL,
+		answer      TEXT NOT NULL DEFAULT '',
+		state       TEXT NOT NULL,
+		error_code  TEXT NOT NULL DEFAULT '',
+		error_msg   TEXT NOT NULL DEFAULT '',
+		input_tokens  INTEGER NOT NULL DEFAULT 0,
+		output_tokens INTEGER NOT NULL DEFAULT 0,
+		total_tokens  INTEGER NOT NULL DEFAULT 0,
+		started_ns  INTEGER NOT NULL,
+		ended_ns    INTEGER NOT NULL DEFAULT 0,
+		hist_lo     INTEGER NOT NULL,
+		hist_hi     INTEGER NOT NULL,
+		UNIQUE (sid, turn_id),
+		UNIQUE (sid, n)
+	)`,
+	`CREATE INDEX turns_running ON turns(sid) WHERE state = 'running'`,
+	`CREATE TABLE events (
+		id    INTEGER PRIMARY KEY,
+		turn  INTEGER NOT NULL REFERENCES turns(id) ON DELETE CASCADE,
+		seq   INTEGER NOT NULL,
+		data  BLOB NOT NULL,
+		UNIQUE (turn, seq)
+	)`,
+	`CREATE TABLE messages (
+		id    INTEGER PRIMARY KEY,
+		sid   INTEGER NOT NULL REFERENCES sessions(sid) ON DELETE CASCADE,
+		pos   INTEGER NOT NULL,
+		data  BLOB NOT NULL,
+		UNIQUE (sid, pos)
+	)`,
+}
+
+// schemaV2 adds full-text search over prompts and answers: an FTS5 index
+// whose content is the turns table (no second copy of the text), kept in
+// step by triggers, with FTS5's secure-delete so a deleted turn's words
+// leave the index at once. A turn is indexed once, when it ends (its answer
+// is known then): indexing at its start and again at its end would make
+// every turn pay a secure delete, which costs a search of the index. So the
+// index holds exactly the turns that are not running, and the last
+// statement indexes those already stored.
+var schemaV2 = []string{
+	`CREATE VIRTUAL TABLE search USING fts5(prompt, answer, content='turns', content_rowid='id', tokenize='unicode61 remove_diacritics 2')`,
+	`INSERT INTO search(search, rank) VALUES ('secure-delete', 1)`,
+	`CREATE TRIGGER turns_search_insert AFTER INSERT ON turns WHEN new.state != 'running' BEGIN
+		INSERT INTO search(rowid, prompt, answer) VALUES (new.id, new.prompt, new.answer);
+	END`,
+	`CREATE TRIGGER turns_search_end AFTER UPDATE OF state ON turns WHEN old.state = 'running' AND new.state != 'running' BEGIN
+		INSERT INTO search(rowid, prompt, answer) VALUES (new.id, new.prompt, new.answer);
+	END`,
+	`CREATE TRIGGER turns_search_delete AFTER DELETE ON turns WHEN old.state != 'running' BEGIN
+		INSERT INTO search(search, rowid, prompt, answer) VALUES ('delete', old.id, old.prompt, old.answer);
+	END`,
+	`INSERT INTO search(rowid, prompt, answer) SELECT id, prompt, answer FROM turns WHERE state != 'running'`,
+}
+
+func execAll(stmts ...string) func(ctx context.Context, tx *sql.Tx) error {
+	return func(ctx context.Context, tx *sql.Tx) error {
+		for _, q := range stmts {
+			if _, err := tx.ExecContext(ctx, q); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+}
+
+// migrate brings the file to SchemaVersion. Several processes may open a new
+// or old file at once: each migration re-reads the version inside its write
+// transaction, so exactly one of them applies it.
+func (s *Store) migrate(ctx context.Context) error {
+	// auto_vacuum must be chosen before the first table exists, and WAL is
+	// a property of the file; both are no-ops when already set.
+	// Setting either writes the file header, so they are only set when
+	// missing: an open of a set-up file writes nothing.
+	if err := s.retry(ctx, "set up database", func() error {
+		var pages int
+		var mode string
+		if err := s.w.QueryRowContext(ctx, "PRAGMA page_count").Scan(&pages); err != nil {
+			return err
+		}
+		if pages == 0 {
+			if _, err := s.w.ExecContext(ctx, "PRAGMA auto_vacuum = INCREMENTAL"); err != nil {
+				return err
+			}
+		}
+		if err := s.w.QueryRowContext(ctx, "PRAGMA journal_mode").Scan(&mode); err != nil {
+			return err
+		}
+		if mode == "wal" {
+			return nil
+		}
+		if err := s.w.QueryRowContext(ctx, "PRAGMA journal_mode = WAL").Scan(&mode); err != nil {
+			return err
+		}
+		if mode != "wal" {
+			return fmt.Errorf("the database did not switch to WAL (journal mode %q)", mode)
+		}
+		return nil
+	}); err != nil {
+		return err
+	}
+	v, err := s.version(ctx)
+	if err != nil {
+		return err
+	}
+	if v > SchemaVersion() {
+		return fmt.Errorf("the database has schema version %d, newer than this scv understands (%d): upgrade scv, or point it at another database", v, SchemaVersion())
+	}
+	for _, m := range migrations {
+		if m.version <= v {
+			continue
+		}
+		err := s.write(ctx, fmt.Sprintf("migrate schema to version %d", m.version), false, func(tx *sql.Tx) error {
+			var cur int
+			if err := tx.QueryRowContext(ctx, "PRAGMA user_version").Scan(&cur); err != nil {
+				return err
+			}
+			if cur >= m.version {
+				return nil // another process got here first
+			}
+			if cur != m.version-1 {
+				return fmt.Errorf("schema version %d cannot be migrated to %d", cur, m.version)
+			}
+			if err := m.apply(ctx, tx); err != nil {
+				return err
+			}
+			_, err := tx.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", m.version))
+			return err
+		})
+		if err != nil {
+			return err
+		}
+		if m.version > 1 {
+			s.log.Info("store schema migrated", "path", s.path, "version", m.version)
+		}
+	}
+	return nil
+}
+
+func (s *Store) version(ctx context.Context) (int, error) {
+	var v int
+	err := s.retry(ctx, "read schema version", func() error {
+		return s.w.QueryRowContext(ctx, "PRAGMA user_version").Scan(&v)
+	})
+	return v, err
+}

@@ -1,0 +1,169 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"time"
+)
+
+// ErrLocked means another process kept the database locked for longer than
+// Options.BusyTimeout. It is the only way contention reaches a caller.
+var ErrLocked = errors.New("the database stayed locked by another scv process; retry, or find the process holding it")
+
+// permanent marks an error that must not be retried even if it looks busy.
+type permanent struct{ err error }
+
+func (p permanent) Error() string { return p.err.Error() }
+func (p permanent) Unwrap() error { return p.err }
+
+// retry runs fn until it succeeds, fails with anything but a lock conflict,
+// or BusyTimeout has passed. SQLite's busy handler already waits inside each
+// statement; this loop covers the conflicts it returns at once (a read
+// snapshot that cannot become a write, WAL recovery by another process).
+func (s *Store) retry(ctx context.Context, op string, fn func() error) error {
+	deadline := time.Now().Add(s.opts.BusyTimeout)
+	wait := time.Millisecond
+	for attempt := 1; ; attempt++ {
+		err := fn()
+		var p permanent
+		switch {
+		case err == nil:
+			return nil
+		case errors.As(err, &p):
+			return fmt.Errorf("%s: %w", op, p.err)
+		case !busy(err):
+			return fmt.Errorf("%s: %w", op, describe(err, s.path))
+		case ctx.Err() != nil:
+			return fmt.Errorf("%s: %w", op, ctx.Err())
+		case time.Now().After(deadline):
+			return fmt.Errorf("%s: %w (%v)", op, ErrLocked, err)
+		}
+		if attempt == 10 {
+			s.log.Warn("store write waiting for a lock", "op", op, "path", s.path)
+		}
+		t := time.NewTimer(wait/2 + rand.N(wait))
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return fmt.Errorf("%s: %w", op, ctx.Err())
+		case <-t.C:
+		}
+		wait = min(wait*2, 50*time.Millisecond)
+	}
+}
+
+// write runs fn in one BEGIN IMMEDIATE transaction, retried as a whole on
+// lock conflicts, so fn must have no effect outside tx. durable makes the
+// commit wait for the disk (synchronous=FULL: the WAL is fsynced), so the
+// transaction survives a power loss, not only a crash of the process.
+func (s *Store) write(ctx context.Context, op string, durable bool, fn func(tx *sql.Tx) error) error {
+	return s.retry(ctx, op, func() error {
+		conn, err := s.w.Conn(ctx)
+		if err != nil {
+			return err
+		}
+		defer conn.Close()
+		if durable && !s.bulk {
+			if _, err := conn.ExecContext(ctx, "PRAGMA synchronous = FULL"); err != nil {
+				return err
+			}
+			defer conn.ExecContext(context.WithoutCancel(ctx), "PRAGMA synchronous = NORMAL")
+		}
+		tx, err := conn.BeginTx(ctx, nil)
+		if err != nil {
+			return err
+		}
+		if err := fn(tx); err != nil {
+			tx.Rollback()
+			return err
+		}
+		if s.opts.Fault != nil {
+			if err := s.opts.Fault(op); err != nil {
+				tx.Rollback()
+				return permanent{err}
+			}
+		}
+		if err := tx.Commit(); err != nil {
+			tx.Rollback()
+			return err
+		}
+		return nil
+	})
+}
+
+// The statements every turn runs, prepared once on the write connection:
+// parsing SQL is a noticeable part of a small write in the pure-Go SQLite.
+const (
+	qSessionForTurn = `SELECT sid, hist_lo, hist_hi, turns, renamed, title, last_seq, lease_instance, lease_pid, lease_start, lease_name, lease_ns FROM sessions WHERE id = ?`
+	qRunningTurn    = `SELECT turn_id FROM turns WHERE sid = ? AND state = 'running'`
+	qInsertTurn     = `INSERT INTO turns (sid, turn_id, n, prompt, state, started_ns, hist_lo, hist_hi) VALUES (?, ?, ?, ?, 'running', ?, ?, ?)`
+	qSessionBegun   = `UPDATE sessions SET turns = turns + 1, title = ?, state = 'open', updated_ns = ?, bytes = bytes + ? WHERE sid = ?`
+	qTurnState      = `SELECT state FROM turns WHERE id = ?`
+	qInsertEvent    = `INSERT INTO events (turn, seq, data) VALUES (?, ?, ?)`
+	qSessionEvents  = `UPDATE sessions SET last_seq = max(last_seq, ?), bytes = bytes + ?, updated_ns = ? WHERE sid = ?`
+	qHistory        = `SELECT sid, hist_lo, hist_hi FROM sessions WHERE id = ?`
+	qInsertMessage  = `INSERT INTO messages (sid, pos, data) VALUES (?, ?, ?)`
+	qSessionHistory = `UPDATE sessions SET hist_lo = ?, hist_hi = ?, bytes = bytes + ?, updated_ns = ? WHERE sid = ?`
+	qEndTurn        = `UPDATE turns SET state = ?, error_code = ?, error_msg = ?, answer = ?, input_tokens = ?, output_tokens = ?, total_tokens = ?, ended_ns = ? WHERE id = ?`
+	qSessionBytes   = `UPDATE sessions SET bytes = bytes + ? WHERE sid = ?`
+)
+
+var hotQueries = []string{qSessionForTurn, qRunningTurn, qInsertTurn, qSessionBegun, qTurnState, qInsertEvent,
+	qSessionEvents, qHistory, qInsertMessage, qSessionHistory, qEndTurn, qSessionBytes}
+
+// prepareHot prepares the turn statements; it must run outside a write
+// transaction (the write pool has one connection).
+func (s *Store) prepareHot(ctx context.Context) error {
+	s.hotMu.Lock()
+	defer s.hotMu.Unlock()
+	if s.hot != nil {
+		return nil
+	}
+	hot := map[string]*sql.Stmt{}
+	err := s.retry(ctx, "prepare statements", func() error {
+		for _, q := range hotQueries {
+			if hot[q] != nil {
+				continue
+			}
+			st, err := s.w.PrepareContext(ctx, q)
+			if err != nil {
+				return err
+			}
+			hot[q] = st
+		}
+		return nil
+	})
+	if err != nil {
+		for _, st := range hot {
+			st.Close()
+		}
+		return err
+	}
+	s.hot = hot
+	return nil
+}
+
+// stmt is hot statement q inside tx (prepareHot ran before the
+// transaction began).
+func (s *Store) stmt(ctx context.Context, tx *sql.Tx, q string) *sql.Stmt {
+	s.hotMu.Lock()
+	st := s.hot[q]
+	s.hotMu.Unlock()
+	return tx.StmtContext(ctx, st)
+}
+
+// read runs fn in one read transaction: a consistent snapshot that never
+// blocks a writer.
+func (s *Store) read(ctx context.Context, op string, fn func(tx *sql.Tx) error) error {
+	return s.retry(ctx, op, func() error {
+		tx, err := s.r.BeginTx(ctx, nil)
+		if err != nil {
+			return err
+		}
+		defer tx.Rollback()
+		return fn(tx)
+	})
+}
