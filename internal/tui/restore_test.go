@@ -86,7 +86,7 @@ func panicScenario() error {
 	drained := make(chan struct{})
 	go func() { io.Copy(&out, ptmx); close(drained) }()
 
-	m := New(Config{Session: sessionStarted, GlamourStyle: "notty", Width: 80, Height: 24})
+	m := New(Config{Session: sessionStarted, Width: 80, Height: 24})
 	p := newProgram(context.Background(), panicky{m}, tty, tty)
 	rawDuring := make(chan bool, 1)
 	go func() {
