@@ -14,7 +14,7 @@ import (
 var tracked = struct {
 	sync.Mutex
 	pids map[int]int
-}{pids: map[int]int{}}
+}{}
 
 // StartTracked starts cmd and registers its PID so that a Reaper in this
 // process leaves it to cmd.Wait. Children started in a subreaper process by
@@ -33,6 +33,9 @@ func startTracked(cmd *exec.Cmd) error {
 	defer tracked.Unlock()
 	if err := cmd.Start(); err != nil {
 		return err
+	}
+	if tracked.pids == nil {
+		tracked.pids = map[int]int{}
 	}
 	tracked.pids[cmd.Process.Pid]++
 	return nil
