@@ -84,7 +84,7 @@ func TestSpecsCoverEveryKey(t *testing.T) {
 		}
 	})
 	var specKeys []string
-	for k, s := range specs() {
+	for k, s := range specs {
 		specKeys = append(specKeys, k)
 		if s.doc == "" {
 			t.Errorf("%s has no explanation", k)

@@ -24,7 +24,7 @@ func (l *Loaded) Explain() []Setting {
 	walkLeaves(reflect.ValueOf(l.Config), nil, nil, func(path []string, pattern string, v reflect.Value) {
 		key := joinKey(path)
 		org := l.Origin(key)
-		if v.Type() == headersType() {
+		if v.Type() == headersType {
 			names := make([]string, 0, v.Len())
 			for _, k := range v.MapKeys() {
 				names = append(names, k.String())
@@ -48,7 +48,7 @@ func (l *Loaded) Explain() []Setting {
 
 // formatValue renders a leaf as TOML, redacting secrets.
 func formatValue(v reflect.Value) string {
-	if v.Type() == secretType() {
+	if v.Type() == secretType {
 		if v.String() == "" {
 			return `""`
 		}
@@ -90,7 +90,7 @@ func CommentedTemplate() string {
 			section = table
 			fmt.Fprintf(&b, "\n# [%s]\n", table)
 		}
-		spec := specs()[pattern]
+		spec := specs[pattern]
 		fmt.Fprintf(&b, "## %s\n", spec.doc)
 		switch {
 		case spec.example != "":
@@ -102,7 +102,7 @@ func CommentedTemplate() string {
 				b.WriteString("# " + line + "\n")
 			}
 			b.WriteString("# " + lines[len(lines)-1] + "'''\n")
-		case v.Type() == headersType():
+		case v.Type() == headersType:
 			b.WriteString("# headers = {}\n")
 		default:
 			fmt.Fprintf(&b, "# %s = %s\n", path[len(path)-1], formatValue(v))
@@ -116,11 +116,11 @@ func writeAgentTable(b *strings.Builder, table string) {
 		b.WriteString("\n## Delegated agent CLIs: [agents.claude], [agents.codex], [agents.grok], [agents.dsh], [agents.pi].\n")
 		b.WriteString("## Unset keys keep the adapter's built-in command line (see docs/configuration.md).\n")
 		for _, k := range []string{"command", "args", "prompt_args", "model_args", "effort_args"} {
-			s := specs()["agents.*."+k]
+			s := specs["agents.*."+k]
 			fmt.Fprintf(b, "## %s  -- %s\n", s.example, s.doc)
 		}
 	}
-	fmt.Fprintf(b, "\n# [%s]\n## %s\n# permissions = \"default\"\n", table, specs()["agents.*.permissions"].doc)
+	fmt.Fprintf(b, "\n# [%s]\n## %s\n# permissions = \"default\"\n", table, specs["agents.*.permissions"].doc)
 }
 
 const templateHead = `## SCV user configuration ($SCV_HOME/config.toml), written by ` + "`scv config init`" + `.

@@ -1,7 +1,5 @@
 package config
 
-import "sync"
-
 // projectRule says what an untrusted project config may do with a key. The
 // zero value forbids it, so a key added without a rule is safe.
 type projectRule int
@@ -28,87 +26,73 @@ type keySpec struct {
 
 func limit(doc string, least int) keySpec { return keySpec{doc: doc, min: least, proj: projLower} }
 
-// specs covers every leaf pattern of Config (a test keeps it complete). It
-// is built on first use: a table built when the program starts costs every
-// command, also those that never read a config.
-func specs() map[string]keySpec {
-	specTable.once.Do(func() { specTable.m = buildSpecs() })
-	return specTable.m
-}
+// specs covers every leaf pattern of Config (a test keeps it complete).
+var specs = map[string]keySpec{
+	"provider.active": {doc: "Name of the active provider profile (a [providers.<name>] table).", check: nonEmpty},
 
-var specTable struct {
-	once sync.Once
-	m    map[string]keySpec
-}
+	"providers.*.wire_api":         {doc: `Wire protocol of the endpoint: "responses" or "chat".`, check: enum(WireResponses, WireChat)},
+	"providers.*.base_url":         {doc: "Base URL of the OpenAI-compatible endpoint (http or https).", check: httpURL},
+	"providers.*.model":            {doc: "Model name sent to the endpoint.", check: nonEmpty},
+	"providers.*.api_key_env":      {doc: `Environment variable holding the API key ("" for a keyless endpoint).`, check: envName},
+	"providers.*.api_key":          {doc: "Inline API key: user config only, and the file must be mode 0600. Prefer api_key_env.", example: `api_key = "sk-..."`},
+	"providers.*.headers":          {doc: "Extra HTTP headers sent to this endpoint (values are treated as secrets).", check: nil},
+	"providers.*.timeout_seconds":  {doc: "Timeout of one model request, in seconds.", min: 1},
+	"providers.*.max_retries":      {doc: "Retries before anything streamed, for 429/5xx and connection failures.", min: 0},
+	"providers.*.reasoning_effort": {doc: "Reasoning effort sent to reasoning models (optional, e.g. low, medium, high).", check: effortWord, example: `reasoning_effort = "medium"`},
 
-func buildSpecs() map[string]keySpec {
-	return map[string]keySpec{
-		"provider.active": {doc: "Name of the active provider profile (a [providers.<name>] table).", check: nonEmpty},
+	"agent.max_steps":            limit("Most model requests in one turn.", 1),
+	"agent.system_prompt":        {doc: "System prompt of every session."},
+	"agent.max_delegation_depth": limit("Deepest delegation chain that still offers agent tools (0 disables delegation).", 0),
 
-		"providers.*.wire_api":         {doc: `Wire protocol of the endpoint: "responses" or "chat".`, check: enum(WireResponses, WireChat)},
-		"providers.*.base_url":         {doc: "Base URL of the OpenAI-compatible endpoint (http or https).", check: httpURL},
-		"providers.*.model":            {doc: "Model name sent to the endpoint.", check: nonEmpty},
-		"providers.*.api_key_env":      {doc: `Environment variable holding the API key ("" for a keyless endpoint).`, check: envName},
-		"providers.*.api_key":          {doc: "Inline API key: user config only, and the file must be mode 0600. Prefer api_key_env.", example: `api_key = "sk-..."`},
-		"providers.*.headers":          {doc: "Extra HTTP headers sent to this endpoint (values are treated as secrets).", check: nil},
-		"providers.*.timeout_seconds":  {doc: "Timeout of one model request, in seconds.", min: 1},
-		"providers.*.max_retries":      {doc: "Retries before anything streamed, for 429/5xx and connection failures.", min: 0},
-		"providers.*.reasoning_effort": {doc: "Reasoning effort sent to reasoning models (optional, e.g. low, medium, high).", check: effortWord, example: `reasoning_effort = "medium"`},
+	"session.max_history_bytes": limit("Most bytes of history kept by a session.", 1),
+	"session.max_messages":      limit("Most messages kept by a session.", 1),
 
-		"agent.max_steps":            limit("Most model requests in one turn.", 1),
-		"agent.system_prompt":        {doc: "System prompt of every session."},
-		"agent.max_delegation_depth": limit("Deepest delegation chain that still offers agent tools (0 disables delegation).", 0),
+	"context.max_tokens":            limit("Context window of the model, in tokens.", 1),
+	"context.reserve_output_tokens": limit("Tokens kept free for the model's answer.", 1),
+	"context.safety_margin_tokens":  limit("Extra tokens kept free because token counts are estimates.", 0),
+	"context.bytes_per_token":       limit("Bytes per token used to estimate token counts.", 1),
+	"context.summary_max_chars":     limit("Longest summary of compacted history, in characters.", 1),
 
-		"session.max_history_bytes": limit("Most bytes of history kept by a session.", 1),
-		"session.max_messages":      limit("Most messages kept by a session.", 1),
+	"tools.approval_policy":         {doc: `When tool calls need approval: "on-risk", "always" or "never".`, proj: projStricter, check: enum(PolicyOnRisk, PolicyAlways, PolicyNever)},
+	"tools.command_timeout_seconds": limit("Default timeout of a bash command, in seconds.", 1),
+	"tools.agent_timeout_seconds":   limit("Default timeout of a delegated agent run, in seconds.", 1),
+	"tools.max_timeout_seconds":     limit("Largest timeout a tool call may ask for, in seconds.", 1),
+	"tools.output_limit_bytes":      limit("Most bytes of tool output returned to the model.", 1),
+	"tools.max_read_bytes":          limit("Most bytes the read tool returns per call.", 1),
+	"tools.max_write_bytes":         limit("Largest content the write tool accepts.", 1),
 
-		"context.max_tokens":            limit("Context window of the model, in tokens.", 1),
-		"context.reserve_output_tokens": limit("Tokens kept free for the model's answer.", 1),
-		"context.safety_margin_tokens":  limit("Extra tokens kept free because token counts are estimates.", 0),
-		"context.bytes_per_token":       limit("Bytes per token used to estimate token counts.", 1),
-		"context.summary_max_chars":     limit("Longest summary of compacted history, in characters.", 1),
+	"protocol.max_client_frame_bytes": limit("Largest protocol line a client may send.", 1),
+	"protocol.max_server_frame_bytes": limit("Largest protocol line the server sends.", 1),
 
-		"tools.approval_policy":         {doc: `When tool calls need approval: "on-risk", "always" or "never".`, proj: projStricter, check: enum(PolicyOnRisk, PolicyAlways, PolicyNever)},
-		"tools.command_timeout_seconds": limit("Default timeout of a bash command, in seconds.", 1),
-		"tools.agent_timeout_seconds":   limit("Default timeout of a delegated agent run, in seconds.", 1),
-		"tools.max_timeout_seconds":     limit("Largest timeout a tool call may ask for, in seconds.", 1),
-		"tools.output_limit_bytes":      limit("Most bytes of tool output returned to the model.", 1),
-		"tools.max_read_bytes":          limit("Most bytes the read tool returns per call.", 1),
-		"tools.max_write_bytes":         limit("Largest content the write tool accepts.", 1),
+	"provider_limits.max_sse_event_bytes":      limit("Largest server-sent event of a model stream.", 1),
+	"provider_limits.max_response_bytes":       limit("Most bytes of one model response.", 1),
+	"provider_limits.max_assistant_bytes":      limit("Most bytes of assistant text in one response.", 1),
+	"provider_limits.max_tool_calls":           limit("Most tool calls in one response.", 1),
+	"provider_limits.max_tool_arguments_bytes": limit("Largest arguments of one tool call.", 1),
 
-		"protocol.max_client_frame_bytes": limit("Largest protocol line a client may send.", 1),
-		"protocol.max_server_frame_bytes": limit("Largest protocol line the server sends.", 1),
+	"skills.user_dir":        {doc: `User skills root, absolute or "~/..." (default: the instance skills/ directory).`, check: userDir, example: `user_dir = "~/.scv/skills"`},
+	"skills.project_dir":     {doc: "Project skills root, relative to the workspace and inside it.", proj: projAllow, check: projectDir},
+	"skills.scan_projects":   {doc: "List .agents/skills and .claude/skills of the workspace and its child projects.", proj: projDisable},
+	"skills.max_skills":      limit("Most skills discovered.", 1),
+	"skills.max_skill_bytes": limit("Largest SKILL.md read.", 1),
 
-		"provider_limits.max_sse_event_bytes":      limit("Largest server-sent event of a model stream.", 1),
-		"provider_limits.max_response_bytes":       limit("Most bytes of one model response.", 1),
-		"provider_limits.max_assistant_bytes":      limit("Most bytes of assistant text in one response.", 1),
-		"provider_limits.max_tool_calls":           limit("Most tool calls in one response.", 1),
-		"provider_limits.max_tool_arguments_bytes": limit("Largest arguments of one tool call.", 1),
+	"web.enabled":                 {doc: "Offer the web_fetch tool.", proj: projDisable},
+	"web.fetch_max_bytes":         limit("Most bytes web_fetch downloads.", 1),
+	"web.fetch_timeout_seconds":   limit("Timeout of one web_fetch, in seconds.", 1),
+	"web.max_redirects":           limit("Most redirects web_fetch follows.", 0),
+	"web.auto_approve_domains":    {doc: `HTTPS hosts fetched without approval: "host" or "*.host" (strict subdomains).`},
+	"web.allow_private_addresses": {doc: "Let web_fetch reach loopback, private and link-local addresses."},
+	"web.search":                  {doc: `Web search: "off", "provider" (hosted, Responses only), "searxng" or "brave".`, proj: projSearch, check: enum(SearchOff, SearchProvider, SearchSearXNG, SearchBrave)},
+	"web.searxng_url":             {doc: `Base URL of the SearXNG instance (for search = "searxng").`, check: optionalURL, example: `searxng_url = "http://127.0.0.1:8888"`},
+	"web.brave_url":               {doc: "Brave Search API URL (empty: the public API).", check: optionalURL, example: `brave_url = "https://api.search.brave.com/res/v1/web/search"`},
+	"web.brave_api_key":           {doc: "Inline Brave Search key: user config only, file mode 0600. Prefer brave_api_key_env.", example: `brave_api_key = "..."`},
+	"web.brave_api_key_env":       {doc: "Environment variable holding the Brave Search key.", check: envName},
+	"web.max_search_results":      limit("Most results one web_search returns.", 1),
 
-		"skills.user_dir":        {doc: `User skills root, absolute or "~/..." (default: the instance skills/ directory).`, check: userDir, example: `user_dir = "~/.scv/skills"`},
-		"skills.project_dir":     {doc: "Project skills root, relative to the workspace and inside it.", proj: projAllow, check: projectDir},
-		"skills.scan_projects":   {doc: "List .agents/skills and .claude/skills of the workspace and its child projects.", proj: projDisable},
-		"skills.max_skills":      limit("Most skills discovered.", 1),
-		"skills.max_skill_bytes": limit("Largest SKILL.md read.", 1),
-
-		"web.enabled":                 {doc: "Offer the web_fetch tool.", proj: projDisable},
-		"web.fetch_max_bytes":         limit("Most bytes web_fetch downloads.", 1),
-		"web.fetch_timeout_seconds":   limit("Timeout of one web_fetch, in seconds.", 1),
-		"web.max_redirects":           limit("Most redirects web_fetch follows.", 0),
-		"web.auto_approve_domains":    {doc: `HTTPS hosts fetched without approval: "host" or "*.host" (strict subdomains).`},
-		"web.allow_private_addresses": {doc: "Let web_fetch reach loopback, private and link-local addresses."},
-		"web.search":                  {doc: `Web search: "off", "provider" (hosted, Responses only), "searxng" or "brave".`, proj: projSearch, check: enum(SearchOff, SearchProvider, SearchSearXNG, SearchBrave)},
-		"web.searxng_url":             {doc: `Base URL of the SearXNG instance (for search = "searxng").`, check: optionalURL, example: `searxng_url = "http://127.0.0.1:8888"`},
-		"web.brave_url":               {doc: "Brave Search API URL (empty: the public API).", check: optionalURL, example: `brave_url = "https://api.search.brave.com/res/v1/web/search"`},
-		"web.brave_api_key":           {doc: "Inline Brave Search key: user config only, file mode 0600. Prefer brave_api_key_env.", example: `brave_api_key = "..."`},
-		"web.brave_api_key_env":       {doc: "Environment variable holding the Brave Search key.", check: envName},
-		"web.max_search_results":      limit("Most results one web_search returns.", 1),
-
-		"agents.*.command":     {doc: "Executable of the agent CLI (default: the adapter's own).", check: nonEmpty, example: `command = "/opt/bin/claude"`},
-		"agents.*.args":        {doc: "Fixed arguments replacing the adapter's defaults.", example: `args = ["-p"]`},
-		"agents.*.prompt_args": {doc: "Arguments placed right before the prompt (for CLIs whose prompt is a flag value).", example: `prompt_args = ["-p"]`},
-		"agents.*.model_args":  {doc: "Model selection template holding {model}; empty means no model option.", example: `model_args = ["--model", "{model}"]`},
-		"agents.*.effort_args": {doc: "Effort selection template holding {effort}; empty means no effort option.", example: `effort_args = ["--effort", "{effort}"]`},
-		"agents.*.permissions": {doc: `"default" adds nothing; "full" opts in to the CLI's own full-autonomy switches.`, check: enum(PermissionsDefault, PermissionsFull)},
-	}
+	"agents.*.command":     {doc: "Executable of the agent CLI (default: the adapter's own).", check: nonEmpty, example: `command = "/opt/bin/claude"`},
+	"agents.*.args":        {doc: "Fixed arguments replacing the adapter's defaults.", example: `args = ["-p"]`},
+	"agents.*.prompt_args": {doc: "Arguments placed right before the prompt (for CLIs whose prompt is a flag value).", example: `prompt_args = ["-p"]`},
+	"agents.*.model_args":  {doc: "Model selection template holding {model}; empty means no model option.", example: `model_args = ["--model", "{model}"]`},
+	"agents.*.effort_args": {doc: "Effort selection template holding {effort}; empty means no effort option.", example: `effort_args = ["--effort", "{effort}"]`},
+	"agents.*.permissions": {doc: `"default" adds nothing; "full" opts in to the CLI's own full-autonomy switches.`, check: enum(PermissionsDefault, PermissionsFull)},
 }

@@ -298,7 +298,7 @@ func decodeProblem(path string, line int, de *toml.DecodeError) Problem {
 
 func describe(t reflect.Type) string {
 	switch {
-	case t == headersType():
+	case t == headersType:
 		return "a table of strings"
 	case isContainer(t):
 		return "a table"

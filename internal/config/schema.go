@@ -12,12 +12,13 @@ import (
 // walk it by key path so that layering, provenance and explanation need no
 // second description of the keys.
 
-// The types the key resolver compares against (functions, not variables:
-// a package-level variable would be computed when the program starts).
-func configType() reflect.Type  { return reflect.TypeFor[Config]() }
-func agentType() reflect.Type   { return reflect.TypeFor[AgentOverride]() }
-func headersType() reflect.Type { return reflect.TypeFor[map[string]Secret]() }
-func secretType() reflect.Type  { return reflect.TypeFor[Secret]() }
+var (
+	configType   = reflect.TypeFor[Config]()
+	providerType = reflect.TypeFor[Provider]()
+	agentType    = reflect.TypeFor[AgentOverride]()
+	headersType  = reflect.TypeFor[map[string]Secret]()
+	secretType   = reflect.TypeFor[Secret]()
+)
 
 // isBareKey says a TOML key part needs no quotes: [A-Za-z0-9_-]+.
 func isBareKey(s string) bool {
@@ -84,7 +85,7 @@ type resolved struct {
 // resolve maps a key path onto the schema. Keys below a headers table map
 // to the headers leaf. A non-empty message means the key is unknown.
 func resolve(parts []string) (resolved, string) {
-	t := configType()
+	t := configType
 	var pat []string
 	for i, comp := range parts {
 		switch {
@@ -96,12 +97,12 @@ func resolve(parts []string) (resolved, string) {
 			t = t.Field(idx).Type
 			pat = append(pat, comp)
 		case isNamed(t):
-			if t.Elem() == agentType() && !slices.Contains(KnownAgents, comp) {
+			if t.Elem() == agentType && !slices.Contains(KnownAgents, comp) {
 				return resolved{}, "unknown agent " + strconv.Quote(comp) + "; known agents: " + strings.Join(KnownAgents, ", ")
 			}
 			t = t.Elem()
 			pat = append(pat, "*")
-		case t == headersType():
+		case t == headersType:
 			// A header name; nesting deeper is a type error the decoder reports.
 			return resolved{path: parts[:i], pattern: strings.Join(pat, "."), leaf: true, typ: t}, ""
 		default:
@@ -174,9 +175,9 @@ func get(v reflect.Value, parts []string) reflect.Value {
 func newElem(t reflect.Type) reflect.Value {
 	e := reflect.New(t).Elem()
 	switch t {
-	case reflect.TypeFor[Provider]():
+	case providerType:
 		e.Set(reflect.ValueOf(defaultProvider()))
-	case agentType():
+	case agentType:
 		e.Set(reflect.ValueOf(defaultAgent()))
 	}
 	return e

@@ -179,7 +179,7 @@ func TestCommentedTemplate(t *testing.T) {
 		r, _ := resolve(strings.Split(k, "."))
 		set[r.pattern] = true
 	}
-	for pattern, spec := range specs() {
+	for pattern, spec := range specs {
 		if !set[pattern] && spec.example == "" {
 			t.Errorf("template lacks a setting line for %s", pattern)
 		}

@@ -177,7 +177,7 @@ func checkArgs(pattern string, args []string) string {
 
 // validateLeaf checks one value on its own; "" means valid.
 func validateLeaf(pattern string, v reflect.Value) string {
-	spec := specs()[pattern]
+	spec := specs[pattern]
 	switch v.Kind() {
 	case reflect.Int:
 		if v.Int() < int64(spec.min) {
@@ -220,7 +220,7 @@ func policyRank(p string) int {
 // projectCheck says why an untrusted project config may not give key the
 // value nv over the lower layers' ov; "" allows it.
 func projectCheck(pattern string, ov, nv reflect.Value) string {
-	switch specs()[pattern].proj {
+	switch specs[pattern].proj {
 	case projLower:
 		if nv.Int() > ov.Int() {
 			return fmt.Sprintf("a project config may only lower limits: %d exceeds %d from the lower layers", nv.Int(), ov.Int())
