@@ -6,8 +6,8 @@
 #
 # Usage: bench/exec_loop.sh [RUNS] [STEPS]   (defaults 10 and 20)
 # Needs GNU time at /usr/bin/time (apt-get install -y time).
-# Peak RSS is what GNU time reports for scv exec: the larger of the exec
-# process and its `scv server --stdio` child (wait4's ru_maxrss).
+# Peak RSS is what GNU time reports for scv exec (wait4's ru_maxrss); its
+# server runs inside the exec process.
 # The in-process Go benchmark (go test -bench Exec ./internal/e2e) also
 # separates the fake server's own time; see docs/benchmarks/runtime.md.
 set -euo pipefail

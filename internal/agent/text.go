@@ -46,10 +46,20 @@ func rawArgs(args string) json.RawMessage {
 	return b
 }
 
-var credentialRE = regexp.MustCompile(`(?i)(bearer\s+\S+|\b(sk|pk|rk|ghp|gho|ghs|xox[abp]|glpat)[-_][A-Za-z0-9_\-]{8,}|\bAKIA[0-9A-Z]{12,}|\b[A-Za-z0-9_]*(api[_-]?key|token|secret|password|passwd)[A-Za-z0-9_]*\s*[=:]\s*\S+)`)
+// credentialPattern is compiled on first use: compiled when the program
+// starts, it would cost every command.
+const credentialPattern = `(?i)(bearer\s+\S+|\b(sk|pk|rk|ghp|gho|ghs|xox[abp]|glpat)[-_][A-Za-z0-9_\-]{8,}|\bAKIA[0-9A-Z]{12,}|\b[A-Za-z0-9_]*(api[_-]?key|token|secret|password|passwd)[A-Za-z0-9_]*\s*[=:]\s*\S+)`
 
 // Redact replaces credential-looking values with "…".
-func Redact(s string) string { return credentialRE.ReplaceAllString(s, "…") }
+func Redact(s string) string {
+	credential.once.Do(func() { credential.re = regexp.MustCompile(credentialPattern) })
+	return credential.re.ReplaceAllString(s, "…")
+}
+
+var credential struct {
+	once sync.Once
+	re   *regexp.Regexp
+}
 
 // progress throttles, bounds and redacts tool.progress lines of one call.
 type progress struct {

@@ -13,6 +13,7 @@ import (
 	"github.com/scv-agent/scv/internal/model/modeltest"
 	"github.com/scv-agent/scv/internal/paths"
 	"github.com/scv-agent/scv/internal/proto"
+	"github.com/scv-agent/scv/internal/tool"
 )
 
 type fixture struct {
@@ -97,6 +98,49 @@ func TestToolsPerConfig(t *testing.T) {
 				t.Fatalf("hosted search = %v, want %v", hosted, tt.hosted)
 			}
 		})
+	}
+}
+
+// Every built-in tool states its risk class for `scv tools list`, so none
+// is listed with the fallback "per call".
+func TestToolsDeclareRiskClass(t *testing.T) {
+	f := newFixture(t, "[web]\nsearch = \"searxng\"\nsearxng_url = \"http://127.0.0.1:9\"\n")
+	bin := filepath.Join(f.user, ".local", "bin")
+	skillDir := filepath.Join(f.ws, ".scv", "skills", "notes")
+	for _, d := range []string{bin, skillDir} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(bin, "codex"), []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(skillDir, "SKILL.md"), []byte("Take notes.\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	l, err := f.app.LoadConfig(f.ws, NoOverrides)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts, err := f.app.Tools(&l.Config, f.ws, 0, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, tl := range ts.Registry.Tools() {
+		got[tl.Name()] = tool.RiskClassOf(tl)
+	}
+	want := map[string]string{
+		"read":        "read_only (filesystem for secret-like paths)",
+		"write":       "filesystem",
+		"bash":        "process",
+		"web_fetch":   "network (read_only for allowlisted HTTPS hosts)",
+		"web_search":  "read_only",
+		"read_skill":  "read_only",
+		"agent_codex": "delegate",
+	}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("risk classes (-want +got):\n%s", d)
 	}
 }
 

@@ -455,3 +455,86 @@ func TestAgentsPsShowsControlCharacters(t *testing.T) {
 		}
 	}
 }
+
+// TestOrphanOfKilledExec: `scv exec` runs its server in its own process,
+// so it owns the delegations of its turn. SIGKILLed mid-delegation it leaves
+// the agent (and the agent's setsid descendant) running as an orphan whose
+// record names the dead exec; the next `scv exec` reconciles before its turn
+// and stops them, and the record goes.
+func TestOrphanOfKilledExec(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := newAgentsEnv(t)
+	fm := modeltest.New(t)
+	fm.Script(modeltest.ToolCall("d1", "agent_codex", `{"prompt":"work for a long time"}`))
+	fm.Script(modeltest.Text("done"))
+	root := t.TempDir()
+	ws := filepath.Join(root, "ws")
+	os.MkdirAll(ws, 0o755)
+	script := filepath.Join(root, "fake-codex.sh")
+	pidFile := filepath.Join(root, "escapee.pid")
+	os.WriteFile(script, []byte("setsid sleep 300 & echo $! > \"$FAKE_PIDFILE\"; sleep 300\n"), 0o600)
+	e.writeConfig(t, fmt.Sprintf("[providers.openai]\nbase_url = %q\nmax_retries = 0\n\n[agents.codex]\ncommand = \"/bin/bash\"\nargs = [%q]\n", fm.URL(), script))
+	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + e.user, "SCV_HOME=" + e.scvHome, "OPENAI_API_KEY=sk-test", "FAKE_PIDFILE=" + pidFile}
+
+	first := exec.Command(exe, "exec", "--yes", "delegate")
+	first.Args[0] = "scv" // testscript.Main dispatches on argv[0]
+	first.Dir, first.Env = ws, env
+	first.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	var stderr bytes.Buffer
+	first.Stderr = &stderr
+	if err := first.Start(); err != nil {
+		t.Fatal(err)
+	}
+	killed := false
+	defer func() {
+		if !killed {
+			syscall.Kill(-first.Process.Pid, syscall.SIGKILL)
+			first.Wait()
+		}
+	}()
+	recDir := filepath.Join(e.scvHome, "run", "delegations")
+	var rec delegation.Record
+	for deadline := time.Now().Add(20 * time.Second); rec.Handle == "" && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if ents, _ := os.ReadDir(recDir); len(ents) == 1 {
+			b, _ := os.ReadFile(filepath.Join(recDir, ents[0].Name()))
+			json.Unmarshal(b, &rec)
+		}
+	}
+	if rec.Handle == "" || rec.OwnerPID != first.Process.Pid {
+		t.Fatalf("record %+v (exec pid %d)\n%s", rec, first.Process.Pid, stderr.String())
+	}
+	var esc int
+	for deadline := time.Now().Add(5 * time.Second); esc == 0 && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		b, _ := os.ReadFile(pidFile)
+		esc, _ = strconv.Atoi(strings.TrimSpace(string(b)))
+	}
+	escStart, err := proc.StartTime(esc)
+	if err != nil {
+		t.Fatalf("escapee: %v", err)
+	}
+	// SIGKILL exec alone: its agent, in a group of its own, survives.
+	syscall.Kill(first.Process.Pid, syscall.SIGKILL)
+	first.Wait()
+	killed = true
+	if !proc.Alive(rec.PID, rec.PIDStart) || !proc.Alive(esc, escStart) {
+		t.Fatal("the delegation died with exec; nothing to reap")
+	}
+	next := exec.Command(exe, "exec", "--yes", "hi")
+	next.Args[0] = "scv"
+	next.Dir, next.Env = ws, env
+	out, err := next.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "done") {
+		t.Fatalf("second exec: %v\n%s", err, out)
+	}
+	if proc.Alive(rec.PID, rec.PIDStart) || proc.Alive(esc, escStart) {
+		t.Errorf("orphan survived the next exec's reconcile (agent %d, escapee %d)", rec.PID, esc)
+		syscall.Kill(rec.PID, syscall.SIGKILL)
+		syscall.Kill(esc, syscall.SIGKILL)
+	}
+	if ents, _ := os.ReadDir(recDir); len(ents) != 0 {
+		t.Errorf("records left: %v", ents)
+	}
+}

@@ -285,3 +285,24 @@ func newStatusCmd(g *globals) *cobra.Command {
 	cmd.Flags().BoolVar(&jsonOut, "json", false, "print the status as JSON")
 	return cmd
 }
+
+// globalArgs are the global flags a child scv process needs, with home and
+// config as given (the caller decides whether they must be absolute).
+func (g *globals) globalArgs(home, config string) []string {
+	var a []string
+	for _, f := range [][2]string{{"--scv-home", home}, {"--config", config}, {"--model", g.model},
+		{"--provider", g.provider}, {"--base-url", g.baseURL}, {"--approval-policy", g.approvalPolicy}} {
+		if f[1] != "" {
+			a = append(a, f[0], f[1])
+		}
+	}
+	return a
+}
+
+func envList(env Env) []string {
+	out := make([]string, 0, len(env))
+	for k, v := range env {
+		out = append(out, k+"="+v)
+	}
+	return out
+}

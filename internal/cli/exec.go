@@ -3,13 +3,10 @@ package cli
 import (
 	"context"
 	"encoding/json"
-
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/charmbracelet/x/term"
@@ -17,6 +14,7 @@ import (
 
 	"github.com/scv-agent/scv/internal/client"
 	"github.com/scv-agent/scv/internal/proto"
+	"github.com/scv-agent/scv/internal/server"
 	"github.com/scv-agent/scv/internal/termtext"
 	"github.com/scv-agent/scv/internal/version"
 )
@@ -26,7 +24,7 @@ func newExecCmd(g *globals) *cobra.Command {
 	var workspace string
 	cmd := &cobra.Command{
 		Use:   "exec [--yes] [--json] PROMPT|-",
-		Short: "Run one headless turn through a private `scv server --stdio`",
+		Short: "Run one headless turn (the server runs inside this process)",
 		Long: "Run one turn and print the assistant's text as it streams; notes (approvals, running tools, tool failures) go to stderr.\n" +
 			"Approvals are answered yes with --yes and no without it. --json prints every protocol event instead.\n" +
 			"PROMPT '-' or no PROMPT reads the prompt from stdin. Exit 0 when the turn completes, 1 otherwise.",
@@ -40,8 +38,9 @@ func newExecCmd(g *globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			// Fail early, with the config's own message, before a child starts.
-			a, _, _, err := g.newApp(g.stderrLogger(), false)
+			logger := g.stderrLogger()
+			// Fail early, with the config's own message, before anything runs.
+			a, _, tr, err := g.newApp(logger, true)
 			if err != nil {
 				return err
 			}
@@ -52,7 +51,13 @@ func newExecCmd(g *globals) *cobra.Command {
 			if _, err := loaded.Config.APIKey(g.env); err != nil {
 				return err
 			}
-			return g.runExec(prompt, ws, yes, jsonOut)
+			// Like every server, stop what dead owners left behind first.
+			if n, err := tr.Reconcile(g.ctx); err != nil {
+				logger.Warn("reconcile delegations", "err", err)
+			} else if n > 0 {
+				logger.Info("stopped orphaned delegations", "count", n)
+			}
+			return g.runExec(newServer(a, logger, &loaded.Config, nil, nil), prompt, ws, yes, jsonOut)
 		},
 	}
 	cmd.Flags().BoolVar(&yes, "yes", false, "approve every approval request")
@@ -76,60 +81,30 @@ func (g *globals) readPrompt(args []string) (string, error) {
 	return p, nil
 }
 
-// globalArgs are the global flags a child scv process needs, with home and
-// config as given (the caller decides whether they must be absolute).
-func (g *globals) globalArgs(home, config string) []string {
-	var a []string
-	for _, f := range [][2]string{{"--scv-home", home}, {"--config", config}, {"--model", g.model},
-		{"--provider", g.provider}, {"--base-url", g.baseURL}, {"--approval-policy", g.approvalPolicy}} {
-		if f[1] != "" {
-			a = append(a, f[0], f[1])
-		}
-	}
-	return a
-}
-
-// serverArgs runs the private server of exec in the caller's directory, so
-// the flags pass on unchanged.
-func (g *globals) serverArgs() []string {
-	return append(g.globalArgs(g.scvHome, g.configPath), "server", "--stdio")
-}
-
-func (g *globals) runExec(prompt, ws string, yes, jsonOut bool) error {
-	self, err := os.Executable()
-	if err != nil {
-		return fmt.Errorf("locate scv: %w", err)
-	}
+// runExec serves the protocol in this process over two in-memory pipes and
+// drives one turn through them as a client, exactly as it would a separate
+// `scv server --stdio` (docs/runtime.md says why there is no child).
+func (g *globals) runExec(srv *server.Server, prompt, ws string, yes, jsonOut bool) error {
+	// The server gets its own context: Ctrl+C is answered with turn.cancel
+	// through the protocol, not by tearing the server down under the turn.
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	child := exec.CommandContext(ctx, self, g.serverArgs()...)
-	child.Env = envList(g.env)
-	child.Stderr = g.stdio.Err
-	child.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	child.Cancel = func() error { return child.Process.Signal(syscall.SIGTERM) }
-	child.WaitDelay = 5 * time.Second
-	stdin, err := child.StdinPipe()
-	if err != nil {
-		return err
-	}
-	stdout, err := child.StdoutPipe()
-	if err != nil {
-		return err
-	}
-	if err := child.Start(); err != nil {
-		return fmt.Errorf("start scv server: %w", err)
-	}
-	conn := client.NewConn(stdout, stdin)
+	toServer, fromClient := io.Pipe()
+	toClient, fromServer := io.Pipe()
+	served := make(chan error, 1)
+	go func() {
+		served <- srv.Serve(ctx, toServer, fromServer)
+		fromServer.Close() // the client's reader sees EOF
+		toServer.Close()   // and the server's reader ends
+	}()
+	conn := client.NewConn(toClient, fromClient)
 	code := g.execTurn(conn, prompt, ws, yes, jsonOut)
-	conn.Close()
-	stdin.Close()
-	waitErr := make(chan error, 1)
-	go func() { waitErr <- child.Wait() }()
+	conn.Close() // EOF for the server: it cancels what still runs and returns
 	select {
-	case <-waitErr:
+	case <-served:
 	case <-time.After(10 * time.Second):
 		cancel()
-		<-waitErr
+		<-served
 	}
 	if code != ExitOK {
 		return exitCode(code)
@@ -288,12 +263,4 @@ func printJSON(w io.Writer, v any) {
 	if err == nil {
 		fmt.Fprintf(w, "%s\n", b)
 	}
-}
-
-func envList(env Env) []string {
-	out := make([]string, 0, len(env))
-	for k, v := range env {
-		out = append(out, k+"="+v)
-	}
-	return out
 }

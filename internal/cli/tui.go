@@ -21,10 +21,19 @@ func newTUICmd(g *globals) *cobra.Command {
 	}
 }
 
-// attachTUIRoot makes plain `scv` run the TUI.
+// attachTUIRoot makes plain `scv` run the TUI, and `scv --version` print
+// what `scv version` prints.
 func attachTUIRoot(root *cobra.Command, g *globals) {
+	var showVersion bool
+	root.Flags().BoolVar(&showVersion, "version", false, "print the version and build info, as the version command does")
 	root.Args = cobra.NoArgs
-	root.RunE = func(cmd *cobra.Command, _ []string) error { return runTUI(g) }
+	root.RunE = func(cmd *cobra.Command, _ []string) error {
+		if showVersion {
+			g.printVersion()
+			return nil
+		}
+		return runTUI(g)
+	}
 }
 
 func runTUI(g *globals) error {

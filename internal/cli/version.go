@@ -15,8 +15,13 @@ func newVersionCmd(g *globals) *cobra.Command {
 		Short: "Print the version and build info",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			fmt.Fprintf(g.stdio.Out, "scv %s (commit %s, %s, %s/%s)\n", version.Version, version.Commit(), runtime.Version(), runtime.GOOS, runtime.GOARCH)
+			g.printVersion()
 			return nil
 		},
 	}
+}
+
+// printVersion is the output of `scv version` and `scv --version`.
+func (g *globals) printVersion() {
+	fmt.Fprintf(g.stdio.Out, "scv %s (commit %s, %s, %s/%s)\n", version.Version, version.Commit(), runtime.Version(), runtime.GOOS, runtime.GOARCH)
 }

@@ -9,8 +9,10 @@ import (
 	"strings"
 )
 
-// inlineSecret are the keys that hold a credential inline.
-var inlineSecret = map[string]bool{"providers.*.api_key": true, "web.brave_api_key": true}
+// inlineSecret says the key pattern holds a credential inline.
+func inlineSecret(pattern string) bool {
+	return pattern == "providers.*.api_key" || pattern == "web.brave_api_key"
+}
 
 // apply layers one parsed file over the configuration so far.
 func (l *Loaded) apply(path, layer string, mode fs.FileMode, entries []entry, fresh reflect.Value) []Problem {
@@ -40,7 +42,7 @@ func (l *Loaded) apply(path, layer string, mode fs.FileMode, entries []entry, fr
 			}
 			continue
 		}
-		if inlineSecret[e.r.pattern] && layer != LayerUser {
+		if inlineSecret(e.r.pattern) && layer != LayerUser {
 			bad(e, key, "an inline key is allowed only in the user config ($SCV_HOME/config.toml, mode 0600); name the environment variable that holds it with "+
 				e.r.path[len(e.r.path)-1]+"_env instead")
 			continue
@@ -51,7 +53,7 @@ func (l *Loaded) apply(path, layer string, mode fs.FileMode, entries []entry, fr
 		if msg := validateLeaf(e.r.pattern, nv); msg != "" {
 			bad(e, key, msg)
 		}
-		if inlineSecret[e.r.pattern] && nv.String() != "" && mode&0o077 != 0 {
+		if inlineSecret(e.r.pattern) && nv.String() != "" && mode&0o077 != 0 {
 			bad(e, key, fmt.Sprintf("the user config %s has mode %04o, readable by group or others, and holds an inline key; the key is not used. Run chmod 600 %s, or move the key into the environment variable named by %s_env",
 				path, mode, path, e.r.path[len(e.r.path)-1]))
 		}

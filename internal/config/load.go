@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
-	"regexp"
 	"strings"
 
 	toml "github.com/pelletier/go-toml/v2"
@@ -270,14 +269,28 @@ func parseFile(path string, data []byte, fresh *Config) ([]entry, []Problem) {
 	return entries, probs
 }
 
-var tomlKindRE = regexp.MustCompile(`cannot decode TOML (\w+)`)
+// tomlKind finds the TOML type named in go-toml's "cannot decode TOML
+// <kind> ..." message.
+func tomlKind(msg string) (string, bool) {
+	const marker = "cannot decode TOML "
+	i := strings.Index(msg, marker)
+	if i < 0 {
+		return "", false
+	}
+	rest := msg[i+len(marker):]
+	n := 0
+	for n < len(rest) && (isAlnum(rest[n]) || rest[n] == '_') {
+		n++
+	}
+	return rest[:n], n > 0
+}
 
 func decodeProblem(path string, line int, de *toml.DecodeError) Problem {
 	key := []string(de.Key())
 	msg := strings.TrimPrefix(de.Error(), "toml: ")
-	if m := tomlKindRE.FindStringSubmatch(msg); m != nil && len(key) > 0 {
+	if kind, ok := tomlKind(msg); ok && len(key) > 0 {
 		if r, bad := resolve(key); bad == "" {
-			msg = fmt.Sprintf("wrong type: want %s, got a TOML %s", describe(r.typ), m[1])
+			msg = fmt.Sprintf("wrong type: want %s, got a TOML %s", describe(r.typ), kind)
 		}
 	}
 	return Problem{Source: path, Line: line, Key: joinKey(key), Msg: msg}

@@ -2,7 +2,6 @@ package config
 
 import (
 	"reflect"
-	"regexp"
 	"slices"
 	"sort"
 	"strconv"
@@ -21,14 +20,26 @@ var (
 	secretType   = reflect.TypeFor[Secret]()
 )
 
-var bareKey = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
+// isBareKey says a TOML key part needs no quotes: [A-Za-z0-9_-]+.
+func isBareKey(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if !isAlnum(s[i]) && s[i] != '_' && s[i] != '-' {
+			return false
+		}
+	}
+	return s != ""
+}
+
+func isAlnum(c byte) bool { return isLower(c) || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' }
+
+func isLower(c byte) bool { return 'a' <= c && c <= 'z' }
 
 // joinKey renders a key path the way TOML spells it, quoting parts that are
 // not bare keys.
 func joinKey(parts []string) string {
 	q := make([]string, len(parts))
 	for i, p := range parts {
-		if bareKey.MatchString(p) {
+		if isBareKey(p) {
 			q[i] = p
 		} else {
 			q[i] = strconv.Quote(p)

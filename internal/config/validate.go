@@ -5,7 +5,6 @@ import (
 	"net/url"
 	"path/filepath"
 	"reflect"
-	"regexp"
 	"strconv"
 	"strings"
 )
@@ -58,19 +57,38 @@ func optionalURL(s string) string {
 	return httpURL(s)
 }
 
-var envNameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+// isEnvName: [A-Za-z_][A-Za-z0-9_]*.
+func isEnvName(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; !(isAlnum(c) || c == '_') || i == 0 && '0' <= c && c <= '9' {
+			return false
+		}
+	}
+	return s != ""
+}
 
 func envName(s string) string {
-	if s != "" && !envNameRE.MatchString(s) {
+	if s != "" && !isEnvName(s) {
 		return fmt.Sprintf("%q is not an environment variable name", s)
 	}
 	return ""
 }
 
-var effortRE = regexp.MustCompile(`^[a-z][a-z_-]{0,31}$`)
+// isEffortWord: a lower-case letter, then up to 31 of [a-z_-].
+func isEffortWord(s string) bool {
+	if s == "" || len(s) > 32 || !isLower(s[0]) {
+		return false
+	}
+	for i := 1; i < len(s); i++ {
+		if c := s[i]; !isLower(c) && c != '_' && c != '-' {
+			return false
+		}
+	}
+	return true
+}
 
 func effortWord(s string) string {
-	if s != "" && !effortRE.MatchString(s) {
+	if s != "" && !isEffortWord(s) {
 		return fmt.Sprintf("%q is not an effort level such as low, medium or high", s)
 	}
 	return ""
@@ -90,17 +108,27 @@ func projectDir(s string) string {
 	return ""
 }
 
-var envPatternRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*\*?$`)
-
-// envRemoveEntry checks one tools.bash_env_remove entry.
+// envRemoveEntry checks one tools.bash_env_remove entry: a variable name,
+// optionally ending in '*' (a prefix), or ProviderKeys.
 func envRemoveEntry(s string) string {
-	if s == ProviderKeys || envPatternRE.MatchString(s) {
+	if s == ProviderKeys || isEnvName(strings.TrimSuffix(s, "*")) {
 		return ""
 	}
 	return fmt.Sprintf("%q is not a variable name, a NAME* prefix or %q", s, ProviderKeys)
 }
 
-var hostLabel = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$`)
+// isHostLabel: 1-63 of [a-z0-9-], neither starting nor ending with '-'.
+func isHostLabel(l string) bool {
+	if l == "" || len(l) > 63 || l[0] == '-' || l[len(l)-1] == '-' {
+		return false
+	}
+	for i := 0; i < len(l); i++ {
+		if c := l[i]; !isLower(c) && !('0' <= c && c <= '9') && c != '-' {
+			return false
+		}
+	}
+	return true
+}
 
 // domainEntry checks one auto_approve_domains entry: "host" or "*.host".
 func domainEntry(s string) string {
@@ -109,18 +137,26 @@ func domainEntry(s string) string {
 		return fmt.Sprintf("%q is not a host name or *.host", s)
 	}
 	for _, l := range strings.Split(h, ".") {
-		if !hostLabel.MatchString(l) {
+		if !isHostLabel(l) {
 			return fmt.Sprintf("%q is not a host name or *.host (no scheme, port, path or inner *)", s)
 		}
 	}
 	return ""
 }
 
-var headerName = regexp.MustCompile("^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
+// isHeaderName: an HTTP token, 1 or more of [!#$%&'*+.^_`|~0-9A-Za-z-].
+func isHeaderName(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; !isAlnum(c) && !strings.ContainsRune("!#$%&'*+.^_`|~-", rune(c)) {
+			return false
+		}
+	}
+	return s != ""
+}
 
 func checkHeaders(h map[string]Secret) string {
 	for name, v := range h {
-		if !headerName.MatchString(name) {
+		if !isHeaderName(name) {
 			return fmt.Sprintf("%q is not a valid HTTP header name", name)
 		}
 		if strings.ContainsAny(v.Reveal(), "\r\n\x00") {
@@ -182,7 +218,19 @@ func validateLeaf(pattern string, v reflect.Value) string {
 	return ""
 }
 
-var policyRank = map[string]int{PolicyOnRisk: 0, PolicyAlways: 1, PolicyNever: 2}
+// policyRank orders the approval policies from weakest to strictest; -1 for
+// an unknown one.
+func policyRank(p string) int {
+	switch p {
+	case PolicyOnRisk:
+		return 0
+	case PolicyAlways:
+		return 1
+	case PolicyNever:
+		return 2
+	}
+	return -1
+}
 
 // projectCheck says why an untrusted project config may not give key the
 // value nv over the lower layers' ov; "" allows it.
@@ -194,7 +242,7 @@ func projectCheck(pattern string, ov, nv reflect.Value) string {
 		}
 	case projStricter:
 		o, n := ov.String(), nv.String()
-		if r, ok := policyRank[n]; ok && r < policyRank[o] {
+		if r := policyRank(n); r >= 0 && r < policyRank(o) {
 			return fmt.Sprintf("a project config may only make the approval policy stricter (on-risk < always < never): %q is weaker than %q", n, o)
 		}
 	case projDisable:

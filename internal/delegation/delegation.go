@@ -342,6 +342,16 @@ type ident struct {
 	start uint64
 }
 
+// scanTagged finds the live processes whose environment carries an
+// SCV_PARENT naming handle, with their start times.
+func scanTagged(handle string) []ident {
+	var out []ident
+	for _, id := range proc.EnvTagged(EnvParent, func(v string) bool { return Tagged(v, handle) }) {
+		out = append(out, ident{pid: id.PID, start: id.Start})
+	}
+	return out
+}
+
 func anyAlive(vs []ident) bool {
 	for _, v := range vs {
 		if proc.Alive(v.pid, v.start) {

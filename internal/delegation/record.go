@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strings"
 	"time"
@@ -33,10 +32,25 @@ type Record struct {
 	Killed bool `json:"killed,omitempty"`
 }
 
-var handleRE = regexp.MustCompile(`^[a-z][a-z0-9_]*-[0-9a-f]{6}$`)
-
-// ValidHandle says h has the handle form <agent>-<6 hex>.
-func ValidHandle(h string) bool { return handleRE.MatchString(h) }
+// ValidHandle says h has the handle form <agent>-<6 hex>: a lower-case
+// letter, then [a-z0-9_]*, '-' and six lower-case hex digits.
+func ValidHandle(h string) bool {
+	n := len(h) - 7
+	if n < 1 || h[n] != '-' || h[0] < 'a' || h[0] > 'z' {
+		return false
+	}
+	for i := 1; i < n; i++ {
+		if c := h[i]; !('a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '_') {
+			return false
+		}
+	}
+	for i := n + 1; i < len(h); i++ {
+		if c := h[i]; !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}
 
 // NewHandle returns <agent>-<6 random hex digits>; Tracker.NewHandle also
 // checks that no record uses it.

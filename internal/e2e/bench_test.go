@@ -51,12 +51,11 @@ func (th *timedHandler) take() (time.Duration, int) {
 // requests) against the in-process fake model. Metrics: wall time per exec,
 // the fake server's own handling time, the time inside SCV per model
 // request ((wall − fake) / requests, process start-up included) and the
-// peak RSS of scv exec and its server child (ru_maxrss from wait4: the
-// larger of the two).
+// peak RSS of scv exec (ru_maxrss from wait4; its server runs inside it).
 func BenchmarkExec20Steps(b *testing.B) { benchExec(b, 20) }
 
 // BenchmarkExec0Steps is the same exec with no tool step (one request, a
-// text answer): the fixed cost (two process start-ups, config, handshake)
+// text answer): the fixed cost (process start-up, config, handshake)
 // that BenchmarkExec20Steps minus this one removes from the per-step figure.
 func BenchmarkExec0Steps(b *testing.B) { benchExec(b, 0) }
 

@@ -1,4 +1,4 @@
-//go:build !linux
+//go:build !linux && !darwin && !freebsd
 
 package proc
 
@@ -11,29 +11,29 @@ import (
 	"time"
 )
 
-// SCV supervises processes on Linux only (process groups, /proc identity,
-// subreaping); elsewhere the package builds but refuses to run anything.
+// SCV supervises processes on Linux, macOS and FreeBSD; elsewhere the
+// package builds but refuses to run anything.
 
 var errUnsupported = fmt.Errorf("process supervision: %w on this system", errors.ErrUnsupported)
 
 func run(context.Context, Spec) (Result, error) { return Result{}, errUnsupported }
 
-// StartTime is unsupported outside Linux.
+// StartTime is unsupported on this system.
 func StartTime(int) (uint64, error) { return 0, errUnsupported }
 
-// Alive is unsupported outside Linux and reports false.
+// Alive is unsupported on this system and reports false.
 func Alive(int, uint64) bool { return false }
 
-// SignalVerified is unsupported outside Linux.
+// SignalVerified is unsupported on this system.
 func SignalVerified(int, uint64, syscall.Signal) error { return errUnsupported }
 
-// StopGroup is unsupported outside Linux and does nothing.
+// StopGroup is unsupported on this system and does nothing.
 func StopGroup(int, time.Duration) {}
 
-// BecomeSubreaper is unsupported outside Linux.
+// BecomeSubreaper is unsupported on this system.
 func BecomeSubreaper() error { return errUnsupported }
 
-// StartTracked starts cmd; there is no Reaper to hide it from outside Linux.
+// StartTracked starts cmd; there is no Reaper to hide it from on this system.
 func StartTracked(cmd *exec.Cmd) (func(), error) {
 	if err := cmd.Start(); err != nil {
 		return nil, err
@@ -41,13 +41,16 @@ func StartTracked(cmd *exec.Cmd) (func(), error) {
 	return func() {}, nil
 }
 
-// Run returns when ctx is done; there is nothing to reap outside Linux.
+// Run returns when ctx is done; there is nothing to reap on this system.
 func (r *Reaper) Run(ctx context.Context) { <-ctx.Done() }
 
-// ReapOnce reaps nothing outside Linux.
+// ReapOnce reaps nothing on this system.
 func (r *Reaper) ReapOnce() int { return 0 }
 
-// StopTagged does nothing outside Linux.
+// EnvTagged finds nothing on this system, macOS and FreeBSD.
+func EnvTagged(string, func(string) bool) []Ident { return nil }
+
+// StopTagged does nothing on this system, macOS and FreeBSD.
 func StopTagged(string, time.Duration) {}
 
 func start(Spec) (*Child, error) { return nil, errUnsupported }

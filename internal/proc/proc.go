@@ -3,8 +3,13 @@
 // waits up to a grace period and KILLs what is left; a deadline KILLs at
 // once; after the leader exits the rest of its group is stopped and output
 // draining is bounded, so a background child cannot keep a call alive. It
-// also owns bounded output capture and Linux process identity (PID + start
-// time) and reaping for subreapers.
+// also owns bounded output capture, process identity (PID + start time),
+// the environment-tag scan and reaping for subreapers.
+//
+// Linux reads /proc and uses pidfds; macOS and FreeBSD read the kernel's
+// process table through sysctl and environments through ps(1). A child
+// subreaper exists on Linux (prctl) and FreeBSD (procctl); on macOS
+// BecomeSubreaper reports that it is unavailable.
 package proc
 
 import (
@@ -47,6 +52,12 @@ type Spec struct {
 	// are stopped the same way, before AfterExit. It is cooperative: a
 	// process that scrubs its environment escapes it.
 	Tag string
+}
+
+// Ident is a process by PID and start time (see StartTime).
+type Ident struct {
+	PID   int
+	Start uint64
 }
 
 // Result is how a child ended.

@@ -5,33 +5,26 @@ import (
 	"errors"
 	"os"
 	"strconv"
-	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
 )
 
-// ident is a process by PID and start time.
-type ident struct {
-	pid   int
-	start uint64
-}
-
-// tagged lists the live processes (other than this one) whose environment
-// holds the exact entry tag ("KEY=VALUE"), with their start times. The
-// environment is read first (kernel threads have none, so most of /proc is
-// skipped cheaply), then the start time, then the environment again, so a
-// PID reused in between never matches.
+// envTagged lists the live processes (other than this one) whose
+// environment holds an entry key=value with match(value), with their start
+// times. The environment is read first (kernel threads have none, so most
+// of /proc is skipped cheaply), then the start time, then the environment
+// again, so a PID reused in between never matches.
 //
 // A process in the middle of execve briefly shows an empty environment, and
 // a setsid escapee that execs right as its shell exits is common; empty
 // environments are therefore read again a few times, a millisecond apart.
-func tagged(tag string) []ident {
+func envTagged(key string, match func(value string) bool) []Ident {
 	names, err := readProcNames()
 	if err != nil {
 		return nil
 	}
-	sc := tagScan{want: []byte(tag), buf: make([]byte, 0, 16*1024)}
+	sc := tagScan{prefix: []byte(key + "="), match: match, buf: make([]byte, 0, 16*1024)}
 	self := os.Getpid()
 	var empty []int
 	for _, name := range names {
@@ -42,7 +35,7 @@ func tagged(tag string) []ident {
 		switch sc.check(pid) {
 		case envEmpty:
 			empty = append(empty, pid)
-		case envTagged:
+		case envMatch:
 			sc.add(pid)
 		}
 	}
@@ -53,7 +46,7 @@ func tagged(tag string) []ident {
 			switch sc.check(pid) {
 			case envEmpty:
 				still = append(still, pid)
-			case envTagged:
+			case envMatch:
 				sc.add(pid)
 			}
 		}
@@ -67,14 +60,15 @@ type envState int
 const (
 	envOther envState = iota
 	envEmpty
-	envTagged
+	envMatch
 )
 
 // tagScan reads environments with one reused buffer.
 type tagScan struct {
-	want  []byte
-	buf   []byte
-	found []ident
+	prefix []byte
+	match  func(string) bool
+	buf    []byte
+	found  []Ident
 }
 
 func (sc *tagScan) check(pid int) envState {
@@ -87,8 +81,8 @@ func (sc *tagScan) check(pid int) envState {
 		return envEmpty
 	}
 	for kv := range bytes.SplitSeq(sc.buf, []byte{0}) {
-		if bytes.Equal(kv, sc.want) {
-			return envTagged
+		if v, ok := bytes.CutPrefix(kv, sc.prefix); ok && sc.match(string(v)) {
+			return envMatch
 		}
 	}
 	return envOther
@@ -97,8 +91,8 @@ func (sc *tagScan) check(pid int) envState {
 // add records pid with its start time if it is still the tagged process.
 func (sc *tagScan) add(pid int) {
 	st, err := readStat(pid)
-	if err == nil && !st.dead() && sc.check(pid) == envTagged {
-		sc.found = append(sc.found, ident{pid: pid, start: st.start})
+	if err == nil && !st.dead() && sc.check(pid) == envMatch {
+		sc.found = append(sc.found, Ident{PID: pid, Start: st.start})
 	}
 }
 
@@ -127,39 +121,4 @@ func readInto(buf []byte, path string) ([]byte, error) {
 		}
 		buf = buf[:len(buf)+n]
 	}
-}
-
-// StopTagged stops every process whose environment holds the entry tag:
-// TERM (and CONT), up to grace for them to go, then KILL, each signal sent
-// only to the process identified by PID and start time. Tagged processes
-// may fork while they are being stopped, so it rescans a few times.
-func StopTagged(tag string, grace time.Duration) {
-	for range 3 {
-		ids := tagged(tag)
-		if len(ids) == 0 {
-			return
-		}
-		for _, id := range ids {
-			_ = SignalVerified(id.pid, id.start, syscall.SIGTERM)
-			_ = SignalVerified(id.pid, id.start, syscall.SIGCONT)
-		}
-		deadline := time.Now().Add(grace)
-		step := time.Millisecond
-		for anyIdentAlive(ids) && time.Now().Before(deadline) {
-			time.Sleep(min(step, time.Until(deadline)))
-			step = min(step*2, 25*time.Millisecond)
-		}
-		for _, id := range ids {
-			_ = SignalVerified(id.pid, id.start, syscall.SIGKILL)
-		}
-	}
-}
-
-func anyIdentAlive(ids []ident) bool {
-	for _, id := range ids {
-		if Alive(id.pid, id.start) {
-			return true
-		}
-	}
-	return false
 }

@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/google/jsonschema-go/jsonschema"
 )
@@ -52,21 +53,41 @@ func jsonKind(v any) string {
 	return "a value"
 }
 
-var (
-	rePrefix    = regexp.MustCompile(`validating (root|/properties/([^:]+)): `)
-	reMaximum   = regexp.MustCompile(`maximum: (\S+?)(?:/1)? is greater than ([0-9.]+)`)
-	reMinimum   = regexp.MustCompile(`minimum: (\S+?)(?:/1)? is less than ([0-9.]+)`)
-	reRequired  = regexp.MustCompile(`required: missing properties: \[(.*)\]`)
-	reAddl      = regexp.MustCompile(`unexpected additional properties \[(.*)\]`)
-	reEnum      = regexp.MustCompile(`enum: (.*) does not equal any of: \[(.*)\]`)
-	reType      = regexp.MustCompile(`type: (.*) has type "(\w+)", want (.*)`)
-	reTrailZero = regexp.MustCompile(`\.0+$`)
-)
+// messageREs are the patterns of jsonschema-go's messages, compiled on the
+// first failed validation: compiled when the program starts, they would
+// cost every command.
+type messageREs struct {
+	prefix, maximum, minimum, required, addl, enum, typ, trailZero *regexp.Regexp
+}
+
+var messages struct {
+	once sync.Once
+	re   messageREs
+}
+
+func messagePatterns() *messageREs {
+	messages.once.Do(func() {
+		messages.re = messageREs{
+			prefix:    regexp.MustCompile(`validating (root|/properties/([^:]+)): `),
+			maximum:   regexp.MustCompile(`maximum: (\S+?)(?:/1)? is greater than ([0-9.]+)`),
+			minimum:   regexp.MustCompile(`minimum: (\S+?)(?:/1)? is less than ([0-9.]+)`),
+			required:  regexp.MustCompile(`required: missing properties: \[(.*)\]`),
+			addl:      regexp.MustCompile(`unexpected additional properties \[(.*)\]`),
+			enum:      regexp.MustCompile(`enum: (.*) does not equal any of: \[(.*)\]`),
+			typ:       regexp.MustCompile(`type: (.*) has type "(\w+)", want (.*)`),
+			trailZero: regexp.MustCompile(`\.0+$`),
+		}
+	})
+	return &messages.re
+}
 
 // humanize rewrites jsonschema-go messages such as
 // `validating /properties/limit: maximum: 11/1 is greater than 10.000000`
 // into `limit: 11 is above the maximum 10`.
 func humanize(msg string, schema *jsonschema.Schema) string {
+	re := messagePatterns()
+	rePrefix, reMaximum, reMinimum, reRequired := re.prefix, re.maximum, re.minimum, re.required
+	reAddl, reEnum, reType, reTrailZero := re.addl, re.enum, re.typ, re.trailZero
 	field := ""
 	for _, m := range rePrefix.FindAllStringSubmatch(msg, -1) {
 		if m[2] != "" {

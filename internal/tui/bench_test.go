@@ -37,7 +37,7 @@ func feedTurn(h *harness, i int) {
 // model for a started session and rendering its first frame.
 func BenchmarkFirstFrame(b *testing.B) {
 	for b.Loop() {
-		m := New(Config{Session: sessionStarted, GlamourStyle: "dark", Width: 120, Height: 40})
+		m := New(Config{Session: sessionStarted, Width: 120, Height: 40})
 		m.Update(tea.WindowSizeMsg{Width: 120, Height: 40})
 		_ = m.View()
 	}
@@ -55,7 +55,7 @@ func BenchmarkView10kItems(b *testing.B) {
 	}
 	for _, tc := range cases {
 		b.Run(tc.name, func(b *testing.B) {
-			h := newHarness(&testing.T{}, func(c *Config) { c.MaxItems = tc.max; c.Width = 120; c.Height = 40; c.GlamourStyle = "dark" })
+			h := newHarness(&testing.T{}, func(c *Config) { c.MaxItems = tc.max; c.Width = 120; c.Height = 40 })
 			for i := 0; len(h.m.tr.items)+h.m.tr.evicted < 10000; i++ {
 				feedTurn(h, i)
 			}
@@ -78,7 +78,7 @@ func BenchmarkView10kItems(b *testing.B) {
 // BenchmarkResize10kItems is a reflow: every frame at a new width, so each
 // visible item renders afresh.
 func BenchmarkResize10kItems(b *testing.B) {
-	h := newHarness(&testing.T{}, func(c *Config) { c.MaxItems = 20000; c.Width = 120; c.Height = 40; c.GlamourStyle = "dark" })
+	h := newHarness(&testing.T{}, func(c *Config) { c.MaxItems = 20000; c.Width = 120; c.Height = 40 })
 	for i := 0; len(h.m.tr.items) < 10000; i++ {
 		feedTurn(h, i)
 	}
@@ -94,7 +94,7 @@ func BenchmarkResize10kItems(b *testing.B) {
 // and reports the live heap and the process RSS afterwards.
 func BenchmarkThousandTurns(b *testing.B) {
 	for b.Loop() {
-		h := newHarness(&testing.T{}, func(c *Config) { c.Width = 120; c.Height = 40; c.GlamourStyle = "dark" })
+		h := newHarness(&testing.T{}, func(c *Config) { c.Width = 120; c.Height = 40 })
 		start := time.Now()
 		for i := range 1000 {
 			feedTurn(h, i)

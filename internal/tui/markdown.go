@@ -3,7 +3,6 @@ package tui
 import (
 	"strings"
 
-	"charm.land/glamour/v2"
 	"charm.land/lipgloss/v2"
 	"github.com/charmbracelet/x/ansi"
 )
@@ -29,14 +28,12 @@ func defaultStyles() styles {
 	}
 }
 
-// renderer turns items into lines: styles, the Ctrl+O target and one
-// glamour renderer per width (glamour wraps at construction time).
+// renderer turns items into lines: styles, the Ctrl+O target and the
+// Markdown renderer (built on first use).
 type renderer struct {
 	styles   styles
-	style    string // glamour standard style name
 	expanded *item
-	md       *glamour.TermRenderer
-	mdWidth  int
+	md       *markdown
 }
 
 // assistant renders completed text as Markdown and streaming text as
@@ -46,48 +43,23 @@ func (r *renderer) assistant(it *item, width int) []string {
 	if text == "" {
 		return nil
 	}
-	if !it.streaming {
-		if out, ok := r.markdown(text, width); ok {
-			return out
-		}
+	if it.streaming {
+		return prefixed("  ", "  ", text, width)
 	}
-	return prefixed("  ", "  ", text, width)
-}
-
-func (r *renderer) markdown(text string, width int) ([]string, bool) {
-	if r.md == nil || r.mdWidth != width {
-		md, err := glamour.NewTermRenderer(glamour.WithStandardStyle(r.style), glamour.WithWordWrap(max(width-4, 10)))
-		if err != nil {
-			return nil, false
-		}
-		r.md, r.mdWidth = md, width
+	if r.md == nil {
+		r.md = newMarkdown()
 	}
-	out, err := r.md.Render(text)
-	if err != nil {
-		return nil, false
+	lines := r.md.render(text, width-4)
+	for len(lines) > 0 && lines[0] == "" {
+		lines = lines[1:]
 	}
-	lines := strings.Split(strings.Trim(out, "\n"), "\n")
-	// glamour pads lines to the wrap width; trailing blanks only cost space.
 	for i, l := range lines {
-		lines[i] = trimRightSpaces(l)
+		if l != "" {
+			lines[i] = "  " + l
+		}
 		if ansi.StringWidth(lines[i]) > width {
 			lines[i] = ansi.Truncate(lines[i], width, "")
 		}
 	}
-	for len(lines) > 0 && strings.TrimSpace(ansi.Strip(lines[0])) == "" {
-		lines = lines[1:]
-	}
-	for len(lines) > 0 && strings.TrimSpace(ansi.Strip(lines[len(lines)-1])) == "" {
-		lines = lines[:len(lines)-1]
-	}
-	return lines, true
-}
-
-// trimRightSpaces drops trailing spaces, also those followed only by SGR
-// resets.
-func trimRightSpaces(l string) string {
-	if strings.TrimRight(ansi.Strip(l), " ") == ansi.Strip(l) {
-		return l
-	}
-	return ansi.Truncate(l, ansi.StringWidth(strings.TrimRight(ansi.Strip(l), " ")), "")
+	return lines
 }

@@ -31,9 +31,6 @@ type Config struct {
 	Now func() time.Time
 	// MaxItems bounds the transcript (DefaultMaxItems when 0).
 	MaxItems int
-	// GlamourStyle is a glamour standard style ("dark" when empty; tests
-	// use "notty").
-	GlamourStyle string
 	// Width and Height are the initial size until the terminal reports one.
 	Width, Height int
 }
@@ -117,10 +114,6 @@ func New(cfg Config) *Model {
 	if now == nil {
 		now = time.Now
 	}
-	style := cfg.GlamourStyle
-	if style == "" {
-		style = "dark"
-	}
 	m := &Model{
 		cfg:     cfg,
 		now:     now,
@@ -129,7 +122,7 @@ func New(cfg Config) *Model {
 		width:   max(cfg.Width, 20),
 		height:  max(cfg.Height, 8),
 		tr:      newTranscript(cfg.MaxItems),
-		render:  &renderer{styles: defaultStyles(), style: style},
+		render:  &renderer{styles: defaultStyles()},
 	}
 	m.composer = newComposer()
 	m.layout()

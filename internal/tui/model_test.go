@@ -56,7 +56,7 @@ type harness struct {
 func newHarness(t *testing.T, mod func(*Config)) *harness {
 	t.Helper()
 	h := &harness{t: t, rec: &recorder{}, clk: &clock{t: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)}}
-	cfg := Config{Session: sessionStarted, Sender: h.rec, Now: h.clk.now, GlamourStyle: "notty", Width: 80, Height: 24}
+	cfg := Config{Session: sessionStarted, Sender: h.rec, Now: h.clk.now, Width: 80, Height: 24}
 	if mod != nil {
 		mod(&cfg)
 	}

@@ -78,7 +78,7 @@ func panicScenario() error {
 	defer ptmx.Close()
 	defer tty.Close()
 	pty.Setsize(ptmx, &pty.Winsize{Rows: 24, Cols: 80})
-	before, err := unix.IoctlGetTermios(int(tty.Fd()), unix.TCGETS)
+	before, err := unix.IoctlGetTermios(int(tty.Fd()), ioctlGetTermios)
 	if err != nil {
 		return err
 	}
@@ -86,12 +86,12 @@ func panicScenario() error {
 	drained := make(chan struct{})
 	go func() { io.Copy(&out, ptmx); close(drained) }()
 
-	m := New(Config{Session: sessionStarted, GlamourStyle: "notty", Width: 80, Height: 24})
+	m := New(Config{Session: sessionStarted, Width: 80, Height: 24})
 	p := newProgram(context.Background(), panicky{m}, tty, tty)
 	rawDuring := make(chan bool, 1)
 	go func() {
 		time.Sleep(300 * time.Millisecond)
-		during, err := unix.IoctlGetTermios(int(tty.Fd()), unix.TCGETS)
+		during, err := unix.IoctlGetTermios(int(tty.Fd()), ioctlGetTermios)
 		rawDuring <- err == nil && during.Lflag&unix.ICANON == 0
 		ptmx.Write([]byte("x"))
 	}()
@@ -110,15 +110,15 @@ func panicScenario() error {
 	if !<-rawDuring {
 		problems = append(problems, "the tty was not in raw mode while the program ran; the test proves nothing")
 	}
-	after, err := unix.IoctlGetTermios(int(tty.Fd()), unix.TCGETS)
+	after, err := unix.IoctlGetTermios(int(tty.Fd()), ioctlGetTermios)
 	if err != nil {
 		return err
 	}
 	for _, f := range []struct {
 		name string
-		bit  uint32
+		bit  uint64 // tcflag_t is 32 bits on Linux and FreeBSD, 64 on macOS
 	}{{"ICANON", unix.ICANON}, {"ECHO", unix.ECHO}, {"ISIG", unix.ISIG}} {
-		if before.Lflag&f.bit != 0 && after.Lflag&f.bit == 0 {
+		if uint64(before.Lflag)&f.bit != 0 && uint64(after.Lflag)&f.bit == 0 {
 			problems = append(problems, f.name+" left off after the panic")
 		}
 	}

@@ -125,7 +125,7 @@ type Params struct {
 func newTool(opts Options, a Adapter, exe string) tool.Tool {
 	desc := strings.NewReplacer("{{name}}", a.Name, "{{title}}", a.Title).Replace(descriptionTemplate)
 	t := &agentTool{opts: opts, a: a, exe: exe}
-	return tool.MustDefine("agent_"+a.Name, desc, t.adjustSchema, t.plan)
+	return tool.WithRiskClass(tool.MustDefine("agent_"+a.Name, desc, t.adjustSchema, t.plan), string(tool.Delegate))
 }
 
 func (t *agentTool) adjustSchema(s *jsonschema.Schema) {

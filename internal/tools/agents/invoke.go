@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -59,11 +58,19 @@ func Apply(d Descriptor, o Override) (Adapter, error) {
 	return a, nil
 }
 
-var modelRE = regexp.MustCompile(`^[A-Za-z0-9._:/@\[\]-]{1,128}$`)
-
-// ValidModel reports whether m is an acceptable model value.
+// ValidModel reports whether m is an acceptable model value: 1 to 128 of
+// [A-Za-z0-9._:/@[]-], not starting with '-' or '@'.
 func ValidModel(m string) bool {
-	return modelRE.MatchString(m) && m[0] != '-' && m[0] != '@'
+	if m == "" || len(m) > 128 || m[0] == '-' || m[0] == '@' {
+		return false
+	}
+	for i := 0; i < len(m); i++ {
+		c := m[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || strings.IndexByte("._:/@[]-", c) >= 0) {
+			return false
+		}
+	}
+	return true
 }
 
 // Efforts are the accepted effort values.

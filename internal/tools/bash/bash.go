@@ -102,7 +102,7 @@ func New(opts Options) tool.Tool {
 		ts.Minimum, ts.Maximum = &lo, &hi
 		ts.Description = fmt.Sprintf("seconds before the command is killed; default %d, at most %d (tools.max_timeout_seconds)", defSecs, maxSecs)
 	}
-	return tool.MustDefine("bash", desc, adjust, func(env tool.Env, p Params) (tool.Plan, error) {
+	t := tool.MustDefine("bash", desc, adjust, func(env tool.Env, p Params) (tool.Plan, error) {
 		if strings.TrimSpace(p.Command) == "" {
 			return tool.Plan{}, tool.Errorf(tool.InvalidArguments, "`command` is empty; give the shell command to run")
 		}
@@ -119,6 +119,8 @@ func New(opts Options) tool.Tool {
 			Run:     c.run,
 		}, nil
 	})
+	// Every call runs a process, whatever its command.
+	return tool.WithRiskClass(t, string(tool.Process))
 }
 
 // call is one validated command, ready to run.

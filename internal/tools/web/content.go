@@ -9,6 +9,7 @@ import (
 	"mime"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -119,22 +120,22 @@ func mediaType(ct string) string {
 	return strings.ToLower(strings.TrimSpace(mt))
 }
 
-var binaryTypes = map[string]bool{
-	"application/pdf": true, "application/octet-stream": true, "application/zip": true,
-	"application/gzip": true, "application/x-gzip": true, "application/x-tar": true,
-	"application/x-bzip2": true, "application/x-xz": true, "application/zstd": true,
-	"application/x-7z-compressed": true, "application/x-rar-compressed": true, "application/vnd.rar": true,
-	"application/java-archive": true, "application/x-msdownload": true, "application/vnd.android.package-archive": true,
-	"application/x-iso9660-image": true, "application/x-apple-diskimage": true, "application/wasm": true,
-	"application/msword": true, "application/vnd.ms-excel": true, "application/vnd.ms-powerpoint": true,
-	"application/x-shockwave-flash": true, "application/x-executable": true, "application/x-sharedlib": true,
-	"application/x-debian-package": true, "application/x-rpm": true, "application/ogg": true,
+var binaryTypes = []string{
+	"application/pdf", "application/octet-stream", "application/zip",
+	"application/gzip", "application/x-gzip", "application/x-tar",
+	"application/x-bzip2", "application/x-xz", "application/zstd",
+	"application/x-7z-compressed", "application/x-rar-compressed", "application/vnd.rar",
+	"application/java-archive", "application/x-msdownload", "application/vnd.android.package-archive",
+	"application/x-iso9660-image", "application/x-apple-diskimage", "application/wasm",
+	"application/msword", "application/vnd.ms-excel", "application/vnd.ms-powerpoint",
+	"application/x-shockwave-flash", "application/x-executable", "application/x-sharedlib",
+	"application/x-debian-package", "application/x-rpm", "application/ogg",
 }
 
 // isBinary says a media type is never worth converting to text: images,
 // audio, video, fonts, PDF, archives, executables and octet-streams.
 func isBinary(mt string) bool {
-	if binaryTypes[mt] {
+	if slices.Contains(binaryTypes, mt) {
 		return true
 	}
 	for _, p := range []string{"image/", "audio/", "video/", "font/", "application/vnd.openxmlformats-", "application/vnd.oasis.opendocument."} {

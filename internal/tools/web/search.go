@@ -10,7 +10,6 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -291,7 +290,25 @@ func stripURLError(err error) error {
 	return err
 }
 
-var tagRe = regexp.MustCompile(`<[^>]*>`)
+// stripTags removes every "<...>" (what `<[^>]*>` matches); a '<' without
+// a later '>' stays.
+func stripTags(s string) string {
+	var b strings.Builder
+	for {
+		i := strings.IndexByte(s, '<')
+		if i < 0 {
+			break
+		}
+		j := strings.IndexByte(s[i:], '>')
+		if j < 0 {
+			break
+		}
+		b.WriteString(s[:i])
+		s = s[i+j+1:]
+	}
+	b.WriteString(s)
+	return b.String()
+}
 
 // maxSnippetRunes bounds one title or snippet so a result list stays small.
 const maxSnippetRunes = 600
@@ -299,7 +316,7 @@ const maxSnippetRunes = 600
 // cleanSnippet removes the markup Brave puts in descriptions, collapses
 // white space and bounds the length.
 func cleanSnippet(s string) string {
-	s = strings.Join(strings.Fields(html.UnescapeString(tagRe.ReplaceAllString(s, ""))), " ")
+	s = strings.Join(strings.Fields(html.UnescapeString(stripTags(s))), " ")
 	if r := []rune(s); len(r) > maxSnippetRunes {
 		s = string(r[:maxSnippetRunes]) + "…"
 	}
