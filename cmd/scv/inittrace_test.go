@@ -90,6 +90,21 @@ var initAllowList = map[string]struct {
 	"golang.org/x/text/language":                                        {1 << 10, "language values; 256 B"},
 	"code.dny.dev/ssrf":                                                 {1 << 10, "the IANA special-purpose address tables; 0 B"},
 
+	// The MCP client (internal/mcp, linked by app for every session): the
+	// official go-sdk and the JSON and assembly packages it imports. It also
+	// links encoding/gob (standard library, 26.5 KiB, 365 allocs, ~1 ms),
+	// counted under stdlibInitCeiling.
+	"github.com/modelcontextprotocol/go-sdk/mcp":                 {8 << 10, "JSON-RPC method tables and schema values; 7.8 KiB, 183 allocs, ~0.11 ms"},
+	"github.com/modelcontextprotocol/go-sdk/oauthex":             {4 << 10, "OAuth metadata field tables; 3.2 KiB, 27 allocs, ~0.1 ms"},
+	"github.com/modelcontextprotocol/go-sdk/internal/json":       {1 << 10, "JSON codec options; 584 B, 6 allocs, ~0.06 ms"},
+	"github.com/modelcontextprotocol/go-sdk/internal/jsonrpc2":   {1 << 10, "error values; 0 B"},
+	"github.com/modelcontextprotocol/go-sdk/internal/mcpgodebug": {1 << 10, "reads its GODEBUG settings; 0 B, ~0.05 ms"},
+	"github.com/modelcontextprotocol/go-sdk/internal/util":       {1 << 10, "error values; 0 B"},
+	"github.com/segmentio/encoding/json":                         {1 << 10, "codec caches; 32 B, ~0.1 ms"},
+	"github.com/segmentio/asm/base64":                            {3 << 10, "base64 encoders; 2.1 KiB, 10 allocs"},
+	"github.com/segmentio/asm/cpu":                               {1 << 10, "CPU feature flags; 0 B"},
+	"golang.org/x/sys/cpu":                                       {2 << 10, "CPU feature detection; 1.8 KiB, 1 alloc, ~0.1 ms"},
+
 	// Tools, configuration and the command line.
 	"github.com/google/jsonschema-go/jsonschema": {80 << 10, "schemas of the built-in Go types and its expressions; tool input schemas are derived with it; 79 KiB, 296 allocs, ~1 ms"},
 	"github.com/pelletier/go-toml/v2":            {1 << 10, "the TOML decoder's type values; 0 B"},
@@ -100,9 +115,10 @@ var initAllowList = map[string]struct {
 }
 
 // stdlibInitCeiling bounds what the standard library's packages allocate
-// together at start-up (49 KiB with Go 1.26); a new Go release may need it
-// raised, with the measurement.
-const stdlibInitCeiling = 56 << 10
+// together at start-up (49 KiB with Go 1.26, plus 26.5 KiB of encoding/gob
+// that the MCP SDK links: 75.4 KiB); a new Go release may need it raised,
+// with the measurement.
+const stdlibInitCeiling = 80 << 10
 
 func TestInitAllowList(t *testing.T) {
 	bin := filepath.Join(t.TempDir(), "scv")

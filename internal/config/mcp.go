@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"path/filepath"
 	"reflect"
-	"regexp"
 	"slices"
 	"strings"
 )
@@ -56,10 +55,21 @@ func defaultMCPServer() MCPServer {
 	return MCPServer{Enabled: true, StartupTimeoutSeconds: 30, ToolTimeoutSeconds: 120, Risk: RiskProcess}
 }
 
-// mcpNameRE is what a server name may look like: it becomes part of tool
-// names (mcp__<server>__<tool>), which model APIs limit to 64 characters of
+// validMCPName says name is what a server name may look like,
+// [A-Za-z0-9][A-Za-z0-9-]{0,31}: it becomes part of tool names
+// (mcp__<server>__<tool>), which model APIs limit to 64 characters of
 // [A-Za-z0-9_-].
-var mcpNameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9-]{0,31}$`)
+func validMCPName(name string) bool {
+	if name == "" || len(name) > 32 || name[0] == '-' {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		if c := name[i]; !isAlnum(c) && c != '-' {
+			return false
+		}
+	}
+	return true
+}
 
 func absPathOrEmpty(s string) string {
 	if s != "" && !filepath.IsAbs(s) {
@@ -147,7 +157,7 @@ func (l *Loaded) mcpProblems(fail func(key, msg string)) {
 		if _, ok := l.origins[first]; !ok {
 			first = l.firstKeyOf(joinKey([]string{"mcp", "servers", name}))
 		}
-		if !mcpNameRE.MatchString(name) {
+		if !validMCPName(name) {
 			fail(first, fmt.Sprintf("server name %q must be 1 to 32 letters, digits or '-', starting with a letter or digit (it becomes part of the tool names mcp__%s__<tool>)", name, name))
 		}
 		switch {

@@ -8,7 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
+	"strings"
 	"syscall"
 	"time"
 
@@ -40,12 +40,41 @@ type CallRecord struct {
 	StartedAt  time.Time `json:"started_at"`
 }
 
-// callTagRE is the only tag form a record may name: a record file can be
-// edited, and stopping every process whose environment holds, say,
-// HOME=/home/me would stop the whole session of the user.
-var callTagRE = regexp.MustCompile(`^SCV_[A-Z0-9_]+=[A-Za-z0-9]{16,64}$`)
+// validCallTag says tag has the only form a record may name,
+// SCV_[A-Z0-9_]+=<16 to 64 letters or digits>: a record file can be edited,
+// and stopping every process whose environment holds, say, HOME=/home/me
+// would stop the whole session of the user.
+func validCallTag(tag string) bool {
+	name, val, ok := strings.Cut(tag, "=")
+	rest, scv := strings.CutPrefix(name, "SCV_")
+	if !ok || !scv || rest == "" || len(val) < 16 || len(val) > 64 {
+		return false
+	}
+	for i := 0; i < len(rest); i++ {
+		if c := rest[i]; !('A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_') {
+			return false
+		}
+	}
+	for i := 0; i < len(val); i++ {
+		if c := val[i]; !('A' <= c && c <= 'Z' || 'a' <= c && c <= 'z' || '0' <= c && c <= '9') {
+			return false
+		}
+	}
+	return true
+}
 
-var callIDRE = regexp.MustCompile(`^[0-9a-f]{16}$`)
+// validCallID says id is 16 lower-case hex digits, the form BeginCall gives.
+func validCallID(id string) bool {
+	if len(id) != 16 {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		if c := id[i]; !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}
 
 func (t *Tracker) callPath(id string) string { return filepath.Join(t.callDir, id+".json") }
 
@@ -54,7 +83,7 @@ func (t *Tracker) callPath(id string) string { return filepath.Join(t.callDir, i
 // unrecorded. started notes the leader's PID once it runs; done removes
 // the record after the call has stopped its processes.
 func (t *Tracker) BeginCall(tag, session, callID string) (started func(pid int), done func(), err error) {
-	if !callTagRE.MatchString(tag) {
+	if !validCallTag(tag) {
 		return nil, nil, fmt.Errorf("record call: tag %q is not of the form SCV_…=<random>", tag)
 	}
 	var b [8]byte
@@ -84,7 +113,7 @@ func (t *Tracker) writeCall(r CallRecord) error { return writeRecord(t.callPath(
 // readCalls loads every call record; unreadable or malformed ones are
 // returned by name for reporting.
 func (t *Tracker) readCalls() ([]CallRecord, []string, error) {
-	ids, err := recordNames(t.callDir, callIDRE.MatchString)
+	ids, err := recordNames(t.callDir, validCallID)
 	if err != nil {
 		return nil, nil, fmt.Errorf("list call records: %w", err)
 	}
@@ -96,7 +125,7 @@ func (t *Tracker) readCalls() ([]CallRecord, []string, error) {
 			continue
 		}
 		var r CallRecord
-		if err != nil || json.Unmarshal(b, &r) != nil || r.ID != id || !callTagRE.MatchString(r.Tag) {
+		if err != nil || json.Unmarshal(b, &r) != nil || r.ID != id || !validCallTag(r.Tag) {
 			bad = append(bad, id+".json")
 			continue
 		}

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
@@ -159,4 +160,25 @@ func anyRunningOf(pids []int) bool {
 		}
 	}
 	return false
+}
+
+// TestCallFormsMatchTheirRegexps: the hand-written checks (nothing built at
+// start-up) accept exactly what the regexps they replace accept.
+func TestCallFormsMatchTheirRegexps(t *testing.T) {
+	tagRE := regexp.MustCompile(`^SCV_[A-Z0-9_]+=[A-Za-z0-9]{16,64}$`)
+	idRE := regexp.MustCompile(`^[0-9a-f]{16}$`)
+	long := strings.Repeat("a", 64)
+	for _, s := range []string{
+		"SCV_BASH_CALL=0123456789abcdef", "SCV_BASH_CALL=" + long, "SCV_BASH_CALL=" + long + "a",
+		"SCV_BASH_CALL=0123456789abcde", "SCV_=0123456789abcdef", "SCV_bash=0123456789abcdef",
+		"HOME=/home/me", "SCV_X=0123456789abcdef=", "SCV_X=0123456789abcde-", "SCV_X", "", "SCV_9_=ABCDEFGHIJKLMNOP",
+		"0123456789abcdef", "0123456789ABCDEF", "0123456789abcdeg", "0123456789abcde",
+	} {
+		if got, want := validCallTag(s), tagRE.MatchString(s); got != want {
+			t.Errorf("validCallTag(%q) = %v, regexp says %v", s, got, want)
+		}
+		if got, want := validCallID(s), idRE.MatchString(s); got != want {
+			t.Errorf("validCallID(%q) = %v, regexp says %v", s, got, want)
+		}
+	}
 }

@@ -85,27 +85,32 @@ func outside(p, why string) *tool.Error {
 	return tool.Errorf(tool.InvalidArguments, "path %q must stay inside the workspace: %s", p, why)
 }
 
-// secretNames are file and directory names that hold credentials: SSH
-// private keys, netrc, package-registry and database password files, git's
-// credential store, direnv files, and the directories of SSH, GnuPG and
-// the AWS CLI.
-var secretNames = map[string]bool{
-	"id_rsa": true, "id_dsa": true, "id_ecdsa": true, "id_ed25519": true, "id_ecdsa_sk": true, "id_ed25519_sk": true,
-	".netrc": true, "_netrc": true, ".npmrc": true, ".pypirc": true, ".pgpass": true, ".git-credentials": true,
-	".envrc": true, ".ssh": true, ".gnupg": true, ".aws": true,
+// secretName says c (lowercased) is a file or directory name that holds
+// credentials: SSH private keys, netrc, package-registry and database
+// password files, git's credential store, direnv files, and the directories
+// of SSH, GnuPG and the AWS CLI. A switch, not a map: nothing is built when
+// the program starts.
+func secretName(c string) bool {
+	switch c {
+	case "id_rsa", "id_dsa", "id_ecdsa", "id_ed25519", "id_ecdsa_sk", "id_ed25519_sk",
+		".netrc", "_netrc", ".npmrc", ".pypirc", ".pgpass", ".git-credentials",
+		".envrc", ".ssh", ".gnupg", ".aws":
+		return true
+	}
+	return false
 }
 
 // SecretLike reports whether a workspace-relative path looks like it holds a
 // secret: a component that, lowercased, equals ".env", starts with ".env."
 // or ends in ".env", contains "credential" or "private_key", ends in ".pem"
-// or ".key", or is one of secretNames. It is a visibility heuristic, not a
+// or ".key", or is a secretName. It is a visibility heuristic, not a
 // confidentiality boundary.
 func SecretLike(p string) bool {
 	for _, part := range strings.Split(path.Clean(p), "/") {
 		c := strings.ToLower(part)
 		if c == ".env" || strings.HasPrefix(c, ".env.") || strings.HasSuffix(c, ".env") ||
 			strings.Contains(c, "credential") || strings.Contains(c, "private_key") ||
-			strings.HasSuffix(c, ".pem") || strings.HasSuffix(c, ".key") || secretNames[c] {
+			strings.HasSuffix(c, ".pem") || strings.HasSuffix(c, ".key") || secretName(c) {
 			return true
 		}
 	}
