@@ -44,6 +44,9 @@ func newExecCmd(g *globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			// The app owns the MCP servers the turn starts; closing it
+			// stops them (and what they spawned) before exec exits.
+			defer a.Close()
 			loaded, err := a.LoadConfig(ws, noOverrides)
 			if err != nil {
 				return err
