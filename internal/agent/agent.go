@@ -45,9 +45,9 @@ type Options struct {
 	Secrets []string
 }
 
-// Emit receives the session's events in order. The server adds session_id
-// and seq.
-type Emit func(ev proto.Event)
+// Emit receives the session's events in order, each with its turn_id set.
+// The server adds session_id and seq.
+type Emit func(ev proto.TurnEvent)
 
 // Session is one conversation. RunTurn must not be called concurrently.
 type Session struct {
@@ -113,30 +113,26 @@ func fail(code, format string, args ...any) error {
 // RunTurn runs one turn to its single terminal event. A failed or cancelled
 // turn leaves the history as it was before the turn.
 func (s *Session) RunTurn(ctx context.Context, turnID, prompt string, emit Emit) {
-	ev := func(e proto.Event) {
-		e.TurnID = turnID
+	ev := func(e proto.TurnEvent) {
+		e.Turn().TurnID = turnID
 		emit(e)
 	}
 	saved := s.hist.snapshot()
-	ev(proto.Event{Type: proto.EventTurnStarted})
+	ev(&proto.TurnStarted{})
 	steps, usage, err := s.loop(ctx, prompt, ev)
 	if err == nil {
-		e := proto.Event{Type: proto.EventTurnCompleted, Steps: proto.Ptr(steps), ContextTokens: proto.Ptr(s.ContextTokens())}
-		if usage != nil {
-			e.Usage = usage
-		}
-		ev(e)
+		ev(&proto.TurnCompleted{Steps: steps, Usage: usage, ContextTokens: s.ContextTokens()})
 		return
 	}
 	s.hist.restore(saved)
 	var tf *turnFailure
 	switch {
 	case ctx.Err() != nil:
-		ev(proto.Event{Type: proto.EventTurnCancelled})
+		ev(&proto.TurnCancelled{})
 	case errors.As(err, &tf):
-		ev(proto.Event{Type: proto.EventTurnFailed, Code: tf.code, Message: tf.msg})
+		ev(&proto.TurnFailed{Code: tf.code, Message: tf.msg})
 	default:
-		ev(proto.Event{Type: proto.EventTurnFailed, Code: proto.FailInternal, Message: oneLine(s.secrets.redact(err.Error()), 300)})
+		ev(&proto.TurnFailed{Code: proto.FailInternal, Message: oneLine(s.secrets.redact(err.Error()), 300)})
 	}
 }
 
@@ -171,11 +167,11 @@ func (s *Session) loop(ctx context.Context, prompt string, ev Emit) (int, *proto
 			ReasoningEffort: s.opts.ReasoningEffort,
 			MaxOutputTokens: s.opts.Context.ReserveOutputTokens,
 		}, func(d model.Delta) {
-			typ := proto.EventAssistantDelta
 			if d.Kind == model.DeltaReasoning {
-				typ = proto.EventAssistantReasoning
+				ev(&proto.AssistantReasoning{Content: d.Text})
+				return
 			}
-			ev(proto.Event{Type: typ, Content: proto.Ptr(d.Text)})
+			ev(&proto.AssistantDelta{Content: d.Text})
 		})
 		if err != nil {
 			if ctx.Err() != nil {
@@ -192,7 +188,7 @@ func (s *Session) loop(ctx context.Context, prompt string, ev Emit) (int, *proto
 			msg.Thinking = resp.Thinking
 		}
 		s.hist.append(msg, true)
-		ev(proto.Event{Type: proto.EventAssistantComplete, Content: proto.Ptr(resp.Content)})
+		ev(&proto.AssistantCompleted{Content: resp.Content})
 		if len(resp.ToolCalls) == 0 {
 			// The turn is complete: its thinking blocks are no longer
 			// needed, and its own messages may now be trimmed too.
@@ -257,7 +253,7 @@ func addUsage(total *proto.Usage, u *model.Usage) *proto.Usage {
 // call runs one tool call through validation, approval and execution and
 // emits its lifecycle events. The returned result is what the model sees.
 func (s *Session) call(ctx context.Context, call model.ToolCall, ev Emit) (tool.Result, error) {
-	ev(proto.Event{Type: proto.EventToolProposed, CallID: call.ID, Name: call.Name, Arguments: rawArgs(call.Arguments)})
+	ev(&proto.ToolProposed{CallID: call.ID, Name: call.Name, Arguments: rawArgs(call.Arguments)})
 	env := tool.Env{Workspace: s.opts.Workspace, SessionID: s.opts.SessionID, CallID: call.ID, OutputLimit: s.opts.OutputLimit}
 	var stopProgress func()
 	env.Progress, stopProgress = newProgress(call.ID, ev, s.secrets)
@@ -279,7 +275,7 @@ func (s *Session) approveAndRun(ctx context.Context, call model.ToolCall, plan t
 	case approval.Ask:
 		id := "ap_" + uuid.NewString()[:8]
 		announce := func() {
-			ev(proto.Event{Type: proto.EventApprovalRequested, ApprovalID: id, CallID: call.ID, Name: call.Name, Risk: string(plan.Risk), Cwd: s.opts.Workspace, Summary: plan.Summary})
+			ev(&proto.ApprovalRequested{ApprovalID: id, CallID: call.ID, Name: call.Name, Risk: string(plan.Risk), Cwd: s.opts.Workspace, Summary: plan.Summary})
 		}
 		if !s.broker.Wait(ctx, id, announce) {
 			if ctx.Err() != nil {
@@ -294,7 +290,7 @@ func (s *Session) approveAndRun(ctx context.Context, call model.ToolCall, plan t
 	// The summary rides along, so a call that ran without an approval (a
 	// read_only fetch of an allowlisted host) still shows what it did, such
 	// as the full URL with its query.
-	ev(proto.Event{Type: proto.EventToolStarted, CallID: call.ID, Name: call.Name, Summary: plan.Summary})
+	ev(&proto.ToolStarted{CallID: call.ID, Name: call.Name, Summary: plan.Summary})
 	return runRecovered(ctx, call.Name, plan)
 }
 
@@ -311,9 +307,8 @@ func runRecovered(ctx context.Context, name string, plan tool.Plan) (res tool.Re
 	return plan.Run(ctx), nil
 }
 
-func completed(call model.ToolCall, res tool.Result) proto.Event {
-	e := proto.Event{Type: proto.EventToolCompleted, CallID: call.ID, Name: call.Name,
-		Success: proto.Ptr(res.Success), Output: proto.Ptr(res.Output), Truncated: proto.Ptr(res.Truncated)}
+func completed(call model.ToolCall, res tool.Result) *proto.ToolCompleted {
+	e := &proto.ToolCompleted{CallID: call.ID, Name: call.Name, Success: res.Success, Output: res.Output, Truncated: res.Truncated}
 	if !res.Success {
 		e.Error = string(res.Error)
 		if e.Error == "" {

@@ -105,5 +105,5 @@ func (p *progress) send(text string) {
 		return
 	}
 	p.last = now
-	p.ev(proto.Event{Type: proto.EventToolProgress, CallID: p.callID, Text: line})
+	p.ev(&proto.ToolProgress{CallID: p.callID, Text: line})
 }

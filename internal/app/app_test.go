@@ -164,9 +164,9 @@ func TestSessionPromptAndToolFree(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var last proto.Event
-		sess.RunTurn(t.Context(), "t1", "hi", func(e proto.Event) { last = e })
-		if last.Type != proto.EventTurnCompleted {
+		var last proto.TurnEvent
+		sess.RunTurn(t.Context(), "t1", "hi", func(e proto.TurnEvent) { last = e })
+		if _, ok := last.(*proto.TurnCompleted); !ok {
 			t.Fatalf("turn ended with %+v", last)
 		}
 		info.Close()

@@ -364,18 +364,19 @@ func TestOrphanOfKilledStdioServer(t *testing.T) {
 		t.Fatal(err)
 	}
 	sid := started.SessionID
-	if err := c.Send(&proto.TurnStart{Envelope: proto.Envelope{Type: proto.TypeTurnStart}, SessionID: sid, Prompt: "delegate"}); err != nil {
+	if err := c.Send(&proto.TurnStart{SessionID: sid, Prompt: "delegate"}); err != nil {
 		t.Fatal(err)
 	}
+events:
 	for ev := range c.Events() {
-		if ev.Type == proto.EventApprovalRequested {
+		switch ev := ev.(type) {
+		case *proto.ApprovalRequested:
 			if ev.Risk != "delegate" || !strings.Contains(ev.Summary, "/bin/bash") {
 				t.Errorf("approval request %+v", ev)
 			}
-			c.Send(&proto.ApprovalResolve{Envelope: proto.Envelope{Type: proto.TypeApprovalSolve}, SessionID: sid, ApprovalID: ev.ApprovalID, Approved: true})
-		}
-		if ev.Type == proto.EventToolStarted || ev.Type == proto.EventTurnCompleted || ev.Type == proto.EventTurnFailed {
-			break
+			c.Send(&proto.ApprovalResolve{SessionID: sid, ApprovalID: ev.ApprovalID, Approved: true})
+		case *proto.ToolStarted, *proto.TurnCompleted, *proto.TurnFailed:
+			break events
 		}
 	}
 	recDir := filepath.Join(e.scvHome, "run", "delegations")

@@ -204,7 +204,7 @@ func newStopCmd(g *globals) *cobra.Command {
 				return &exitError{code: ExitFailure, msg: err.Error()}
 			}
 			defer conn.Close()
-			if _, err := conn.Call(ctx, &proto.Envelope{Type: proto.TypeDaemonShutdown}); err != nil {
+			if _, err := conn.Call(ctx, &proto.DaemonShutdown{}); err != nil {
 				return &exitError{code: ExitFailure, msg: fmt.Sprintf("stop daemon: %v", err)}
 			}
 			for ctx.Err() == nil {
@@ -239,7 +239,7 @@ func (g *globals) queryStatus(layout paths.Layout) (proto.DaemonStatus, error) {
 		return proto.DaemonStatus{}, err
 	}
 	defer conn.Close()
-	ev, err := conn.Call(ctx, &proto.Envelope{Type: proto.TypeDaemonStatus})
+	ev, err := client.CallFor[*proto.DaemonStatusReply](ctx, conn, &proto.DaemonStatusRequest{})
 	if err != nil {
 		return proto.DaemonStatus{}, err
 	}

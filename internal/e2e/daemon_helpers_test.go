@@ -116,7 +116,7 @@ func (in *instance) connect() *client.Conn {
 }
 
 // startSession opens a session in the workspace.
-func (in *instance) startSession(c *client.Conn, s proto.SessionStart) proto.Event {
+func (in *instance) startSession(c *client.Conn, s proto.SessionStart) *proto.SessionStarted {
 	in.t.Helper()
 	ctx, cancel := context.WithTimeout(in.t.Context(), 10*time.Second)
 	defer cancel()
@@ -133,7 +133,7 @@ func (in *instance) startSession(c *client.Conn, s proto.SessionStart) proto.Eve
 // sendTurn starts a turn.
 func sendTurn(t *testing.T, c *client.Conn, sid, prompt string) {
 	t.Helper()
-	if err := c.Send(&proto.TurnStart{Envelope: proto.Envelope{Type: proto.TypeTurnStart}, SessionID: sid, Prompt: prompt}); err != nil {
+	if err := c.Send(&proto.TurnStart{SessionID: sid, Prompt: prompt}); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -151,7 +151,7 @@ func until(t *testing.T, c *client.Conn, typ string) []proto.Event {
 				t.Fatalf("connection ended (%v) while waiting for %s; got %v", c.Err(), typ, eventTypes(evs))
 			}
 			evs = append(evs, ev)
-			if ev.Type == typ {
+			if ev.EventType() == typ {
 				return evs
 			}
 		case <-timeout:
@@ -173,13 +173,35 @@ func next(t *testing.T, c *client.Conn) proto.Event {
 	case <-time.After(30 * time.Second):
 		t.Fatal("no event within 30 s")
 	}
-	return proto.Event{}
+	return nil
+}
+
+// last is the last of evs as the type T that the caller waited for with
+// until, failing the test when it is not one.
+func last[T proto.Event](t *testing.T, evs []proto.Event) T {
+	t.Helper()
+	ev, ok := evs[len(evs)-1].(T)
+	if !ok {
+		t.Fatalf("last event is %s, not the type waited for", evs[len(evs)-1].EventType())
+	}
+	return ev
+}
+
+// ofType returns the events of type T among evs.
+func ofType[T proto.Event](evs []proto.Event) []T {
+	var out []T
+	for _, ev := range evs {
+		if e, ok := ev.(T); ok {
+			out = append(out, e)
+		}
+	}
+	return out
 }
 
 func eventTypes(evs []proto.Event) []string {
 	out := make([]string, len(evs))
 	for i, ev := range evs {
-		out[i] = ev.Type
+		out[i] = ev.EventType()
 	}
 	return out
 }

@@ -35,11 +35,11 @@ func TestDaemonSIGTERMStopsDelegations(t *testing.T) {
 	sid := in.startSession(c, proto.SessionStart{}).SessionID
 	sendTurn(t, c, sid, "delegate")
 	evs := until(t, c, proto.EventApprovalRequested)
-	ap := evs[len(evs)-1]
+	ap := last[*proto.ApprovalRequested](t, evs)
 	if ap.Risk != "delegate" || !strings.Contains(ap.Summary, "/bin/bash") {
 		t.Errorf("approval.requested = %+v", ap)
 	}
-	if err := c.Send(&proto.ApprovalResolve{Envelope: proto.Envelope{Type: proto.TypeApprovalSolve}, SessionID: sid, ApprovalID: ap.ApprovalID, Approved: true}); err != nil {
+	if err := c.Send(&proto.ApprovalResolve{SessionID: sid, ApprovalID: ap.ApprovalID, Approved: true}); err != nil {
 		t.Fatal(err)
 	}
 	until(t, c, proto.EventToolStarted)

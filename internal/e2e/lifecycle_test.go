@@ -66,7 +66,7 @@ func TestStdioEOFCancelsTurn(t *testing.T) {
 	sid := in.startSession(c, proto.SessionStart{}).SessionID
 	sendTurn(t, c, sid, "sleep")
 	appr := until(t, c, proto.EventApprovalRequested)
-	if err := c.Send(&proto.ApprovalResolve{Envelope: proto.Envelope{Type: proto.TypeApprovalSolve}, SessionID: sid, ApprovalID: appr[len(appr)-1].ApprovalID, Approved: true}); err != nil {
+	if err := c.Send(&proto.ApprovalResolve{SessionID: sid, ApprovalID: last[*proto.ApprovalRequested](t, appr).ApprovalID, Approved: true}); err != nil {
 		t.Fatal(err)
 	}
 	until(t, c, proto.EventToolStarted)

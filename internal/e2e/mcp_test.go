@@ -124,13 +124,8 @@ func TestDaemonMCPSharedAndStopped(t *testing.T) {
 		sid := in.startSession(c, proto.SessionStart{}).SessionID
 		sendTurn(t, c, sid, "use the mcp tool")
 		evs := until(t, c, proto.EventTurnCompleted)
-		var done *proto.Event
-		for i := range evs {
-			if evs[i].Type == proto.EventToolCompleted {
-				done = &evs[i]
-			}
-		}
-		if done == nil || done.Success == nil || !*done.Success || *done.Output != "echo: from the daemon" {
+		done := ofType[*proto.ToolCompleted](evs)
+		if len(done) == 0 || !done[len(done)-1].Success || done[len(done)-1].Output != "echo: from the daemon" {
 			t.Fatalf("session %d: tool.completed = %+v; daemon stderr:\n%s", i, done, d.stderr)
 		}
 	}

@@ -69,10 +69,10 @@ func (in *instance) startStdio(env []string) *client.Conn {
 func collapsedTypes(evs []proto.Event) []string {
 	var out []string
 	for _, ev := range evs {
-		if ev.Type == proto.EventAssistantDelta && len(out) > 0 && out[len(out)-1] == ev.Type {
+		if ev.EventType() == proto.EventAssistantDelta && len(out) > 0 && out[len(out)-1] == ev.EventType() {
 			continue
 		}
-		out = append(out, ev.Type)
+		out = append(out, ev.EventType())
 	}
 	return out
 }
@@ -147,18 +147,21 @@ func TestStdioWebFetchApproval(t *testing.T) {
 			for {
 				ev := next(t, c)
 				evs = append(evs, ev)
-				if ev.Type == proto.EventApprovalRequested {
+				if ev, ok := ev.(*proto.ApprovalRequested); ok {
 					if ev.Risk != "network" || ev.Name != "web_fetch" || ev.CallID != "w1" || !strings.Contains(ev.Summary, tc.url) {
 						t.Errorf("approval.requested = %+v, want web_fetch w1 with risk network naming %s", ev, tc.url)
 					}
-					if err := c.Send(&proto.ApprovalResolve{Envelope: proto.Envelope{Type: proto.TypeApprovalSolve}, SessionID: sid, ApprovalID: ev.ApprovalID, Approved: true}); err != nil {
+					if err := c.Send(&proto.ApprovalResolve{SessionID: sid, ApprovalID: ev.ApprovalID, Approved: true}); err != nil {
 						t.Fatal(err)
 					}
 				}
-				if ev.Type == proto.EventToolStarted && !strings.Contains(ev.Summary, tc.url) {
+				if ev, ok := ev.(*proto.ToolStarted); ok && !strings.Contains(ev.Summary, tc.url) {
 					t.Errorf("tool.started = %+v, want the full URL in its summary", ev)
 				}
-				if ev.Type == proto.EventTurnCompleted || ev.Type == proto.EventTurnFailed {
+				if _, ok := ev.(*proto.TurnCompleted); ok {
+					break
+				}
+				if _, ok := ev.(*proto.TurnFailed); ok {
 					break
 				}
 			}

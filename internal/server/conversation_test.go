@@ -257,7 +257,7 @@ func newNormaliser(ws string) *normaliser {
 
 var seqRE = regexp.MustCompile(`"seq":([0-9]+)`)
 
-// checkSeq verifies runtime.md §12: session.started has seq 0 and every
+// checkSeq verifies the seq rule: session.started has seq 0 and every
 // later event of the session adds exactly 1.
 func (n *normaliser) checkSeq(line string) error {
 	var ev struct {

@@ -258,7 +258,7 @@ func TestSessionBoundsAcrossConnections(t *testing.T) {
 	if _, code := start(b); code != proto.ErrLimit {
 		t.Errorf("fourth session of the server: code %q, want %s", code, proto.ErrLimit)
 	}
-	if _, err := a.Call(t.Context(), &proto.SessionRef{Envelope: proto.Envelope{Type: proto.TypeSessionClose}, SessionID: a1}); err != nil {
+	if _, err := a.Call(t.Context(), &proto.SessionClose{SessionID: a1}); err != nil {
 		t.Fatal(err)
 	}
 	if id, code := start(b); id == "" {

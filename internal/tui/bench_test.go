@@ -20,17 +20,17 @@ func feedTurn(h *harness, i int) {
 	turn := "t" + strconv.Itoa(i)
 	call := "c" + strconv.Itoa(i)
 	h.m.pending = append(h.m.pending, pendingPrompt{requestID: "r" + strconv.Itoa(i), text: fmt.Sprintf("prompt number %d: please look at the repository", i)})
-	h.ev(proto.Event{Type: proto.EventTurnStarted, TurnID: turn})
+	h.ev(&proto.TurnStarted{TurnHeader: th(turn)})
 	for _, frag := range []string{"Looking at ", "the **repository** ", "now.\n\n- one\n- two"} {
-		h.ev(proto.Event{Type: proto.EventAssistantDelta, TurnID: turn, Content: str(frag)})
+		h.ev(&proto.AssistantDelta{TurnHeader: th(turn), Content: frag})
 	}
-	h.ev(proto.Event{Type: proto.EventAssistantComplete, TurnID: turn, Content: str("Looking at the **repository** now.\n\n- one\n- two")},
-		proto.Event{Type: proto.EventToolProposed, TurnID: turn, CallID: call, Name: "bash", Arguments: args(map[string]any{"command": "ls -la"})},
-		proto.Event{Type: proto.EventToolStarted, TurnID: turn, CallID: call, Name: "bash"},
-		proto.Event{Type: proto.EventToolProgress, TurnID: turn, CallID: call, Text: "listing"},
-		proto.Event{Type: proto.EventToolCompleted, TurnID: turn, CallID: call, Name: "bash", Success: proto.Ptr(true), Output: str(strings.Repeat("-rw-r--r-- 1 ada ada 1234 file.go\n", 60))},
-		proto.Event{Type: proto.EventAssistantComplete, TurnID: turn, Content: str(fmt.Sprintf("Turn %d: the repository has `60` files.", i))},
-		proto.Event{Type: proto.EventTurnCompleted, TurnID: turn, Usage: &proto.Usage{InputTokens: 1000, OutputTokens: 100, TotalTokens: 1100}})
+	h.ev(&proto.AssistantCompleted{TurnHeader: th(turn), Content: "Looking at the **repository** now.\n\n- one\n- two"},
+		&proto.ToolProposed{TurnHeader: th(turn), CallID: call, Name: "bash", Arguments: args(map[string]any{"command": "ls -la"})},
+		&proto.ToolStarted{TurnHeader: th(turn), CallID: call, Name: "bash"},
+		&proto.ToolProgress{TurnHeader: th(turn), CallID: call, Text: "listing"},
+		&proto.ToolCompleted{TurnHeader: th(turn), CallID: call, Name: "bash", Success: true, Output: strings.Repeat("-rw-r--r-- 1 ada ada 1234 file.go\n", 60)},
+		&proto.AssistantCompleted{TurnHeader: th(turn), Content: fmt.Sprintf("Turn %d: the repository has `60` files.", i)},
+		&proto.TurnCompleted{TurnHeader: th(turn), Usage: &proto.Usage{InputTokens: 1000, OutputTokens: 100, TotalTokens: 1100}})
 }
 
 // BenchmarkFirstFrame is the in-process part of first paint: building the
@@ -60,7 +60,7 @@ func BenchmarkView10kItems(b *testing.B) {
 				feedTurn(h, i)
 			}
 			h.prompt("stream", "tX")
-			h.ev(proto.Event{Type: proto.EventAssistantDelta, TurnID: "tX", Content: str(strings.Repeat("streamed words ", 40))})
+			h.ev(&proto.AssistantDelta{TurnHeader: th("tX"), Content: strings.Repeat("streamed words ", 40)})
 			_ = h.m.Render()
 			// Each frame re-renders the streaming item (as after a delta)
 			// without letting it grow, so frames stay comparable.
