@@ -1,5 +1,7 @@
 package proto
 
+import "encoding/json"
+
 // The session family: opening, clearing and closing a session.
 
 const (
@@ -26,8 +28,8 @@ type SessionStart struct {
 func (*SessionStart) MessageType() string { return TypeSessionStart }
 
 // SessionStarted answers session.start. It is the session's first event and
-// has seq 0; unlike the other session events it carries seq last, and its
-// Tools is a list even when empty (the server never sends null).
+// has seq 0; unlike the other session events it carries seq last. Tools is
+// encoded as a list also when nil.
 type SessionStarted struct {
 	Header
 	SessionID        string   `json:"session_id"`
@@ -39,6 +41,15 @@ type SessionStarted struct {
 }
 
 func (*SessionStarted) EventType() string { return EventSessionStarted }
+
+// MarshalJSON encodes e with Tools as a list, never null.
+func (e SessionStarted) MarshalJSON() ([]byte, error) {
+	type plain SessionStarted // the same fields without this method
+	if e.Tools == nil {
+		e.Tools = []string{}
+	}
+	return json.Marshal(plain(e))
+}
 
 // SessionClear empties an idle session's history.
 type SessionClear struct {

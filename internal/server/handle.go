@@ -147,13 +147,9 @@ func (c *conn) sessionStart(m *proto.SessionStart) {
 	if c.srv.opts.OnSessions != nil {
 		c.srv.opts.OnSessions(1)
 	}
-	tools := info.Tools
-	if tools == nil {
-		tools = []string{} // a list on the wire, also when empty
-	}
 	// session.started has seq 0, so it is not stamped like later events.
 	c.reply(m.RequestID, &proto.SessionStarted{SessionID: id, Cwd: info.Cwd, Model: info.Model,
-		ContextMaxTokens: info.ContextMaxTokens, Tools: tools}, nil)
+		ContextMaxTokens: info.ContextMaxTokens, Tools: info.Tools}, nil)
 	c.wg.Add(1)
 	go func() {
 		defer c.wg.Done()
