@@ -227,15 +227,20 @@ func (c *conn) sendSession(s *session, ev proto.SessionEvent) {
 	c.write(ev)
 }
 
-// reply sets the request_id ev answers and sends it; s is nil for a
-// connection event.
+// reply sets the request_id ev answers and sends it: a session event
+// through sendSession, anything else (s is nil then) through send.
 func (c *conn) reply(requestID string, ev proto.Event, s *session) {
 	ev.Head().RequestID = requestID
-	if se, ok := ev.(proto.SessionEvent); ok && s != nil {
+	se, isSession := ev.(proto.SessionEvent)
+	switch {
+	case isSession && s != nil:
 		c.sendSession(s, se)
-		return
+	case isSession:
+		c.srv.opts.Logger.Error("session event sent without its session", "type", ev.EventType())
+		c.send(ev)
+	default:
+		c.send(ev)
 	}
-	c.send(ev)
 }
 
 // write encodes ev and queues it; sendMu is held.
