@@ -137,34 +137,28 @@ func (c *Conn) Close() error {
 // Send writes one client message, assigning a request_id when its envelope
 // has none (the caller sees it in msg).
 func (c *Conn) Send(msg proto.Message) error {
-	_, err := c.send(msg)
-	return err
-}
-
-func (c *Conn) send(msg proto.Message) (string, error) {
 	select {
 	case <-c.done:
-		return "", ErrClosed
+		return ErrClosed
 	default:
 	}
-	env := msg.Env()
-	if env.RequestID == "" {
+	if env := msg.Env(); env.RequestID == "" {
 		env.RequestID = c.newID()
 	}
 	b, err := proto.EncodeMessage(msg)
 	if err != nil {
-		return "", fmt.Errorf("encode message: %w", err)
+		return fmt.Errorf("encode message: %w", err)
 	}
 	if len(b) > proto.MaxClientFrameBytes {
-		return "", fmt.Errorf("message of %d bytes exceeds the %d-byte frame limit", len(b), proto.MaxClientFrameBytes)
+		return fmt.Errorf("message of %d bytes exceeds the %d-byte frame limit", len(b), proto.MaxClientFrameBytes)
 	}
 	b = append(b, '\n')
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
 	if _, err := c.w.Write(b); err != nil {
-		return "", fmt.Errorf("write message: %w", err)
+		return fmt.Errorf("write message: %w", err)
 	}
-	return env.RequestID, nil
+	return nil
 }
 
 func (c *Conn) newID() string {
@@ -196,7 +190,7 @@ func (c *Conn) Call(ctx context.Context, msg proto.Message) (proto.Event, error)
 		delete(c.waiters, env.RequestID)
 		c.mu.Unlock()
 	}()
-	if _, err := c.send(msg); err != nil {
+	if err := c.Send(msg); err != nil {
 		return nil, err
 	}
 	select {
