@@ -153,7 +153,9 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case tea.KeyPressMsg:
 		return m, m.handleKey(msg)
 	case tea.PasteMsg:
-		m.composer.Update(msg)
+		if refused := m.composer.Update(msg); refused != "" {
+			m.addItem(&item{kind: kindError, text: refused})
+		}
 		m.layout()
 	}
 	return m, nil
