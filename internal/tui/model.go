@@ -1,4 +1,4 @@
-// Package tui is SCV's terminal UI (runtime.md §9): a Bubble Tea client that
+// Package tui is SCV's terminal UI (docs/tui.md): a Bubble Tea client that
 // renders the protocol events of one session and sends protocol messages.
 // It keeps no authoritative state and talks to the daemon only through
 // internal/client and internal/proto.
