@@ -36,6 +36,8 @@ func TestComposerEditing(t *testing.T) {
 		{"shifted keys insert their text", []tea.Msg{tea.KeyPressMsg{Code: 'x', Text: "X", Mod: tea.ModShift}}, "X", 0, 1},
 		{"keys with caps or num lock insert their text", []tea.Msg{tea.KeyPressMsg{Code: 'x', Text: "X", Mod: tea.ModCapsLock}, tea.KeyPressMsg{Code: '1', Text: "1", Mod: tea.ModNumLock}}, "X1", 0, 2},
 		{"ctrl+v does not read a clipboard", []tea.Msg{txt("a"), k('v', tea.ModCtrl)}, "a", 0, 1},
+		{"alt+b moves back a word, alt+d deletes one", []tea.Msg{tea.PasteMsg{Content: "go test ./..."}, tea.KeyPressMsg{Code: 'b', Text: "b", Mod: tea.ModAlt}, tea.KeyPressMsg{Code: 'b', Text: "b", Mod: tea.ModAlt}, tea.KeyPressMsg{Code: 'd', Text: "d", Mod: tea.ModAlt}}, "go  ./...", 0, 3},
+		{"typing replaces a selection", []tea.Msg{tea.PasteMsg{Content: "abc"}, k(tea.KeyLeft, tea.ModShift), k(tea.KeyLeft, tea.ModShift), txt("X")}, "aX", 0, 2},
 		{"right moves to the next line", []tea.Msg{tea.PasteMsg{Content: "a\nb"}, k(tea.KeyUp, 0), k(tea.KeyRight, 0)}, "a\nb", 1, 0},
 	}
 	for _, tc := range tests {
