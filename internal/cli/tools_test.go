@@ -19,8 +19,9 @@ import (
 )
 
 // TestToolsScripts runs the scripts of testdata/script/tools: `scv tools
-// list` and `scv tools call` through the real command line (runtime.md §7,
-// §11, §12; tools.md read, write, bash).
+// list` and `scv tools call` through the real command line: approvals, the
+// read, write and bash results and the printed object (docs/runtime.md,
+// sections 7, 12 and 13).
 func TestToolsScripts(t *testing.T) {
 	testscript.Run(t, testscript.Params{
 		Dir: filepath.Join("testdata", "script", "tools"),
@@ -58,10 +59,10 @@ func cmdExits(ts *testscript.TestScript, neg bool, args []string) {
 	}
 }
 
-// TestToolsCallTextOutput checks the other half of runtime.md §12's
-// output rule: a tool whose result is text, not JSON (web_fetch), is printed
-// as a JSON string. The page is served on 127.0.0.1, which the user config
-// allows.
+// TestToolsCallTextOutput checks the other half of the output rule of `scv
+// tools call` (docs/runtime.md, "Exact forms that scripts rely on"): a tool
+// whose result is text, not JSON (web_fetch), is printed as a JSON string.
+// The page is served on 127.0.0.1, which the user config allows.
 func TestToolsCallTextOutput(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")

@@ -11,7 +11,8 @@ import (
 )
 
 // TestExecApprovalPolicies runs bash (process risk) then read (read_only)
-// through scv exec under each policy (runtime.md §7), set by flag or config.
+// through scv exec under each policy (docs/runtime.md, "Approvals and
+// risk"), set by flag or config.
 func TestExecApprovalPolicies(t *testing.T) {
 	tests := []struct {
 		name      string

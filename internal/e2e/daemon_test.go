@@ -21,7 +21,7 @@ import (
 )
 
 // checkOwnSession asserts every event belongs to sid and that seq rises by
-// one from 1 (runtime.md §12).
+// one from 1 (the seq rule of docs/protocol.md).
 func checkOwnSession(t *testing.T, who, sid string, evs []proto.Event) {
 	t.Helper()
 	for i, ev := range evs {
@@ -169,7 +169,7 @@ func TestDaemonStaleSocketReplaced(t *testing.T) {
 
 // TestDaemonSignals stops a daemon with a turn streaming from a model that
 // never answers: on SIGTERM or SIGINT it exits within 5 s, cancels the turn
-// and removes the socket (runtime.md §8).
+// and removes the socket (docs/runtime.md, "The daemon").
 func TestDaemonSignals(t *testing.T) {
 	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT} {
 		t.Run(sig.String(), func(t *testing.T) {

@@ -95,7 +95,7 @@ func TestStdioEOFCancelsTurn(t *testing.T) {
 }
 
 // TestDaemonSlowClient: a socket client that stops reading while its turn
-// streams is disconnected (runtime.md §4: bounded writer queue, 3 s rule);
+// streams is disconnected (docs/protocol.md: bounded writer queue, 3 s rule);
 // its session goes and the daemon keeps serving.
 func TestDaemonSlowClient(t *testing.T) {
 	fm := modeltest.New(t)

@@ -163,7 +163,8 @@ func TestDeadlineKills(t *testing.T) {
 	}
 }
 
-// TestLeaderExitStopsGroup covers the issue's `sleep 600 & echo started`
+// TestLeaderExitStopsGroup covers `sleep 600 & echo started` (a background
+// child must not keep a call alive)
 // and a double fork that stays in the group: both return within about 2 s
 // with nothing left alive.
 func TestLeaderExitStopsGroup(t *testing.T) {

@@ -123,3 +123,47 @@ func rssMiB() float64 {
 	}
 	return 0
 }
+
+// BenchmarkComposerKeystroke is one typed character and the frame after
+// it, with the composer holding a short prompt, pasted texts of 4, 16 and
+// 64 KiB, or a prompt at the protocol's 256 KiB limit (lines of 72 bytes),
+// the cursor at the end.
+func BenchmarkComposerKeystroke(b *testing.B) {
+	for _, size := range []int{16, 4 << 10, 16 << 10, 64 << 10, proto.MaxPromptBytes - 64} {
+		b.Run(fmt.Sprintf("prompt=%dB", size), func(b *testing.B) {
+			h := newHarness(&testing.T{}, func(c *Config) { c.Width = 120; c.Height = 40 })
+			line := strings.Repeat("word ", 12) + "end of line\n" // 72 bytes
+			text := strings.Repeat(line, size/len(line)+1)[:size]
+			h.m.Update(tea.PasteMsg{Content: text})
+			_ = h.m.View()
+			x := tea.KeyPressMsg{Code: 'x', Text: "x"}
+			bs := tea.KeyPressMsg{Code: tea.KeyBackspace}
+			b.ResetTimer()
+			for i := 0; b.Loop(); i++ {
+				if i%2 == 0 {
+					h.m.Update(x)
+				} else {
+					h.m.Update(bs)
+				}
+				_ = h.m.View()
+			}
+		})
+	}
+}
+
+// BenchmarkFrameWithDraft is a frame while an answer streams and the
+// composer holds a pasted 64 KiB draft that does not change.
+func BenchmarkFrameWithDraft(b *testing.B) {
+	h := newHarness(&testing.T{}, func(c *Config) { c.Width = 120; c.Height = 40 })
+	h.prompt("stream", "tX")
+	line := strings.Repeat("word ", 12) + "end of line\n"
+	h.m.Update(tea.PasteMsg{Content: strings.Repeat(line, (64<<10)/len(line))})
+	h.ev(proto.Event{Type: proto.EventAssistantDelta, TurnID: "tX", Content: str(strings.Repeat("streamed words ", 40))})
+	_ = h.m.View()
+	last := h.m.tr.last()
+	b.ResetTimer()
+	for b.Loop() {
+		last.touch()
+		_ = h.m.View()
+	}
+}

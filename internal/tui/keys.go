@@ -66,11 +66,11 @@ func (m *Model) handleKey(k tea.KeyPressMsg) tea.Cmd {
 		m.toggleExpand()
 		return nil
 	case "up":
-		if m.composer.Line() == 0 && m.historyStep(-1) {
+		if m.composer.AtFirstRow() && m.historyStep(-1) {
 			return nil
 		}
 	case "down":
-		if m.composer.Line() == m.composer.LineCount()-1 && m.historyStep(1) {
+		if m.composer.AtLastRow() && m.historyStep(1) {
 			return nil
 		}
 	}

@@ -1,4 +1,4 @@
-// Package tui is SCV's terminal UI (runtime.md §9): a Bubble Tea client that
+// Package tui is SCV's terminal UI (docs/tui.md): a Bubble Tea client that
 // renders the protocol events of one session and sends protocol messages.
 // It keeps no authoritative state and talks to the daemon only through
 // internal/client and internal/proto.
@@ -153,7 +153,9 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case tea.KeyPressMsg:
 		return m, m.handleKey(msg)
 	case tea.PasteMsg:
-		m.composer.Update(msg)
+		if refused := m.composer.Update(msg); refused != "" {
+			m.addItem(&item{kind: kindError, text: refused})
+		}
 		m.layout()
 	}
 	return m, nil

@@ -56,7 +56,7 @@ type Options struct {
 	Logger  *slog.Logger
 }
 
-// Defaults of the tools section (runtime.md §3).
+// Defaults of the [tools] keys (docs/configuration.md).
 const (
 	DefaultAgentTimeout = 3600 * time.Second
 	DefaultMaxTimeout   = 14400 * time.Second

@@ -32,7 +32,7 @@ const Shell = "/bin/bash"
 // are found and stopped when the command ends.
 const TagKey = "SCV_BASH_CALL"
 
-// Defaults of the configuration (runtime.md §3).
+// Defaults of the [tools] keys (docs/configuration.md).
 const (
 	DefaultTimeout     = 600 * time.Second
 	DefaultMaxTimeout  = 14400 * time.Second
@@ -81,7 +81,8 @@ type Params struct {
 	TimeoutSeconds *int   `json:"timeout_seconds,omitempty" jsonschema:"seconds before the command is killed (default tools.command_timeout_seconds)"`
 }
 
-// Result is the JSON output of `bash` (runtime.md §11).
+// Result is the JSON output of `bash` (docs/runtime.md, "Results of the file
+// and shell tools").
 type Result struct {
 	// ExitCode is null when the command was killed by a signal.
 	ExitCode  *int   `json:"exit_code"`

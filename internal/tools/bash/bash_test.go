@@ -326,7 +326,8 @@ func TestCancelled(t *testing.T) {
 	}
 }
 
-// TestBackgroundChild is the issue's `sleep 600 & echo started`: it returns
+// TestBackgroundChild is `sleep 600 & echo started` (a background child
+// must not keep a call alive): it returns
 // within about 2 s and leaves no sleep alive.
 func TestBackgroundChild(t *testing.T) {
 	env := callEnv(t)

@@ -24,7 +24,7 @@ type ReadParams struct {
 	Limit  *int64 `json:"limit,omitempty" jsonschema:"most bytes to return (default and cap: tools.max_read_bytes)"`
 }
 
-// ReadResult is the JSON output of `read` (runtime.md §11).
+// ReadResult is the JSON output of `read` (docs/fs.md).
 type ReadResult struct {
 	Path       string `json:"path"`
 	Offset     int64  `json:"offset"`
