@@ -158,7 +158,7 @@ func BenchmarkFrameWithDraft(b *testing.B) {
 	h.prompt("stream", "tX")
 	line := strings.Repeat("word ", 12) + "end of line\n"
 	h.m.Update(tea.PasteMsg{Content: strings.Repeat(line, (64<<10)/len(line))})
-	h.ev(proto.Event{Type: proto.EventAssistantDelta, TurnID: "tX", Content: str(strings.Repeat("streamed words ", 40))})
+	h.ev(&proto.AssistantDelta{TurnHeader: th("tX"), Content: strings.Repeat("streamed words ", 40)})
 	_ = h.m.View()
 	last := h.m.tr.last()
 	b.ResetTimer()
