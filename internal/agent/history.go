@@ -25,6 +25,8 @@ type history struct {
 	meta      []meta
 	bytes     int
 	turnStart int
+	// added counts the messages ever appended (see HistoryChange).
+	added int64
 }
 
 type snapshot struct {
@@ -40,6 +42,8 @@ func (h *history) snapshot() snapshot {
 	return snapshot{msgs: h.msgs[:len(h.msgs):len(h.msgs)], meta: h.meta[:len(h.meta):len(h.meta)], bytes: h.bytes, turnStart: h.turnStart}
 }
 
+// restore returns to s; added keeps counting (the messages appended since
+// s are gone, but they were appended).
 func (h *history) restore(s snapshot) {
 	h.msgs, h.meta, h.bytes, h.turnStart = s.msgs, s.meta, s.bytes, s.turnStart
 }
@@ -52,6 +56,7 @@ func (h *history) append(m model.Message, ok bool) {
 	h.msgs = append(h.msgs, m)
 	h.meta = append(h.meta, meta{bytes: n, ok: ok})
 	h.bytes += n
+	h.added++
 }
 
 // dropFront removes the first n messages.

@@ -286,7 +286,7 @@ func (a *App) NewSession(ctx context.Context, id string, req proto.SessionStart)
 		ts.Release()
 		return nil, server.SessionInfo{}, err
 	}
-	_, prof := cfg.ActiveProvider()
+	profName, prof := cfg.ActiveProvider()
 	sess := agent.New(agent.Options{
 		Model: client, ModelName: modelName, ReasoningEffort: prof.ReasoningEffort, Registry: ts.Registry, Tools: ts.Current, Policy: policy,
 		SystemPrompt: agent.Prompt(cfg.Agent.SystemPrompt, req.Cwd, agentsMD, skills), HostedWebSearch: ts.HostedSearch,
@@ -302,7 +302,7 @@ func (a *App) NewSession(ctx context.Context, id string, req proto.SessionStart)
 		queued = -1 // SessionInfo's "no queue"; its 0 means "the server's default"
 	}
 	info := server.SessionInfo{Cwd: req.Cwd, Model: modelName, ContextMaxTokens: cfg.Context.MaxTokens, Tools: ts.Registry.Names(),
-		MaxQueuedTurns: queued, Close: func() { ts.Release(); a.sessions.Add(-1) }}
+		MaxQueuedTurns: queued, Provider: profName, DelegationDepth: depth, Close: func() { ts.Release(); a.sessions.Add(-1) }}
 	return sess, info, nil
 }
 

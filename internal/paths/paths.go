@@ -69,6 +69,14 @@ func (l Layout) Adapters() string { return filepath.Join(l.Home, "adapters") }
 // Adapter is the private home of one delegated agent, $SCV_HOME/adapters/<name>.
 func (l Layout) Adapter(name string) string { return filepath.Join(l.Adapters(), name) }
 
+// State is the directory of the session database, $SCV_HOME/state
+// (created 0700 by the store).
+func (l Layout) State() string { return filepath.Join(l.Home, "state") }
+
+// Database is the session database, $SCV_HOME/state/scv.db (0600; SQLite
+// keeps scv.db-wal and scv.db-shm beside it).
+func (l Layout) Database() string { return filepath.Join(l.State(), "scv.db") }
+
 // Logs is $SCV_HOME/logs.
 func (l Layout) Logs() string { return filepath.Join(l.Home, "logs") }
 

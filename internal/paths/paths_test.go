@@ -41,6 +41,8 @@ func TestLayout(t *testing.T) {
 		l.Adapter("codex"):        "/x/adapters/codex",
 		l.DaemonLog():             "/x/logs/daemon.log",
 		l.SkillsDir():             "/x/skills",
+		l.State():                 "/x/state",
+		l.Database():              "/x/state/scv.db",
 		ProjectConfig("/w"):       "/w/.scv/config.toml",
 	} {
 		if got != want {

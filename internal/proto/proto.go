@@ -44,6 +44,13 @@ const (
 	// turns of a session, sessions of a connection or of the server); the
 	// connection goes on. An SCV extension.
 	ErrLimit = "limit_exceeded"
+	// ErrSessionBusy refuses to resume or delete a stored session that is
+	// open elsewhere: on another connection, or in another process; the
+	// message names the holder. An SCV extension.
+	ErrSessionBusy = "session_busy"
+	// ErrStore says the session database could not be read or written;
+	// nothing was changed. An SCV extension.
+	ErrStore = "store_error"
 )
 
 // turn.failed codes.
@@ -55,6 +62,9 @@ const (
 	FailResponse = "response_limit"
 	FailTool     = "tool_limit"
 	FailInternal = "internal_error"
+	// FailStore ends a turn that could not be saved to the session
+	// database; its history is not applied. An SCV extension.
+	FailStore = "store_error"
 )
 
 // Tool error kinds: tool.completed.error of a failed call. They are the

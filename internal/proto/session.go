@@ -23,6 +23,9 @@ type SessionStart struct {
 	BaseURL         string `json:"base_url,omitempty"`
 	NoTools         bool   `json:"no_tools,omitempty"`
 	DelegationDepth int    `json:"delegation_depth,omitempty"`
+	// Origin is the kind of client starting the session (one of the
+	// Origin* values), stored with it; absent: stdio.
+	Origin string `json:"origin,omitempty"`
 }
 
 func (*SessionStart) MessageType() string { return TypeSessionStart }

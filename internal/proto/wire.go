@@ -176,6 +176,18 @@ func NewMessage(typ string) Message {
 		return new(TurnCancel)
 	case TypeApprovalResolve:
 		return new(ApprovalResolve)
+	case TypeSessionList:
+		return new(SessionList)
+	case TypeSessionResume:
+		return new(SessionResume)
+	case TypeSessionFork:
+		return new(SessionFork)
+	case TypeSessionTurns:
+		return new(SessionTurnsRequest)
+	case TypeSessionRename:
+		return new(SessionRename)
+	case TypeSessionDelete:
+		return new(SessionDelete)
 	case TypeDaemonStatus:
 		return new(DaemonStatusRequest)
 	case TypeDaemonShutdown:
@@ -189,6 +201,7 @@ func MessageTypes() []string {
 	return []string{
 		TypeInitialize, TypeSessionStart, TypeSessionClear, TypeSessionClose,
 		TypeTurnStart, TypeTurnCancel, TypeApprovalResolve, TypeDaemonStatus, TypeDaemonShutdown,
+		TypeSessionList, TypeSessionResume, TypeSessionFork, TypeSessionTurns, TypeSessionRename, TypeSessionDelete,
 	}
 }
 
@@ -239,6 +252,16 @@ func NewEvent(typ string) Event {
 		return new(ToolProgress)
 	case EventToolCompleted:
 		return new(ToolCompleted)
+	case EventSessionListed:
+		return new(SessionListed)
+	case EventSessionResumed:
+		return new(SessionResumed)
+	case EventSessionTurns:
+		return new(SessionTurnsReply)
+	case EventSessionRenamed:
+		return new(SessionRenamed)
+	case EventSessionDeleted:
+		return new(SessionDeleted)
 	}
 	return nil
 }
@@ -252,5 +275,6 @@ func EventTypes() []string {
 		EventAssistantCompleted, EventContextCompacted, EventSessionTrimmed,
 		EventTurnCompleted, EventTurnCancelled, EventTurnFailed,
 		EventToolProposed, EventApprovalRequested, EventToolStarted, EventToolProgress, EventToolCompleted,
+		EventSessionListed, EventSessionResumed, EventSessionTurns, EventSessionRenamed, EventSessionDeleted,
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -34,7 +35,8 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 // with the file's want section.
 //
 // Sections: config.toml (appended to a user config pointing at the fake
-// model; $MODEL_URL is the fake's base URL), model.json (modeltest.LoadScript format), files.txtar-like
+// model; $MODEL_URL is the fake's base URL), model.json (modeltest.LoadScript format),
+// store-fault (store write operations that fail, one per line), files.txtar-like
 // "ws/<name>" sections (workspace files), script (the conversation), want.
 // Script lines: "> JSON" sends a line (with $S1, $T1, $A1, $Q1, $WORK and
 // $REPEAT(c,n) substituted), "wait TYPE" waits for the next unseen event of
@@ -46,6 +48,28 @@ func TestConversations(t *testing.T) {
 	}
 	for _, f := range files {
 		t.Run(strings.TrimSuffix(filepath.Base(f), ".txtar"), func(t *testing.T) { runConversation(t, f) })
+	}
+}
+
+// storeFault is the store's fault injector of a conversation: its
+// store-fault section lists the write operations that fail, one per line,
+// as a full disk would make them.
+func storeFault(a *txtar.Archive) func(op string) error {
+	text, ok := section(a, "store-fault")
+	if !ok {
+		return nil
+	}
+	fail := map[string]bool{}
+	for _, l := range strings.Split(text, "\n") {
+		if l = strings.TrimSpace(l); l != "" {
+			fail[l] = true
+		}
+	}
+	return func(op string) error {
+		if fail[op] {
+			return errors.New("disk I/O error (simulated: the disk is full)")
+		}
+		return nil
 	}
 }
 
@@ -108,10 +132,11 @@ func runConversation(t *testing.T, file string) {
 	}
 	pc := loaded.Config.Protocol
 	srv := server.New(server.Options{Factory: ap, Version: "test", MaxClientFrame: pc.MaxClientFrameBytes,
-		MaxServerFrame: pc.MaxServerFrameBytes, MaxSessionsPerConn: pc.MaxSessionsPerConnection, MaxSessions: pc.MaxSessions})
+		MaxServerFrame: pc.MaxServerFrameBytes, MaxSessionsPerConn: pc.MaxSessionsPerConnection, MaxSessions: pc.MaxSessions,
+		Store: openTestStore(t, home, storeFault(a)), Name: "test server"})
 
 	script, _ := section(a, "script")
-	got := converse(t, srv, ws, script)
+	got := converse(t, srv, ws, home, script)
 	want, _ := section(a, "want")
 	if *update {
 		for i := range a.Files {
@@ -134,7 +159,7 @@ func runConversation(t *testing.T, file string) {
 
 // converse runs the script against one Serve call and returns the
 // normalised server lines.
-func converse(t *testing.T, srv *server.Server, ws, script string) string {
+func converse(t *testing.T, srv *server.Server, ws, home, script string) string {
 	t.Helper()
 	cr, cw := io.Pipe()
 	sr, sw := io.Pipe()
@@ -145,7 +170,7 @@ func converse(t *testing.T, srv *server.Server, ws, script string) string {
 		served <- srv.Serve(ctx, cr, sw)
 		sw.Close()
 	}()
-	n := newNormaliser(ws)
+	n := newNormaliser(ws, home)
 	var mu sync.Mutex
 	var lines []string
 	seen := map[string]int{}
@@ -237,6 +262,7 @@ func send(t *testing.T, w io.Writer, line string) {
 type normaliser struct {
 	mu     sync.Mutex
 	ws     string
+	home   string
 	rawSeq map[string]uint64 // session → last raw seq
 	outSeq map[string]uint64 // session → last renumbered seq
 	names  map[string]string // real → stable
@@ -248,10 +274,13 @@ var (
 	idRE     = regexp.MustCompile(`\b(s|t|ap)_[0-9a-f-]{6,}`)
 	tokensRE = regexp.MustCompile(`about [0-9]+ tokens`) // depends on the length of $WORK
 	ctxRE    = regexp.MustCompile(`"context_tokens":[0-9]+`)
+	timeRE   = regexp.MustCompile(`"(created|updated|started|ended)":"[^"]*"`)
+	bytesRE  = regexp.MustCompile(`"bytes":[0-9]+`)
+	pidRE    = regexp.MustCompile(`pid [0-9]+`)
 )
 
-func newNormaliser(ws string) *normaliser {
-	return &normaliser{ws: ws, names: map[string]string{}, reals: map[string]string{}, counts: map[string]int{},
+func newNormaliser(ws, home string) *normaliser {
+	return &normaliser{ws: ws, home: home, names: map[string]string{}, reals: map[string]string{}, counts: map[string]int{},
 		rawSeq: map[string]uint64{}, outSeq: map[string]uint64{}}
 }
 
@@ -268,6 +297,10 @@ func (n *normaliser) checkSeq(line string) error {
 	if err := json.Unmarshal([]byte(line), &ev); err != nil {
 		return fmt.Errorf("server line is not JSON: %v: %s", err, line)
 	}
+	switch ev.Type {
+	case "session.listed", "session.turns", "session.renamed", "session.deleted":
+		return nil // stored sessions' answers: no seq of their own
+	}
 	if ev.SessionID == "" {
 		return nil
 	}
@@ -280,6 +313,8 @@ func (n *normaliser) checkSeq(line string) error {
 	switch {
 	case ev.Type == "session.started" && *ev.Seq != 0:
 		return fmt.Errorf("session.started has seq %d, want 0", *ev.Seq)
+	case ev.Type == "session.resumed":
+		// A resumed session continues after its stored events.
 	case ev.Type != "session.started" && (!started || *ev.Seq != last+1):
 		return fmt.Errorf("seq %d after %d: %s", *ev.Seq, last, line)
 	}
@@ -291,15 +326,26 @@ func (n *normaliser) normalise(line string) string {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	line = strings.ReplaceAll(line, n.ws, "$WORK")
+	line = strings.ReplaceAll(line, n.home, "$HOME")
+	line = pidRE.ReplaceAllString(line, "pid N")
 	line = tokensRE.ReplaceAllString(line, "about N tokens")
 	line = ctxRE.ReplaceAllString(line, `"context_tokens":"N"`)
-	if m := seqRE.FindStringSubmatch(line); m != nil && !strings.Contains(line, `"seq":0`) {
-		var ev struct {
-			SessionID string `json:"session_id"`
-		}
-		_ = json.Unmarshal([]byte(line), &ev)
-		n.outSeq[ev.SessionID]++
-		line = strings.Replace(line, m[0], fmt.Sprintf(`"seq":%d`, n.outSeq[ev.SessionID]), 1)
+	line = timeRE.ReplaceAllString(line, `"$1":"TIME"`)
+	line = bytesRE.ReplaceAllString(line, `"bytes":"N"`)
+	var head struct {
+		Type      string `json:"type"`
+		SessionID string `json:"session_id"`
+		Seq       uint64 `json:"seq"`
+	}
+	_ = json.Unmarshal([]byte(line), &head)
+	switch head.Type {
+	case "session.resumed":
+		// Its turns hold the stored lines as they were sent; later events
+		// continue from its own seq.
+		n.outSeq[head.SessionID] = head.Seq
+	case "session.listed", "session.turns":
+	default:
+		line = n.renumber(line)
 	}
 	return idRE.ReplaceAllStringFunc(line, func(id string) string {
 		if s, ok := n.names[id]; ok {
@@ -312,6 +358,20 @@ func (n *normaliser) normalise(line string) string {
 		n.reals[s] = id
 		return s
 	})
+}
+
+// renumber gives a session event the next seq of its session without the
+// tool.progress events that were left out.
+func (n *normaliser) renumber(line string) string {
+	if m := seqRE.FindStringSubmatch(line); m != nil && !strings.Contains(line, `"seq":0`) {
+		var ev struct {
+			SessionID string `json:"session_id"`
+		}
+		_ = json.Unmarshal([]byte(line), &ev)
+		n.outSeq[ev.SessionID]++
+		line = strings.Replace(line, m[0], fmt.Sprintf(`"seq":%d`, n.outSeq[ev.SessionID]), 1)
+	}
+	return line
 }
 
 var placeholderRE = regexp.MustCompile(`\$(S|T|A)[0-9]+|\$WORK|\$REPEAT\((.),([0-9]+)\)`)

@@ -1,7 +1,9 @@
 package server
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -9,6 +11,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/scv-agent/scv/internal/proto"
+	"github.com/scv-agent/scv/internal/store"
 )
 
 // handle processes one client line and reports whether the connection must
@@ -46,6 +49,9 @@ func (c *conn) handle(line []byte) bool {
 			return false
 		}
 		c.handleSession(s, m)
+		return false
+	}
+	if c.storedMessage(msg) {
 		return false
 	}
 	switch m := msg.(type) {
@@ -116,18 +122,14 @@ func (c *conn) sessionStart(m *proto.SessionStart) {
 		c.reqError(m.RequestID, proto.ErrInvalidRequest, "delegation_depth must not be negative", false)
 		return
 	}
-	// Both bounds are checked, and a server-wide slot taken, before the
-	// session is built: building one costs memory too.
-	c.mu.Lock()
-	open := len(c.sessions)
-	c.mu.Unlock()
-	if max := c.srv.opts.MaxSessionsPerConn; open >= max {
-		c.reqError(m.RequestID, proto.ErrLimit, fmt.Sprintf("this connection already has %d open sessions (protocol.max_sessions_per_connection = %d); close one with session.close first", open, max), false)
+	if m.Origin == "" {
+		m.Origin = proto.OriginStdio
+	}
+	if !validOrigin(m.Origin) {
+		c.reqError(m.RequestID, proto.ErrInvalidRequest, fmt.Sprintf("origin %q is not one of tui, exec, stdio, clawbot", m.Origin), false)
 		return
 	}
-	if max := c.srv.opts.MaxSessions; c.srv.sessions.Add(1) > int64(max) {
-		c.srv.sessions.Add(-1)
-		c.reqError(m.RequestID, proto.ErrLimit, fmt.Sprintf("the server already has %d open sessions (protocol.max_sessions); close one with session.close, or try again later", max), false)
+	if !c.reserve(m.RequestID) {
 		return
 	}
 	id := "s_" + uuid.NewString()[:12]
@@ -137,19 +139,67 @@ func (c *conn) sessionStart(m *proto.SessionStart) {
 		c.reqError(m.RequestID, proto.ErrInvalidRequest, fmt.Sprintf("cannot start a session: %v", err), false)
 		return
 	}
-	if info.MaxQueuedTurns == 0 {
-		info.MaxQueuedTurns = c.srv.opts.MaxQueuedTurns
+	c.srv.claim(id, m.Origin)
+	if st := c.srv.opts.Store; st != nil {
+		ctx, cancel := context.WithTimeout(c.ctx, storeTimeout)
+		_, err := st.CreateSession(ctx, store.NewSession{ID: id, Workspace: info.Cwd, Provider: info.Provider, Model: info.Model,
+			Origin: store.Origin(m.Origin), DelegationDepth: info.DelegationDepth})
+		cancel()
+		if err != nil {
+			c.abandon(id, info)
+			c.reqError(m.RequestID, proto.ErrStore, fmt.Sprintf("cannot start a session: the session database refused it: %v", err), false)
+			return
+		}
 	}
 	s := newSession(id, ag, info)
+	// session.started has seq 0, so it is not stamped like later events.
+	c.attach(s, m.RequestID, &proto.SessionStarted{SessionID: id, Cwd: info.Cwd, Model: info.Model,
+		ContextMaxTokens: info.ContextMaxTokens, Tools: info.Tools})
+}
+
+// reserve checks both session bounds and takes a server-wide slot before a
+// session is built (building one costs memory too); false when refused,
+// which it answers.
+func (c *conn) reserve(requestID string) bool {
 	c.mu.Lock()
-	c.sessions[id] = s
+	open := len(c.sessions)
+	c.mu.Unlock()
+	if max := c.srv.opts.MaxSessionsPerConn; open >= max {
+		c.reqError(requestID, proto.ErrLimit, fmt.Sprintf("this connection already has %d open sessions (protocol.max_sessions_per_connection = %d); close one with session.close first", open, max), false)
+		return false
+	}
+	if max := c.srv.opts.MaxSessions; c.srv.sessions.Add(1) > int64(max) {
+		c.srv.sessions.Add(-1)
+		c.reqError(requestID, proto.ErrLimit, fmt.Sprintf("the server already has %d open sessions (protocol.max_sessions); close one with session.close, or try again later", max), false)
+		return false
+	}
+	return true
+}
+
+// abandon gives back what a session being opened took before it failed:
+// its slot, its claim and what the factory built.
+func (c *conn) abandon(id string, info SessionInfo) {
+	if info.Close != nil {
+		info.Close()
+	}
+	c.srv.unclaim(id)
+	c.srv.sessions.Add(-1)
+}
+
+// attach makes s an open session of the connection, sends the event that
+// opens it (session.started or session.resumed, which carries seq itself)
+// and starts its turn loop.
+func (c *conn) attach(s *session, requestID string, opened proto.Event) {
+	if s.info.MaxQueuedTurns == 0 {
+		s.info.MaxQueuedTurns = c.srv.opts.MaxQueuedTurns
+	}
+	c.mu.Lock()
+	c.sessions[s.id] = s
 	c.mu.Unlock()
 	if c.srv.opts.OnSessions != nil {
 		c.srv.opts.OnSessions(1)
 	}
-	// session.started has seq 0, so it is not stamped like later events.
-	c.reply(m.RequestID, &proto.SessionStarted{SessionID: id, Cwd: info.Cwd, Model: info.Model,
-		ContextMaxTokens: info.ContextMaxTokens, Tools: info.Tools}, nil)
+	c.reply(requestID, opened, nil)
 	c.wg.Add(1)
 	go func() {
 		defer c.wg.Done()
@@ -233,11 +283,22 @@ func (c *conn) approvalResolve(s *session, m *proto.ApprovalResolve) {
 }
 
 func (c *conn) sessionClear(s *session, m *proto.SessionClear) {
-	if !s.clear() {
-		c.reqError(m.RequestID, proto.ErrTurnActive, "a turn is active or queued; cancel it before session.clear", false)
-		return
+	var save func() error
+	if st := c.srv.opts.Store; st != nil {
+		save = func() error {
+			ctx, cancel := context.WithTimeout(context.WithoutCancel(c.ctx), storeTimeout)
+			defer cancel()
+			return st.UpdateHistory(ctx, s.id, store.HistoryUpdate{Replace: true})
+		}
 	}
-	c.reply(m.RequestID, &proto.SessionCleared{}, s)
+	switch err := s.clear(save); {
+	case errors.Is(err, errBusy):
+		c.reqError(m.RequestID, proto.ErrTurnActive, "a turn is active or queued; cancel it before session.clear", false)
+	case err != nil:
+		c.reqError(m.RequestID, proto.ErrStore, fmt.Sprintf("the history was not cleared: the session database refused the change: %v", err), false)
+	default:
+		c.reply(m.RequestID, &proto.SessionCleared{}, s)
+	}
 }
 
 func (c *conn) sessionClose(s *session, m *proto.SessionClose) {

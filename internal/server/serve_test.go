@@ -16,10 +16,31 @@ import (
 	"github.com/scv-agent/scv/internal/paths"
 	"github.com/scv-agent/scv/internal/proto"
 	"github.com/scv-agent/scv/internal/server"
+	"github.com/scv-agent/scv/internal/store"
 )
 
 // newTestServer builds a server over the real app with a fake model.
 func newTestServer(t *testing.T, fake *modeltest.Server, extra string) (*server.Server, string) {
+	t.Helper()
+	return newTestServerWith(t, fake, extra, server.Options{})
+}
+
+// newTestServerFrame is newTestServer with a server frame limit.
+func newTestServerFrame(t *testing.T, fake *modeltest.Server, frame int) (*server.Server, string) {
+	t.Helper()
+	return newTestServerWith(t, fake, "", server.Options{MaxServerFrame: frame})
+}
+
+func writeFile(t *testing.T, dir, name, text string) {
+	t.Helper()
+	if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// newTestServerWith builds the server of a test home whose config points
+// at fake, with opts' limits.
+func newTestServerWith(t *testing.T, fake *modeltest.Server, extra string, opts server.Options) (*server.Server, string) {
 	t.Helper()
 	home := t.TempDir()
 	ws, err := filepath.EvalSymlinks(t.TempDir())
@@ -31,7 +52,23 @@ func newTestServer(t *testing.T, fake *modeltest.Server, extra string) (*server.
 		t.Fatal(err)
 	}
 	ap := app.New(app.Options{Layout: paths.Layout{Home: home}, Env: map[string]string{"OPENAI_API_KEY": "sk-test", "HOME": home, "PATH": os.Getenv("PATH")}})
-	return server.New(server.Options{Factory: ap, Version: "test"}), ws
+	opts.Factory, opts.Version, opts.Store = ap, "test", openTestStore(t, home, nil)
+	return server.New(opts), ws
+}
+
+// openTestStore opens the session database of a test home, held by this
+// process; fault, when set, is the store's write-failure injector. It is
+// closed when the test ends.
+func openTestStore(t *testing.T, home string, fault func(op string) error) *store.Store {
+	t.Helper()
+	me := store.Holder{Instance: home, PID: os.Getpid(), Start: 1, Name: "test server"}
+	st, err := store.Open(t.Context(), store.Options{Path: paths.Layout{Home: home}.Database(), Holder: me,
+		Alive: func(h store.Holder) bool { return h == me }, Fault: fault})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return st
 }
 
 const initLines = `{"type":"initialize","request_id":"i","protocol_version":1,"client":{"name":"t","version":"0"}}` + "\n"

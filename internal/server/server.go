@@ -18,6 +18,7 @@ import (
 	"github.com/scv-agent/scv/internal/agent"
 	"github.com/scv-agent/scv/internal/jsonl"
 	"github.com/scv-agent/scv/internal/proto"
+	"github.com/scv-agent/scv/internal/store"
 )
 
 // SessionInfo describes a session the Factory built.
@@ -26,6 +27,11 @@ type SessionInfo struct {
 	Model            string
 	ContextMaxTokens int
 	Tools            []string
+	// Provider is the provider profile the session uses, and
+	// DelegationDepth the depth it counts from (the larger of the
+	// request's and the process's); both are stored with the session.
+	Provider        string
+	DelegationDepth int
 	// MaxQueuedTurns is session.max_queued_turns of the session's
 	// configuration; 0 takes the server's Options.MaxQueuedTurns, and a
 	// negative value allows no queue (a turn.start while a turn runs is
@@ -71,6 +77,14 @@ type Options struct {
 	// (DefaultMaxSessionsPerConn, DefaultMaxSessions when 0).
 	MaxSessionsPerConn int
 	MaxSessions        int
+	// Store keeps every session, its history and each turn's events
+	// (docs/store.md), and serves the stored-session messages; nil keeps
+	// sessions in memory only (those messages are then unsupported). The
+	// caller opens it, runs its Recover, and closes it after Serve.
+	Store *store.Store
+	// Name says what this server is ("daemon", "scv exec", ...) in the
+	// messages that name where a session is open.
+	Name string
 }
 
 // Defaults of the bounds (session.max_queued_turns,
@@ -87,6 +101,11 @@ type Server struct {
 	// sessions counts the open sessions of every connection (and those
 	// being built), for MaxSessions.
 	sessions atomic.Int64
+	// live holds the ids of the sessions open (or being opened) on any
+	// connection, with their origin: a stored session is open in one
+	// place at a time.
+	liveMu sync.Mutex
+	live   map[string]string
 }
 
 // New returns a Server.
@@ -109,7 +128,10 @@ func New(opts Options) *Server {
 	if opts.MaxSessions <= 0 {
 		opts.MaxSessions = DefaultMaxSessions
 	}
-	return &Server{opts: opts}
+	if opts.Name == "" {
+		opts.Name = "scv server"
+	}
+	return &Server{opts: opts, live: map[string]string{}}
 }
 
 // Serve runs one connection until the client's EOF, a fatal protocol error,
@@ -199,7 +221,7 @@ type conn struct {
 	cancel context.CancelFunc
 	out    *jsonl.Writer
 
-	sendMu      sync.Mutex // orders seq assignment with the write queue
+	sendMu      sync.Mutex // serialises hand-over to the write queue
 	initialized bool
 
 	mu       sync.Mutex
@@ -208,23 +230,26 @@ type conn struct {
 }
 
 // send encodes and queues one connection event (one that belongs to no
-// session: initialized, error, daemon.status).
+// session: initialized, error, daemon.status, the stored-session answers).
 func (c *conn) send(ev proto.Event) {
-	c.sendMu.Lock()
-	defer c.sendMu.Unlock()
-	c.write(ev)
+	c.queue(c.encode(ev))
 }
 
 // sendSession stamps a session event with the session's id and next seq
-// and queues it. Stamping happens under the lock that orders the queue, so
-// seq rises in the order clients read.
+// and queues it. Stamping happens under the session's send lock, held until
+// the line is queued, so seq rises in the order clients read.
 func (c *conn) sendSession(s *session, ev proto.SessionEvent) {
-	c.sendMu.Lock()
-	defer c.sendMu.Unlock()
+	s.sendMu.Lock()
+	defer s.sendMu.Unlock()
+	c.queue(c.stamp(s, ev))
+}
+
+// stamp sets ev's session_id and next seq and encodes it; s.sendMu is held.
+func (c *conn) stamp(s *session, ev proto.SessionEvent) []byte {
 	s.seq++
 	h := ev.Session()
 	h.SessionID, h.Seq = s.id, s.seq
-	c.write(ev)
+	return c.encode(ev)
 }
 
 // reply sets the request_id ev answers and sends it: a session event
@@ -243,16 +268,27 @@ func (c *conn) reply(requestID string, ev proto.Event, s *session) {
 	}
 }
 
-// write encodes ev and queues it; sendMu is held.
-func (c *conn) write(ev proto.Event) {
+// encode returns ev's line, bounded to the frame limit; nil when it
+// cannot be encoded (logged).
+func (c *conn) encode(ev proto.Event) []byte {
 	b, err := proto.EncodeEvent(ev)
 	if err != nil {
 		c.srv.opts.Logger.Error("encode event", "type", ev.EventType(), "err", err)
-		return
+		return nil
 	}
 	if len(b) > c.srv.opts.MaxServerFrame {
 		b = c.oversized(ev)
 	}
+	return b
+}
+
+// queue hands one encoded line to the writer.
+func (c *conn) queue(b []byte) {
+	if b == nil {
+		return
+	}
+	c.sendMu.Lock()
+	defer c.sendMu.Unlock()
 	if err := c.out.Send(b); err != nil {
 		c.cancel()
 	}

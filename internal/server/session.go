@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"errors"
 	"sync"
 
 	"github.com/scv-agent/scv/internal/agent"
@@ -19,7 +20,10 @@ type session struct {
 	id    string
 	agent *agent.Session
 	info  SessionInfo
-	seq   uint64 // guarded by conn.sendMu
+	// sendMu orders the session's events: seq assignment, recording in the
+	// store and hand-over to the connection's write queue.
+	sendMu sync.Mutex
+	seq    uint64 // guarded by sendMu
 
 	mu       sync.Mutex
 	queue    []pending
@@ -86,20 +90,19 @@ func (s *session) run(c *conn) {
 		s.active, s.cancel = p.turnID, cancel
 		s.mu.Unlock()
 
+		rec, err := c.beginRecord(ctx, s, p)
+		if err != nil {
+			c.refuseTurn(s, p, err)
+			cancel()
+			continue
+		}
 		first := true
 		s.agent.RunTurn(ctx, p.turnID, p.prompt, func(ev proto.TurnEvent) {
 			if first {
 				ev.Head().RequestID = p.requestID
 				first = false
 			}
-			if terminal(ev) {
-				// The session is idle from the client's point of view as
-				// soon as it sees the turn's end (session.clear may follow).
-				s.mu.Lock()
-				s.active, s.cancel = "", nil
-				s.mu.Unlock()
-			}
-			c.sendSession(s, ev)
+			c.sendTurnEvent(s, rec, ev)
 		})
 		cancel()
 		s.mu.Lock()
@@ -132,15 +135,24 @@ func (s *session) cancelTurn(turnID string) cancelOutcome {
 	return cancelNone
 }
 
-// clear empties the history when the session is idle.
-func (s *session) clear() bool {
+// errBusy is clear's answer while a turn runs or waits.
+var errBusy = errors.New("a turn is active or queued")
+
+// clear empties the history when the session is idle; save, when set,
+// records the change first and a failure leaves the history as it was.
+func (s *session) clear(save func() error) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.active != "" || len(s.queue) > 0 {
-		return false
+		return errBusy
+	}
+	if save != nil {
+		if err := save(); err != nil {
+			return err
+		}
 	}
 	s.agent.Clear()
-	return true
+	return nil
 }
 
 // shutdown cancels the active turn, drops the queue and stops run.
@@ -170,6 +182,7 @@ func (s *session) release(srv *Server) {
 	if s.info.Close != nil {
 		s.info.Close()
 	}
+	srv.closeStored(s.id)
 	srv.sessions.Add(-1)
 	if srv.opts.OnSessions != nil {
 		srv.opts.OnSessions(-1)

@@ -209,3 +209,15 @@ func markInterrupted(ctx context.Context, tx *sql.Tx, id string, now int64) (int
 	}
 	return res.RowsAffected()
 }
+
+// LiveHolder returns the process session x is live in: false when it has
+// no lease or the holder is gone (Options.Alive).
+func (s *Store) LiveHolder(x Session) (Holder, bool) {
+	if x.Lease == nil {
+		return Holder{}, false
+	}
+	if x.Lease.same(s.opts.Holder) || s.opts.Alive(*x.Lease) {
+		return *x.Lease, true
+	}
+	return Holder{}, false
+}

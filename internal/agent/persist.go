@@ -1,0 +1,98 @@
+package agent
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/scv-agent/scv/internal/model"
+)
+
+// The canonical history leaves and re-enters a session as JSON messages (a
+// session store keeps them): each is the model message plus "failed": true
+// for a tool message whose call failed. The history only grows at the end
+// and loses whole groups at the front, so a turn's change is the messages
+// appended during it and the number dropped from the front.
+
+// storedMessage is one history message as JSON.
+type storedMessage struct {
+	model.Message
+	Failed bool `json:"failed,omitempty"`
+}
+
+// Mark is the history as it stood at one moment (before a turn): what
+// HistoryChange compares with and Rewind returns to.
+type Mark struct {
+	snap  snapshot
+	added int64
+}
+
+// Mark captures the history now. It is cheap: the history is never
+// rewritten in place below its current length.
+func (s *Session) Mark() Mark { return Mark{snap: s.hist.snapshot(), added: s.hist.added} }
+
+// Rewind returns the history to m (a turn that could not be saved must not
+// change it).
+func (s *Session) Rewind(m Mark) {
+	s.hist.restore(m.snap)
+	s.hist.added = m.added
+}
+
+// HistoryChange returns how the history changed since m as (old ++
+// appended)[drop:]: the messages appended since m that are still present
+// (all of them unless trimming reached them too) and how many messages to
+// drop from the front. Call it with no turn running.
+func (s *Session) HistoryChange(m Mark) (appended []json.RawMessage, drop int, err error) {
+	n := len(s.hist.msgs)
+	k := min(int(s.hist.added-m.added), n)
+	if k < 0 {
+		return nil, 0, fmt.Errorf("history change: the mark is newer than the history")
+	}
+	appended, err = encodeMessages(s.hist.msgs[n-k:], s.hist.meta[n-k:])
+	if err != nil {
+		return nil, 0, err
+	}
+	drop = len(m.snap.msgs) + k - n
+	if drop < 0 {
+		return nil, 0, fmt.Errorf("history change: %d messages now, %d before and %d added", n, len(m.snap.msgs), k)
+	}
+	return appended, drop, nil
+}
+
+// History returns the whole canonical history as JSON messages.
+func (s *Session) History() ([]json.RawMessage, error) {
+	return encodeMessages(s.hist.msgs, s.hist.meta)
+}
+
+func encodeMessages(msgs []model.Message, metas []meta) ([]json.RawMessage, error) {
+	out := make([]json.RawMessage, len(msgs))
+	for i, m := range msgs {
+		b, err := json.Marshal(storedMessage{Message: m, Failed: !metas[i].ok})
+		if err != nil {
+			return nil, fmt.Errorf("encode history message %d: %w", i, err)
+		}
+		out[i] = b
+	}
+	return out, nil
+}
+
+// LoadHistory replaces the history with msgs (a resumed session's). Every
+// message must be a JSON object with a known role.
+func (s *Session) LoadHistory(msgs []json.RawMessage) error {
+	var h history
+	for i, raw := range msgs {
+		var m storedMessage
+		if err := json.Unmarshal(raw, &m); err != nil {
+			return fmt.Errorf("history message %d: %w", i, err)
+		}
+		switch m.Role {
+		case model.User, model.Assistant, model.ToolRole:
+		default:
+			return fmt.Errorf("history message %d has role %q (want user, assistant or tool)", i, m.Role)
+		}
+		h.append(m.Message, !m.Failed)
+	}
+	h.turnStart = len(h.msgs)
+	s.hist = h
+	s.lastCut = 0
+	return nil
+}

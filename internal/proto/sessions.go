@@ -1,0 +1,264 @@
+package proto
+
+import "encoding/json"
+
+// The stored-session family: listing, resuming, forking, paging, renaming
+// and deleting the sessions a server keeps in its database. None of these
+// messages addresses a session open on the connection (they have no
+// Target): they name stored sessions, which may be closed or live
+// elsewhere. Their answers have the basic header; session.resumed opens the
+// session on the connection, like session.started.
+
+const (
+	TypeSessionList   = "session.list"
+	TypeSessionResume = "session.resume"
+	TypeSessionFork   = "session.fork"
+	TypeSessionTurns  = "session.turns"
+	TypeSessionRename = "session.rename"
+	TypeSessionDelete = "session.delete"
+
+	EventSessionListed  = "session.listed"
+	EventSessionResumed = "session.resumed"
+	EventSessionTurns   = "session.turns"
+	EventSessionRenamed = "session.renamed"
+	EventSessionDeleted = "session.deleted"
+)
+
+// Origins: the kind of client that started a session (session.start's
+// origin, a stored session's origin).
+const (
+	OriginTUI     = "tui"
+	OriginExec    = "exec"
+	OriginStdio   = "stdio"
+	OriginClawbot = "clawbot"
+)
+
+// Stored turn states (a stored turn's state).
+const (
+	TurnStateRunning     = "running"
+	TurnStateCompleted   = "completed"
+	TurnStateFailed      = "failed"
+	TurnStateCancelled   = "cancelled"
+	TurnStateInterrupted = "interrupted"
+)
+
+// Bounds of the stored-session messages.
+const (
+	// DefaultListLimit and MaxListLimit bound session.list's page.
+	DefaultListLimit = 50
+	MaxListLimit     = 500
+	// DefaultResumeTurns and MaxResumeTurns bound the turns that
+	// session.resumed (and session.turns) carry.
+	DefaultResumeTurns = 50
+	MaxResumeTurns     = 1000
+	// MaxTitleBytes bounds a title given to session.rename.
+	MaxTitleBytes = 200
+)
+
+// StoredSession summarises one stored session (session.listed).
+type StoredSession struct {
+	SessionID string `json:"session_id"`
+	Title     string `json:"title"`
+	Cwd       string `json:"cwd"`
+	Provider  string `json:"provider,omitempty"`
+	Model     string `json:"model,omitempty"`
+	Origin    string `json:"origin"`
+	State     string `json:"state"`
+	Created   string `json:"created"`
+	Updated   string `json:"updated"`
+	Turns     int    `json:"turns"`
+	Bytes     int64  `json:"bytes"`
+	// ForkedFrom and ForkedAt name the session and turn a fork was made
+	// from.
+	ForkedFrom string `json:"forked_from,omitempty"`
+	ForkedAt   string `json:"forked_at,omitempty"`
+	// LiveIn names the running process the session is open in, if any.
+	LiveIn string `json:"live_in,omitempty"`
+}
+
+// StoredTurn is one stored turn: its prompt, outcome and the events it
+// sent, verbatim, so a client redraws it as it was shown live.
+type StoredTurn struct {
+	TurnID       string `json:"turn_id"`
+	N            int    `json:"n"`
+	Prompt       string `json:"prompt"`
+	State        string `json:"state"`
+	ErrorCode    string `json:"error_code,omitempty"`
+	ErrorMessage string `json:"error_message,omitempty"`
+	Usage        *Usage `json:"usage,omitempty"`
+	Started      string `json:"started"`
+	Ended        string `json:"ended,omitempty"`
+	// Events are the turn's event lines as they were sent (tool.progress
+	// excepted). Encoded as a list also when nil.
+	Events []json.RawMessage `json:"events"`
+	// EventsOmitted says the events were left out because the turn alone
+	// does not fit a server frame.
+	EventsOmitted bool `json:"events_omitted,omitempty"`
+}
+
+// MarshalJSON encodes t with Events as a list, never null.
+func (t StoredTurn) MarshalJSON() ([]byte, error) {
+	type plain StoredTurn
+	if t.Events == nil {
+		t.Events = []json.RawMessage{}
+	}
+	return json.Marshal(plain(t))
+}
+
+// SessionList asks for stored sessions, most recently updated first.
+type SessionList struct {
+	Envelope
+	Workspace string `json:"workspace,omitempty"`
+	Limit     int    `json:"limit,omitempty"`
+	Before    string `json:"before,omitempty"`
+}
+
+func (*SessionList) MessageType() string { return TypeSessionList }
+
+// SessionListed answers session.list. Sessions is encoded as a list also
+// when nil; Next, when present, is the before of the following page.
+type SessionListed struct {
+	Header
+	Sessions []StoredSession `json:"sessions"`
+	Next     string          `json:"next,omitempty"`
+}
+
+func (*SessionListed) EventType() string { return EventSessionListed }
+
+// MarshalJSON encodes e with Sessions as a list, never null.
+func (e SessionListed) MarshalJSON() ([]byte, error) {
+	type plain SessionListed
+	if e.Sessions == nil {
+		e.Sessions = []StoredSession{}
+	}
+	return json.Marshal(plain(e))
+}
+
+// SessionResume opens a stored session on this connection.
+type SessionResume struct {
+	Envelope
+	SessionID string `json:"session_id"`
+	MaxTurns  int    `json:"max_turns,omitempty"`
+}
+
+func (*SessionResume) MessageType() string { return TypeSessionResume }
+
+// SessionFork creates a new session from a stored one, holding its turns
+// before TurnID and the history as it was just before that turn, and
+// opens it on this connection.
+type SessionFork struct {
+	Envelope
+	SessionID string `json:"session_id"`
+	TurnID    string `json:"turn_id"`
+	Origin    string `json:"origin,omitempty"`
+	MaxTurns  int    `json:"max_turns,omitempty"`
+}
+
+func (*SessionFork) MessageType() string { return TypeSessionFork }
+
+// SessionResumed answers session.resume and session.fork: the session is
+// open on the connection from now on, and its later events continue after
+// Seq. Turns are its last turns, oldest first; Before, when present, is the
+// n of the oldest of them: session.turns with it pages further back. Tools
+// and Turns are encoded as lists also when nil.
+type SessionResumed struct {
+	Header
+	SessionID        string       `json:"session_id"`
+	Cwd              string       `json:"cwd"`
+	Model            string       `json:"model"`
+	ContextMaxTokens int          `json:"context_max_tokens"`
+	Tools            []string     `json:"tools"`
+	Title            string       `json:"title"`
+	Origin           string       `json:"origin"`
+	ForkedFrom       string       `json:"forked_from,omitempty"`
+	ForkedAt         string       `json:"forked_at,omitempty"`
+	Turns            []StoredTurn `json:"turns"`
+	Before           int          `json:"before,omitempty"`
+	Seq              uint64       `json:"seq"`
+}
+
+func (*SessionResumed) EventType() string { return EventSessionResumed }
+
+// MarshalJSON encodes e with Tools and Turns as lists, never null.
+func (e SessionResumed) MarshalJSON() ([]byte, error) {
+	type plain SessionResumed
+	if e.Tools == nil {
+		e.Tools = []string{}
+	}
+	if e.Turns == nil {
+		e.Turns = []StoredTurn{}
+	}
+	return json.Marshal(plain(e))
+}
+
+// Started is the session.started a client would have seen for the resumed
+// session (what a client shows in its header).
+func (e *SessionResumed) Started() SessionStarted {
+	return SessionStarted{SessionID: e.SessionID, Cwd: e.Cwd, Model: e.Model, ContextMaxTokens: e.ContextMaxTokens, Tools: e.Tools}
+}
+
+// SessionTurnsRequest asks for a stored session's turns before the turn
+// numbered Before (all when 0), at most Limit of them.
+type SessionTurnsRequest struct {
+	Envelope
+	SessionID string `json:"session_id"`
+	Before    int    `json:"before,omitempty"`
+	Limit     int    `json:"limit,omitempty"`
+}
+
+func (*SessionTurnsRequest) MessageType() string { return TypeSessionTurns }
+
+// SessionTurnsReply answers session.turns: the turns, oldest first, and
+// the before of the page further back (absent at the first turn). Turns is
+// encoded as a list also when nil.
+type SessionTurnsReply struct {
+	Header
+	SessionID string       `json:"session_id"`
+	Turns     []StoredTurn `json:"turns"`
+	Before    int          `json:"before,omitempty"`
+}
+
+func (*SessionTurnsReply) EventType() string { return EventSessionTurns }
+
+// MarshalJSON encodes e with Turns as a list, never null.
+func (e SessionTurnsReply) MarshalJSON() ([]byte, error) {
+	type plain SessionTurnsReply
+	if e.Turns == nil {
+		e.Turns = []StoredTurn{}
+	}
+	return json.Marshal(plain(e))
+}
+
+// SessionRename sets a stored session's title.
+type SessionRename struct {
+	Envelope
+	SessionID string `json:"session_id"`
+	Title     string `json:"title"`
+}
+
+func (*SessionRename) MessageType() string { return TypeSessionRename }
+
+// SessionRenamed answers session.rename with the title as stored.
+type SessionRenamed struct {
+	Header
+	SessionID string `json:"session_id"`
+	Title     string `json:"title"`
+}
+
+func (*SessionRenamed) EventType() string { return EventSessionRenamed }
+
+// SessionDelete removes a stored session that is open nowhere.
+type SessionDelete struct {
+	Envelope
+	SessionID string `json:"session_id"`
+}
+
+func (*SessionDelete) MessageType() string { return TypeSessionDelete }
+
+// SessionDeleted answers session.delete.
+type SessionDeleted struct {
+	Header
+	SessionID string `json:"session_id"`
+}
+
+func (*SessionDeleted) EventType() string { return EventSessionDeleted }

@@ -1,0 +1,180 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/scv-agent/scv/internal/agent"
+	"github.com/scv-agent/scv/internal/proto"
+	"github.com/scv-agent/scv/internal/store"
+)
+
+// Recording a turn in the store (docs/store.md): the turn is begun before
+// turn.started, each event is appended with the exact line sent, and the
+// terminal event is written — in one durable transaction with the new
+// history when the turn completed — before it is handed to the client. A
+// turn the store cannot record ends in turn.failed with code store_error,
+// and its history is not applied: nothing is lost silently.
+
+// recorder is one running turn's record.
+type recorder struct {
+	log  *store.TurnLog
+	mark agent.Mark
+	// answer collects the turn's answer texts (what search finds).
+	answer []string
+	// failed is the first error of an event write; the buffered events
+	// are retried by the turn's end.
+	failed error
+}
+
+// storeTimeout bounds one store call made on behalf of a client; the busy
+// timeout of the store bounds waits for other processes below it.
+const storeTimeout = time.Minute
+
+// beginRecord records the start of p's turn; nil without a store.
+func (c *conn) beginRecord(ctx context.Context, s *session, p pending) (*recorder, error) {
+	st := c.srv.opts.Store
+	if st == nil {
+		return nil, nil
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), storeTimeout)
+	defer cancel()
+	mark := s.agent.Mark()
+	tl, err := st.BeginTurn(ctx, s.id, p.turnID, p.prompt)
+	if err != nil {
+		return nil, err
+	}
+	return &recorder{log: tl, mark: mark}, nil
+}
+
+// refuseTurn ends a turn that could not be recorded before it ran.
+func (c *conn) refuseTurn(s *session, p pending, err error) {
+	c.srv.opts.Logger.Error("store: begin turn", "session", s.id, "turn", p.turnID, "err", err)
+	started := &proto.TurnStarted{}
+	started.TurnID, started.RequestID = p.turnID, p.requestID
+	c.sendTurnEvent(s, nil, started)
+	failed := &proto.TurnFailed{Code: proto.FailStore,
+		Message: fmt.Sprintf("the turn did not run: it could not be recorded in the session database: %v", err)}
+	failed.TurnID = p.turnID
+	c.sendTurnEvent(s, nil, failed)
+}
+
+// sendTurnEvent stamps, records and queues one event of the running turn.
+// A terminal event marks the session idle once it is recorded, just before
+// the client can see it.
+func (c *conn) sendTurnEvent(s *session, rec *recorder, ev proto.TurnEvent) {
+	s.sendMu.Lock()
+	defer s.sendMu.Unlock()
+	b := c.stamp(s, ev)
+	if rec != nil && b != nil {
+		b = c.record(s, rec, ev, b)
+	}
+	if terminal(ev) {
+		// The session is idle from the client's point of view as soon as
+		// it sees the turn's end (session.clear may follow).
+		s.mu.Lock()
+		s.active, s.cancel = "", nil
+		s.mu.Unlock()
+	}
+	c.queue(b)
+}
+
+// record stores ev's line b and returns the line to send: b, or for a
+// terminal event that could not be stored, a turn.failed saying so.
+func (c *conn) record(s *session, rec *recorder, ev proto.TurnEvent, b []byte) []byte {
+	seq := ev.Session().Seq
+	line := store.Event{Seq: seq, Data: b}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(c.ctx), storeTimeout)
+	defer cancel()
+	log := c.srv.opts.Logger
+	switch e := ev.(type) {
+	case *proto.ToolProgress:
+		return b // transient: never stored
+	case *proto.TurnCompleted:
+		appended, drop, err := s.agent.HistoryChange(rec.mark)
+		if err == nil {
+			err = rec.log.Complete(ctx, store.Completion{Events: []store.Event{line},
+				History: store.HistoryUpdate{Append: appended, Drop: drop}, Usage: storeUsage(e.Usage), Answer: rec.answerText()})
+		}
+		if err == nil {
+			return b
+		}
+		log.Error("store: complete turn", "session", s.id, "turn", e.TurnID, "err", err)
+		s.agent.Rewind(rec.mark)
+		return c.storeFailure(ctx, s, rec, e.TurnID, seq,
+			fmt.Sprintf("the turn completed, but it could not be saved to the session database, so it is not part of the session: %v", err))
+	case *proto.TurnFailed:
+		err := rec.log.End(ctx, store.TurnEnd{State: store.TurnFailed, Code: e.Code, Message: e.Message, Events: []store.Event{line}, Answer: rec.answerText()})
+		if err == nil {
+			return b
+		}
+		log.Error("store: end turn", "session", s.id, "turn", e.TurnID, "err", err)
+		return c.storeFailure(ctx, s, rec, e.TurnID, seq,
+			fmt.Sprintf("the turn failed (%s: %s), and it could not be saved to the session database: %v", e.Code, e.Message, err))
+	case *proto.TurnCancelled:
+		err := rec.log.End(ctx, store.TurnEnd{State: store.TurnCancelled, Events: []store.Event{line}, Answer: rec.answerText()})
+		if err == nil {
+			return b
+		}
+		log.Error("store: end turn", "session", s.id, "turn", e.TurnID, "err", err)
+		return c.storeFailure(ctx, s, rec, e.TurnID, seq,
+			fmt.Sprintf("the turn was cancelled, and it could not be saved to the session database: %v", err))
+	case *proto.AssistantCompleted:
+		if e.Content != "" {
+			rec.answer = append(rec.answer, e.Content)
+		}
+	}
+	err := rec.log.Append(ctx, line)
+	if err == nil {
+		if _, waits := ev.(*proto.ApprovalRequested); waits {
+			// The turn waits for a person now: what was shown is
+			// written before the wait.
+			err = rec.log.Flush(ctx)
+		}
+	}
+	if err != nil && rec.failed == nil {
+		rec.failed = err
+		log.Error("store: write turn events (retried when the turn ends)", "session", s.id, "turn", ev.Turn().TurnID, "err", err)
+	}
+	return b
+}
+
+// storeFailure is the turn.failed sent in place of a terminal event the
+// store refused; it is offered to the store too (the turn stays running in
+// the file otherwise, and becomes interrupted at the next start).
+func (c *conn) storeFailure(ctx context.Context, s *session, rec *recorder, turnID string, seq uint64, msg string) []byte {
+	f := &proto.TurnFailed{Code: proto.FailStore, Message: msg}
+	f.TurnID, f.SessionID, f.Seq = turnID, s.id, seq
+	b := c.encode(f)
+	err := rec.log.End(ctx, store.TurnEnd{State: store.TurnFailed, Code: proto.FailStore, Message: msg,
+		Events: []store.Event{{Seq: seq, Data: b}}, Answer: rec.answerText()})
+	if err != nil {
+		c.srv.opts.Logger.Debug("store: record the failure", "session", s.id, "turn", turnID, "err", err)
+	}
+	return b
+}
+
+func (r *recorder) answerText() string { return strings.Join(r.answer, "\n\n") }
+
+func storeUsage(u *proto.Usage) store.Usage {
+	if u == nil {
+		return store.Usage{}
+	}
+	return store.Usage{InputTokens: u.InputTokens, OutputTokens: u.OutputTokens, TotalTokens: u.TotalTokens}
+}
+
+// storeErrorCode maps a store error to the request error code that
+// answers it.
+func storeErrorCode(err error) string {
+	var busy *store.BusyError
+	switch {
+	case errors.As(err, &busy):
+		return proto.ErrSessionBusy
+	case errors.Is(err, store.ErrNotFound):
+		return proto.ErrSessionNotFound
+	}
+	return proto.ErrStore
+}
