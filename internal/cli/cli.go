@@ -139,6 +139,7 @@ func newRootCmd(g *globals) *cobra.Command {
 		newStartCmd(g),
 		newStopCmd(g),
 		newStatusCmd(g),
+		newSessionsCmd(g),
 	)
 	attachTUIRoot(root, g)
 	return root

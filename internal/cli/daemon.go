@@ -60,18 +60,26 @@ func (g *globals) runDaemon(logger *slog.Logger) error {
 	if err != nil {
 		return err
 	}
+	st, err := openStore(g.ctx, layout, "daemon", logger)
+	if err != nil {
+		return err
+	}
+	defer closeStore(st, logger)
 	started := time.Now()
 	ctx, stop := context.WithCancel(g.ctx)
 	defer stop()
 	status := func() proto.DaemonStatus {
 		c := tr.Counts()
 		return proto.DaemonStatus{Version: version.Version, PID: os.Getpid(), UptimeSeconds: int64(time.Since(started).Seconds()),
-			Sessions: a.Sessions(), Delegations: proto.Delegations{Running: c.Running, OrphansReaped: int(c.OrphansReaped)}}
+			Sessions: a.Sessions(), Delegations: proto.Delegations{Running: c.Running, OrphansReaped: int(c.OrphansReaped)},
+			Database: databaseStatus(ctx, st, logger)}
 	}
-	srv := newServer(a, logger, &loaded.Config, status, stop)
+	srv := newServer(a, logger, &loaded.Config, st, "daemon", status, stop)
 	err = daemon.Run(ctx, daemon.Options{
 		Layout: layout, Server: srv, Logger: logger, Subreaper: true,
 		Reconcile: tr.Reconcile, Drain: a.Close,
+		// Retention runs once the lock is ours: one daemon prunes.
+		Ready: func() { prune(ctx, st, loaded.Config.History, logger) },
 	})
 	if errors.Is(err, daemon.ErrRunning) {
 		return &exitError{code: ExitFailure, msg: err.Error()}
@@ -262,10 +270,14 @@ func newStatusCmd(g *globals) *cobra.Command {
 			}
 			st, err := g.queryStatus(layout)
 			if err != nil {
+				db := g.offlineDatabase(layout)
 				if jsonOut {
-					printJSON(g.stdio.Out, map[string]any{"running": false, "socket": layout.Socket()})
+					printJSON(g.stdio.Out, map[string]any{"running": false, "socket": layout.Socket(), "database": db})
 				} else {
 					fmt.Fprintf(g.stdio.Out, "scv daemon: not running (no answer on %s)\nstart it with `scv run` (foreground) or `scv start`\n", layout.Socket())
+					if db != nil {
+						fmt.Fprintf(g.stdio.Out, "  database:    %s\n", describeDatabase(db))
+					}
 				}
 				return exitCode(ExitFailure)
 			}
@@ -279,6 +291,9 @@ func newStatusCmd(g *globals) *cobra.Command {
 			}
 			fmt.Fprintf(g.stdio.Out, "scv daemon: running\n  pid:         %d\n  version:     %s\n  uptime:      %s\n  sessions:    %d\n  delegations: %d running, %d orphans reaped\n  socket:      %s\n",
 				st.PID, st.Version, time.Duration(st.UptimeSeconds)*time.Second, st.Sessions, st.Delegations.Running, st.Delegations.OrphansReaped, layout.Socket())
+			if st.Database != nil {
+				fmt.Fprintf(g.stdio.Out, "  database:    %s\n", describeDatabase(st.Database))
+			}
 			return nil
 		},
 	}

@@ -20,16 +20,21 @@ import (
 )
 
 func newExecCmd(g *globals) *cobra.Command {
-	var yes, jsonOut bool
-	var workspace string
+	var yes, jsonOut, cont bool
+	var workspace, resume string
 	cmd := &cobra.Command{
-		Use:   "exec [--yes] [--json] PROMPT|-",
+		Use:   "exec [--yes] [--json] [--continue|--resume ID] PROMPT|-",
 		Short: "Run one headless turn (the server runs inside this process)",
 		Long: "Run one turn and print the assistant's text as it streams; notes (approvals, running tools, tool failures) go to stderr.\n" +
 			"Approvals are answered yes with --yes and no without it. --json prints every protocol event instead.\n" +
-			"PROMPT '-' or no PROMPT reads the prompt from stdin. Exit 0 when the turn completes, 1 otherwise.",
+			"PROMPT '-' or no PROMPT reads the prompt from stdin. Exit 0 when the turn completes, 1 otherwise.\n" +
+			"Every run is saved as a session (scv sessions list); --continue adds the turn to the last session of the\n" +
+			"workspace, --resume ID to session ID.",
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if cont && resume != "" {
+				return usageErr("--continue and --resume name the session two ways; pass one")
+			}
 			prompt, err := g.readPrompt(args)
 			if err != nil {
 				return err
@@ -40,7 +45,7 @@ func newExecCmd(g *globals) *cobra.Command {
 			}
 			logger := g.stderrLogger()
 			// Fail early, with the config's own message, before anything runs.
-			a, _, tr, err := g.newApp(logger, true)
+			a, layout, tr, err := g.newApp(logger, true)
 			if err != nil {
 				return err
 			}
@@ -60,9 +65,17 @@ func newExecCmd(g *globals) *cobra.Command {
 			} else if n > 0 {
 				logger.Info("stopped orphaned delegations", "count", n)
 			}
-			return g.runExec(newServer(a, logger, &loaded.Config, nil, nil), prompt, ws, yes, jsonOut)
+			st, err := openStore(g.ctx, layout, "scv exec", logger)
+			if err != nil {
+				return err
+			}
+			defer closeStore(st, logger)
+			srv := newServer(a, logger, &loaded.Config, st, "scv exec", nil, nil)
+			return g.runExec(srv, execRun{prompt: prompt, ws: ws, yes: yes, jsonOut: jsonOut, cont: cont, resume: resume})
 		},
 	}
+	cmd.Flags().BoolVar(&cont, "continue", false, "add the turn to the last session of the workspace")
+	cmd.Flags().StringVar(&resume, "resume", "", "add the turn to session ID (scv sessions list shows the ids)")
 	cmd.Flags().BoolVar(&yes, "yes", false, "approve every approval request")
 	cmd.Flags().BoolVar(&jsonOut, "json", false, "print every protocol event as a JSON line")
 	cmd.Flags().StringVar(&workspace, "workspace", "", "workspace directory (default: current directory)")
@@ -87,7 +100,16 @@ func (g *globals) readPrompt(args []string) (string, error) {
 // runExec serves the protocol in this process over two in-memory pipes and
 // drives one turn through them as a client, exactly as it would a separate
 // `scv server --stdio` (docs/runtime.md says why there is no child).
-func (g *globals) runExec(srv *server.Server, prompt, ws string, yes, jsonOut bool) error {
+// execRun is what one `scv exec` does.
+type execRun struct {
+	prompt, ws   string
+	yes, jsonOut bool
+	// cont continues the workspace's last session, resume names one.
+	cont   bool
+	resume string
+}
+
+func (g *globals) runExec(srv *server.Server, r execRun) error {
 	// The server gets its own context: Ctrl+C is answered with turn.cancel
 	// through the protocol, not by tearing the server down under the turn.
 	ctx, cancel := context.WithCancel(context.Background())
@@ -101,7 +123,7 @@ func (g *globals) runExec(srv *server.Server, prompt, ws string, yes, jsonOut bo
 		toServer.Close()   // and the server's reader ends
 	}()
 	conn := client.NewConn(toClient, fromClient)
-	code := g.execTurn(conn, prompt, ws, yes, jsonOut)
+	code := g.execTurn(conn, r)
 	conn.Close() // EOF for the server: it cancels what still runs and returns
 	select {
 	case <-served:
@@ -116,26 +138,25 @@ func (g *globals) runExec(srv *server.Server, prompt, ws string, yes, jsonOut bo
 }
 
 // execTurn drives one turn and returns the exit status.
-func (g *globals) execTurn(conn *client.Conn, prompt, ws string, yes, jsonOut bool) int {
+func (g *globals) execTurn(conn *client.Conn, r execRun) int {
 	ctx := context.Background()
 	if _, err := conn.Initialize(ctx, "scv-exec", version.Version); err != nil {
 		fmt.Fprintf(g.stdio.Err, "scv: %v\n", err)
 		return ExitFailure
 	}
-	started, err := conn.StartSession(ctx, proto.SessionStart{Cwd: ws})
+	opened, sid, err := openExecSession(ctx, conn, r)
 	if err != nil {
 		fmt.Fprintf(g.stdio.Err, "scv: %v\n", err)
 		return ExitFailure
 	}
-	sid := started.SessionID
-	if jsonOut {
-		printEvent(g.stdio.Out, started)
+	if r.jsonOut {
+		printEvent(g.stdio.Out, opened)
 	}
-	if err := conn.Send(&proto.TurnStart{Envelope: proto.Envelope{RequestID: execTurnRequest}, SessionID: sid, Prompt: prompt}); err != nil {
+	if err := conn.Send(&proto.TurnStart{Envelope: proto.Envelope{RequestID: execTurnRequest}, SessionID: sid, Prompt: r.prompt}); err != nil {
 		fmt.Fprintf(g.stdio.Err, "scv: %v\n", err)
 		return ExitFailure
 	}
-	t := &execTurn{g: g, conn: conn, sid: sid, yes: yes, jsonOut: jsonOut, endedWithText: true, visibleOut: isTerminal(g.stdio.Out)}
+	t := &execTurn{g: g, conn: conn, sid: sid, yes: r.yes, jsonOut: r.jsonOut, endedWithText: true, visibleOut: isTerminal(g.stdio.Out)}
 	interrupted := g.ctx.Done()
 	for {
 		select {
@@ -157,6 +178,34 @@ func (g *globals) execTurn(conn *client.Conn, prompt, ws string, yes, jsonOut bo
 			}
 		}
 	}
+}
+
+// openExecSession starts exec's session, or resumes the one --continue or
+// --resume names; it returns the event that opened it and its id.
+func openExecSession(ctx context.Context, conn *client.Conn, r execRun) (proto.Event, string, error) {
+	id := r.resume
+	if r.cont {
+		list, err := client.CallFor[*proto.SessionListed](ctx, conn, &proto.SessionList{Workspace: r.ws, Limit: 1})
+		if err != nil {
+			return nil, "", fmt.Errorf("find the last session of %s: %w", r.ws, err)
+		}
+		if len(list.Sessions) == 0 {
+			return nil, "", fmt.Errorf("--continue: no earlier session in %s; run scv exec without it to start one", termtext.Line(r.ws))
+		}
+		id = list.Sessions[0].SessionID
+	}
+	if id == "" {
+		started, err := conn.StartSession(ctx, proto.SessionStart{Cwd: r.ws, Origin: proto.OriginExec})
+		if err != nil {
+			return nil, "", err
+		}
+		return started, started.SessionID, nil
+	}
+	resumed, err := client.CallFor[*proto.SessionResumed](ctx, conn, &proto.SessionResume{SessionID: id, MaxTurns: 1})
+	if err != nil {
+		return nil, "", fmt.Errorf("resume session %s: %w", termtext.Line(id), err)
+	}
+	return resumed, resumed.SessionID, nil
 }
 
 // execTurnRequest is the request_id of exec's turn.start: an error that

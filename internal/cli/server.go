@@ -15,7 +15,7 @@ func newServerCmd(g *globals) *cobra.Command {
 				return usageErr("scv server needs --stdio (the daemon is `scv run`)")
 			}
 			logger := g.stderrLogger()
-			a, _, tr, err := g.newApp(logger, true)
+			a, layout, tr, err := g.newApp(logger, true)
 			if err != nil {
 				return err
 			}
@@ -29,7 +29,12 @@ func newServerCmd(g *globals) *cobra.Command {
 			} else if n > 0 {
 				logger.Info("stopped orphaned delegations", "count", n)
 			}
-			srv := newServer(a, logger, &loaded.Config, nil, nil)
+			st, err := openStore(g.ctx, layout, "scv server --stdio", logger)
+			if err != nil {
+				return err
+			}
+			defer closeStore(st, logger)
+			srv := newServer(a, logger, &loaded.Config, st, "scv server --stdio", nil, nil)
 			return srv.Serve(g.ctx, g.stdio.In, g.stdio.Out)
 		},
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/scv-agent/scv/internal/paths"
 	"github.com/scv-agent/scv/internal/proto"
 	"github.com/scv-agent/scv/internal/server"
+	"github.com/scv-agent/scv/internal/store"
 	"github.com/scv-agent/scv/internal/version"
 )
 
@@ -40,13 +41,14 @@ func (g *globals) newApp(logger *slog.Logger, withTracker bool) (*app.App, paths
 }
 
 // newServer wraps the app in a protocol server, with the frame limits of
-// the user's configuration.
-func newServer(a *app.App, logger *slog.Logger, cfg *config.Config, status func() proto.DaemonStatus, shutdown func()) *server.Server {
+// the user's configuration, persisting to st; name says what the server is
+// in the messages that tell where a session is open.
+func newServer(a *app.App, logger *slog.Logger, cfg *config.Config, st *store.Store, name string, status func() proto.DaemonStatus, shutdown func()) *server.Server {
 	return server.New(server.Options{
 		Factory: a, Logger: logger, Version: version.Version,
 		MaxClientFrame: cfg.Protocol.MaxClientFrameBytes, MaxServerFrame: cfg.Protocol.MaxServerFrameBytes,
 		MaxSessionsPerConn: cfg.Protocol.MaxSessionsPerConnection, MaxSessions: cfg.Protocol.MaxSessions,
-		Status: status, Shutdown: shutdown,
+		Status: status, Shutdown: shutdown, Store: st, Name: name,
 	})
 }
 

@@ -20,6 +20,7 @@ type Config struct {
 	Providers      map[string]Provider      `toml:"providers"`
 	Agent          Agent                    `toml:"agent"`
 	Session        Session                  `toml:"session"`
+	History        History                  `toml:"history"`
 	Context        Context                  `toml:"context"`
 	Tools          Tools                    `toml:"tools"`
 	Protocol       Protocol                 `toml:"protocol"`
@@ -61,6 +62,15 @@ type Session struct {
 	MaxMessages     int `toml:"max_messages"`
 	// MaxQueuedTurns bounds the turns waiting behind the active one.
 	MaxQueuedTurns int `toml:"max_queued_turns"`
+}
+
+// History is the [history] table: how long the session database keeps
+// sessions (docs/store.md).
+type History struct {
+	// MaxSessions keeps the most recently used sessions only.
+	MaxSessions int `toml:"max_sessions"`
+	// MaxAgeDays removes sessions not used for longer.
+	MaxAgeDays int `toml:"max_age_days"`
 }
 
 // Context is the [context] table.
@@ -294,6 +304,7 @@ func Defaults(skillsDir string) Config {
 		Providers: map[string]Provider{DefaultProfile: defaultProvider(), AnthropicProfile: anthropicProvider()},
 		Agent:     Agent{MaxSteps: 128, SystemPrompt: DefaultSystemPrompt, MaxDelegationDepth: 2},
 		Session:   Session{MaxHistoryBytes: 16777216, MaxMessages: 10000, MaxQueuedTurns: 16},
+		History:   History{MaxSessions: 2000, MaxAgeDays: 180},
 		Context: Context{MaxTokens: 128000, ReserveOutputTokens: 8192, SafetyMarginTokens: 2048,
 			BytesPerToken: 3, SummaryMaxChars: 6000},
 		Tools: Tools{ApprovalPolicy: PolicyOnRisk, CommandTimeoutSeconds: 600, AgentTimeoutSeconds: 3600,

@@ -50,6 +50,9 @@ var specs = map[string]keySpec{
 	"session.max_messages":      limit("Most messages kept by a session.", 1),
 	"session.max_queued_turns":  limit("Most turns a session holds waiting behind the running one; more are refused.", 0),
 
+	"history.max_sessions": limit("Most sessions the session database keeps; the least recently used beyond it are deleted (at daemon start and by scv sessions prune).", 1),
+	"history.max_age_days": limit("Days a session is kept after its last use; older ones are deleted (at daemon start and by scv sessions prune).", 1),
+
 	"context.max_tokens":            limit("Context window of the model, in tokens.", 1),
 	"context.reserve_output_tokens": limit("Tokens kept free for the model's answer.", 1),
 	"context.safety_margin_tokens":  limit("Extra tokens kept free because token counts are estimates.", 0),

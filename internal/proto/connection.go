@@ -83,6 +83,21 @@ type DaemonStatus struct {
 	UptimeSeconds int64       `json:"uptime_seconds"`
 	Sessions      int         `json:"sessions"`
 	Delegations   Delegations `json:"delegations"`
+	// Database is the session database's state; absent when the daemon
+	// could not read it.
+	Database *Database `json:"database,omitempty"`
+}
+
+// Database describes the session database (daemon.status).
+type Database struct {
+	Path string `json:"path"`
+	// FileBytes is the size of the database file and its write-ahead log;
+	// FreeBytes the part of it the next compaction gives back.
+	FileBytes int64 `json:"file_bytes"`
+	FreeBytes int64 `json:"free_bytes"`
+	// Sessions and Turns count what is stored.
+	Sessions int `json:"sessions"`
+	Turns    int `json:"turns"`
 }
 
 // Delegations counts delegated agent runs.

@@ -155,21 +155,23 @@ func (c *conn) sessionList(ctx context.Context, st *store.Store, m *proto.Sessio
 	}
 	out := &proto.SessionListed{Next: page.Next}
 	for _, x := range page.Sessions {
-		out.Sessions = append(out.Sessions, c.srv.storedSession(st, x))
+		ss := Summary(st, x)
+		if origin, here := c.srv.claimedBy(x.ID); here && ss.LiveIn != "" {
+			ss.LiveIn += " (" + origin + " client)"
+		}
+		out.Sessions = append(out.Sessions, ss)
 	}
 	c.reply(m.RequestID, out, nil)
 }
 
-// storedSession is the protocol summary of x.
-func (srv *Server) storedSession(st *store.Store, x store.Session) proto.StoredSession {
+// Summary is the protocol form of stored session x (session.listed, scv
+// sessions list --json); LiveIn names the process it is open in.
+func Summary(st *store.Store, x store.Session) proto.StoredSession {
 	out := proto.StoredSession{SessionID: x.ID, Title: x.Title, Cwd: x.Workspace, Provider: x.Provider, Model: x.Model,
 		Origin: string(x.Origin), State: string(x.State), Created: timestamp(x.Created), Updated: timestamp(x.Updated),
 		Turns: x.Turns, Bytes: x.Bytes, ForkedFrom: x.ForkedFrom, ForkedAt: x.ForkedAt}
 	if h, live := st.LiveHolder(x); live {
 		out.LiveIn = h.String()
-		if origin, here := srv.claimedBy(x.ID); here {
-			out.LiveIn += " (" + origin + " client)"
-		}
 	}
 	return out
 }
@@ -306,7 +308,7 @@ func (c *conn) fitTurns(ev proto.Event, turns []store.Turn, before int) ([]proto
 	out := make([]proto.StoredTurn, len(turns))
 	used, first := 0, len(turns)
 	for i := len(turns) - 1; i >= 0; i-- {
-		t := storedTurn(turns[i])
+		t := StoredTurn(turns[i])
 		n := encodedLen(t) + 1
 		if used+n > room && i == len(turns)-1 {
 			t.Events, t.EventsOmitted = nil, true
@@ -336,8 +338,9 @@ func encodedLen(t proto.StoredTurn) int {
 	return len(b)
 }
 
-// storedTurn is the protocol form of a stored turn.
-func storedTurn(t store.Turn) proto.StoredTurn {
+// StoredTurn is the protocol form of a stored turn (session.resumed,
+// session.turns, scv sessions export).
+func StoredTurn(t store.Turn) proto.StoredTurn {
 	out := proto.StoredTurn{TurnID: t.ID, N: t.N, Prompt: t.Prompt, State: string(t.State), ErrorCode: t.ErrorCode,
 		ErrorMessage: t.ErrorMessage, Started: timestamp(t.Started), Ended: timestamp(t.Ended)}
 	if u := t.Usage; u != (store.Usage{}) {

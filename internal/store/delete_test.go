@@ -149,3 +149,39 @@ func TestPrune(t *testing.T) {
 		t.Errorf("left %v, want s5, s4 and the live s0", ids)
 	}
 }
+
+// TestPruneWorkspace: a workspace's limits count and remove that
+// workspace's sessions only.
+func TestPruneWorkspace(t *testing.T) {
+	ctx := context.Background()
+	c := newClock()
+	s := openAt(t, t.TempDir()+"/scv.db", func(o *Options) { o.Now = c.now })
+	for i := range 6 {
+		ws := "/a"
+		if i%2 == 1 {
+			ws = "/b"
+		}
+		if _, err := s.CreateSession(ctx, NewSession{ID: fmt.Sprint("s", i), Workspace: ws, Origin: OriginExec}); err != nil {
+			t.Fatal(err)
+		}
+		c.t = c.t.Add(time.Hour)
+	}
+	if err := s.ReleaseAll(ctx); err != nil {
+		t.Fatal(err)
+	}
+	n, err := s.Prune(ctx, PruneOptions{MaxSessions: 1, Workspace: "/a"})
+	if err != nil || n != 2 {
+		t.Fatalf("pruned %d, %v; want the two older sessions of /a", n, err)
+	}
+	p, err := s.ListSessions(ctx, ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, x := range p.Sessions {
+		ids = append(ids, x.ID)
+	}
+	if strings.Join(ids, ",") != "s5,s4,s3,s1" {
+		t.Errorf("left %v, want every session of /b and the newest of /a", ids)
+	}
+}

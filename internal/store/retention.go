@@ -16,6 +16,9 @@ type PruneOptions struct {
 	MaxSessions int
 	// MaxAge removes sessions not updated for longer.
 	MaxAge time.Duration
+	// Workspace, when set, applies both limits to that directory's
+	// sessions only (a project's own, lower limits).
+	Workspace string
 }
 
 // Prune deletes the sessions beyond MaxSessions or older than MaxAge,
@@ -31,8 +34,14 @@ func (s *Store) Prune(ctx context.Context, o PruneOptions) (int, error) {
 	var victims []Session
 	err := s.read(ctx, "prune sessions", func(tx *sql.Tx) error {
 		victims = victims[:0]
-		q := `SELECT ` + sessionCols + ` FROM sessions ORDER BY updated_ns DESC, sid DESC`
-		rows, err := tx.QueryContext(ctx, q)
+		q := `SELECT ` + sessionCols + ` FROM sessions`
+		var args []any
+		if o.Workspace != "" {
+			q += ` WHERE workspace = ?`
+			args = append(args, o.Workspace)
+		}
+		q += ` ORDER BY updated_ns DESC, sid DESC`
+		rows, err := tx.QueryContext(ctx, q, args...)
 		if err != nil {
 			return err
 		}
