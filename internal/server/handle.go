@@ -140,18 +140,13 @@ func (c *conn) sessionStart(m *proto.SessionStart) {
 		return
 	}
 	c.srv.claim(id, m.Origin)
-	if st := c.srv.opts.Store; st != nil {
-		ctx, cancel := context.WithTimeout(c.ctx, storeTimeout)
-		_, err := st.CreateSession(ctx, store.NewSession{ID: id, Workspace: info.Cwd, Provider: info.Provider, Model: info.Model,
-			Origin: store.Origin(m.Origin), DelegationDepth: info.DelegationDepth})
-		cancel()
-		if err != nil {
-			c.abandon(id, info)
-			c.reqError(m.RequestID, proto.ErrStore, fmt.Sprintf("cannot start a session: the session database refused it: %v", err), false)
-			return
-		}
-	}
 	s := newSession(id, ag, info)
+	if c.srv.opts.Store != nil {
+		// Stored with its first turn: a session nobody spoke in is not
+		// kept (a TUI opened and closed leaves nothing to list).
+		s.create = &store.NewSession{ID: id, Workspace: info.Cwd, Provider: info.Provider, Model: info.Model,
+			Origin: store.Origin(m.Origin), DelegationDepth: info.DelegationDepth}
+	}
 	// session.started has seq 0, so it is not stamped like later events.
 	c.attach(s, m.RequestID, &proto.SessionStarted{SessionID: id, Cwd: info.Cwd, Model: info.Model,
 		ContextMaxTokens: info.ContextMaxTokens, Tools: info.Tools})
@@ -284,7 +279,7 @@ func (c *conn) approvalResolve(s *session, m *proto.ApprovalResolve) {
 
 func (c *conn) sessionClear(s *session, m *proto.SessionClear) {
 	var save func() error
-	if st := c.srv.opts.Store; st != nil {
+	if st := c.srv.opts.Store; st != nil && !s.unstored() {
 		save = func() error {
 			ctx, cancel := context.WithTimeout(context.WithoutCancel(c.ctx), storeTimeout)
 			defer cancel()

@@ -42,6 +42,17 @@ func (c *conn) beginRecord(ctx context.Context, s *session, p pending) (*recorde
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), storeTimeout)
 	defer cancel()
+	s.mu.Lock()
+	create := s.create
+	s.mu.Unlock()
+	if create != nil {
+		if _, err := st.CreateSession(ctx, *create); err != nil {
+			return nil, err
+		}
+		s.mu.Lock()
+		s.create = nil
+		s.mu.Unlock()
+	}
 	mark := s.agent.Mark()
 	tl, err := st.BeginTurn(ctx, s.id, p.turnID, p.prompt)
 	if err != nil {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/scv-agent/scv/internal/agent"
 	"github.com/scv-agent/scv/internal/proto"
+	"github.com/scv-agent/scv/internal/store"
 )
 
 // pending is a prompt waiting for its turn.
@@ -24,6 +25,10 @@ type session struct {
 	// store and hand-over to the connection's write queue.
 	sendMu sync.Mutex
 	seq    uint64 // guarded by sendMu
+	// create is what the store is to record of a started session with its
+	// first turn; nil once recorded (and for resumed sessions). Guarded by
+	// mu.
+	create *store.NewSession
 
 	mu       sync.Mutex
 	queue    []pending
@@ -133,6 +138,13 @@ func (s *session) cancelTurn(turnID string) cancelOutcome {
 		}
 	}
 	return cancelNone
+}
+
+// unstored says the session is not in the store yet.
+func (s *session) unstored() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.create != nil
 }
 
 // errBusy is clear's answer while a turn runs or waits.
