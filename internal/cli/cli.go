@@ -70,6 +70,9 @@ type globals struct {
 	provider       string
 	baseURL        string
 	approvalPolicy string
+	// The TUI's session choice: --continue, --resume [ID].
+	tuiContinue, tuiResume bool
+	tuiResumeID            string
 }
 
 // Run executes the scv command line and returns the process exit status.

@@ -26,11 +26,24 @@ func newTUICmd(g *globals) *cobra.Command {
 func attachTUIRoot(root *cobra.Command, g *globals) {
 	var showVersion bool
 	root.Flags().BoolVar(&showVersion, "version", false, "print the version and build info, as the version command does")
-	root.Args = cobra.NoArgs
-	root.RunE = func(cmd *cobra.Command, _ []string) error {
+	root.Flags().BoolVarP(&g.tuiContinue, "continue", "c", false, "resume the last session of this workspace")
+	root.Flags().BoolVarP(&g.tuiResume, "resume", "r", false, "resume session ID (scv --resume ID), or pick one from a list when no ID is given")
+	root.Args = func(cmd *cobra.Command, args []string) error {
+		if len(args) > 0 && !(g.tuiResume && len(args) == 1) {
+			return fmt.Errorf("unknown command %q for \"scv\"", args[0])
+		}
+		return nil
+	}
+	root.RunE = func(cmd *cobra.Command, args []string) error {
 		if showVersion {
 			g.printVersion()
 			return nil
+		}
+		if g.tuiContinue && g.tuiResume {
+			return usageErr("--continue and --resume name the session two ways; pass one")
+		}
+		if len(args) == 1 {
+			g.tuiResumeID = args[0]
 		}
 		return runTUI(g)
 	}
@@ -54,5 +67,8 @@ func runTUI(g *globals) error {
 		In:       g.stdio.In,
 		Out:      g.stdio.Out,
 		Version:  version.Version,
+		Continue: g.tuiContinue,
+		Resume:   g.tuiResumeID,
+		Pick:     g.tuiResume && g.tuiResumeID == "",
 	})
 }

@@ -322,7 +322,9 @@ func (s *Store) Checkpoint(ctx context.Context) bool {
 // just before turn turnID began, and which holds copies of the turns before
 // it (with their events), so the fork reads like the original up to that
 // point. It is "rewind and edit": the caller then sends the edited prompt
-// as the fork's next turn.
+// as the fork's next turn. The fork keeps the original's title, unless it
+// is forked at the first turn and was not renamed: its own first prompt
+// then names it.
 func (s *Store) Fork(ctx context.Context, id, turnID, newID string, origin Origin) (Session, error) {
 	if err := checkID("session", newID); err != nil {
 		return Session{}, fmt.Errorf("fork session: %w", err)
@@ -361,8 +363,8 @@ func forkTx(ctx context.Context, tx *sql.Tx, id, turnID, newID string, origin Or
 	}
 	res, err := tx.ExecContext(ctx, `INSERT INTO sessions (id, workspace, title, renamed, provider, model, origin, state, depth,
 			parent_id, parent_turn, created_ns, updated_ns, hist_lo, hist_hi)
-		SELECT ?, workspace, title, renamed, provider, model, ?, ?, depth, id, ?, ?, ?, ?, ? FROM sessions WHERE sid = ?`,
-		newID, string(origin), string(SessionOpen), turnID, now, now, lo-base, hi-base, sid)
+		SELECT ?, workspace, CASE WHEN renamed = 1 OR ? > 1 THEN title ELSE '' END, renamed, provider, model, ?, ?, depth, id, ?, ?, ?, ?, ? FROM sessions WHERE sid = ?`,
+		newID, n, string(origin), string(SessionOpen), turnID, now, now, lo-base, hi-base, sid)
 	if constraint(err) {
 		return permanent{fmt.Errorf("session %s already exists", newID)}
 	} else if err != nil {

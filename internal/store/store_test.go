@@ -482,3 +482,49 @@ func TestStats(t *testing.T) {
 		t.Errorf("stats = %+v", st)
 	}
 }
+
+// TestForkTitle: a fork keeps the original's title when it copies turns
+// or the title was given by rename; forked at the first turn, its own
+// first prompt names it.
+func TestForkTitle(t *testing.T) {
+	ctx := context.Background()
+	s := openTemp(t)
+	mustSession(t, s, "s1")
+	seq := runTurn(t, s, "s1", "t1", "first prompt", "a", 0)
+	runTurn(t, s, "s1", "t2", "second prompt", "b", seq)
+	title := func(id string) string {
+		x, err := s.Session(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return x.Title
+	}
+	if _, err := s.Fork(ctx, "s1", "t2", "f2", OriginTUI); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Fork(ctx, "s1", "t1", "f1", OriginTUI); err != nil {
+		t.Fatal(err)
+	}
+	if got := title("f2"); got != "first prompt" {
+		t.Errorf("fork at turn 2: title %q, want the original's", got)
+	}
+	if got := title("f1"); got != "" {
+		t.Errorf("fork at turn 1: title %q, want none until its first prompt", got)
+	}
+	if _, err := s.Acquire(ctx, "f1"); err != nil {
+		t.Fatal(err)
+	}
+	runTurn(t, s, "f1", "t3", "edited prompt", "c", 100)
+	if got := title("f1"); got != "edited prompt" {
+		t.Errorf("fork at turn 1 after its first prompt: title %q", got)
+	}
+	if err := s.Rename(ctx, "s1", "Named"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Fork(ctx, "s1", "t1", "f3", OriginTUI); err != nil {
+		t.Fatal(err)
+	}
+	if got := title("f3"); got != "Named" {
+		t.Errorf("fork of a renamed session at turn 1: title %q, want the given name", got)
+	}
+}

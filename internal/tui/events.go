@@ -19,6 +19,15 @@ func (m *Model) handleEvent(ev proto.Event) tea.Cmd {
 			return nil
 		}
 	}
+	if cmd, ok := m.storedEvent(ev); ok {
+		return cmd
+	}
+	return m.apply(ev)
+}
+
+// apply shows one event of the session: a live one, or a stored one being
+// replayed (replay.go), through the same code.
+func (m *Model) apply(ev proto.Event) tea.Cmd {
 	switch e := ev.(type) {
 	case *proto.TurnStarted:
 		return m.turnStarted(e)
@@ -110,6 +119,11 @@ func (m *Model) turnStarted(ev *proto.TurnStarted) tea.Cmd {
 		p := m.pending[0]
 		m.pending = m.pending[1:]
 		m.addItem(&item{kind: kindUser, text: termtext.Block(p.text)})
+		n := 1
+		if k := len(m.st.turns); k > 0 {
+			n = m.st.turns[k-1].n + 1
+		}
+		m.st.turns = append(m.st.turns, turnRef{id: ev.TurnID, n: n, prompt: p.text})
 	}
 	if m.ticking {
 		return nil

@@ -10,13 +10,16 @@ import (
 )
 
 // helpText is what /help shows.
-const helpText = `Keys: Enter send (queued while a turn runs) · Ctrl+J newline · Esc cancel the turn (denies a shown approval) · Ctrl+C clear input, else cancel the turn, else quit · PageUp/PageDown scroll · Up/Down prompt history · Ctrl+O expand/collapse the latest tool output · y/n answer an approval, Up/Down scroll its summary when it is longer than the panel.
-Commands: /help this text · /clear start the conversation afresh (idle only) · /context context use · /quit leave.`
+const helpText = `Keys: Enter send (queued while a turn runs) · Ctrl+J newline · Esc cancel the turn (denies a shown approval) · Ctrl+C clear input, else cancel the turn, else quit · PageUp/PageDown scroll (PageUp at the top loads earlier turns of a resumed session) · Up/Down prompt history · Ctrl+O expand/collapse the latest tool output · y/n answer an approval, Up/Down scroll its summary when it is longer than the panel · Ctrl+P stored sessions: ↑/↓, Enter open, Tab this workspace/all, Del delete, Esc close · Ctrl+R rewind: pick an earlier prompt, edit it, Enter sends it as a new session forked before that turn (Esc cancels).
+Commands: /help this text · /clear start the conversation afresh (idle only) · /context context use · /sessions (Ctrl+P) · /rewind (Ctrl+R) · /quit leave.`
 
 // handleKey routes a key press: approval panel first, then global keys,
 // then the composer.
 func (m *Model) handleKey(k tea.KeyPressMsg) tea.Cmd {
 	s := k.String()
+	if m.picker != nil {
+		return m.pickerKey(k)
+	}
 	if m.approval != nil {
 		switch s {
 		case "y", "Y":
@@ -41,7 +44,19 @@ func (m *Model) handleKey(k tea.KeyPressMsg) tea.Cmd {
 	case "enter":
 		return m.submit()
 	case "esc":
+		if m.st.rewind != nil && m.approval == nil {
+			m.cancelRewind()
+			return nil
+		}
 		m.cancelTurn()
+		return nil
+	case "ctrl+p":
+		if m.conn == connected {
+			m.openSessions(false)
+		}
+		return nil
+	case "ctrl+r":
+		m.openRewind()
 		return nil
 	case "ctrl+c":
 		switch {
@@ -57,6 +72,9 @@ func (m *Model) handleKey(k tea.KeyPressMsg) tea.Cmd {
 		}
 		return nil
 	case "pgup":
+		if m.st.atTop {
+			m.loadOlder()
+		}
 		m.scroll += max(m.bodyHeight()-1, 1)
 		return nil
 	case "pgdown":
@@ -124,16 +142,27 @@ func (m *Model) submit() tea.Cmd {
 		m.addItem(&item{kind: kindError, text: fmt.Sprintf("prompt of %d bytes is over the %d-byte limit; shorten it", len(text), proto.MaxPromptBytes)})
 		return nil
 	}
+	if m.st.rewind != nil {
+		m.forkWith(text)
+		return nil
+	}
+	if m.sendPrompt(text) {
+		m.composer.Reset()
+		m.scroll = 0
+		m.layout()
+	}
+	return nil
+}
+
+// sendPrompt starts a turn with text; false when it could not be sent.
+func (m *Model) sendPrompt(text string) bool {
 	id := m.nextRequestID()
 	if !m.sendMsg(&proto.TurnStart{Envelope: proto.Envelope{RequestID: id}, SessionID: m.session.SessionID, Prompt: text}) {
-		return nil
+		return false
 	}
 	m.pending = append(m.pending, pendingPrompt{requestID: id, text: text})
 	m.remember(text)
-	m.composer.Reset()
-	m.scroll = 0
-	m.layout()
-	return nil
+	return true
 }
 
 // localCommand runs /help, /clear, /context and /quit; other text,
@@ -147,6 +176,14 @@ func (m *Model) localCommand(text string) (tea.Cmd, bool) {
 		return tea.Quit, true
 	case "/context":
 		m.addItem(&item{kind: kindNotice, text: m.contextReport()})
+	case "/sessions", "/resume":
+		if m.conn == disconnected {
+			m.addItem(&item{kind: kindError, text: "not connected; the sessions cannot be listed"})
+		} else {
+			m.openSessions(false)
+		}
+	case "/rewind":
+		m.openRewind()
 	case "/clear":
 		switch {
 		case m.conn == disconnected:

@@ -33,6 +33,14 @@ type Config struct {
 	MaxItems int
 	// Width and Height are the initial size until the terminal reports one.
 	Width, Height int
+	// Resumed, when set, is the session.resumed of the session shown
+	// (instead of Session): its stored turns are redrawn at start.
+	Resumed *proto.SessionResumed
+	// OpenPicker opens the session picker at start (scv --resume without
+	// an id).
+	OpenPicker bool
+	// Notice is shown in the transcript at start.
+	Notice string
 }
 
 // EventMsg delivers a server event to the model.
@@ -106,6 +114,11 @@ type Model struct {
 	totalUsage   int64
 	compacted    int
 	ticking      bool // one tick chain refreshes the elapsed time
+
+	// st is the stored side of the session (replay.go); picker, when
+	// set, takes the transcript's place (picker.go).
+	st     storedState
+	picker *picker
 }
 
 // New builds the model for one started session.
@@ -126,11 +139,22 @@ func New(cfg Config) *Model {
 	}
 	m.composer = newComposer()
 	m.layout()
+	if cfg.Resumed != nil {
+		m.openResumed(cfg.Resumed)
+	}
+	if cfg.Notice != "" {
+		m.addItem(&item{kind: kindNotice, text: cfg.Notice})
+	}
 	return m
 }
 
 // Init implements tea.Model.
-func (m *Model) Init() tea.Cmd { return nil }
+func (m *Model) Init() tea.Cmd {
+	if m.cfg.OpenPicker {
+		m.openSessions(false)
+	}
+	return nil
+}
 
 // Update implements tea.Model.
 func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {

@@ -119,6 +119,10 @@ var (
 	down   = tea.KeyPressMsg{Code: tea.KeyDown}
 	pgUp   = tea.KeyPressMsg{Code: tea.KeyPgUp}
 	pgDown = tea.KeyPressMsg{Code: tea.KeyPgDown}
+	ctrlP  = tea.KeyPressMsg{Code: 'p', Mod: tea.ModCtrl}
+	ctrlR  = tea.KeyPressMsg{Code: 'r', Mod: tea.ModCtrl}
+	tabKey = tea.KeyPressMsg{Code: tea.KeyTab}
+	delKey = tea.KeyPressMsg{Code: tea.KeyDelete}
 )
 
 func key(r rune) tea.KeyPressMsg { return tea.KeyPressMsg{Code: r, Text: string(r)} }

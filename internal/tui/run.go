@@ -30,6 +30,12 @@ type Options struct {
 	Out io.Writer
 	// Version is sent as the client version.
 	Version string
+	// Continue resumes the last session of Cwd (a new one when there is
+	// none); Resume resumes the session with that id; Pick opens the
+	// session picker at start.
+	Continue bool
+	Resume   string
+	Pick     bool
 }
 
 // Run connects to the daemon, starts a session in opts.Cwd and runs the
@@ -55,11 +61,12 @@ func Run(ctx context.Context, opts Options) error {
 	if _, err := conn.Initialize(ctx, "scv-tui", opts.Version); err != nil {
 		return fmt.Errorf("connect to the daemon on %s: %w", opts.Socket, err)
 	}
-	started, err := conn.StartSession(ctx, proto.SessionStart{Cwd: opts.Cwd, Model: opts.Model, Provider: opts.Provider, BaseURL: opts.BaseURL})
+	cfg, err := openSession(ctx, conn, opts)
 	if err != nil {
 		return err
 	}
-	m := New(Config{Session: *started, Sender: conn, Socket: opts.Socket})
+	cfg.Sender, cfg.Socket, cfg.OpenPicker = conn, opts.Socket, opts.Pick
+	m := New(cfg)
 	p := newProgram(ctx, m, in, out)
 	pumped := make(chan struct{})
 	go func() {
@@ -76,6 +83,35 @@ func Run(ctx context.Context, opts Options) error {
 		return nil // interrupted: the terminal is restored, leave quietly
 	}
 	return runErr
+}
+
+// openSession starts the TUI's session, or resumes the one --continue or
+// --resume names.
+func openSession(ctx context.Context, conn *client.Conn, opts Options) (Config, error) {
+	id, notice := opts.Resume, ""
+	if opts.Continue {
+		list, err := client.CallFor[*proto.SessionListed](ctx, conn, &proto.SessionList{Workspace: opts.Cwd, Limit: 1})
+		if err != nil {
+			return Config{}, fmt.Errorf("find the last session of %s: %w", opts.Cwd, err)
+		}
+		if len(list.Sessions) > 0 {
+			id = list.Sessions[0].SessionID
+		} else {
+			notice = "no earlier session in this workspace: a new one is started"
+		}
+	}
+	if id != "" {
+		ev, err := client.CallFor[*proto.SessionResumed](ctx, conn, &proto.SessionResume{SessionID: id})
+		if err != nil {
+			return Config{}, fmt.Errorf("resume session %s: %w", id, err)
+		}
+		return Config{Session: ev.Started(), Resumed: ev}, nil
+	}
+	started, err := conn.StartSession(ctx, proto.SessionStart{Cwd: opts.Cwd, Model: opts.Model, Provider: opts.Provider, BaseURL: opts.BaseURL, Origin: proto.OriginTUI})
+	if err != nil {
+		return Config{}, err
+	}
+	return Config{Session: *started, Notice: notice}, nil
 }
 
 // newProgram is the one place the Bubble Tea program is configured. Its

@@ -44,7 +44,13 @@ func (m *Model) Render() string {
 	rule := st.rule.Render(strings.Repeat("─", m.width))
 	b.WriteString(rule)
 	b.WriteByte('\n')
-	for _, l := range m.body(m.bodyHeight()) {
+	var body []string
+	if m.picker != nil {
+		body = m.pickerLines(m.bodyHeight())
+	} else {
+		body = m.body(m.bodyHeight())
+	}
+	for _, l := range body {
 		b.WriteString(l)
 		b.WriteByte('\n')
 	}
@@ -110,10 +116,18 @@ func (m *Model) body(h int) []string {
 		}
 		rev = append(rev, m.render.styles.dim.Render(fmt.Sprintf("… %d earlier items evicted (the transcript keeps the last %d)", m.tr.evicted, m.tr.max)))
 	}
+	complete := len(rev) < need
+	if complete && m.st.before > 0 {
+		if len(rev) > 0 {
+			rev = append(rev, "")
+		}
+		rev = append(rev, m.render.styles.dim.Render(fmt.Sprintf("… %d earlier turns not loaded: PageUp here loads them", m.st.before-1)))
+	}
 	// Clamp the scroll to the content.
 	if m.scroll > max(len(rev)-h, 0) {
 		m.scroll = max(len(rev)-h, 0)
 	}
+	m.st.atTop = complete && m.scroll >= len(rev)-h
 	lines := make([]string, h)
 	for i := 0; i < h; i++ {
 		j := m.scroll + h - 1 - i
@@ -165,12 +179,17 @@ func (m *Model) queueLines() []string {
 
 func (m *Model) statusLine() string {
 	st := m.render.styles
+	if m.picker != nil {
+		return st.dim.Render(ansi.Truncate(m.pickerHint(), m.width, "…"))
+	}
 	var state string
 	switch {
 	case m.conn == disconnected:
 		state = st.err.Render("disconnected") + " · restart with `scv run` or `scv start`"
 	case m.approval != nil:
 		state = st.warn.Render("awaiting approval") + " · " + elapsed(m.now().Sub(m.turnStart))
+	case m.st.rewind != nil:
+		state = st.warn.Render(fmt.Sprintf("rewinding to turn %d", m.st.rewind.n))
 	case m.turnID != "":
 		state = st.accent.Render("running") + " · " + elapsed(m.now().Sub(m.turnStart))
 	default:
@@ -188,8 +207,11 @@ func (m *Model) statusLine() string {
 	}
 	left := strings.Join(parts, st.dim.Render(" · "))
 	hint := "esc cancel · ctrl+c quit"
-	if m.turnID == "" {
-		hint = "/help · ctrl+c quit"
+	switch {
+	case m.st.rewind != nil:
+		hint = "enter send as a fork · esc cancel"
+	case m.turnID == "":
+		hint = "/help · ctrl+p sessions · ctrl+c quit"
 	}
 	gap := m.width - ansi.StringWidth(left) - ansi.StringWidth(hint)
 	if gap < 2 {

@@ -37,6 +37,9 @@ func visibleEvent[T proto.Event](ev T) T {
 		block(&e.Message)
 		if e.Status != nil {
 			line(&e.Status.Version)
+			if e.Status.Database != nil {
+				line(&e.Status.Database.Path)
+			}
 		}
 	case *proto.SessionStarted:
 		line(&e.Cwd, &e.Model)
@@ -70,6 +73,34 @@ func visibleEvent[T proto.Event](ev T) T {
 	case *proto.ToolCompleted:
 		line(&e.Name, &e.Error)
 		block(&e.Output)
+	case *proto.SessionListed:
+		line(&e.Next) // a cursor, sent back, but never shown raw
+		for i := range e.Sessions {
+			s := &e.Sessions[i]
+			line(&s.Title, &s.Cwd, &s.Provider, &s.Model, &s.Origin, &s.State, &s.Created, &s.Updated, &s.ForkedFrom, &s.ForkedAt, &s.LiveIn)
+		}
+	case *proto.SessionResumed:
+		line(&e.Cwd, &e.Model, &e.Title, &e.Origin, &e.ForkedFrom, &e.ForkedAt)
+		for i := range e.Tools {
+			line(&e.Tools[i])
+		}
+		storedTurns(e.Turns)
+	case *proto.SessionTurnsReply:
+		storedTurns(e.Turns)
+	case *proto.SessionRenamed:
+		line(&e.Title)
+	case *proto.SessionDeleted:
+		// identifiers only
 	}
 	return ev
+}
+
+// storedTurns makes a stored turn's own text fields visible; its events
+// are made visible one by one as they are replayed.
+func storedTurns(ts []proto.StoredTurn) {
+	for i := range ts {
+		t := &ts[i]
+		t.State, t.ErrorCode, t.Started, t.Ended = termtext.Line(t.State), termtext.Line(t.ErrorCode), termtext.Line(t.Started), termtext.Line(t.Ended)
+		t.Prompt, t.ErrorMessage = termtext.Block(t.Prompt), termtext.Block(t.ErrorMessage)
+	}
 }

@@ -1,0 +1,227 @@
+package tui
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/scv-agent/scv/internal/proto"
+)
+
+// liveTurns plays two turns live into h — text with Markdown, a tool call
+// that needed approval, reasoning, a failed turn — and returns them as the
+// server stores them: each event line exactly as it was sent.
+func liveTurns(t *testing.T, h *harness) []proto.StoredTurn {
+	t.Helper()
+	var turns []proto.StoredTurn
+	var cur *proto.StoredTurn
+	send := func(evs ...proto.Event) {
+		for _, e := range evs {
+			h.ev(e)
+			b, err := proto.EncodeEvent(e)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cur.Events = append(cur.Events, json.RawMessage(b))
+		}
+	}
+	begin := func(id, prompt string) {
+		turns = append(turns, proto.StoredTurn{TurnID: id, N: len(turns) + 1, Prompt: prompt, Started: h.clk.t.Format(time.RFC3339)})
+		cur = &turns[len(turns)-1]
+		h.typeText(prompt)
+		h.keys(enter)
+		send(&proto.TurnStarted{TurnHeader: th(id)})
+	}
+	// end ends the turn 4 s after it began, with its terminal event.
+	end := func(state string, last proto.Event) {
+		h.clk.t = h.clk.t.Add(4 * time.Second)
+		cur.State, cur.Ended = state, h.clk.t.Format(time.RFC3339)
+		send(last)
+	}
+	begin("t1", "Explain the build")
+	send(&proto.AssistantReasoning{TurnHeader: th("t1"), Content: "Looking at go.mod"},
+		&proto.AssistantCompleted{TurnHeader: th("t1"), Content: ""},
+		&proto.ToolProposed{TurnHeader: th("t1"), CallID: "c1", Name: "bash", Arguments: args(map[string]any{"command": "go build ./..."})},
+		&proto.ApprovalRequested{TurnHeader: th("t1"), ApprovalID: "a1", CallID: "c1", Name: "bash", Risk: "process", Cwd: "/w", Summary: "go build ./..."})
+	h.keys(key('y'))
+	send(&proto.ToolStarted{TurnHeader: th("t1"), CallID: "c1", Name: "bash", Summary: "go build ./..."},
+		&proto.ToolCompleted{TurnHeader: th("t1"), CallID: "c1", Name: "bash", Success: true, Output: `{"exit_code":0,"timed_out":false,"output":"ok\n","truncated":false}`},
+		&proto.AssistantDelta{TurnHeader: th("t1"), Content: "The build uses **Go modules**."},
+		&proto.AssistantCompleted{TurnHeader: th("t1"), Content: "The build uses **Go modules**:\n\n- `go build`\n- `go test`"})
+	end(proto.TurnStateCompleted, &proto.TurnCompleted{TurnHeader: th("t1"), Steps: 2, Usage: &proto.Usage{InputTokens: 3200, OutputTokens: 50, TotalTokens: 3250}, ContextTokens: 3300})
+	begin("t2", "And the tests?")
+	send(&proto.AssistantDelta{TurnHeader: th("t2"), Content: "Partial"})
+	end(proto.TurnStateFailed, &proto.TurnFailed{TurnHeader: th("t2"), Code: "provider_error", Message: "upstream 502"})
+	return turns
+}
+
+// TestResumedTranscriptLooksAsLive: a session redrawn from its stored
+// events (session.resumed) renders the same frame as the live session
+// that produced them, status line included.
+func TestResumedTranscriptLooksAsLive(t *testing.T) {
+	live := newHarness(t, func(c *Config) { c.Height = 40 })
+	turns := liveTurns(t, live)
+	want := live.frame()
+	resumed := newHarness(t, func(c *Config) {
+		c.Height = 40
+		c.Resumed = &proto.SessionResumed{SessionID: "s1", Cwd: sessionStarted.Cwd, Model: sessionStarted.Model,
+			ContextMaxTokens: sessionStarted.ContextMaxTokens, Tools: sessionStarted.Tools, Title: "Explain the build", Turns: turns, Seq: 11}
+	})
+	resumed.clk.t = live.clk.t
+	if d := cmp.Diff(want, resumed.frame()); d != "" {
+		t.Errorf("the resumed frame differs from the live one (-live +resumed):\n%s", d)
+	}
+	// Up recalls the stored prompts; rewind offers them.
+	resumed.keys(up)
+	if got := resumed.m.composer.Value(); got != "And the tests?" {
+		t.Errorf("Up after resume = %q, want the last stored prompt", got)
+	}
+	if len(resumed.rec.take()) != 0 {
+		t.Error("replaying sent messages")
+	}
+}
+
+// TestInterruptedTurnIsMarked: a stored turn without its terminal event
+// (its process died) ends the way a live turn ends, open tools cancelled,
+// with a notice saying it was interrupted.
+func TestInterruptedTurnIsMarked(t *testing.T) {
+	line := func(e proto.Event) json.RawMessage {
+		e.(proto.SessionEvent).Session().SessionID = "s1"
+		b, _ := proto.EncodeEvent(e)
+		return b
+	}
+	h := newHarness(t, func(c *Config) {
+		c.Resumed = &proto.SessionResumed{SessionID: "s1", Cwd: "/w", Model: "m", Turns: []proto.StoredTurn{{
+			TurnID: "t1", N: 1, Prompt: "run the migration", State: proto.TurnStateInterrupted,
+			ErrorCode: "interrupted", ErrorMessage: "the process running this turn stopped before the turn ended",
+			Events: []json.RawMessage{line(&proto.TurnStarted{TurnHeader: th("t1")}),
+				line(&proto.ToolProposed{TurnHeader: th("t1"), CallID: "c1", Name: "bash", Arguments: args(map[string]any{"command": "make migrate"})}),
+				line(&proto.ToolStarted{TurnHeader: th("t1"), CallID: "c1", Name: "bash"})},
+		}}}
+	})
+	f := h.frame()
+	for _, want := range []string{"› run the migration", "make migrate", "cancelled", "turn interrupted: the process running this turn stopped before the turn ended", "ready"} {
+		if !strings.Contains(f, want) {
+			t.Errorf("frame lacks %q:\n%s", want, f)
+		}
+	}
+	if h.m.turnID != "" || h.m.ticking {
+		t.Errorf("after replay: turn %q, ticking %v; want idle", h.m.turnID, h.m.ticking)
+	}
+}
+
+// TestSessionPicker: Ctrl+P lists the workspace's sessions, Tab every
+// workspace, Enter resumes the chosen one (the transcript is replaced,
+// the old session closed), Del asks before deleting.
+func TestSessionPicker(t *testing.T) {
+	h := newHarness(t, nil)
+	h.prompt("first session prompt", "t1")
+	h.ev(&proto.TurnCompleted{TurnHeader: th("t1")})
+	h.rec.take()
+	h.keys(ctrlP)
+	if d := cmp.Diff([]any{&proto.SessionList{Envelope: proto.Envelope{RequestID: "tui-2"}, Workspace: "/home/ada/project", Limit: pickerListLimit}}, h.rec.take()); d != "" {
+		t.Fatalf("Ctrl+P sent (-want +got):\n%s", d)
+	}
+	now := h.clk.t
+	h.ev(req("tui-2", &proto.SessionListed{Sessions: []proto.StoredSession{
+		{SessionID: "s1", Title: "first session prompt", Cwd: "/home/ada/project", Turns: 1, Bytes: 900, Updated: now.Format(time.RFC3339)},
+		{SessionID: "s0", Title: "Fix the flaky test", Cwd: "/home/ada/project", Turns: 12, Bytes: 340 << 10, Updated: now.Add(-3 * time.Hour).Format(time.RFC3339)},
+	}}))
+	f := h.frame()
+	for _, want := range []string{"Sessions in /home/ada/project", "▸ first session prompt", "this session", "Fix the flaky test", "3h ago · 12 turns · 340.0 KiB", "enter open · tab all workspaces · del delete · esc close"} {
+		if !strings.Contains(f, want) {
+			t.Errorf("picker frame lacks %q:\n%s", want, f)
+		}
+	}
+	h.keys(tabKey)
+	if got := h.rec.take(); len(got) != 1 || got[0].(*proto.SessionList).Workspace != "" {
+		t.Errorf("Tab sent %+v, want a list of every workspace", got)
+	}
+	h.ev(req("tui-3", &proto.SessionListed{Sessions: []proto.StoredSession{
+		{SessionID: "s1", Title: "first session prompt", Cwd: "/home/ada/project"},
+		{SessionID: "s0", Title: "Fix the flaky test", Cwd: "/home/ada/project"},
+		{SessionID: "s9", Title: "Elsewhere", Cwd: "/srv/other"},
+	}}))
+	h.keys(down, down, delKey)
+	if !strings.Contains(h.frame(), `delete "Elsewhere" with everything stored of it?`) || len(h.rec.take()) != 0 {
+		t.Fatalf("Del did not ask first:\n%s", h.frame())
+	}
+	h.keys(key('y'))
+	if got := h.rec.take(); len(got) != 1 || got[0].(*proto.SessionDelete).SessionID != "s9" {
+		t.Fatalf("y sent %+v", got)
+	}
+	h.ev(req("tui-4", &proto.SessionDeleted{SessionID: "s9"}))
+	h.keys(enter) // the cursor stays on the row above the deleted one
+	if d := cmp.Diff([]any{&proto.SessionResume{Envelope: proto.Envelope{RequestID: "tui-5"}, SessionID: "s0"}}, h.rec.take()); d != "" {
+		t.Fatalf("Enter sent (-want +got):\n%s", d)
+	}
+	stored := proto.StoredTurn{TurnID: "t9", N: 1, Prompt: "why is TestX flaky?", State: proto.TurnStateCompleted,
+		Events: []json.RawMessage{
+			json.RawMessage(`{"type":"turn.started","session_id":"s0","seq":1,"turn_id":"t9"}`),
+			json.RawMessage(`{"type":"assistant.completed","session_id":"s0","seq":2,"turn_id":"t9","content":"It races on the clock."}`),
+			json.RawMessage(`{"type":"turn.completed","session_id":"s0","seq":3,"turn_id":"t9","steps":1,"context_tokens":0}`)}}
+	h.ev(req("tui-5", &proto.SessionResumed{SessionID: "s0", Cwd: "/home/ada/project", Model: "gpt-test", Title: "Fix the flaky test", Turns: []proto.StoredTurn{stored}, Seq: 3}))
+	f = h.frame()
+	if !strings.Contains(f, "why is TestX flaky?") || !strings.Contains(f, "It races on the clock.") || strings.Contains(f, "first session prompt") {
+		t.Errorf("after resuming, the frame is not the resumed session's:\n%s", f)
+	}
+	if d := cmp.Diff([]any{&proto.SessionClose{Envelope: proto.Envelope{RequestID: "tui-6"}, SessionID: "s1"}}, h.rec.take()); d != "" {
+		t.Errorf("the old session was not closed (-want +got):\n%s", d)
+	}
+	h.typeText("next")
+	h.keys(enter)
+	if got := h.rec.take(); len(got) != 1 || got[0].(*proto.TurnStart).SessionID != "s0" {
+		t.Errorf("a prompt after resuming went to %+v", got)
+	}
+}
+
+// TestRewind: Ctrl+R lists the earlier prompts; picking one puts it in
+// the composer; Enter sends session.fork at that turn, and once the fork
+// opens the edited prompt runs there.
+func TestRewind(t *testing.T) {
+	h := newHarness(t, nil)
+	h.prompt("first prompt", "t1")
+	h.ev(&proto.TurnCompleted{TurnHeader: th("t1")})
+	h.prompt("second prompt", "t2")
+	h.ev(&proto.TurnCompleted{TurnHeader: th("t2")})
+	h.rec.take()
+	h.keys(ctrlR)
+	f := h.frame()
+	if !strings.Contains(f, "Rewind: pick an earlier prompt") || !strings.Contains(f, "▸ second prompt") || !strings.Contains(f, "first prompt") {
+		t.Fatalf("rewind picker:\n%s", f)
+	}
+	h.keys(down, enter)
+	if got := h.m.composer.Value(); got != "first prompt" {
+		t.Fatalf("composer = %q, want the picked prompt", got)
+	}
+	if !strings.Contains(h.frame(), "rewinding to turn 1") {
+		t.Errorf("status does not say rewinding:\n%s", h.frame())
+	}
+	h.typeText(", edited")
+	h.keys(enter)
+	if d := cmp.Diff([]any{&proto.SessionFork{Envelope: proto.Envelope{RequestID: "tui-3"}, SessionID: "s1", TurnID: "t1", Origin: "tui"}}, h.rec.take()); d != "" {
+		t.Fatalf("Enter sent (-want +got):\n%s", d)
+	}
+	h.ev(req("tui-3", &proto.SessionResumed{SessionID: "s2", Cwd: "/home/ada/project", Model: "gpt-test", ForkedFrom: "s1", ForkedAt: "t1"}))
+	want := []any{&proto.SessionClose{Envelope: proto.Envelope{RequestID: "tui-4"}, SessionID: "s1"},
+		&proto.TurnStart{Envelope: proto.Envelope{RequestID: "tui-5"}, SessionID: "s2", Prompt: "first prompt, edited"}}
+	if d := cmp.Diff(want, h.rec.take()); d != "" {
+		t.Errorf("after the fork opened (-want +got):\n%s", d)
+	}
+	if f := h.frame(); strings.Contains(f, "second prompt") || !strings.Contains(f, "forked from s1") {
+		t.Errorf("the fork's transcript:\n%s", f)
+	}
+	// A refused fork gives the edited prompt back.
+	h.ev(inSession("s2", &proto.TurnStarted{TurnHeader: th("t3")}), inSession("s2", &proto.TurnCompleted{TurnHeader: th("t3")}))
+	h.keys(ctrlR, enter)
+	h.typeText("!")
+	h.keys(enter)
+	h.rec.take()
+	h.ev(req("tui-6", &proto.Error{Code: "store_error", Message: "disk full"}))
+	if got := h.m.composer.Value(); got != "first prompt, edited!" || !strings.Contains(h.frame(), "could not open the session (store_error): disk full") {
+		t.Errorf("after a refused fork: composer %q\n%s", got, h.frame())
+	}
+}
