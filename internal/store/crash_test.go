@@ -128,12 +128,8 @@ func checkFileIntegrity(t *testing.T, path string) {
 		t.Fatalf("reopen: %v", err)
 	}
 	defer s.Close()
-	var res string
-	if err := s.r.QueryRow("PRAGMA integrity_check").Scan(&res); err != nil || res != "ok" {
-		t.Fatalf("integrity check: %q, %v", res, err)
-	}
-	if _, err := s.w.Exec("INSERT INTO search(search, rank) VALUES ('integrity-check', 1)"); err != nil {
-		t.Fatalf("search index does not match the ended turns: %v", err)
+	if err := s.Check(context.Background()); err != nil {
+		t.Fatal(err)
 	}
 }
 

@@ -145,3 +145,30 @@ func (s *Store) Stats(ctx context.Context) (Stats, error) {
 // Compact returns free pages to the file system (incremental vacuum) and
 // checkpoints the WAL. Delete and Prune do it on their own.
 func (s *Store) Compact(ctx context.Context) { s.compact(ctx) }
+
+// Check runs SQLite's integrity check and FTS5's check of the search
+// index: that it matches the turns when none is running (a running turn is
+// not indexed yet), its own consistency otherwise. Open a fresh Store for
+// it: FTS5's check trusts index structures cached by a connection that
+// read the index before another process changed it.
+func (s *Store) Check(ctx context.Context) error {
+	var res string
+	if err := s.r.QueryRowContext(ctx, "PRAGMA integrity_check").Scan(&res); err != nil {
+		return fmt.Errorf("integrity check of %s: %w", s.path, err)
+	}
+	if res != "ok" {
+		return fmt.Errorf("integrity check of %s: %s", s.path, res)
+	}
+	var running int
+	if err := s.r.QueryRowContext(ctx, "SELECT count(*) FROM turns WHERE state = 'running'").Scan(&running); err != nil {
+		return fmt.Errorf("integrity check of %s: %w", s.path, err)
+	}
+	against := 1 // compare the index with the turns
+	if running > 0 {
+		against = 0
+	}
+	if _, err := s.w.ExecContext(ctx, "INSERT INTO search(search, rank) VALUES ('integrity-check', ?)", against); err != nil {
+		return fmt.Errorf("search index of %s is damaged or does not match the turns: %w", s.path, err)
+	}
+	return nil
+}
