@@ -142,8 +142,8 @@ func TestDaemonCrashSafety(t *testing.T) {
 	<-d.done
 
 	completed := map[string]crashRun{first.turnID: first} // by turn id
-	prompts := []string{"turn 0"}                          // of completed turns, in order
-	var pending string                                     // the turn id killed while running
+	prompts := []string{"turn 0"}                         // of completed turns, in order
+	var pending string                                    // the turn id killed while running
 	midTurn, start := 0, time.Now()
 	i := 1
 	for ; i <= kills; i++ {
