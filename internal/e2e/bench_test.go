@@ -144,11 +144,15 @@ func procStatusKB(b *testing.B, pid int, name string) float64 {
 // daemonMemory is one measurement of BenchmarkDaemonRSS, in KiB.
 type daemonMemory struct {
 	idle, idleHWM, open, openHWM float64
-	perSession                   time.Duration
+	// idleAnon and idleFile split the idle VmRSS: anonymous pages (heap,
+	// stacks) and file-backed pages (the binary's code and data).
+	idleAnon, idleFile float64
+	perSession         time.Duration
 }
 
 // BenchmarkDaemonRSS measures a `scv run` daemon's resident memory idle
-// (after one status query) and with 100 idle sessions open on one
+// (after one status query; the session database is open, and the status
+// read it) and with 100 idle sessions open on one
 // connection (tool-enabled sessions in a small workspace). Each iteration
 // starts a fresh daemon; run it with -benchtime=Nx.
 func BenchmarkDaemonRSS(b *testing.B) {
@@ -157,6 +161,8 @@ func BenchmarkDaemonRSS(b *testing.B) {
 		m := measureDaemon(b)
 		sum.idle += m.idle
 		sum.idleHWM += m.idleHWM
+		sum.idleAnon += m.idleAnon
+		sum.idleFile += m.idleFile
 		sum.open += m.open
 		sum.openHWM += m.openHWM
 		sum.perSession += m.perSession
@@ -164,6 +170,8 @@ func BenchmarkDaemonRSS(b *testing.B) {
 	n := float64(b.N)
 	b.ReportMetric(sum.idle/n/1024, "idle-RSS-MiB")
 	b.ReportMetric(sum.idleHWM/n/1024, "idle-HWM-MiB")
+	b.ReportMetric(sum.idleAnon/n/1024, "idle-RssAnon-MiB")
+	b.ReportMetric(sum.idleFile/n/1024, "idle-RssFile-MiB")
 	b.ReportMetric(sum.open/n/1024, "100sess-RSS-MiB")
 	b.ReportMetric(sum.openHWM/n/1024, "100sess-HWM-MiB")
 	b.ReportMetric(float64(sum.perSession.Microseconds())/n, "µs/session.start")
@@ -210,6 +218,7 @@ func measureDaemon(b *testing.B) daemonMemory {
 	time.Sleep(500 * time.Millisecond)
 	var m daemonMemory
 	m.idle, m.idleHWM = procStatusKB(b, pid, "VmRSS"), procStatusKB(b, pid, "VmHWM")
+	m.idleAnon, m.idleFile = procStatusKB(b, pid, "RssAnon"), procStatusKB(b, pid, "RssFile")
 	start := time.Now()
 	for range 100 {
 		if _, err := c.StartSession(ctx, proto.SessionStart{Cwd: in.ws}); err != nil {

@@ -59,7 +59,7 @@ func newTestServerWith(t *testing.T, fake *modeltest.Server, extra string, opts 
 // openTestStore opens the session database of a test home, held by this
 // process; fault, when set, is the store's write-failure injector. It is
 // closed when the test ends.
-func openTestStore(t *testing.T, home string, fault func(op string) error) *store.Store {
+func openTestStore(t testing.TB, home string, fault func(op string) error) *store.Store {
 	t.Helper()
 	me := store.Holder{Instance: home, PID: os.Getpid(), Start: 1, Name: "test server"}
 	st, err := store.Open(t.Context(), store.Options{Path: paths.Layout{Home: home}.Database(), Holder: me,

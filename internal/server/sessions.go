@@ -330,12 +330,20 @@ func (c *conn) fitTurns(ev proto.Event, turns []store.Turn, before int) ([]proto
 	return nil, before
 }
 
+// encodedLen is the length of t's JSON: its own fields encoded, plus the
+// event lines, which are compact JSON the encoder copies as they are.
 func encodedLen(t proto.StoredTurn) int {
+	events := t.Events
+	t.Events = nil
 	b, err := json.Marshal(t)
 	if err != nil {
 		return 0
 	}
-	return len(b)
+	n := len(b)
+	for _, e := range events {
+		n += len(e) + 1
+	}
+	return n
 }
 
 // StoredTurn is the protocol form of a stored turn (session.resumed,

@@ -20,7 +20,7 @@ import (
 // connect serves one connection of srv and returns its initialized
 // client; closing the client (EOF) ends the connection, which the test's
 // cleanup waits for.
-func connect(t *testing.T, srv *server.Server) (*client.Conn, func()) {
+func connect(t testing.TB, srv *server.Server) (*client.Conn, func()) {
 	t.Helper()
 	cr, cw := io.Pipe()
 	sr, sw := io.Pipe()
@@ -36,7 +36,7 @@ func connect(t *testing.T, srv *server.Server) (*client.Conn, func()) {
 }
 
 // turn runs one prompt to its terminal event and returns that event.
-func turn(t *testing.T, c *client.Conn, sid, prompt string) proto.Event {
+func turn(t testing.TB, c *client.Conn, sid, prompt string) proto.Event {
 	t.Helper()
 	if err := c.Send(&proto.TurnStart{SessionID: sid, Prompt: prompt}); err != nil {
 		t.Fatal(err)

@@ -22,9 +22,9 @@ type ptyRun struct {
 	done chan struct{}
 }
 
-func startPTY(tb testing.TB, scv, home string) *ptyRun {
+func startPTY(tb testing.TB, scv, home string, args ...string) *ptyRun {
 	tb.Helper()
-	cmd := exec.Command(scv, "--scv-home", home)
+	cmd := exec.Command(scv, append([]string{"--scv-home", home}, args...)...)
 	cmd.Env = append(os.Environ(), "TERM=xterm-256color")
 	f, err := pty.StartWithSize(cmd, &pty.Winsize{Rows: 30, Cols: 100})
 	if err != nil {
@@ -149,4 +149,39 @@ func procRSSMiB(pid int) float64 {
 		}
 	}
 	return 0
+}
+
+// BenchmarkBinaryResume1000 is the time from starting `scv --resume ID`
+// until its first full frame reaches the terminal, for a session of 1,000
+// realistic turns in the real daemon: the process start, the handshake,
+// session.resume (lease, tools, model client, the whole history, the last
+// 50 turns with their events), the replay of those turns through the live
+// event code and the first render. The database comes from
+// internal/store's TestWriteBenchDB.
+func BenchmarkBinaryResume1000(b *testing.B) {
+	scv := scvBinaryB(b)
+	requireRun(b, scv)
+	home, ws := b.TempDir(), b.TempDir()
+	cmd := exec.Command("go", "test", "github.com/scv-agent/scv/internal/store", "-count=1", "-run", "^TestWriteBenchDB$", "-args",
+		"-bench-db="+home, "-bench-db-kind=resume1000", "-bench-db-workspace="+ws)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		b.Fatalf("write the benchmark database: %v\n%s", err, out)
+	}
+	// The stored session names the openai profile: keyless, never called.
+	config := "[providers.openai]\nbase_url = \"http://127.0.0.1:9\"\napi_key_env = \"\"\n"
+	if err := os.WriteFile(home+"/config.toml", []byte(config), 0o600); err != nil {
+		b.Fatal(err)
+	}
+	startDaemon(b, scv, home)
+	for b.Loop() {
+		r := startPTY(b, scv, home, "--resume", "bench-1000")
+		r.waitOutput(b, "ctrl+c qui")
+		b.StopTimer()
+		r.mu.Lock()
+		painted := r.out.Len()
+		r.mu.Unlock()
+		r.stop()
+		b.ReportMetric(float64(painted)/1024, "first-frame-KiB")
+		b.StartTimer()
+	}
 }
