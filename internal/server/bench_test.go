@@ -18,10 +18,10 @@ import (
 
 // benchServer is one in-process server of BenchmarkTurn10Steps.
 type benchServer struct {
-	fake  *modeltest.Server
-	c     *client.Conn
-	ws    string
-	st    *store.Store
+	fake *modeltest.Server
+	c    *client.Conn
+	ws   string
+	st   *store.Store
 }
 
 func newBenchServer(b *testing.B, withStore bool) *benchServer {
@@ -86,12 +86,12 @@ func (bs *benchServer) turn(b *testing.B) time.Duration {
 
 // BenchmarkTurn10Steps is the cost of persistence per turn: a turn of 10
 // tool steps (a read of a 4 KiB file each) and a final answer, the second
-// turn of a session, through the in-process server against the scripted fake model,
-// once with the session database (every event appended, the session
-// created, a durable completion with the history before turn.completed)
+// turn of a session, through the in-process server against the scripted
+// fake model, once with the session database (the turn begun, every event
+// appended, a durable completion with the history before turn.completed)
 // and once without it, in turn, so both see the same machine load. It
 // reports both times per turn, their ratio, and the database's size per
-// turn.
+// session (the 10-step turn and its short first turn).
 func BenchmarkTurn10Steps(b *testing.B) {
 	mem, disk := newBenchServer(b, false), newBenchServer(b, true)
 	var tm, ts time.Duration
