@@ -131,18 +131,20 @@ func run(scv, before string, runs, daemonRuns int) error {
 		if daemonRuns <= 0 {
 			break
 		}
-		var rss, hwm []float64
+		var rss, hwm, anon, file []float64
 		for range daemonRuns {
-			r, h, err := daemonIdle(bin, work, ws, env)
+			m, err := daemonIdle(bin, work, ws, env)
 			if err != nil {
 				return fmt.Errorf("daemon (%s): %w", bin, err)
 			}
-			rss, hwm = append(rss, r), append(hwm, h)
+			rss, hwm = append(rss, m.rss), append(hwm, m.hwm)
+			anon, file = append(anon, m.anon), append(file, m.file)
 		}
-		slices.Sort(rss)
-		slices.Sort(hwm)
-		fmt.Printf("daemon idle %-28s VmRSS min %.1f median %.1f max %.1f MiB; VmHWM median %.1f MiB\n",
-			filepath.Base(bin), rss[0], rss[len(rss)/2], rss[len(rss)-1], hwm[len(hwm)/2])
+		for _, v := range [][]float64{rss, hwm, anon, file} {
+			slices.Sort(v)
+		}
+		fmt.Printf("daemon idle %-28s VmRSS min %.1f median %.1f max %.1f MiB; VmHWM median %.1f MiB; RssAnon median %.1f, RssFile median %.1f MiB\n",
+			filepath.Base(bin), rss[0], rss[len(rss)/2], rss[len(rss)-1], hwm[len(hwm)/2], anon[len(anon)/2], file[len(file)/2])
 	}
 	return nil
 }
@@ -169,18 +171,23 @@ func measure(argv []string, dir string, env []string) (sample, error) {
 	return sample{wall: wall, cpu: time.Duration(ru.Utime.Nano() + ru.Stime.Nano()), rssKiB: ru.Maxrss}, nil
 }
 
-// daemonIdle starts `scv run`, asks it for its status once, waits half a
-// second and reads its resident memory.
-func daemonIdle(bin, work, ws string, env []string) (rssMiB, hwmMiB float64, err error) {
+// idleMemory is a daemon's resident memory in MiB: VmRSS, VmHWM, and
+// VmRSS split into anonymous pages (heap, stacks) and file-backed pages
+// (the binary's code and data).
+type idleMemory struct{ rss, hwm, anon, file float64 }
+
+// daemonIdle starts `scv run` (which opens the session database), asks it
+// for its status once, waits half a second and reads its resident memory.
+func daemonIdle(bin, work, ws string, env []string) (m idleMemory, err error) {
 	home, err := os.MkdirTemp(work, "daemon")
 	if err != nil {
-		return 0, 0, err
+		return m, err
 	}
 	denv := append(slices.Clone(env), "SCV_HOME="+home)
 	cmd := exec.Command(bin, "run")
 	cmd.Dir, cmd.Env = ws, denv
 	if err := cmd.Start(); err != nil {
-		return 0, 0, err
+		return m, err
 	}
 	defer func() {
 		_ = cmd.Process.Signal(syscall.SIGTERM)
@@ -195,14 +202,14 @@ func daemonIdle(bin, work, ws string, env []string) (rssMiB, hwmMiB float64, err
 			break
 		}
 		if ctx.Err() != nil {
-			return 0, 0, fmt.Errorf("the daemon did not answer within 20 s")
+			return m, fmt.Errorf("the daemon did not answer within 20 s")
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
 	time.Sleep(500 * time.Millisecond)
 	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", cmd.Process.Pid))
 	if err != nil {
-		return 0, 0, err
+		return m, err
 	}
 	field := func(name string) float64 {
 		for _, l := range strings.Split(string(status), "\n") {
@@ -214,7 +221,7 @@ func daemonIdle(bin, work, ws string, env []string) (rssMiB, hwmMiB float64, err
 		}
 		return 0
 	}
-	return field("VmRSS"), field("VmHWM"), nil
+	return idleMemory{rss: field("VmRSS"), hwm: field("VmHWM"), anon: field("RssAnon"), file: field("RssFile")}, nil
 }
 
 func buildHello(work string) (string, error) {

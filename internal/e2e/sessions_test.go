@@ -211,3 +211,30 @@ func TestExecResumeOfALiveSessionIsBusy(t *testing.T) {
 		t.Errorf("scv status:\n%s", r.stdout)
 	}
 }
+
+// TestDaemonPrunesAtStart: the daemon applies [history] max_sessions when
+// it starts (the newest sessions stay), and its status shows the result.
+func TestDaemonPrunesAtStart(t *testing.T) {
+	fm := modeltest.New(t)
+	in := newInstance(t, providerConfig(fm.URL()))
+	for i := range 3 {
+		fm.Script(modeltest.Text("ok"))
+		if r := in.run(in.env, "", "exec", "session number "+string(rune('1'+i))); r.code != 0 {
+			t.Fatal(r.stderr)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(in.home, "config.toml"), []byte(providerConfig(fm.URL(), "[history]\nmax_sessions = 2")), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	in.startDaemon(in.env)
+	var titles []string
+	for _, s := range in.listed() {
+		titles = append(titles, s.Title)
+	}
+	if !slices.Equal(titles, []string{"session number 3", "session number 2"}) {
+		t.Errorf("after the daemon started: %q, want the two newest", titles)
+	}
+	if r := in.run(in.env, "", "status"); !strings.Contains(r.stdout, "2 sessions, 2 turns") {
+		t.Errorf("status:\n%s", r.stdout)
+	}
+}
