@@ -207,7 +207,8 @@ func benchDaemon(b *testing.B, in *instance) (pid int, c *client.Conn, stop func
 }
 
 func measureDaemon(b *testing.B) daemonMemory {
-	in := benchInstance(b, b.TempDir(), providerConfig("http://127.0.0.1:9"))
+	// 100 sessions on one connection: above the default bound of 32.
+	in := benchInstance(b, b.TempDir(), providerConfig("http://127.0.0.1:9", "[protocol]\nmax_sessions_per_connection = 128"))
 	pid, c, stop := benchDaemon(b, in)
 	defer stop()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
