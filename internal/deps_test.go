@@ -101,6 +101,10 @@ var forbidden = map[string][]string{
 	"internal/model":    {"internal/config", "internal/agent", "internal/server", "internal/tools/"},
 	"internal/approval": {"internal/config", "internal/tools/", "internal/server", "internal/agent"},
 	"internal/mcp":      {"internal/config", "internal/app", "internal/cli", "internal/server", "internal/agent", "internal/daemon", "internal/tui", "internal/tools/"},
+	// toolcall is the one path of a tool call, shared by the agent loop
+	// and `scv tools call`: it knows the Tool contract and the policy,
+	// never a concrete tool, the configuration or who asks.
+	"internal/toolcall": {"internal/config", "internal/app", "internal/cli", "internal/server", "internal/agent", "internal/daemon", "internal/tui", "internal/tools/", "internal/mcp", "internal/model"},
 }
 
 func TestImportRules(t *testing.T) {
