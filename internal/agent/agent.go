@@ -199,7 +199,12 @@ func (s *Session) loop(ctx context.Context, prompt string, ev Emit) (int, *proto
 			// needed, and its own messages may now be trimmed too.
 			s.hist.dropThinking()
 			s.hist.turnStart = len(s.hist.msgs)
-			_ = s.trim(ev)
+			// Every message may go now, so trimming cannot fall short
+			// today; if it ever does, the turn fails like any other
+			// history overflow instead of leaving the history unbounded.
+			if err := s.trim(ev); err != nil {
+				return step + 1, usage, err
+			}
 			return step + 1, usage, nil
 		}
 		for _, call := range resp.ToolCalls {

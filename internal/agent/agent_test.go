@@ -491,6 +491,34 @@ func TestContextLimit(t *testing.T) {
 	}
 }
 
+// TestFinalAnswerOverHistoryBound: a final answer that takes the history
+// over session.max_history_bytes trims it once the turn is complete, the
+// finished turn included, and the turn still completes.
+func TestFinalAnswerOverHistoryBound(t *testing.T) {
+	var order []string
+	fm := &fakeModel{script: []step{text(strings.Repeat("a", 100)), text(strings.Repeat("z", 500))}}
+	s := newSession(t, fm, testTools(t, &order), approval.OnRisk)
+	s.opts.History = HistoryOptions{MaxBytes: 400, MaxMessages: 100}
+	rec := &recorder{}
+	s.RunTurn(t.Context(), "t1", "hello", rec.emit)
+	s.RunTurn(t.Context(), "t2", "again", rec.emit)
+	if last := rec.last(); last.Type != proto.EventTurnCompleted {
+		t.Fatalf("last event %+v, want turn.completed", last)
+	}
+	var removed []int
+	for _, e := range rec.evs {
+		if e.Type == proto.EventSessionTrimmed {
+			removed = append(removed, *e.RemovedMessages)
+		}
+	}
+	if d := cmp.Diff([]int{4}, removed); d != "" {
+		t.Errorf("messages removed per session.trimmed (-want +got):\n%s", d)
+	}
+	if s.HistoryLen() != 0 {
+		t.Errorf("history holds %d messages, want 0", s.HistoryLen())
+	}
+}
+
 func TestHistoryTrimAndLimit(t *testing.T) {
 	var order []string
 	var script []step
