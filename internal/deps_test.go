@@ -104,6 +104,9 @@ var forbidden = map[string][]string{
 	// toolcall is the one path of a tool call, shared by the agent loop
 	// and `scv tools call`: it knows the Tool contract and the policy,
 	// never a concrete tool, the configuration or who asks.
+	// signin writes agents' sign-in files and runs their own commands; the
+	// app hands it the adapter, home and environment it needs.
+	"internal/signin":   {"internal/config", "internal/app", "internal/cli", "internal/server", "internal/agent", "internal/daemon", "internal/tui", "internal/mcp"},
 	"internal/toolcall": {"internal/config", "internal/app", "internal/cli", "internal/server", "internal/agent", "internal/daemon", "internal/tui", "internal/tools/", "internal/mcp", "internal/model"},
 }
 

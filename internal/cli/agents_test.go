@@ -284,16 +284,20 @@ printf 'argv:%s\n' "$0" "$@"
 printf 'home:%s\n' "$HOME"
 printf 'codex_home:%s\n' "$CODEX_HOME"
 printf 'anthropic:%s\n' "${ANTHROPIC_API_KEY:-unset}"
+printf 'lab:%s\n' "${LAB_TOKEN:-unset}"
 exit 0
 `), 0o600)
 	e.env["BASH_ENV"] = fake
-	e.writeConfig(t, "[agents.claude]\ncommand = \"/bin/bash\"\n[agents.codex]\ncommand = \"/bin/bash\"\n")
+	// A provider key in a variable the _API_KEY rule would miss: the
+	// config names it, so the agent's login never sees it either.
+	e.env["LAB_TOKEN"] = "lab-secret"
+	e.writeConfig(t, "[providers.openai]\napi_key_env = \"LAB_TOKEN\"\n[agents.claude]\ncommand = \"/bin/bash\"\n[agents.codex]\ncommand = \"/bin/bash\"\n")
 	code, out, errs := e.run(t, "", "agents", "login", "codex", "--", "--device-auth")
 	if code != 0 {
 		t.Fatalf("login: %d %s %s", code, out, errs)
 	}
 	home := filepath.Join(e.scvHome, "adapters", "codex")
-	want := "argv:login\nargv:--device-auth\nhome:" + home + "\ncodex_home:" + home + "\nanthropic:unset\n"
+	want := "argv:login\nargv:--device-auth\nhome:" + home + "\ncodex_home:" + home + "\nanthropic:unset\nlab:unset\n"
 	if out != want {
 		t.Errorf("login ran:\n%s\nwant:\n%s", out, want)
 	}

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -9,7 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"context"
+	"github.com/scv-agent/scv/internal/app"
 	"github.com/scv-agent/scv/internal/approval"
 	"github.com/scv-agent/scv/internal/config"
 	"github.com/scv-agent/scv/internal/mcp"
@@ -17,8 +18,6 @@ import (
 	"github.com/scv-agent/scv/internal/tool"
 	"github.com/scv-agent/scv/internal/toolcall"
 )
-
-var noOverrides = config.Overrides{}
 
 func newToolsCmd(g *globals) *cobra.Command {
 	cmd := &cobra.Command{Use: "tools", Short: "List and call the tools directly (built-in and MCP)"}
@@ -41,7 +40,7 @@ func (g *globals) toolset(workspace string) (*config.Config, string, *tool.Regis
 	if ws, err = server.CanonicalDir(ws); err != nil {
 		return nil, "", nil, nil, usageErr("workspace %v", err)
 	}
-	loaded, err := a.LoadConfig(ws, noOverrides)
+	loaded, err := a.LoadConfig(ws, app.NoOverrides)
 	if err != nil {
 		return nil, "", nil, nil, err
 	}
