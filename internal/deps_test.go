@@ -160,3 +160,20 @@ func TestEveryPackageHasDoc(t *testing.T) {
 		}
 	}
 }
+
+// TestOnlyTestsImportTestutil keeps the shared test helpers out of the
+// product: only tests import internal/testutil, and the measurement
+// programs under bench/, which build the same fixtures as the benchmarks.
+func TestOnlyTestsImportTestutil(t *testing.T) {
+	for _, p := range listPackages(t) {
+		r := rel(p.ImportPath)
+		if strings.HasPrefix(r, "bench/") {
+			continue
+		}
+		for _, imp := range p.Imports {
+			if rel(imp) == "internal/testutil" {
+				t.Errorf("%s imports internal/testutil, which is for tests only", r)
+			}
+		}
+	}
+}

@@ -265,7 +265,7 @@ func TestApprovalPolicies(t *testing.T) {
 			}
 			s.RunTurn(t.Context(), "t1", "go", rec.emit)
 			got := rec.types()
-			if !contains(got, tt.want) {
+			if !slices.Contains(got, tt.want) {
 				t.Fatalf("events %v lack %s", got, tt.want)
 			}
 			if (tt.answer != nil) != (asked == 1) {
@@ -277,20 +277,11 @@ func TestApprovalPolicies(t *testing.T) {
 			if !tt.touched && !strings.Contains(fm.requests[1].Messages[2].Content, "denied") {
 				t.Fatalf("model was not told about the denial: %q", fm.requests[1].Messages[2].Content)
 			}
-			if tt.answer != nil && !*tt.answer && contains(got, "tool.started") {
+			if tt.answer != nil && !*tt.answer && slices.Contains(got, "tool.started") {
 				t.Fatal("denied call started")
 			}
 		})
 	}
-}
-
-func contains(xs []string, x string) bool {
-	for _, s := range xs {
-		if s == x {
-			return true
-		}
-	}
-	return false
 }
 
 func TestFailuresRestoreHistory(t *testing.T) {
@@ -350,7 +341,7 @@ func TestCancelDuringToolAndApproval(t *testing.T) {
 		rec := &recorder{}
 		done := make(chan struct{})
 		go func() { s.RunTurn(ctx, "t1", "go", rec.emit); close(done) }()
-		waitFor(t, func() bool { return contains(rec.types(), "tool.progress") })
+		waitFor(t, func() bool { return slices.Contains(rec.types(), "tool.progress") })
 		cancel()
 		<-done
 		want := []string{"turn.started", "assistant.completed", "tool.proposed", "tool.started", "tool.progress", "tool.completed(block,false,cancelled)", "turn.cancelled"}
@@ -369,7 +360,7 @@ func TestCancelDuringToolAndApproval(t *testing.T) {
 		rec := &recorder{onApproval: func(proto.Event) { cancel() }}
 		s.RunTurn(ctx, "t1", "go", rec.emit)
 		got := rec.types()
-		if !contains(got, "tool.completed(touch,false,cancelled)") || got[len(got)-1] != "turn.cancelled" || contains(got, "tool.started") {
+		if !slices.Contains(got, "tool.completed(touch,false,cancelled)") || got[len(got)-1] != "turn.cancelled" || slices.Contains(got, "tool.started") {
 			t.Fatalf("events = %v", got)
 		}
 		if len(order) != 0 {
@@ -390,7 +381,7 @@ func TestCancelDuringToolAndApproval(t *testing.T) {
 		rec := &recorder{}
 		done := make(chan struct{})
 		go func() { s.RunTurn(ctx, "t1", "go", rec.emit); close(done) }()
-		waitFor(t, func() bool { return contains(rec.types(), "assistant.delta") })
+		waitFor(t, func() bool { return slices.Contains(rec.types(), "assistant.delta") })
 		cancel()
 		<-done
 		if got := rec.types(); got[len(got)-1] != "turn.cancelled" {
@@ -567,7 +558,7 @@ func TestProgressNotInHistory(t *testing.T) {
 	s := newSession(t, fm, reg, approval.OnRisk)
 	rec := &recorder{}
 	s.RunTurn(t.Context(), "t1", "go", rec.emit)
-	if !contains(rec.types(), "tool.progress") {
+	if !slices.Contains(rec.types(), "tool.progress") {
 		t.Fatalf("no progress event: %v", rec.types())
 	}
 	for _, m := range fm.requests[1].Messages {
@@ -609,7 +600,7 @@ func TestToolPanicFailsTurnInternal(t *testing.T) {
 	rec := &recorder{}
 	s.RunTurn(t.Context(), "t1", "go", rec.emit)
 	got := rec.types()
-	if !contains(got, "tool.completed(boom,false,failed)") || got[len(got)-1] != "turn.failed(internal_error)" {
+	if !slices.Contains(got, "tool.completed(boom,false,failed)") || got[len(got)-1] != "turn.failed(internal_error)" {
 		t.Fatalf("events = %v", got)
 	}
 	if !strings.Contains(rec.last().Message, "kaput") || s.HistoryLen() != 0 {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/scv-agent/scv/internal/testutil"
 	"github.com/scv-agent/scv/internal/tools/agents"
 )
 
@@ -29,15 +30,6 @@ func newAgent(t *testing.T, name string) Agent {
 	return Agent{Adapter: a, Home: filepath.Join(t.TempDir(), "adapters", name)}
 }
 
-func mode(t *testing.T, p string) os.FileMode {
-	t.Helper()
-	st, err := os.Stat(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return st.Mode().Perm()
-}
-
 func TestDshKeyFile(t *testing.T) {
 	d := dsh{newAgent(t, "dsh")}
 	home := d.Home
@@ -50,10 +42,10 @@ func TestDshKeyFile(t *testing.T) {
 	if diff := cmp.Diff(want, string(b)); diff != "" {
 		t.Errorf("file (-want +got):\n%s", diff)
 	}
-	if m := mode(t, p); m != 0o600 {
+	if m := testutil.Mode(t, p); m != 0o600 {
 		t.Errorf("mode %v", m)
 	}
-	if m := mode(t, home); m != 0o700 {
+	if m := testutil.Mode(t, home); m != 0o700 {
 		t.Errorf("home mode %v", m)
 	}
 	if !storedCredential(home, dshCredentials) {
@@ -117,7 +109,7 @@ func TestPiEndpointKeepsOtherProviders(t *testing.T) {
 		if diff := cmp.Diff(want, readJSONFile(t, p)); diff != "" {
 			t.Errorf("%s (-want +got):\n%s", name, diff)
 		}
-		if m := mode(t, p); m != 0o600 {
+		if m := testutil.Mode(t, p); m != 0o600 {
 			t.Errorf("%s mode %v", name, m)
 		}
 	}
@@ -222,7 +214,7 @@ trust_level = "trusted"
 			if diff := cmp.Diff(want, got); diff != "" {
 				t.Errorf("report (-want +got):\n%s", diff)
 			}
-			if b, _ := os.ReadFile(filepath.Join(home, "config.toml")); string(b) != cfg || mode(t, filepath.Join(home, "config.toml")) != 0o600 {
+			if b, _ := os.ReadFile(filepath.Join(home, "config.toml")); string(b) != cfg || testutil.Mode(t, filepath.Join(home, "config.toml")) != 0o600 {
 				t.Errorf("config.toml not copied whole with 0600")
 			}
 			_, err = os.Stat(filepath.Join(home, "auth.json"))
