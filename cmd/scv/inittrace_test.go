@@ -5,10 +5,11 @@ import (
 	"bytes"
 	"fmt"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/scv-agent/scv/internal/testutil"
 )
 
 // Go initialises every package linked into a binary before main runs,
@@ -128,9 +129,9 @@ var initAllowList = map[string]struct {
 const stdlibInitCeiling = 80 << 10
 
 func TestInitAllowList(t *testing.T) {
-	bin := filepath.Join(t.TempDir(), "scv")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("build scv: %v\n%s", err, out)
+	bin, err := testutil.BuildSCV(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
 	}
 	cmd := exec.Command(bin, "version")
 	cmd.Env = []string{"GODEBUG=inittrace=1", "HOME=" + t.TempDir()}

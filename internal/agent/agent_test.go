@@ -2,7 +2,6 @@ package agent
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -288,7 +287,7 @@ func TestApprovalPolicies(t *testing.T) {
 			}
 			s.RunTurn(t.Context(), "t1", "go", rec.emit)
 			got := rec.types()
-			if !contains(got, tt.want) {
+			if !slices.Contains(got, tt.want) {
 				t.Fatalf("events %v lack %s", got, tt.want)
 			}
 			if (tt.answer != nil) != (asked == 1) {
@@ -300,20 +299,11 @@ func TestApprovalPolicies(t *testing.T) {
 			if !tt.touched && !strings.Contains(fm.requests[1].Messages[2].Content, "denied") {
 				t.Fatalf("model was not told about the denial: %q", fm.requests[1].Messages[2].Content)
 			}
-			if tt.answer != nil && !*tt.answer && contains(got, "tool.started") {
+			if tt.answer != nil && !*tt.answer && slices.Contains(got, "tool.started") {
 				t.Fatal("denied call started")
 			}
 		})
 	}
-}
-
-func contains(xs []string, x string) bool {
-	for _, s := range xs {
-		if s == x {
-			return true
-		}
-	}
-	return false
 }
 
 func TestFailuresRestoreHistory(t *testing.T) {
@@ -373,7 +363,7 @@ func TestCancelDuringToolAndApproval(t *testing.T) {
 		rec := &recorder{}
 		done := make(chan struct{})
 		go func() { s.RunTurn(ctx, "t1", "go", rec.emit); close(done) }()
-		waitFor(t, func() bool { return contains(rec.types(), "tool.progress") })
+		waitFor(t, func() bool { return slices.Contains(rec.types(), "tool.progress") })
 		cancel()
 		<-done
 		want := []string{"turn.started", "assistant.completed", "tool.proposed", "tool.started", "tool.progress", "tool.completed(block,false,cancelled)", "turn.cancelled"}
@@ -392,7 +382,7 @@ func TestCancelDuringToolAndApproval(t *testing.T) {
 		rec := &recorder{onApproval: func(*proto.ApprovalRequested) { cancel() }}
 		s.RunTurn(ctx, "t1", "go", rec.emit)
 		got := rec.types()
-		if !contains(got, "tool.completed(touch,false,cancelled)") || got[len(got)-1] != "turn.cancelled" || contains(got, "tool.started") {
+		if !slices.Contains(got, "tool.completed(touch,false,cancelled)") || got[len(got)-1] != "turn.cancelled" || slices.Contains(got, "tool.started") {
 			t.Fatalf("events = %v", got)
 		}
 		if len(order) != 0 {
@@ -413,7 +403,7 @@ func TestCancelDuringToolAndApproval(t *testing.T) {
 		rec := &recorder{}
 		done := make(chan struct{})
 		go func() { s.RunTurn(ctx, "t1", "go", rec.emit); close(done) }()
-		waitFor(t, func() bool { return contains(rec.types(), "assistant.delta") })
+		waitFor(t, func() bool { return slices.Contains(rec.types(), "assistant.delta") })
 		cancel()
 		<-done
 		if got := rec.types(); got[len(got)-1] != "turn.cancelled" {
@@ -509,6 +499,34 @@ func TestContextLimit(t *testing.T) {
 	}
 }
 
+// TestFinalAnswerOverHistoryBound: a final answer that takes the history
+// over session.max_history_bytes trims it once the turn is complete, the
+// finished turn included, and the turn still completes.
+func TestFinalAnswerOverHistoryBound(t *testing.T) {
+	var order []string
+	fm := &fakeModel{script: []step{text(strings.Repeat("a", 100)), text(strings.Repeat("z", 500))}}
+	s := newSession(t, fm, testTools(t, &order), approval.OnRisk)
+	s.opts.History = HistoryOptions{MaxBytes: 400, MaxMessages: 100}
+	rec := &recorder{}
+	s.RunTurn(t.Context(), "t1", "hello", rec.emit)
+	s.RunTurn(t.Context(), "t2", "again", rec.emit)
+	if last := rec.last(); last.EventType() != proto.EventTurnCompleted {
+		t.Fatalf("last event %+v, want turn.completed", last)
+	}
+	var removed []int
+	for _, e := range rec.evs {
+		if e, ok := e.(*proto.SessionTrimmed); ok {
+			removed = append(removed, e.RemovedMessages)
+		}
+	}
+	if d := cmp.Diff([]int{4}, removed); d != "" {
+		t.Errorf("messages removed per session.trimmed (-want +got):\n%s", d)
+	}
+	if s.HistoryLen() != 0 {
+		t.Errorf("history holds %d messages, want 0", s.HistoryLen())
+	}
+}
+
 func TestHistoryTrimAndLimit(t *testing.T) {
 	var order []string
 	var script []step
@@ -552,7 +570,7 @@ func TestProgressNotInHistory(t *testing.T) {
 	s := newSession(t, fm, reg, approval.OnRisk)
 	rec := &recorder{}
 	s.RunTurn(t.Context(), "t1", "go", rec.emit)
-	if !contains(rec.types(), "tool.progress") {
+	if !slices.Contains(rec.types(), "tool.progress") {
 		t.Fatalf("no progress event: %v", rec.types())
 	}
 	for _, m := range fm.requests[1].Messages {
@@ -581,17 +599,6 @@ func TestProgressBoundedAndRedacted(t *testing.T) {
 	}
 }
 
-func TestBoundCapsOutput(t *testing.T) {
-	s := &Session{opts: Options{OutputLimit: 200}}
-	res := s.bound(tool.Result{Success: true, Output: strings.Repeat("é", 500), JSON: true})
-	if len(res.Output) > 200 || !res.Truncated || res.JSON {
-		t.Fatalf("bound = %d bytes, truncated %v", len(res.Output), res.Truncated)
-	}
-	if !json.Valid([]byte(`"` + res.Output[:10] + `"`)) {
-		t.Fatal("cut broke UTF-8")
-	}
-}
-
 func TestToolPanicFailsTurnInternal(t *testing.T) {
 	boom := tool.MustDefine("boom", "panics", nil, func(env tool.Env, p echoParams) (tool.Plan, error) {
 		return tool.Plan{Risk: tool.ReadOnly, Summary: "boom", Run: func(context.Context) tool.Result { panic("kaput") }}, nil
@@ -605,7 +612,7 @@ func TestToolPanicFailsTurnInternal(t *testing.T) {
 	rec := &recorder{}
 	s.RunTurn(t.Context(), "t1", "go", rec.emit)
 	got := rec.types()
-	if !contains(got, "tool.completed(boom,false,failed)") || got[len(got)-1] != "turn.failed(internal_error)" {
+	if !slices.Contains(got, "tool.completed(boom,false,failed)") || got[len(got)-1] != "turn.failed(internal_error)" {
 		t.Fatalf("events = %v", got)
 	}
 	if !strings.Contains(rec.failed().Message, "kaput") || s.HistoryLen() != 0 {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/scv-agent/scv/internal/app"
 	"github.com/scv-agent/scv/internal/client"
 	"github.com/scv-agent/scv/internal/daemon"
 	"github.com/scv-agent/scv/internal/paths"
@@ -56,7 +57,7 @@ func (g *globals) runDaemon(logger *slog.Logger) error {
 		return err
 	}
 	defer a.Close() // in case daemon.Run fails before Drain
-	loaded, err := a.LoadConfig("", noOverrides)
+	loaded, err := a.LoadConfig("", app.NoOverrides)
 	if err != nil {
 		return err
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/charmbracelet/x/term"
 	"github.com/spf13/cobra"
 
+	"github.com/scv-agent/scv/internal/app"
 	"github.com/scv-agent/scv/internal/client"
 	"github.com/scv-agent/scv/internal/proto"
 	"github.com/scv-agent/scv/internal/server"
@@ -47,7 +48,7 @@ func newExecCmd(g *globals) *cobra.Command {
 			// The app owns the MCP servers the turn starts; closing it
 			// stops them (and what they spawned) before exec exits.
 			defer a.Close()
-			loaded, err := a.LoadConfig(ws, noOverrides)
+			loaded, err := a.LoadConfig(ws, app.NoOverrides)
 			if err != nil {
 				return err
 			}

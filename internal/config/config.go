@@ -209,8 +209,10 @@ type AgentOverride struct {
 	Permissions string    `toml:"permissions"`
 }
 
-// KnownAgents are the agent names an [agents.<name>] table may use, in the
-// order docs/agents.md lists the adapters.
+// KnownAgents are the agent names an [agents.<name>] table may use: the
+// adapters of internal/tools/agents, in their table's order. config may not
+// import the tools, so the names are written here too; a test in
+// internal/app fails when the two lists differ.
 var KnownAgents = []string{"claude", "codex", "grok", "dsh", "pi"}
 
 // Enumerations.

@@ -2,7 +2,6 @@ package tui
 
 import (
 	"fmt"
-	"os"
 	"runtime"
 	"strconv"
 	"strings"
@@ -12,6 +11,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/scv-agent/scv/internal/proto"
+	"github.com/scv-agent/scv/internal/testutil"
 )
 
 // feedTurn plays one scripted turn: prompt, streamed Markdown answer, one
@@ -105,23 +105,9 @@ func BenchmarkThousandTurns(b *testing.B) {
 		var ms runtime.MemStats
 		runtime.ReadMemStats(&ms)
 		b.ReportMetric(float64(ms.HeapAlloc)/(1<<20), "heap-MiB")
-		b.ReportMetric(rssMiB(), "rss-MiB")
+		b.ReportMetric(testutil.RSSMiB(0), "rss-MiB")
 		runtime.KeepAlive(h)
 	}
-}
-
-func rssMiB() float64 {
-	b, err := os.ReadFile("/proc/self/status")
-	if err != nil {
-		return 0
-	}
-	for _, l := range strings.Split(string(b), "\n") {
-		if rest, ok := strings.CutPrefix(l, "VmRSS:"); ok {
-			kb, _ := strconv.Atoi(strings.TrimSuffix(strings.TrimSpace(rest), " kB"))
-			return float64(kb) / 1024
-		}
-	}
-	return 0
 }
 
 // BenchmarkComposerKeystroke is one typed character and the frame after

@@ -2,7 +2,6 @@ package tui
 
 import (
 	"encoding/json"
-	"flag"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -15,9 +14,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/scv-agent/scv/internal/proto"
+	"github.com/scv-agent/scv/internal/testutil"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files in testdata")
 
 // recorder is the Sender of model tests: it keeps what the model sent.
 type recorder struct {
@@ -147,7 +145,7 @@ func (h *harness) golden(name string) {
 		h.t.Errorf("%s: frame has %d lines, want the window height %d", name, n, h.m.height)
 	}
 	path := filepath.Join("testdata", name+".golden")
-	if *update {
+	if testutil.Update() {
 		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
 			h.t.Fatal(err)
 		}
