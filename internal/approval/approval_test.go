@@ -11,9 +11,13 @@ import (
 func TestDecide(t *testing.T) {
 	risks := []tool.Risk{tool.ReadOnly, tool.Filesystem, tool.Process, tool.Delegate, tool.Network}
 	want := map[Policy][]Decision{
-		OnRisk: {Run, Ask, Ask, Ask, Ask},
-		Always: {Ask, Ask, Ask, Ask, Ask},
-		Never:  {Run, Deny, Deny, Deny, Deny},
+		AskOnRisk:  {Run, Ask, Ask, Ask, Ask},
+		AskAlways:  {Ask, Ask, Ask, Ask, Ask},
+		DenyOnRisk: {Run, Deny, Deny, Deny, Deny},
+		// The deprecated names decide exactly as what they stand for.
+		"on-risk": {Run, Ask, Ask, Ask, Ask},
+		"always":  {Ask, Ask, Ask, Ask, Ask},
+		"never":   {Run, Deny, Deny, Deny, Deny},
 	}
 	for p, ds := range want {
 		for i, r := range risks {
@@ -25,16 +29,24 @@ func TestDecide(t *testing.T) {
 }
 
 func TestParseAndRank(t *testing.T) {
-	for _, s := range []string{"on-risk", "always", "never"} {
-		if _, err := Parse(s); err != nil {
-			t.Errorf("Parse(%q): %v", s, err)
+	for in, want := range map[string]Policy{
+		"ask-on-risk": AskOnRisk, "ask-always": AskAlways, "deny-on-risk": DenyOnRisk,
+		"on-risk": AskOnRisk, "always": AskAlways, "never": DenyOnRisk,
+	} {
+		if got, err := Parse(in); err != nil || got != want {
+			t.Errorf("Parse(%q) = %q, %v; want %q", in, got, err, want)
 		}
 	}
-	if _, err := Parse("sometimes"); err == nil {
-		t.Error("Parse(sometimes) succeeded")
+	for _, bad := range []string{"sometimes", "", "Never", "deny"} {
+		if _, err := Parse(bad); err == nil {
+			t.Errorf("Parse(%q) succeeded", bad)
+		}
 	}
-	if !(Rank(OnRisk) < Rank(Always) && Rank(Always) < Rank(Never)) {
+	if !(Rank(AskOnRisk) < Rank(AskAlways) && Rank(AskAlways) < Rank(DenyOnRisk)) {
 		t.Error("rank order wrong")
+	}
+	if Rank("never") != Rank(DenyOnRisk) || Rank("on-risk") != Rank(AskOnRisk) || Rank("x") != -1 {
+		t.Error("aliases must rank as what they stand for")
 	}
 }
 

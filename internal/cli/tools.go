@@ -101,7 +101,7 @@ func newToolsCallCmd(g *globals) *cobra.Command {
 		Use:   "call NAME 'JSON'|-",
 		Short: "Validate, approve and run one tool call; print its result as JSON",
 		Long: "Validate, approve and run one tool call and print {name, success, error?, output, truncated}.\n" +
-			"A call that needs approval is denied unless --yes is given; --yes never overrides --approval-policy never.\n" +
+			"A call that needs approval is denied unless --yes is given; --yes never overrides --approval-policy deny-on-risk.\n" +
 			"JSON '-' reads the arguments from stdin. Exit status: 0 success, 1 failed result, 2 bad usage.",
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {

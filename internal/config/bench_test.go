@@ -17,7 +17,7 @@ func BenchmarkLoad(b *testing.B) {
 		b.Fatal(err)
 	}
 	mustWrite(b, f.home.ConfigFile(), CommentedTemplate()+"\n[providers.local]\nbase_url = \"http://127.0.0.1:8080/v1\"\nheaders = { X-A = \"1\" }\n[tools]\ncommand_timeout_seconds = 300\n")
-	mustWrite(b, dir+"/ws/.scv/config.toml", "[tools]\napproval_policy = \"always\"\nmax_read_bytes = 100000\n[web]\nenabled = false\n")
+	mustWrite(b, dir+"/ws/.scv/config.toml", "[tools]\napproval_policy = \"ask-always\"\nmax_read_bytes = 100000\n[web]\nenabled = false\n")
 	opts := f.opts()
 	opts.Env["SCV_MODEL"] = "m"
 	opts.Flags.Provider = "local"

@@ -95,7 +95,7 @@ type selection struct {
 	// is kept within it so it stays valid JSON.
 	outputLimit int
 	// approved says the call had the secret-like risk (and so was asked
-	// for, under on-risk); a read_only call refuses a file that turns out
+	// for, under ask-on-risk); a read_only call refuses a file that turns out
 	// secret-like when opened (a link changed since the plan).
 	approved bool
 }
