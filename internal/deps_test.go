@@ -58,6 +58,7 @@ var leaves = map[string][]string{
 	"internal/tool":     {"github.com/google/jsonschema-go/"},
 	"internal/version":  nil,
 	"internal/termtext": nil,
+	"internal/diff":     {"github.com/sergi/go-diff/"},
 	// The store: the SQLite driver and what the driver itself pulls in.
 	"internal/store": {"modernc.org/", "golang.org/x/sys/", "github.com/dustin/go-humanize", "github.com/google/uuid", "github.com/remyoudompheng/bigfft"},
 }

@@ -82,10 +82,29 @@ func (s *Session) setRegistry(r *tool.Registry) {
 	}
 }
 
-// Resolve answers a pending approval of this session.
-func (s *Session) Resolve(approvalID string, approved bool) bool {
-	return s.broker.Resolve(approvalID, approved)
+// Resolve answers a pending approval of this session; see
+// approval.Broker.Resolve for the errors.
+func (s *Session) Resolve(approvalID string, a approval.Answer) error {
+	return s.broker.Resolve(approvalID, a)
 }
+
+// CancelApproval calls cancel (which cancels the running turn) if the
+// approval is still pending, as one step; false when it is not.
+func (s *Session) CancelApproval(approvalID string, cancel func()) bool {
+	return s.broker.CancelPending(approvalID, cancel)
+}
+
+// Grants lists the session's grants, oldest first.
+func (s *Session) Grants() []proto.Grant {
+	out := []proto.Grant{}
+	for _, g := range s.broker.Grants() {
+		out = append(out, proto.Grant{GrantID: g.ID, Tool: g.Tool, Risk: string(g.Risk), Prefix: g.Prefix})
+	}
+	return out
+}
+
+// Revoke removes a grant; false when the session has none with that id.
+func (s *Session) Revoke(grantID string) bool { return s.broker.Revoke(grantID) }
 
 // Clear empties the history (session.clear; the server checks idleness).
 func (s *Session) Clear() {
@@ -269,29 +288,65 @@ func (s *Session) call(ctx context.Context, call model.ToolCall, ev Emit) (tool.
 }
 
 func (s *Session) approveAndRun(ctx context.Context, call model.ToolCall, plan tool.Plan, ev Emit) (tool.Result, error) {
+	// The summary rides along, so a call that ran without an approval (a
+	// read_only fetch of an allowlisted host) still shows what it did, such
+	// as the full URL with its query; so does the diff of a call no one
+	// was asked about.
+	started := &proto.ToolStarted{CallID: call.ID, Name: call.Name, Summary: plan.Summary, Diff: protoDiff(plan.Diff)}
 	switch approval.Decide(s.opts.Policy, plan.Risk) {
 	case approval.Deny:
 		return tool.Fail(tool.Denied, "denied: the approval policy %q does not allow %s calls (risk %s); do not retry this call", s.opts.Policy, call.Name, plan.Risk), nil
 	case approval.Ask:
-		id := "ap_" + uuid.NewString()[:8]
-		announce := func() {
-			ev(&proto.ApprovalRequested{ApprovalID: id, CallID: call.ID, Name: call.Name, Risk: string(plan.Risk), Cwd: s.opts.Workspace, Summary: plan.Summary})
-		}
-		if !s.broker.Wait(ctx, id, announce) {
-			if ctx.Err() != nil {
-				return tool.Fail(tool.Cancelled, "cancelled: the turn was cancelled while the call awaited approval"), nil
-			}
-			return tool.Fail(tool.Denied, "denied: the user did not approve this %s call", call.Name), nil
+		if res, run := s.ask(ctx, call, plan, started, ev); !run {
+			return res, nil
 		}
 	}
 	if ctx.Err() != nil {
 		return tool.Fail(tool.Cancelled, "cancelled before it started"), nil
 	}
-	// The summary rides along, so a call that ran without an approval (a
-	// read_only fetch of an allowlisted host) still shows what it did, such
-	// as the full URL with its query.
-	ev(&proto.ToolStarted{CallID: call.ID, Name: call.Name, Summary: plan.Summary})
+	ev(started)
 	return runRecovered(ctx, call.Name, plan)
+}
+
+// ask gets a person's answer for a call, unless a session grant covers
+// it; run false means the call does not run and res is its result.
+func (s *Session) ask(ctx context.Context, call model.ToolCall, plan tool.Plan, started *proto.ToolStarted, ev Emit) (res tool.Result, run bool) {
+	if g, ok := s.broker.Allowed(call.Name, plan.Risk, plan.Command, plan.NoGrant); ok {
+		started.GrantID = g.ID
+		return tool.Result{}, true
+	}
+	req := approval.Request{Offer: approval.Offer(call.Name, plan.Risk, plan.Command, plan.NoGrant), Command: plan.Command}
+	id := "ap_" + uuid.NewString()[:8]
+	announce := func() {
+		ev(&proto.ApprovalRequested{ApprovalID: id, CallID: call.ID, Name: call.Name, Risk: string(plan.Risk), Cwd: s.opts.Workspace,
+			Summary: plan.Summary, Diff: started.Diff, Grant: protoGrant(req.Offer)})
+	}
+	ans, answered := s.broker.Wait(ctx, id, req, announce)
+	switch {
+	case !answered:
+		return tool.Fail(tool.Cancelled, "cancelled: the turn was cancelled while the call awaited approval"), false
+	case !ans.Approved && ans.Reason != "":
+		return tool.Fail(tool.Denied, "denied: the user did not approve this %s call. The user's reason: %s", call.Name, ans.Reason), false
+	case !ans.Approved:
+		return tool.Fail(tool.Denied, "denied: the user did not approve this %s call", call.Name), false
+	}
+	// The person has seen the diff; tool.started does not repeat it.
+	started.Diff = nil
+	return tool.Result{}, true
+}
+
+func protoDiff(d *tool.Diff) *proto.Diff {
+	if d == nil {
+		return nil
+	}
+	return &proto.Diff{Path: d.Path, Text: d.Text, Added: d.Added, Removed: d.Removed, Omitted: d.Omitted, Note: d.Note}
+}
+
+func protoGrant(g *approval.Grant) *proto.Grant {
+	if g == nil {
+		return nil
+	}
+	return &proto.Grant{Tool: g.Tool, Risk: string(g.Risk), Prefix: g.Prefix}
 }
 
 // runRecovered runs the plan; a panicking tool is a runtime failure, not a

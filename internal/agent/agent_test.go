@@ -282,7 +282,7 @@ func TestApprovalPolicies(t *testing.T) {
 				if e.Risk != "filesystem" || e.Summary != "touch f" || e.Cwd != "/ws" || e.Name != "touch" {
 					t.Errorf("approval.requested = %+v", e)
 				}
-				if !s.Resolve(e.ApprovalID, *tt.answer) {
+				if s.Resolve(e.ApprovalID, approval.Answer{Approved: *tt.answer}) != nil {
 					t.Errorf("resolve failed")
 				}
 			}
@@ -640,7 +640,7 @@ func TestToolsRefreshedPerRequest(t *testing.T) {
 		Context: ContextOptions{MaxTokens: 100000, ReserveOutputTokens: 100, SafetyMarginTokens: 10, BytesPerToken: 3, SummaryMaxChars: 600},
 		History: HistoryOptions{MaxBytes: 1 << 20, MaxMessages: 1000},
 	})
-	rec := &recorder{onApproval: func(e *proto.ApprovalRequested) { s.Resolve(e.ApprovalID, true) }}
+	rec := &recorder{onApproval: func(e *proto.ApprovalRequested) { s.Resolve(e.ApprovalID, approval.Answer{Approved: true}) }}
 	s.RunTurn(t.Context(), "t1", "go", rec.emit)
 	var offered [][]string
 	for _, r := range fm.requests {

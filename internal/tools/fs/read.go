@@ -76,6 +76,8 @@ func newReadTool(opts Options) tool.Tool {
 		return tool.Plan{
 			Risk:    risk,
 			Summary: "read " + rel,
+			// A secret-like read is asked about every time.
+			NoGrant: risk != tool.ReadOnly,
 			Run: func(ctx context.Context) tool.Result {
 				return readFile(ctx, ws, sel)
 			},
