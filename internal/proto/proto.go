@@ -41,8 +41,8 @@ const (
 	// ErrGrantNotFound refuses approval.revoke of a grant the session does
 	// not have. An SCV extension.
 	ErrGrantNotFound = "grant_not_found"
-	ErrUnsupported      = "unsupported"
-	ErrInternal         = "internal_error"
+	ErrUnsupported   = "unsupported"
+	ErrInternal      = "internal_error"
 	// ErrLimit refuses a request that would pass a server bound (queued
 	// turns of a session, sessions of a connection or of the server); the
 	// connection goes on. An SCV extension.

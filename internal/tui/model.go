@@ -108,14 +108,14 @@ type Model struct {
 	quiet map[string]bool
 	// grants is the last list of session grants; grantsReq the request
 	// whose answer is shown.
-	grants    []proto.Grant
-	grantsReq string
-	reqSeq       int
-	usage        proto.Usage
-	haveUsage    bool
-	totalUsage   int64
-	compacted    int
-	ticking      bool // one tick chain refreshes the elapsed time
+	grants     []proto.Grant
+	grantsReq  string
+	reqSeq     int
+	usage      proto.Usage
+	haveUsage  bool
+	totalUsage int64
+	compacted  int
+	ticking    bool // one tick chain refreshes the elapsed time
 }
 
 // New builds the model for one started session.
