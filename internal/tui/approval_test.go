@@ -242,3 +242,23 @@ func TestApprovalsCommand(t *testing.T) {
 		t.Errorf("the empty list is not shown:\n%s", h.frame())
 	}
 }
+
+// TestDiffEscapesShownNotObeyed: file content quoted by a diff is as
+// untrusted as tool output; its escape sequences are shown, in the panel
+// and on the expanded row.
+func TestDiffEscapesShownNotObeyed(t *testing.T) {
+	h := newHarness(t, nil)
+	h.prompt("edit", "t1")
+	text := "--- a/x\n+++ b/x\n@@ -1 +1 @@\n-old\n+new \x1b[8mhidden\x1b[0m \x1b]0;title\x07\n"
+	h.ev(&proto.ToolProposed{TurnHeader: th("t1"), CallID: "c1", Name: "write"},
+		&proto.ApprovalRequested{TurnHeader: th("t1"), ApprovalID: "a1", CallID: "c1", Name: "write", Risk: "filesystem", Cwd: "/w",
+			Summary: "replace x (20 bytes)", Diff: &proto.Diff{Path: "x\x1b[2J", Text: text, Added: 1, Removed: 1, Note: "n\x1b[8m"}})
+	noActiveControls(t, "diff panel", h.m.Render())
+	if !strings.Contains(h.frame(), "+new ␛[8mhidden␛[0m") {
+		t.Errorf("the hidden text is not shown:\n%s", h.frame())
+	}
+	h.keys(key('y'))
+	h.ev(&proto.ToolCompleted{TurnHeader: th("t1"), CallID: "c1", Name: "write", Success: true, Output: "{}"})
+	h.keys(ctrlO)
+	noActiveControls(t, "expanded diff", h.m.Render())
+}
