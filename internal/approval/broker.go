@@ -32,14 +32,6 @@ type Grant struct {
 	Prefix string
 }
 
-// Describe says in words what the grant allows.
-func (g Grant) Describe() string {
-	if g.Prefix != "" {
-		return fmt.Sprintf("%s commands starting with %q", g.Tool, g.Prefix)
-	}
-	return fmt.Sprintf("%s calls of risk %s", g.Tool, g.Risk)
-}
-
 // Request is what the broker knows of a pending approval.
 type Request struct {
 	// Offer is the grant an approver may ask for instead of a one-time
