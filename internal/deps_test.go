@@ -64,6 +64,7 @@ var leaves = map[string][]string{
 	"internal/version":  nil,
 	"internal/termtext": nil,
 	"internal/textcut":  nil,
+	"internal/diff":     {"github.com/sergi/go-diff/"},
 	// The store: the SQLite driver and what the driver itself pulls in.
 	"internal/store": {"modernc.org/", "golang.org/x/sys/", "github.com/dustin/go-humanize", "github.com/google/uuid", "github.com/remyoudompheng/bigfft", textcut},
 }

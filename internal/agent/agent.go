@@ -83,10 +83,29 @@ func (s *Session) setRegistry(r *tool.Registry) {
 	}
 }
 
-// Resolve answers a pending approval of this session.
-func (s *Session) Resolve(approvalID string, approved bool) bool {
-	return s.broker.Resolve(approvalID, approved)
+// Resolve answers a pending approval of this session; see
+// approval.Broker.Resolve for the errors.
+func (s *Session) Resolve(approvalID string, a approval.Answer) error {
+	return s.broker.Resolve(approvalID, a)
 }
+
+// CancelApproval calls cancel (which cancels the running turn) if the
+// approval is still pending, as one step; false when it is not.
+func (s *Session) CancelApproval(approvalID string, cancel func()) bool {
+	return s.broker.CancelPending(approvalID, cancel)
+}
+
+// Grants lists the session's grants, oldest first.
+func (s *Session) Grants() []proto.Grant {
+	out := []proto.Grant{}
+	for _, g := range s.broker.Grants() {
+		out = append(out, proto.Grant{GrantID: g.ID, Tool: g.Tool, Risk: string(g.Risk), Prefix: g.Prefix})
+	}
+	return out
+}
+
+// Revoke removes a grant; false when the session has none with that id.
+func (s *Session) Revoke(grantID string) bool { return s.broker.Revoke(grantID) }
 
 // Clear empties the history (session.clear; the server checks idleness).
 func (s *Session) Clear() {
@@ -269,9 +288,15 @@ func (s *Session) call(ctx context.Context, call model.ToolCall, ev Emit) (tool.
 		Name: call.Name, Args: []byte(call.Arguments),
 		// The summary rides along, so a call that ran without an approval
 		// (a read_only fetch of an allowlisted host) still shows what it
-		// did, such as the full URL with its query.
-		Started: func(plan tool.Plan) {
-			ev(&proto.ToolStarted{CallID: call.ID, Name: call.Name, Summary: plan.Summary})
+		// did, such as the full URL with its query; so does the diff of a
+		// call no person was asked about (a person who was asked has seen
+		// it).
+		Started: func(plan tool.Plan, ans toolcall.Answer, asked bool) {
+			started := &proto.ToolStarted{CallID: call.ID, Name: call.Name, Summary: plan.Summary, GrantID: ans.GrantID}
+			if !asked || ans.GrantID != "" {
+				started.Diff = protoDiff(plan.Diff)
+			}
+			ev(started)
 		},
 	})
 	stopProgress()
@@ -279,16 +304,42 @@ func (s *Session) call(ctx context.Context, call model.ToolCall, ev Emit) (tool.
 	return res, err
 }
 
-// approver asks the session's client: it announces the pending approval
-// and waits for session.approval's answer (or the turn's end).
+// approver asks the session's client unless a session grant covers the
+// call: it announces the pending approval (with the diff of a write and the
+// grant a person may give instead) and waits for approval.resolve's answer
+// (or the turn's end).
 func (s *Session) approver(ev Emit) toolcall.Approver {
-	return func(ctx context.Context, r toolcall.Request) bool {
+	return func(ctx context.Context, r toolcall.Request) toolcall.Answer {
+		plan := r.Plan
+		if g, ok := s.broker.Allowed(r.Name, plan.Risk, plan.Command, plan.NoGrant); ok {
+			return toolcall.Answer{Approved: true, GrantID: g.ID}
+		}
+		req := approval.Request{Offer: approval.Offer(r.Name, plan.Risk, plan.Command, plan.NoGrant), Command: plan.Command}
 		id := "ap_" + uuid.NewString()[:8]
 		announce := func() {
-			ev(&proto.ApprovalRequested{ApprovalID: id, CallID: r.CallID, Name: r.Name, Risk: string(r.Risk), Cwd: s.opts.Workspace, Summary: r.Summary})
+			ev(&proto.ApprovalRequested{ApprovalID: id, CallID: r.CallID, Name: r.Name, Risk: string(r.Risk), Cwd: s.opts.Workspace,
+				Summary: r.Summary, Diff: protoDiff(plan.Diff), Grant: protoGrant(req.Offer)})
 		}
-		return s.broker.Wait(ctx, id, announce)
+		ans, answered := s.broker.Wait(ctx, id, req, announce)
+		if !answered {
+			return toolcall.Answer{}
+		}
+		return toolcall.Answer{Approved: ans.Approved, Reason: ans.Reason}
 	}
+}
+
+func protoDiff(d *tool.Diff) *proto.Diff {
+	if d == nil {
+		return nil
+	}
+	return &proto.Diff{Path: d.Path, Text: d.Text, Added: d.Added, Removed: d.Removed, Omitted: d.Omitted, Note: d.Note}
+}
+
+func protoGrant(g *approval.Grant) *proto.Grant {
+	if g == nil {
+		return nil
+	}
+	return &proto.Grant{Tool: g.Tool, Risk: string(g.Risk), Prefix: g.Prefix}
 }
 
 func completed(call model.ToolCall, res tool.Result) *proto.ToolCompleted {

@@ -184,7 +184,7 @@ func TestToolLoopSerialOrder(t *testing.T) {
 		calls(call("c4", "echo", `{"text":"d"}`)),
 		text("do", "ne"),
 	}}
-	s := newSession(t, fm, testTools(t, &order), approval.OnRisk)
+	s := newSession(t, fm, testTools(t, &order), approval.AskOnRisk)
 	rec := &recorder{}
 	s.RunTurn(t.Context(), "t1", "go", rec.emit)
 	want := []string{
@@ -235,7 +235,7 @@ func TestInvalidArgumentsBeforeApproval(t *testing.T) {
 		calls(call("c1", "touch", `{"text":1}`), call("c2", "nope", `{}`), call("c3", "touch", `{"text":"x","extra":true}`)),
 		text("ok"),
 	}}
-	s := newSession(t, fm, testTools(t, &order), approval.Always)
+	s := newSession(t, fm, testTools(t, &order), approval.AskAlways)
 	rec := &recorder{onApproval: func(e *proto.ApprovalRequested) { t.Errorf("approval asked for %s", e.CallID) }}
 	s.RunTurn(t.Context(), "t1", "go", rec.emit)
 	want := []string{"turn.started", "assistant.completed",
@@ -262,10 +262,10 @@ func TestApprovalPolicies(t *testing.T) {
 		want    string
 		touched bool
 	}{
-		{"on-risk approve", approval.OnRisk, new(true), "tool.completed(touch,true,)", true},
-		{"on-risk deny", approval.OnRisk, new(false), "tool.completed(touch,false,denied)", false},
-		{"always approve", approval.Always, new(true), "tool.completed(touch,true,)", true},
-		{"never denies without asking", approval.Never, nil, "tool.completed(touch,false,denied)", false},
+		{"ask-on-risk approve", approval.AskOnRisk, new(true), "tool.completed(touch,true,)", true},
+		{"ask-on-risk deny", approval.AskOnRisk, new(false), "tool.completed(touch,false,denied)", false},
+		{"ask-always approve", approval.AskAlways, new(true), "tool.completed(touch,true,)", true},
+		{"deny-on-risk denies without asking", approval.DenyOnRisk, nil, "tool.completed(touch,false,denied)", false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -281,7 +281,7 @@ func TestApprovalPolicies(t *testing.T) {
 				if e.Risk != "filesystem" || e.Summary != "touch f" || e.Cwd != "/ws" || e.Name != "touch" {
 					t.Errorf("approval.requested = %+v", e)
 				}
-				if !s.Resolve(e.ApprovalID, *tt.answer) {
+				if s.Resolve(e.ApprovalID, approval.Answer{Approved: *tt.answer}) != nil {
 					t.Errorf("resolve failed")
 				}
 			}
@@ -314,7 +314,7 @@ func TestFailuresRestoreHistory(t *testing.T) {
 			fm := &fakeModel{script: []step{
 				text("first"), calls(call("c1", "echo", `{"text":"a"}`)), failWith(mc),
 			}}
-			s := newSession(t, fm, testTools(t, &order), approval.OnRisk)
+			s := newSession(t, fm, testTools(t, &order), approval.AskOnRisk)
 			rec := &recorder{}
 			s.RunTurn(t.Context(), "t1", "one", rec.emit)
 			if s.HistoryLen() != 2 {
@@ -339,7 +339,7 @@ func TestStepLimit(t *testing.T) {
 		script = append(script, calls(call(fmt.Sprint("c", i), "echo", `{"text":"x"}`)))
 	}
 	fm := &fakeModel{script: script}
-	s := newSession(t, fm, testTools(t, &order), approval.OnRisk)
+	s := newSession(t, fm, testTools(t, &order), approval.AskOnRisk)
 	s.opts.MaxSteps = 3
 	rec := &recorder{}
 	s.RunTurn(t.Context(), "t1", "loop", rec.emit)
@@ -358,7 +358,7 @@ func TestCancelDuringToolAndApproval(t *testing.T) {
 	t.Run("tool", func(t *testing.T) {
 		var order []string
 		fm := &fakeModel{script: []step{calls(call("c1", "block", `{"text":""}`))}}
-		s := newSession(t, fm, testTools(t, &order), approval.OnRisk)
+		s := newSession(t, fm, testTools(t, &order), approval.AskOnRisk)
 		ctx, cancel := context.WithCancel(t.Context())
 		rec := &recorder{}
 		done := make(chan struct{})
@@ -377,7 +377,7 @@ func TestCancelDuringToolAndApproval(t *testing.T) {
 	t.Run("approval", func(t *testing.T) {
 		var order []string
 		fm := &fakeModel{script: []step{calls(call("c1", "touch", `{"text":"x"}`))}}
-		s := newSession(t, fm, testTools(t, &order), approval.OnRisk)
+		s := newSession(t, fm, testTools(t, &order), approval.AskOnRisk)
 		ctx, cancel := context.WithCancel(t.Context())
 		rec := &recorder{onApproval: func(*proto.ApprovalRequested) { cancel() }}
 		s.RunTurn(ctx, "t1", "go", rec.emit)
@@ -398,7 +398,7 @@ func TestCancelDuringToolAndApproval(t *testing.T) {
 				return model.Response{}, &model.Error{Code: model.CodeProvider, Message: "context canceled"}
 			},
 		}}
-		s := newSession(t, fm, testTools(t, &order), approval.OnRisk)
+		s := newSession(t, fm, testTools(t, &order), approval.AskOnRisk)
 		ctx, cancel := context.WithCancel(t.Context())
 		rec := &recorder{}
 		done := make(chan struct{})
@@ -430,7 +430,7 @@ func TestContextCompaction(t *testing.T) {
 		script = append(script, calls(call(fmt.Sprint("c", i), "echo", fmt.Sprintf(`{"text":"%s"}`, strings.Repeat("y", 90)))), text(strings.Repeat("answer ", 20)))
 	}
 	fm := &fakeModel{script: script}
-	s := newSession(t, fm, testTools(t, &order), approval.OnRisk)
+	s := newSession(t, fm, testTools(t, &order), approval.AskOnRisk)
 	s.opts.Context.MaxTokens = s.fixed + 110 + 700 // room for a few turns only
 	s.opts.Context.ReserveOutputTokens = 100
 	s.opts.Context.SafetyMarginTokens = 10
@@ -487,7 +487,7 @@ func TestContextCompaction(t *testing.T) {
 func TestContextLimit(t *testing.T) {
 	var order []string
 	fm := &fakeModel{script: []step{text("never")}}
-	s := newSession(t, fm, testTools(t, &order), approval.OnRisk)
+	s := newSession(t, fm, testTools(t, &order), approval.AskOnRisk)
 	s.opts.Context.MaxTokens = s.fixed + 200
 	rec := &recorder{}
 	s.RunTurn(t.Context(), "t1", strings.Repeat("z", 3000), rec.emit)
@@ -505,7 +505,7 @@ func TestContextLimit(t *testing.T) {
 func TestFinalAnswerOverHistoryBound(t *testing.T) {
 	var order []string
 	fm := &fakeModel{script: []step{text(strings.Repeat("a", 100)), text(strings.Repeat("z", 500))}}
-	s := newSession(t, fm, testTools(t, &order), approval.OnRisk)
+	s := newSession(t, fm, testTools(t, &order), approval.AskOnRisk)
 	s.opts.History = HistoryOptions{MaxBytes: 400, MaxMessages: 100}
 	rec := &recorder{}
 	s.RunTurn(t.Context(), "t1", "hello", rec.emit)
@@ -534,7 +534,7 @@ func TestHistoryTrimAndLimit(t *testing.T) {
 		script = append(script, text(strings.Repeat("a", 100)))
 	}
 	fm := &fakeModel{script: script}
-	s := newSession(t, fm, testTools(t, &order), approval.OnRisk)
+	s := newSession(t, fm, testTools(t, &order), approval.AskOnRisk)
 	s.opts.History = HistoryOptions{MaxBytes: 1000, MaxMessages: 5}
 	rec := &recorder{}
 	for i := 0; i < 4; i++ {
@@ -567,7 +567,7 @@ func TestProgressNotInHistory(t *testing.T) {
 		t.Fatal(err)
 	}
 	fm := &fakeModel{script: []step{calls(call("c1", "talk", `{"text":""}`)), text("ok")}}
-	s := newSession(t, fm, reg, approval.OnRisk)
+	s := newSession(t, fm, reg, approval.AskOnRisk)
 	rec := &recorder{}
 	s.RunTurn(t.Context(), "t1", "go", rec.emit)
 	if !slices.Contains(rec.types(), "tool.progress") {
@@ -608,7 +608,7 @@ func TestToolPanicFailsTurnInternal(t *testing.T) {
 		t.Fatal(err)
 	}
 	fm := &fakeModel{script: []step{calls(call("c1", "boom", `{"text":""}`))}}
-	s := newSession(t, fm, reg, approval.OnRisk)
+	s := newSession(t, fm, reg, approval.AskOnRisk)
 	rec := &recorder{}
 	s.RunTurn(t.Context(), "t1", "go", rec.emit)
 	got := rec.types()
@@ -637,7 +637,7 @@ func TestToolsRefreshedPerRequest(t *testing.T) {
 		text("done"),
 	}}
 	s := New(Options{
-		Model: fm, ModelName: "m", Registry: first, Policy: approval.OnRisk, SystemPrompt: "sys",
+		Model: fm, ModelName: "m", Registry: first, Policy: approval.AskOnRisk, SystemPrompt: "sys",
 		Tools: func(context.Context) *tool.Registry {
 			r := regs[0]
 			regs = regs[1:]
@@ -647,7 +647,7 @@ func TestToolsRefreshedPerRequest(t *testing.T) {
 		Context: ContextOptions{MaxTokens: 100000, ReserveOutputTokens: 100, SafetyMarginTokens: 10, BytesPerToken: 3, SummaryMaxChars: 600},
 		History: HistoryOptions{MaxBytes: 1 << 20, MaxMessages: 1000},
 	})
-	rec := &recorder{onApproval: func(e *proto.ApprovalRequested) { s.Resolve(e.ApprovalID, true) }}
+	rec := &recorder{onApproval: func(e *proto.ApprovalRequested) { s.Resolve(e.ApprovalID, approval.Answer{Approved: true}) }}
 	s.RunTurn(t.Context(), "t1", "go", rec.emit)
 	var offered [][]string
 	for _, r := range fm.requests {

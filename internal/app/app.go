@@ -88,7 +88,13 @@ func (a *App) LoadConfig(workspace string, over config.Overrides) (*config.Loade
 	if over.BaseURL != "" {
 		flags.BaseURL = over.BaseURL
 	}
-	return config.Load(config.Options{Home: a.opts.Layout, Workspace: workspace, ExtraFile: a.opts.ExtraConfig, Env: a.opts.Env, Flags: flags})
+	l, err := config.Load(config.Options{Home: a.opts.Layout, Workspace: workspace, ExtraFile: a.opts.ExtraConfig, Env: a.opts.Env, Flags: flags})
+	if err == nil {
+		for _, d := range l.Deprecated {
+			a.opts.Logger.Warn("deprecated configuration value", "setting", d.String())
+		}
+	}
+	return l, err
 }
 
 // Toolset is the registry of one session and what the prompt needs.

@@ -36,10 +36,13 @@ func (g *globals) loadConfig(workspace string) (*config.Loaded, paths.Layout, er
 // before any config is read.
 func (g *globals) checkPolicyFlag() error {
 	switch g.approvalPolicy {
-	case "", config.PolicyOnRisk, config.PolicyAlways, config.PolicyNever:
+	case "", config.PolicyAskOnRisk, config.PolicyAskAlways, config.PolicyDenyOnRisk:
 		return nil
 	}
-	return usageErr("--approval-policy must be on-risk, always or never, not %q", g.approvalPolicy)
+	if _, ok := config.PolicyAlias(g.approvalPolicy); ok {
+		return nil // accepted; config.Load notes the deprecated name
+	}
+	return usageErr("--approval-policy must be ask-on-risk, ask-always or deny-on-risk, not %q", g.approvalPolicy)
 }
 
 // workspaceDir is dir made absolute, or the current directory.
@@ -125,6 +128,9 @@ func newConfigShowCmd(g *globals) *cobra.Command {
 			}
 			for _, s := range l.Explain() {
 				fmt.Fprintf(g.stdio.Out, "%s = %s  # %s\n", s.Key, s.Value, s.Origin)
+			}
+			for _, d := range l.Deprecated {
+				fmt.Fprintf(g.stdio.Out, "## deprecated: %s\n", d)
 			}
 			printWireNotes(g.stdio.Out, &l.Config)
 			return nil

@@ -77,7 +77,7 @@ func viaAgent(t *testing.T, reg *tool.Registry, policy approval.Policy, approve 
 	s.RunTurn(t.Context(), "t1", "go", func(ev proto.TurnEvent) {
 		switch ev := ev.(type) {
 		case *proto.ApprovalRequested:
-			go s.Resolve(ev.ApprovalID, approve)
+			go s.Resolve(ev.ApprovalID, approval.Answer{Approved: approve})
 		case *proto.ToolCompleted:
 			got = callOutput{Name: ev.Name, Success: ev.Success, Error: ev.Error, Truncated: ev.Truncated, Output: outputValue(tool.Result{Output: ev.Output})}
 		}
@@ -96,7 +96,7 @@ func viaCLI(t *testing.T, reg *tool.Registry, policy approval.Policy, approve bo
 	if jerr := json.Unmarshal(out.Bytes(), &got); jerr != nil {
 		t.Fatalf("stdout is not one JSON result: %v\n%s", jerr, out.String())
 	}
-	if !approve && strings.Contains(got.Error, "denied") && policy != approval.Never && !strings.Contains(errb.String(), "pass --yes to approve") {
+	if !approve && strings.Contains(got.Error, "denied") && policy != approval.DenyOnRisk && !strings.Contains(errb.String(), "pass --yes to approve") {
 		t.Errorf("a denied call does not say how to approve it: %q", errb.String())
 	}
 	return got, err
@@ -117,15 +117,15 @@ func TestToolsCallMatchesAgent(t *testing.T) {
 		crashed  bool
 		wantText string // a piece of the output
 	}{
-		{name: "not approved", policy: approval.OnRisk, call: "exec",
+		{name: "not approved", policy: approval.AskOnRisk, call: "exec",
 			want: callOutput{Name: "exec", Error: "denied"}, wantText: "denied: the user did not approve this exec call"},
-		{name: "policy never", policy: approval.Never, approve: true, call: "exec",
+		{name: "policy never", policy: approval.DenyOnRisk, approve: true, call: "exec",
 			want: callOutput{Name: "exec", Error: "denied"}, wantText: `denied: the approval policy \"never\" does not allow exec calls (risk process); do not retry this call`},
-		{name: "approved", policy: approval.Always, approve: true, call: "exec",
+		{name: "approved", policy: approval.AskAlways, approve: true, call: "exec",
 			want: callOutput{Name: "exec", Success: true}, wantText: `"ran"`},
-		{name: "output bound", policy: approval.OnRisk, call: "flood",
+		{name: "output bound", policy: approval.AskOnRisk, call: "flood",
 			want: callOutput{Name: "flood", Success: true, Truncated: true}, wantText: "[output cut: 959 of 6002 bytes shown]"},
-		{name: "panic", policy: approval.OnRisk, call: "boom", crashed: true,
+		{name: "panic", policy: approval.AskOnRisk, call: "boom", crashed: true,
 			want: callOutput{Name: "boom", Error: "failed"}, wantText: "the boom tool crashed"},
 	}
 	for _, tt := range tests {

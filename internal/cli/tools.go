@@ -14,7 +14,9 @@ import (
 	"github.com/scv-agent/scv/internal/approval"
 	"github.com/scv-agent/scv/internal/config"
 	"github.com/scv-agent/scv/internal/mcp"
+	"github.com/scv-agent/scv/internal/proto"
 	"github.com/scv-agent/scv/internal/server"
+	"github.com/scv-agent/scv/internal/termtext"
 	"github.com/scv-agent/scv/internal/tool"
 	"github.com/scv-agent/scv/internal/toolcall"
 )
@@ -102,7 +104,7 @@ func newToolsCallCmd(g *globals) *cobra.Command {
 		Use:   "call NAME 'JSON'|-",
 		Short: "Validate, approve and run one tool call; print its result as JSON",
 		Long: "Validate, approve and run one tool call and print {name, success, error?, output, truncated}.\n" +
-			"A call that needs approval is denied unless --yes is given; --yes never overrides --approval-policy never.\n" +
+			"A call that needs approval is denied unless --yes is given; --yes never overrides --approval-policy deny-on-risk.\n" +
 			"JSON '-' reads the arguments from stdin. Exit status: 0 success, 1 failed result, 2 bad usage.",
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -170,11 +172,15 @@ func (g *globals) callTool(reg *tool.Registry, policy approval.Policy, limit int
 // policy asks about; without it the call is denied and stderr says how to
 // approve it.
 func (g *globals) flagApprover(yes bool) toolcall.Approver {
-	return func(_ context.Context, r toolcall.Request) bool {
+	return func(_ context.Context, r toolcall.Request) toolcall.Answer {
 		if !yes {
-			fmt.Fprintf(g.stdio.Err, "scv: %s needs approval (risk %s): %s\nscv: denied; pass --yes to approve\n", r.Name, r.Risk, r.Summary)
+			fmt.Fprintf(g.stdio.Err, "scv: %s needs approval (risk %s): %s\n", r.Name, r.Risk, termtext.Block(r.Summary))
+			if d := r.Plan.Diff; d != nil {
+				printDiff(g.stdio.Err, &proto.Diff{Path: d.Path, Text: d.Text, Added: d.Added, Removed: d.Removed, Omitted: d.Omitted, Note: d.Note})
+			}
+			fmt.Fprintln(g.stdio.Err, "scv: denied; pass --yes to approve")
 		}
-		return yes
+		return toolcall.Answer{Approved: yes}
 	}
 }
 

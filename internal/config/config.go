@@ -221,9 +221,12 @@ const (
 	WireChat      = "chat"
 	WireAnthropic = "anthropic"
 
-	PolicyOnRisk = "on-risk"
-	PolicyAlways = "always"
-	PolicyNever  = "never"
+	// Approval policies: what happens to a call that has a risk (is not
+	// read_only). The first names, "on-risk", "always" and "never", are
+	// deprecated aliases (PolicyAlias).
+	PolicyAskOnRisk  = "ask-on-risk"
+	PolicyAskAlways  = "ask-always"
+	PolicyDenyOnRisk = "deny-on-risk"
 
 	PermissionsDefault = "default"
 	PermissionsFull    = "full"
@@ -298,7 +301,7 @@ func Defaults(skillsDir string) Config {
 		Session:   Session{MaxHistoryBytes: 16777216, MaxMessages: 10000, MaxQueuedTurns: 16},
 		Context: Context{MaxTokens: 128000, ReserveOutputTokens: 8192, SafetyMarginTokens: 2048,
 			BytesPerToken: 3, SummaryMaxChars: 6000},
-		Tools: Tools{ApprovalPolicy: PolicyOnRisk, CommandTimeoutSeconds: 600, AgentTimeoutSeconds: 3600,
+		Tools: Tools{ApprovalPolicy: PolicyAskOnRisk, CommandTimeoutSeconds: 600, AgentTimeoutSeconds: 3600,
 			MaxTimeoutSeconds: 14400, OutputLimitBytes: 65536, MaxReadBytes: 262144, MaxWriteBytes: 1048576,
 			BashEnvRemove: []string{ProviderKeys}},
 		Protocol: Protocol{MaxClientFrameBytes: 1048576, MaxServerFrameBytes: 8388608,

@@ -48,7 +48,7 @@ func TestDefaultValues(t *testing.T) {
 		"session.max_history_bytes": 16777216, "session.max_messages": 10000, "session.max_queued_turns": 16,
 		"context.max_tokens": 128000, "context.reserve_output_tokens": 8192, "context.safety_margin_tokens": 2048,
 		"context.bytes_per_token": 3, "context.summary_max_chars": 6000,
-		"tools.approval_policy": "on-risk", "tools.command_timeout_seconds": 600, "tools.agent_timeout_seconds": 3600,
+		"tools.approval_policy": "ask-on-risk", "tools.command_timeout_seconds": 600, "tools.agent_timeout_seconds": 3600,
 		"tools.max_timeout_seconds": 14400, "tools.output_limit_bytes": 65536, "tools.max_read_bytes": 262144,
 		"tools.max_write_bytes": 1048576, "tools.bash_env_remove": []string{"@provider_keys"},
 		"protocol.max_client_frame_bytes": 1048576, "protocol.max_server_frame_bytes": 8388608,
@@ -124,7 +124,7 @@ max_redirects = 3
 [tools]
 command_timeout_seconds = 400
 agent_timeout_seconds = 2000
-approval_policy = "always"
+approval_policy = "ask-always"
 `)
 	extra := f.extra(t, `
 [tools]
@@ -138,7 +138,7 @@ wire_api = "chat"
 	opts.Env["SCV_MODEL"] = "env-model"
 	opts.Env["SCV_BASE_URL"] = "http://127.0.0.1:9090/v1"
 	opts.Env["SCV_API_KEY_ENV"] = "LOCAL_KEY"
-	opts.Flags = Overrides{Model: "flag-model", ApprovalPolicy: "never"}
+	opts.Flags = Overrides{Model: "flag-model", ApprovalPolicy: "deny-on-risk"}
 	l := mustLoad(t, opts)
 
 	got := map[string][2]string{}
@@ -156,7 +156,7 @@ wire_api = "chat"
 		"tools.command_timeout_seconds":    {"300", "config " + extra},
 		"tools.agent_timeout_seconds":      {"2000", "project " + project},
 		"tools.output_limit_bytes":         {"60000", "user " + user},
-		"tools.approval_policy":            {`"never"`, "flag --approval-policy"},
+		"tools.approval_policy":            {`"deny-on-risk"`, "flag --approval-policy"},
 		"web.max_redirects":                {"3", "user " + user},
 		"tools.max_timeout_seconds":        {"14400", "default"},
 		"providers.local.headers":          {"{}", "default"},
@@ -221,10 +221,10 @@ func TestExtraFileFromEnv(t *testing.T) {
 
 func TestNoWorkspaceMeansNoProjectLayer(t *testing.T) {
 	f := newFixture(t)
-	f.project(t, "[tools]\napproval_policy = \"never\"\n")
+	f.project(t, "[tools]\napproval_policy = \"deny-on-risk\"\n")
 	opts := f.opts()
 	opts.Workspace = ""
-	if l := mustLoad(t, opts); l.Config.Tools.ApprovalPolicy != "on-risk" {
+	if l := mustLoad(t, opts); l.Config.Tools.ApprovalPolicy != "ask-on-risk" {
 		t.Errorf("approval_policy = %q without a workspace", l.Config.Tools.ApprovalPolicy)
 	}
 }

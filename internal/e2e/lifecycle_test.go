@@ -24,7 +24,7 @@ func TestStdioEOFCancelsTurn(t *testing.T) {
 	fm := modeltest.New(t)
 	fm.Script(modeltest.ToolCall("c1", "bash", `{"command":"echo $$ > pid.txt; exec sleep 120"}`))
 	in := newInstance(t, providerConfig(fm.URL()))
-	cmd := exec.Command(scvBin, "--scv-home", in.home, "--approval-policy", "on-risk", "server", "--stdio")
+	cmd := exec.Command(scvBin, "--scv-home", in.home, "--approval-policy", "ask-on-risk", "server", "--stdio")
 	cmd.Dir, cmd.Env = in.ws, in.env
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	stdin, stdout := testutil.StartPiped(t, cmd)

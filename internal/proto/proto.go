@@ -38,8 +38,11 @@ const (
 	ErrTurnActive       = "turn_active"
 	ErrTurnNotFound     = "turn_not_found"
 	ErrApprovalNotFound = "approval_not_found"
-	ErrUnsupported      = "unsupported"
-	ErrInternal         = "internal_error"
+	// ErrGrantNotFound refuses approval.revoke of a grant the session does
+	// not have. An SCV extension.
+	ErrGrantNotFound = "grant_not_found"
+	ErrUnsupported   = "unsupported"
+	ErrInternal      = "internal_error"
 	// ErrLimit refuses a request that would pass a server bound (queued
 	// turns of a session, sessions of a connection or of the server); the
 	// connection goes on. An SCV extension.

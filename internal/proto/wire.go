@@ -176,6 +176,10 @@ func NewMessage(typ string) Message {
 		return new(TurnCancel)
 	case TypeApprovalResolve:
 		return new(ApprovalResolve)
+	case TypeApprovalGrants:
+		return new(ApprovalGrantsRequest)
+	case TypeApprovalRevoke:
+		return new(ApprovalRevoke)
 	case TypeDaemonStatus:
 		return new(DaemonStatusRequest)
 	case TypeDaemonShutdown:
@@ -188,7 +192,8 @@ func NewMessage(typ string) Message {
 func MessageTypes() []string {
 	return []string{
 		TypeInitialize, TypeSessionStart, TypeSessionClear, TypeSessionClose,
-		TypeTurnStart, TypeTurnCancel, TypeApprovalResolve, TypeDaemonStatus, TypeDaemonShutdown,
+		TypeTurnStart, TypeTurnCancel, TypeApprovalResolve, TypeApprovalGrants, TypeApprovalRevoke,
+		TypeDaemonStatus, TypeDaemonShutdown,
 	}
 }
 
@@ -239,6 +244,8 @@ func NewEvent(typ string) Event {
 		return new(ToolProgress)
 	case EventToolCompleted:
 		return new(ToolCompleted)
+	case EventApprovalGrants:
+		return new(ApprovalGrantsReply)
 	}
 	return nil
 }
@@ -252,5 +259,6 @@ func EventTypes() []string {
 		EventAssistantCompleted, EventContextCompacted, EventSessionTrimmed,
 		EventTurnCompleted, EventTurnCancelled, EventTurnFailed,
 		EventToolProposed, EventApprovalRequested, EventToolStarted, EventToolProgress, EventToolCompleted,
+		EventApprovalGrants,
 	}
 }

@@ -33,7 +33,9 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 //
 // Sections: config.toml (appended to a user config pointing at the fake
 // model; $MODEL_URL is the fake's base URL), model.json (modeltest.LoadScript format), files.txtar-like
-// "ws/<name>" sections (workspace files), script (the conversation), want.
+// "ws/<name>" sections (workspace files), script (the conversation), want,
+// and model-requests (optional: how many requests the fake model must have
+// received when the conversation ends).
 // Script lines: "> JSON" sends a line (with $S1, $T1, $A1, $Q1, $WORK and
 // $REPEAT(c,n) substituted), "wait TYPE" waits for the next unseen event of
 // that type, "raw TEXT" sends TEXT verbatim.
@@ -107,6 +109,11 @@ func runConversation(t *testing.T, file string) {
 
 	script, _ := section(a, "script")
 	got := converse(t, srv, ws, script)
+	if n, ok := section(a, "model-requests"); ok {
+		if want := strings.TrimSpace(n); strconv.Itoa(len(fake.Requests())) != want {
+			t.Errorf("the fake model got %d requests, want %s", len(fake.Requests()), want)
+		}
+	}
 	want, _ := section(a, "want")
 	if testutil.Update() {
 		for i := range a.Files {

@@ -2,12 +2,14 @@ package server
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 
 	"github.com/google/uuid"
 
+	"github.com/scv-agent/scv/internal/approval"
 	"github.com/scv-agent/scv/internal/proto"
 )
 
@@ -81,6 +83,10 @@ func (c *conn) handleSession(s *session, msg proto.SessionMessage) {
 		c.turnCancel(s, m)
 	case *proto.ApprovalResolve:
 		c.approvalResolve(s, m)
+	case *proto.ApprovalGrantsRequest:
+		c.reply(m.RequestID, &proto.ApprovalGrantsReply{Grants: s.agent.Grants()}, s)
+	case *proto.ApprovalRevoke:
+		c.approvalRevoke(s, m)
 	case *proto.SessionClear:
 		c.sessionClear(s, m)
 	case *proto.SessionClose:
@@ -227,9 +233,47 @@ func (c *conn) turnCancel(s *session, m *proto.TurnCancel) {
 }
 
 func (c *conn) approvalResolve(s *session, m *proto.ApprovalResolve) {
-	if !s.agent.Resolve(m.ApprovalID, m.Approved) {
+	notFound := func() {
 		c.reqError(m.RequestID, proto.ErrApprovalNotFound, fmt.Sprintf("no pending approval %q in session %s", m.ApprovalID, m.SessionID), false)
 	}
+	invalid := func(msg string) {
+		c.reqError(m.RequestID, proto.ErrInvalidRequest, "approval.resolve: "+msg+"; the approval is still pending", false)
+	}
+	if m.CancelTurn {
+		if m.Approved || m.Scope != "" || m.Reason != "" || m.Prefix != "" {
+			invalid("cancel_turn denies the call: send it with approved false and no scope, prefix or reason")
+			return
+		}
+		// A pending approval belongs to the running turn, so cancelling
+		// that turn while the approval is still pending denies the call
+		// and stops the turn before its next model request.
+		s.mu.Lock()
+		cancel := s.cancel
+		s.mu.Unlock()
+		if !s.agent.CancelApproval(m.ApprovalID, cancel) {
+			notFound()
+		}
+		return
+	}
+	if m.Scope != "" && m.Scope != proto.ScopeCall && m.Scope != proto.ScopeSession {
+		invalid(fmt.Sprintf("scope %q is not %q or %q", m.Scope, proto.ScopeCall, proto.ScopeSession))
+		return
+	}
+	err := s.agent.Resolve(m.ApprovalID, approval.Answer{Approved: m.Approved, Session: m.Scope == proto.ScopeSession, Prefix: m.Prefix, Reason: m.Reason})
+	switch {
+	case errors.Is(err, approval.ErrNotPending):
+		notFound()
+	case err != nil:
+		invalid(err.Error())
+	}
+}
+
+func (c *conn) approvalRevoke(s *session, m *proto.ApprovalRevoke) {
+	if !s.agent.Revoke(m.GrantID) {
+		c.reqError(m.RequestID, proto.ErrGrantNotFound, fmt.Sprintf("no grant %q in session %s; approval.grants lists them", m.GrantID, m.SessionID), false)
+		return
+	}
+	c.reply(m.RequestID, &proto.ApprovalGrantsReply{Grants: s.agent.Grants()}, s)
 }
 
 func (c *conn) sessionClear(s *session, m *proto.SessionClear) {

@@ -25,12 +25,26 @@ type Request struct {
 	// Summary is the plan's own account of what the call would do: the
 	// full command, URL or path.
 	Summary string
+	// Plan is the whole plan: its diff, its command (what a session grant
+	// matches) and whether a grant may cover it at all.
+	Plan tool.Plan
 }
 
-// Approver answers one Request: true lets the call run. It may block until
-// a person answers or ctx ends; a call whose context has ended while it
-// waited is cancelled rather than denied.
-type Approver func(ctx context.Context, req Request) bool
+// Answer is an approver's reply to one Request.
+type Answer struct {
+	Approved bool
+	// Reason is the person's reason for a denial; it reaches the model in
+	// the failed result.
+	Reason string
+	// GrantID names the session grant that approved the call without
+	// asking anyone ("" when a person answered).
+	GrantID string
+}
+
+// Approver answers one Request. It may block until a person answers or ctx
+// ends; a call whose context has ended while it waited is cancelled rather
+// than denied.
+type Approver func(ctx context.Context, req Request) Answer
 
 // Call is one tool call and what it runs against.
 type Call struct {
@@ -44,8 +58,10 @@ type Call struct {
 	Name string
 	Args json.RawMessage
 	// Started, when set, is called once after approval, just before the
-	// tool runs, with the plan that runs.
-	Started func(plan tool.Plan)
+	// tool runs, with the plan that runs and how it was approved (asked
+	// says a person saw the call; a zero Answer with asked false means the
+	// policy let it run unasked).
+	Started func(plan tool.Plan, ans Answer, asked bool)
 }
 
 // Run validates, approves and runs c and returns the bounded result: what
@@ -57,35 +73,43 @@ func Run(ctx context.Context, c Call) (tool.Result, error) {
 	if !ok {
 		return Bound(res, c.Env.OutputLimit), nil
 	}
-	if res, stop := c.approve(ctx, plan); stop {
+	ans, asked, res, stop := c.approve(ctx, plan)
+	if stop {
 		return Bound(res, c.Env.OutputLimit), nil
 	}
 	if c.Started != nil {
-		c.Started(plan)
+		c.Started(plan, ans, asked)
 	}
 	res, err := runRecovered(ctx, c.Name, plan)
 	return Bound(res, c.Env.OutputLimit), err
 }
 
-// approve applies the policy and, when it asks, the approver; stop says the
-// call must not run and res is its result.
-func (c Call) approve(ctx context.Context, plan tool.Plan) (res tool.Result, stop bool) {
+// approve applies the policy and, when it asks, the approver; asked says
+// the approver was consulted, stop says the call must not run and res is
+// its result.
+func (c Call) approve(ctx context.Context, plan tool.Plan) (ans Answer, asked bool, res tool.Result, stop bool) {
 	switch approval.Decide(c.Policy, plan.Risk) {
 	case approval.Deny:
-		return tool.Fail(tool.Denied, "denied: the approval policy %q does not allow %s calls (risk %s); do not retry this call", c.Policy, c.Name, plan.Risk), true
+		return ans, false, tool.Fail(tool.Denied, "denied: the approval policy %q does not allow %s calls (risk %s); do not retry this call", c.Policy, c.Name, plan.Risk), true
 	case approval.Ask:
-		req := Request{CallID: c.Env.CallID, Name: c.Name, Risk: plan.Risk, Summary: plan.Summary}
-		if c.Approve == nil || !c.Approve(ctx, req) {
-			if ctx.Err() != nil {
-				return tool.Fail(tool.Cancelled, "cancelled: the turn was cancelled while the call awaited approval"), true
-			}
-			return tool.Fail(tool.Denied, "denied: the user did not approve this %s call", c.Name), true
+		asked = true
+		if c.Approve != nil {
+			ans = c.Approve(ctx, Request{CallID: c.Env.CallID, Name: c.Name, Risk: plan.Risk, Summary: plan.Summary, Plan: plan})
+		}
+		switch {
+		case ans.Approved:
+		case ctx.Err() != nil:
+			return ans, true, tool.Fail(tool.Cancelled, "cancelled: the turn was cancelled while the call awaited approval"), true
+		case ans.Reason != "":
+			return ans, true, tool.Fail(tool.Denied, "denied: the user did not approve this %s call. The user's reason: %s", c.Name, ans.Reason), true
+		default:
+			return ans, true, tool.Fail(tool.Denied, "denied: the user did not approve this %s call", c.Name), true
 		}
 	}
 	if ctx.Err() != nil {
-		return tool.Fail(tool.Cancelled, "cancelled before it started"), true
+		return ans, asked, tool.Fail(tool.Cancelled, "cancelled before it started"), true
 	}
-	return tool.Result{}, false
+	return ans, asked, tool.Result{}, false
 }
 
 // runRecovered runs the plan; a panicking tool becomes a failed result and

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/scv-agent/scv/internal/approval"
 	"github.com/scv-agent/scv/internal/tool"
@@ -43,8 +44,9 @@ func testRegistry(t *testing.T, ran *int) *tool.Registry {
 }
 
 func TestRun(t *testing.T) {
-	yes := func(context.Context, Request) bool { return true }
-	no := func(context.Context, Request) bool { return false }
+	yes := func(context.Context, Request) Answer { return Answer{Approved: true} }
+	no := func(context.Context, Request) Answer { return Answer{} }
+	because := func(context.Context, Request) Answer { return Answer{Reason: "use the staging copy"} }
 	tests := []struct {
 		name     string
 		policy   approval.Policy
@@ -56,23 +58,26 @@ func TestRun(t *testing.T) {
 		// asked is the request the approver must see ("" name: none).
 		asked Request
 	}{
-		{name: "read_only runs unasked", policy: approval.OnRisk, call: "look", args: `{"text":"a"}`,
+		{name: "read_only runs unasked", policy: approval.AskOnRisk, call: "look", args: `{"text":"a"}`,
 			want: tool.Result{Success: true, Output: "saw a"}, wantRuns: 1},
-		{name: "approved", policy: approval.OnRisk, approve: yes, call: "exec", args: `{"text":"b"}`,
+		{name: "approved", policy: approval.AskOnRisk, approve: yes, call: "exec", args: `{"text":"b"}`,
 			want: tool.Result{Success: true, Output: "ran b"}, wantRuns: 1,
 			asked: Request{CallID: "c1", Name: "exec", Risk: tool.Process, Summary: "exec b"}},
-		{name: "not approved", policy: approval.OnRisk, approve: no, call: "exec", args: `{"text":"b"}`,
+		{name: "not approved", policy: approval.AskOnRisk, approve: no, call: "exec", args: `{"text":"b"}`,
 			want:  tool.Result{Error: tool.Denied, Output: "denied: the user did not approve this exec call"},
 			asked: Request{CallID: "c1", Name: "exec", Risk: tool.Process, Summary: "exec b"}},
-		{name: "no approver denies", policy: approval.Always, call: "look", args: `{"text":"c"}`,
+		{name: "denied with a reason", policy: approval.AskOnRisk, approve: because, call: "exec", args: `{"text":"b"}`,
+			want:  tool.Result{Error: tool.Denied, Output: "denied: the user did not approve this exec call. The user's reason: use the staging copy"},
+			asked: Request{CallID: "c1", Name: "exec", Risk: tool.Process, Summary: "exec b"}},
+		{name: "no approver denies", policy: approval.AskAlways, call: "look", args: `{"text":"c"}`,
 			want: tool.Result{Error: tool.Denied, Output: "denied: the user did not approve this look call"}},
-		{name: "policy never", policy: approval.Never, approve: yes, call: "exec", args: `{"text":"d"}`,
-			want: tool.Result{Error: tool.Denied, Output: `denied: the approval policy "never" does not allow exec calls (risk process); do not retry this call`}},
-		{name: "unknown tool", policy: approval.OnRisk, approve: yes, call: "nope", args: `{}`,
+		{name: "policy never", policy: approval.DenyOnRisk, approve: yes, call: "exec", args: `{"text":"d"}`,
+			want: tool.Result{Error: tool.Denied, Output: `denied: the approval policy "deny-on-risk" does not allow exec calls (risk process); do not retry this call`}},
+		{name: "unknown tool", policy: approval.AskOnRisk, approve: yes, call: "nope", args: `{}`,
 			want: tool.Result{Error: tool.UnknownTool}},
-		{name: "invalid arguments", policy: approval.OnRisk, approve: yes, call: "look", args: `{"text":3}`,
+		{name: "invalid arguments", policy: approval.AskOnRisk, approve: yes, call: "look", args: `{"text":3}`,
 			want: tool.Result{Error: tool.InvalidArguments}},
-		{name: "bounded", policy: approval.OnRisk, call: "flood", args: `{}`,
+		{name: "bounded", policy: approval.AskOnRisk, call: "flood", args: `{}`,
 			want: tool.Result{Success: true, Truncated: true}, wantRuns: 1},
 	}
 	for _, tt := range tests {
@@ -81,13 +86,13 @@ func TestRun(t *testing.T) {
 			var asked Request
 			approve := tt.approve
 			if approve != nil {
-				approve = func(ctx context.Context, r Request) bool { asked = r; return tt.approve(ctx, r) }
+				approve = func(ctx context.Context, r Request) Answer { asked = r; return tt.approve(ctx, r) }
 			}
 			res, err := Run(t.Context(), Call{
 				Registry: testRegistry(t, &runs), Policy: tt.policy, Approve: approve,
 				Env:  tool.Env{Workspace: t.TempDir(), CallID: "c1", OutputLimit: 200},
 				Name: tt.call, Args: json.RawMessage(tt.args),
-				Started: func(tool.Plan) { started++ },
+				Started: func(tool.Plan, Answer, bool) { started++ },
 			})
 			if err != nil {
 				t.Fatal(err)
@@ -104,7 +109,7 @@ func TestRun(t *testing.T) {
 			if runs != tt.wantRuns || started != tt.wantRuns {
 				t.Errorf("ran %d times, Started %d times; want %d", runs, started, tt.wantRuns)
 			}
-			if d := cmp.Diff(tt.asked, asked); d != "" {
+			if d := cmp.Diff(tt.asked, asked, cmpopts.IgnoreFields(Request{}, "Plan")); d != "" {
 				t.Errorf("approval request (-want +got):\n%s", d)
 			}
 		})
@@ -117,13 +122,13 @@ func TestRunCancelled(t *testing.T) {
 	runs := 0
 	reg := testRegistry(t, &runs)
 	ctx, cancel := context.WithCancel(t.Context())
-	waiting := func(ctx context.Context, _ Request) bool { cancel(); <-ctx.Done(); return false }
-	res, err := Run(ctx, Call{Registry: reg, Policy: approval.OnRisk, Approve: waiting, Name: "exec", Args: json.RawMessage(`{"text":"x"}`)})
+	waiting := func(ctx context.Context, _ Request) Answer { cancel(); <-ctx.Done(); return Answer{} }
+	res, err := Run(ctx, Call{Registry: reg, Policy: approval.AskOnRisk, Approve: waiting, Name: "exec", Args: json.RawMessage(`{"text":"x"}`)})
 	want := tool.Result{Error: tool.Cancelled, Output: "cancelled: the turn was cancelled while the call awaited approval"}
 	if d := cmp.Diff(want, res); d != "" || err != nil {
 		t.Errorf("cancelled while awaiting approval (-want +got):\n%s%v", d, err)
 	}
-	res, err = Run(ctx, Call{Registry: reg, Policy: approval.OnRisk, Name: "look", Args: json.RawMessage(`{"text":"x"}`)})
+	res, err = Run(ctx, Call{Registry: reg, Policy: approval.AskOnRisk, Name: "look", Args: json.RawMessage(`{"text":"x"}`)})
 	want = tool.Result{Error: tool.Cancelled, Output: "cancelled before it started"}
 	if d := cmp.Diff(want, res); d != "" || err != nil {
 		t.Errorf("cancelled before start (-want +got):\n%s%v", d, err)
@@ -137,7 +142,7 @@ func TestRunCancelled(t *testing.T) {
 // and an error carrying the panic value.
 func TestRunRecoversPanic(t *testing.T) {
 	runs := 0
-	res, err := Run(t.Context(), Call{Registry: testRegistry(t, &runs), Policy: approval.OnRisk, Name: "boom", Args: json.RawMessage(`{}`),
+	res, err := Run(t.Context(), Call{Registry: testRegistry(t, &runs), Policy: approval.AskOnRisk, Name: "boom", Args: json.RawMessage(`{}`),
 		Env: tool.Env{OutputLimit: 4096}})
 	if d := cmp.Diff(tool.Result{Error: tool.Failed, Output: "the boom tool crashed"}, res); d != "" {
 		t.Errorf("result (-want +got):\n%s", d)

@@ -278,14 +278,18 @@ func TestApproval(t *testing.T) {
 }
 
 func TestDenial(t *testing.T) {
+	denyAndCancel := resolve("tui-2", false)
+	denyAndCancel.CancelTurn = true
 	tests := []struct {
-		name string
-		key  tea.KeyPressMsg
-		sent []any
+		name  string
+		key   tea.KeyPressMsg
+		sent  []any
+		state toolState
 	}{
-		{"n denies", key('n'), []any{resolve("tui-2", false)}},
-		{"esc denies and cancels", esc, []any{resolve("tui-2", false), cancel("tui-3")}},
-		{"ctrl+c with empty input denies and cancels", ctrlC, []any{resolve("tui-2", false), cancel("tui-3")}},
+		{"n denies", key('n'), []any{resolve("tui-2", false)}, toolDenied},
+		// One message denies and cancels: nothing can start between them.
+		{"esc denies and cancels", esc, []any{denyAndCancel}, toolCancelled},
+		{"ctrl+c with empty input denies and cancels", ctrlC, []any{denyAndCancel}, toolCancelled},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -298,8 +302,8 @@ func TestDenial(t *testing.T) {
 			if h.m.approval != nil {
 				t.Error("approval panel still shown")
 			}
-			if got := h.m.tr.tools["c1"].state; got != toolDenied {
-				t.Errorf("row state = %v, want denied", got)
+			if got := h.m.tr.tools["c1"].state; got != tc.state {
+				t.Errorf("row state = %v, want %v", got, tc.state)
 			}
 		})
 	}

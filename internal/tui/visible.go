@@ -60,9 +60,16 @@ func visibleEvent[T proto.Event](ev T) T {
 	case *proto.ApprovalRequested:
 		line(&e.Cwd, &e.Name, &e.Risk)
 		block(&e.Summary)
+		visibleDiff(e.Diff)
+		visibleGrant(e.Grant)
 	case *proto.ToolStarted:
 		line(&e.Name)
 		block(&e.Summary)
+		visibleDiff(e.Diff)
+	case *proto.ApprovalGrantsReply:
+		for i := range e.Grants {
+			visibleGrant(&e.Grants[i])
+		}
 	case *proto.ToolProgress:
 		// Progress lines are often columns; a tab there is only spacing.
 		e.Text = strings.ReplaceAll(e.Text, "\t", " ")
@@ -72,4 +79,18 @@ func visibleEvent[T proto.Event](ev T) T {
 		block(&e.Output)
 	}
 	return ev
+}
+
+// visibleDiff makes a diff's text visible: the file content it quotes is
+// as untrusted as any tool output.
+func visibleDiff(d *proto.Diff) {
+	if d != nil {
+		d.Path, d.Note, d.Text = termtext.Line(d.Path), termtext.Line(d.Note), termtext.Block(d.Text)
+	}
+}
+
+func visibleGrant(g *proto.Grant) {
+	if g != nil {
+		g.Tool, g.Risk, g.Prefix = termtext.Line(g.Tool), termtext.Line(g.Risk), termtext.Line(g.Prefix)
+	}
 }

@@ -117,6 +117,7 @@ func New(opts Options) tool.Tool {
 		return tool.Plan{
 			Risk:    tool.Process,
 			Summary: fmt.Sprintf("%s\n(in %s, timeout %d s)", p.Command, env.Workspace, int(timeout/time.Second)),
+			Command: p.Command,
 			Run:     c.run,
 		}, nil
 	})

@@ -155,6 +155,12 @@ func TestPlanRiskAndSummary(t *testing.T) {
 		if diff := cmp.Diff([]any{tool.Process, tt.summary}, []any{p.Risk, p.Summary}); diff != "" {
 			t.Errorf("plan (-want +got):\n%s", diff)
 		}
+		// The command is what a session grant's prefix is matched against.
+		var a struct{ Command string }
+		_ = json.Unmarshal([]byte(tt.args), &a)
+		if p.Command != a.Command || p.NoGrant {
+			t.Errorf("plan command %q (no grant %v), want %q", p.Command, p.NoGrant, a.Command)
+		}
 	}
 }
 

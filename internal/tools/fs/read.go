@@ -77,6 +77,8 @@ func newReadTool(opts Options) tool.Tool {
 		return tool.Plan{
 			Risk:    risk,
 			Summary: "read " + rel,
+			// A secret-like read is asked about every time.
+			NoGrant: risk != tool.ReadOnly,
 			Run: func(ctx context.Context) tool.Result {
 				return readFile(ctx, ws, sel)
 			},
@@ -96,7 +98,7 @@ type selection struct {
 	// is kept within it so it stays valid JSON.
 	outputLimit int
 	// approved says the call had the secret-like risk (and so was asked
-	// for, under on-risk); a read_only call refuses a file that turns out
+	// for, under ask-on-risk); a read_only call refuses a file that turns out
 	// secret-like when opened (a link changed since the plan).
 	approved bool
 }

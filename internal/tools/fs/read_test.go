@@ -213,6 +213,9 @@ func TestReadRiskAndSummary(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			if p.NoGrant != (tc.risk != tool.ReadOnly) {
+				t.Errorf("NoGrant = %v for risk %s: a secret-like read is asked every time", p.NoGrant, tc.risk)
+			}
 			if p.Risk != tc.risk {
 				t.Errorf("risk = %s, want %s", p.Risk, tc.risk)
 			}
