@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
@@ -22,8 +23,11 @@ import (
 // workspace "" means no project layer. A bad --approval-policy is a usage
 // error (exit 2); any other configuration problem is a plain error (exit 1)
 // naming the file, line and key.
+//
+// It logs nothing: `scv config show`, its one caller, prints the
+// deprecation notes among the settings instead of warning on stderr.
 func (g *globals) loadConfig(workspace string) (*config.Loaded, paths.Layout, error) {
-	a, layout, _, err := g.newApp(g.stderrLogger(), false)
+	a, layout, _, err := g.newApp(slog.New(slog.DiscardHandler), false)
 	if err != nil {
 		return nil, layout, err
 	}

@@ -119,8 +119,8 @@ func TestToolsCallMatchesAgent(t *testing.T) {
 	}{
 		{name: "not approved", policy: approval.AskOnRisk, call: "exec",
 			want: callOutput{Name: "exec", Error: "denied"}, wantText: "denied: the user did not approve this exec call"},
-		{name: "policy never", policy: approval.DenyOnRisk, approve: true, call: "exec",
-			want: callOutput{Name: "exec", Error: "denied"}, wantText: `denied: the approval policy \"never\" does not allow exec calls (risk process); do not retry this call`},
+		{name: "policy deny-on-risk", policy: approval.DenyOnRisk, approve: true, call: "exec",
+			want: callOutput{Name: "exec", Error: "denied"}, wantText: `denied: the approval policy \"deny-on-risk\" does not allow exec calls (risk process); do not retry this call`},
 		{name: "approved", policy: approval.AskAlways, approve: true, call: "exec",
 			want: callOutput{Name: "exec", Success: true}, wantText: `"ran"`},
 		{name: "output bound", policy: approval.AskOnRisk, call: "flood",
