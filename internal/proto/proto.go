@@ -33,6 +33,12 @@ const (
 	TypeSessionClose   = "session.close"
 	TypeDaemonStatus   = "daemon.status"
 	TypeDaemonShutdown = "daemon.shutdown"
+	// Daemon-socket extensions of SCV: reconcile the daemon's components
+	// now, change a WeChat bridge account's settings, log one out. Each is
+	// answered with daemon.status.
+	TypeDaemonReload    = "daemon.reload"
+	TypeClawbotSettings = "clawbot.settings"
+	TypeClawbotLogout   = "clawbot.logout"
 )
 
 // Server → client event types.
@@ -225,6 +231,22 @@ type Usage struct {
 	CacheWriteTokens int64 `json:"cache_write_tokens,omitempty"`
 }
 
+// ClawbotSettings changes the saved settings of a WeChat bridge account
+// (clawbot.settings); omitted fields keep their saved values.
+type ClawbotSettings struct {
+	Envelope
+	Account     string `json:"account"`
+	Enabled     *bool  `json:"enabled,omitempty"`
+	Workspace   string `json:"workspace,omitempty"`
+	RemoteTools string `json:"remote_tools,omitempty"`
+}
+
+// ClawbotRef names a WeChat bridge account (clawbot.logout).
+type ClawbotRef struct {
+	Envelope
+	Account string `json:"account"`
+}
+
 // DaemonStatus answers daemon.status.
 type DaemonStatus struct {
 	Version       string      `json:"version"`
@@ -232,6 +254,29 @@ type DaemonStatus struct {
 	UptimeSeconds int64       `json:"uptime_seconds"`
 	Sessions      int         `json:"sessions"`
 	Delegations   Delegations `json:"delegations"`
+	// Clawbot lists the WeChat bridge accounts the daemon knows of.
+	Clawbot []ClawbotAccount `json:"clawbot,omitempty"`
+}
+
+// ClawbotAccount is one WeChat bridge account in daemon.status.
+type ClawbotAccount struct {
+	Account     string `json:"account"`
+	BotID       string `json:"bot_id,omitempty"`
+	OwnerUserID string `json:"owner_user_id,omitempty"`
+	// Enabled and Workspace are the saved settings; RemoteTools is what the
+	// running bridge applies ("none" or "owner"; "none" when no bridge runs
+	// or the owner is unknown).
+	Enabled     bool   `json:"enabled"`
+	Workspace   string `json:"workspace,omitempty"`
+	RemoteTools string `json:"remote_tools"`
+	// State is disabled, starting, connected, disconnected, backoff,
+	// stopping, stopped or failed.
+	State    string `json:"state"`
+	Restarts int    `json:"restarts"`
+	// LastError is a short sanitized description of the last failure.
+	LastError string `json:"last_error,omitempty"`
+	// LastPoll is when the last authenticated poll succeeded (RFC 3339).
+	LastPoll string `json:"last_poll,omitempty"`
 }
 
 // Delegations counts delegated agent runs.
