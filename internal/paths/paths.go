@@ -75,6 +75,18 @@ func (l Layout) Logs() string { return filepath.Join(l.Home, "logs") }
 // DaemonLog is the background daemon's log file.
 func (l Layout) DaemonLog() string { return filepath.Join(l.Logs(), "daemon.log") }
 
+// StoreFile is the embedded database, $SCV_HOME/state/scv.db.
+func (l Layout) StoreFile() string { return filepath.Join(l.Home, "state", "scv.db") }
+
+// Clawbot is the WeChat bridge's directory, $SCV_HOME/clawbot.
+func (l Layout) Clawbot() string { return filepath.Join(l.Home, "clawbot") }
+
+// ClawbotAccounts holds the bridge's credentials, one file per account.
+func (l Layout) ClawbotAccounts() string { return filepath.Join(l.Clawbot(), "accounts") }
+
+// ClawbotSettings holds the bridge's settings, one file per account.
+func (l Layout) ClawbotSettings() string { return filepath.Join(l.Clawbot(), "settings") }
+
 // ProjectConfig is the project config of a workspace, <ws>/.scv/config.toml.
 func ProjectConfig(workspace string) string {
 	return filepath.Join(workspace, ".scv", "config.toml")

@@ -35,6 +35,9 @@ func TestLayout(t *testing.T) {
 	l := Layout{Home: "/x"}
 	for got, want := range map[string]string{
 		l.ConfigFile():            "/x/config.toml",
+		l.StoreFile():             "/x/state/scv.db",
+		l.ClawbotAccounts():       "/x/clawbot/accounts",
+		l.ClawbotSettings():       "/x/clawbot/settings",
 		l.Socket():                "/x/server.sock",
 		l.Lock():                  "/x/server.lock",
 		l.DelegationRecord("h-1"): "/x/run/delegations/h-1.json",

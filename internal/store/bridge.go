@@ -92,7 +92,10 @@ type BridgeState struct {
 // a user in a direct chat (GroupID "") or a user in a group.
 type BridgeSession struct {
 	GroupID, UserID, SessionID string
-	Used                       time.Time
+	// NoTools records that the session was started without tools, so a
+	// session is never resumed under another authority.
+	NoTools bool
+	Used    time.Time
 }
 
 // BindingError refuses to bind an account's state to another identity.
@@ -355,7 +358,7 @@ func (s *Store) BridgeSession(ctx context.Context, account, groupID, userID stri
 	x := BridgeSession{GroupID: groupID, UserID: userID}
 	err := s.read(ctx, "read bridge session", func(tx *sql.Tx) error {
 		var used int64
-		err := tx.QueryRowContext(ctx, `SELECT session_id, used_ns FROM bridge_sessions WHERE account = ? AND group_id = ? AND user_id = ?`, account, groupID, userID).Scan(&x.SessionID, &used)
+		err := tx.QueryRowContext(ctx, `SELECT session_id, no_tools, used_ns FROM bridge_sessions WHERE account = ? AND group_id = ? AND user_id = ?`, account, groupID, userID).Scan(&x.SessionID, &x.NoTools, &used)
 		if errors.Is(err, sql.ErrNoRows) {
 			return permanent{fmt.Errorf("session of a conversation of bridge account %s: %w", account, ErrNotFound)}
 		}
@@ -375,9 +378,9 @@ func (s *Store) BridgeSetSession(ctx context.Context, account string, x BridgeSe
 		return fmt.Errorf("record bridge session: %w", err)
 	}
 	return s.write(ctx, "record bridge session", false, func(tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, `INSERT INTO bridge_sessions (account, group_id, user_id, session_id, used_ns) VALUES (?, ?, ?, ?, ?)
-			ON CONFLICT (account, group_id, user_id) DO UPDATE SET session_id = excluded.session_id, used_ns = excluded.used_ns`,
-			account, x.GroupID, x.UserID, x.SessionID, x.Used.UnixNano())
+		_, err := tx.ExecContext(ctx, `INSERT INTO bridge_sessions (account, group_id, user_id, session_id, no_tools, used_ns) VALUES (?, ?, ?, ?, ?, ?)
+			ON CONFLICT (account, group_id, user_id) DO UPDATE SET session_id = excluded.session_id, no_tools = excluded.no_tools, used_ns = excluded.used_ns`,
+			account, x.GroupID, x.UserID, x.SessionID, x.NoTools, x.Used.UnixNano())
 		return err
 	})
 }

@@ -243,7 +243,7 @@ func TestBridgeSessions(t *testing.T) {
 	s := openTemp(t)
 	at := time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC)
 	direct := BridgeSession{UserID: "alice", SessionID: "s_direct", Used: at}
-	group := BridgeSession{GroupID: "g1", UserID: "alice", SessionID: "s_group", Used: at}
+	group := BridgeSession{GroupID: "g1", UserID: "alice", SessionID: "s_group", NoTools: true, Used: at}
 	for _, x := range []BridgeSession{direct, group} {
 		if err := s.BridgeSetSession(ctx, "default", x); err != nil {
 			t.Fatal(err)
@@ -254,7 +254,7 @@ func TestBridgeSessions(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !got.Used.Equal(want.Used) || got.SessionID != want.SessionID {
+		if !got.Used.Equal(want.Used) || got.SessionID != want.SessionID || got.NoTools != want.NoTools {
 			t.Errorf("session of %q/%q = %+v, want %+v", want.GroupID, want.UserID, got, want)
 		}
 	}

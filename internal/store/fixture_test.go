@@ -125,7 +125,7 @@ func fillBridgeFixture(t *testing.T, s *Store) {
 	if err := s.BridgeComplete(ctx, "fx", "2", []BridgeChunk{{N: 0, ClientID: "c-0", Text: "one"}, {N: 1, ClientID: "c-1", Text: "two"}}); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.BridgeSetSession(ctx, "fx", BridgeSession{UserID: "alice", SessionID: "fx-a", Used: fixtureUsed}); err != nil {
+	if err := s.BridgeSetSession(ctx, "fx", BridgeSession{UserID: "alice", SessionID: "fx-a", NoTools: true, Used: fixtureUsed}); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -147,7 +147,7 @@ func checkBridgeFixture(t *testing.T, s *Store, v int) {
 		if seen, err := s.BridgeSeen(ctx, "fx", "3"); err != nil || !seen {
 			t.Errorf("message 3 seen = %v, %v", seen, err)
 		}
-		if x, err := s.BridgeSession(ctx, "fx", "", "alice"); err != nil || x.SessionID != "fx-a" || !x.Used.Equal(fixtureUsed) {
+		if x, err := s.BridgeSession(ctx, "fx", "", "alice"); err != nil || x.SessionID != "fx-a" || !x.NoTools || !x.Used.Equal(fixtureUsed) {
 			t.Errorf("alice's session = %+v, %v", x, err)
 		}
 		if err := s.BridgeComplete(ctx, "fx", "1", []BridgeChunk{{ClientID: "c-r", Text: "restarted"}}); err != nil {

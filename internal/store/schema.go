@@ -166,6 +166,7 @@ var schemaV3 = []string{
 		group_id   TEXT NOT NULL,
 		user_id    TEXT NOT NULL,
 		session_id TEXT NOT NULL,
+		no_tools   INTEGER NOT NULL,
 		used_ns    INTEGER NOT NULL,
 		PRIMARY KEY (account, group_id, user_id)
 	) WITHOUT ROWID`,
