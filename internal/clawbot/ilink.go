@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"net"
 	"net/http"
 	"strconv"
 	"strings"
@@ -72,7 +73,22 @@ func (c *Client) http() *http.Client {
 	if c.HTTP != nil {
 		return c.HTTP
 	}
-	return http.DefaultClient
+	return HTTPClient()
+}
+
+// HTTPClient is the client of iLink calls: its own transport, with no
+// proxy (nothing comes from the process environment) and bounded
+// connection set-up; every call has its own timeout.
+func HTTPClient() *http.Client {
+	return &http.Client{Transport: &http.Transport{
+		Proxy:                 nil,
+		DialContext:           (&net.Dialer{Timeout: 15 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+		TLSHandshakeTimeout:   15 * time.Second,
+		ResponseHeaderTimeout: pollTimeout + 5*time.Second,
+		MaxIdleConnsPerHost:   4,
+		IdleConnTimeout:       90 * time.Second,
+		ForceAttemptHTTP2:     true,
+	}}
 }
 
 // uinHeader is the X-WECHAT-UIN value: base64 of the decimal text of a

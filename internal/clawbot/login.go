@@ -57,7 +57,7 @@ func Login(ctx context.Context, o LoginOptions) (Credentials, error) {
 		o.Timeout = LoginTimeout
 	}
 	if o.HTTP == nil {
-		o.HTTP = http.DefaultClient
+		o.HTTP = HTTPClient()
 	}
 	ctx, cancel := context.WithTimeout(ctx, o.Timeout)
 	defer cancel()

@@ -14,10 +14,15 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/scv-agent/scv/internal/clawbot"
 	"github.com/scv-agent/scv/internal/client"
+	"github.com/scv-agent/scv/internal/config"
 	"github.com/scv-agent/scv/internal/daemon"
 	"github.com/scv-agent/scv/internal/paths"
+	"github.com/scv-agent/scv/internal/proc"
+	"github.com/scv-agent/scv/internal/store"
 	"github.com/scv-agent/scv/internal/proto"
+	"github.com/scv-agent/scv/internal/server"
 	"github.com/scv-agent/scv/internal/version"
 )
 
@@ -63,16 +68,32 @@ func (g *globals) runDaemon(logger *slog.Logger) error {
 	started := time.Now()
 	ctx, stop := context.WithCancel(g.ctx)
 	defer stop()
+	var bot *clawbot.Supervisor
 	status := func() proto.DaemonStatus {
 		c := tr.Counts()
-		return proto.DaemonStatus{Version: version.Version, PID: os.Getpid(), UptimeSeconds: int64(time.Since(started).Seconds()),
+		st := proto.DaemonStatus{Version: version.Version, PID: os.Getpid(), UptimeSeconds: int64(time.Since(started).Seconds()),
 			Sessions: a.Sessions(), Delegations: proto.Delegations{Running: c.Running, OrphansReaped: int(c.OrphansReaped)}}
+		if bot != nil {
+			st.Clawbot = clawbot.ProtoStatus(bot.Status())
+		}
+		return st
 	}
-	srv := newServer(a, logger, &loaded.Config, status, stop)
-	err = daemon.Run(ctx, daemon.Options{
-		Layout: layout, Server: srv, Logger: logger, Subreaper: true,
-		Reconcile: tr.Reconcile, Drain: a.Close,
-	})
+	so := serverOptions(a, logger, &loaded.Config, status, stop)
+	so.Admin = func(ctx context.Context, typ string, decode func(any) error) (proto.DaemonStatus, error) {
+		if bot == nil {
+			return status(), errors.New("the WeChat bridge is not available in this daemon: its store could not be opened (see the daemon's log)")
+		}
+		err := bot.Request(ctx, typ, decode)
+		return status(), err
+	}
+	srv := server.New(so)
+	bot, closeBot := g.newClawbot(ctx, layout, logger, srv, &loaded.Config)
+	defer closeBot()
+	opts := daemon.Options{Layout: layout, Server: srv, Logger: logger, Subreaper: true, Reconcile: tr.Reconcile, Drain: a.Close}
+	if bot != nil {
+		opts.Components = append(opts.Components, bot.Run)
+	}
+	err = daemon.Run(ctx, opts)
 	if errors.Is(err, daemon.ErrRunning) {
 		return &exitError{code: ExitFailure, msg: err.Error()}
 	}
@@ -284,6 +305,38 @@ func newStatusCmd(g *globals) *cobra.Command {
 	}
 	cmd.Flags().BoolVar(&jsonOut, "json", false, "print the status as JSON")
 	return cmd
+}
+
+// newClawbot builds the WeChat bridge's supervisor over the instance's
+// store. A store that cannot be opened leaves the daemon without a bridge
+// (nil), logged; the daemon itself still serves.
+func (g *globals) newClawbot(ctx context.Context, layout paths.Layout, logger *slog.Logger, srv *server.Server, cfg *config.Config) (*clawbot.Supervisor, func()) {
+	pid := os.Getpid()
+	start, err := proc.StartTime(pid)
+	if err != nil {
+		logger.Warn("cannot read this process's start time; store leases use 0", "err", err)
+	}
+	st, err := store.Open(ctx, store.Options{
+		Path:   layout.StoreFile(),
+		Holder: store.Holder{Instance: layout.Home, PID: pid, Start: int64(start), Name: "daemon"},
+		Alive:  func(h store.Holder) bool { return proc.Alive(h.PID, uint64(h.Start)) },
+		Logger: logger,
+	})
+	if err != nil {
+		logger.Error("the WeChat bridge is off: cannot open the store", "err", err)
+		return nil, func() {}
+	}
+	ws, err := os.Getwd()
+	if err != nil {
+		ws = "/"
+	}
+	sup := clawbot.NewSupervisor(clawbot.Options{
+		Layout: layout, Store: st, Logger: logger, Workspace: ws,
+		Daemon:         clawbot.ProtocolDaemon{Serve: srv.Serve, Version: version.Version},
+		MaxToolTimeout: time.Duration(cfg.Tools.MaxTimeoutSeconds) * time.Second,
+		Secrets:        cfg.SecretValues(g.env), UserHome: paths.UserHome(g.env),
+	})
+	return sup, func() { st.Close() }
 }
 
 // globalArgs are the global flags a child scv process needs, with home and

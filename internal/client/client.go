@@ -196,6 +196,10 @@ func envelopeOf(msg any) *proto.Envelope {
 		return &m.Envelope
 	case *proto.SessionRef:
 		return &m.Envelope
+	case *proto.ClawbotSettings:
+		return &m.Envelope
+	case *proto.ClawbotRef:
+		return &m.Envelope
 	}
 	return nil
 }
@@ -217,6 +221,10 @@ func pointerTo(msg any) any {
 	case proto.ApprovalResolve:
 		return &m
 	case proto.SessionRef:
+		return &m
+	case proto.ClawbotSettings:
+		return &m
+	case proto.ClawbotRef:
 		return &m
 	}
 	return msg

@@ -49,6 +49,8 @@ func (c *conn) handle(line []byte) bool {
 		}
 		st := c.srv.opts.Status()
 		c.send(proto.Event{Type: proto.EventDaemonStatus, RequestID: env.RequestID, Status: &st}, nil)
+	case proto.TypeDaemonReload, proto.TypeClawbotSettings, proto.TypeClawbotLogout:
+		c.admin(line, env)
 	case proto.TypeDaemonShutdown:
 		if c.srv.opts.Shutdown == nil {
 			c.reqError(env.RequestID, proto.ErrUnsupported, "daemon.shutdown is served only on the daemon socket", false)
@@ -60,6 +62,30 @@ func (c *conn) handle(line []byte) bool {
 		c.reqError(env.RequestID, proto.ErrInvalidRequest, fmt.Sprintf("unknown message type %q", env.Type), false)
 	}
 	return false
+}
+
+// admin runs an administrative request in its own goroutine (a reload
+// joins components, which may take seconds) and answers it.
+func (c *conn) admin(line []byte, env proto.Envelope) {
+	if c.srv.opts.Admin == nil {
+		c.reqError(env.RequestID, proto.ErrUnsupported, env.Type+" is served only on the daemon socket", false)
+		return
+	}
+	c.wg.Add(1)
+	go func() {
+		defer c.wg.Done()
+		st, err := c.srv.opts.Admin(c.ctx, env.Type, func(v any) error {
+			if err := json.Unmarshal(line, v); err != nil {
+				return fmt.Errorf("invalid %s: %v", env.Type, err)
+			}
+			return nil
+		})
+		if err != nil {
+			c.reqError(env.RequestID, proto.ErrInvalidRequest, err.Error(), false)
+			return
+		}
+		c.send(proto.Event{Type: proto.EventDaemonStatus, RequestID: env.RequestID, Status: &st}, nil)
+	}()
 }
 
 // decode parses a full message; a failure is answered with invalid_request.
