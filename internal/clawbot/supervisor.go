@@ -121,8 +121,8 @@ type component struct {
 	// the instance.
 	key     string
 	inst    *instance
-	backoff        time.Duration
-	retryAt        time.Time
+	backoff time.Duration
+	retryAt time.Time
 }
 
 // instance is one run of a bridge.

@@ -14,8 +14,8 @@ import (
 	qrcode "github.com/skip2/go-qrcode"
 	"github.com/spf13/cobra"
 
-	"github.com/scv-agent/scv/internal/client"
 	"github.com/scv-agent/scv/internal/clawbot"
+	"github.com/scv-agent/scv/internal/client"
 	"github.com/scv-agent/scv/internal/config"
 	"github.com/scv-agent/scv/internal/delegation"
 	"github.com/scv-agent/scv/internal/paths"

@@ -20,9 +20,9 @@ import (
 	"github.com/scv-agent/scv/internal/daemon"
 	"github.com/scv-agent/scv/internal/paths"
 	"github.com/scv-agent/scv/internal/proc"
-	"github.com/scv-agent/scv/internal/store"
 	"github.com/scv-agent/scv/internal/proto"
 	"github.com/scv-agent/scv/internal/server"
+	"github.com/scv-agent/scv/internal/store"
 	"github.com/scv-agent/scv/internal/version"
 )
 
