@@ -57,6 +57,8 @@ type Tuning struct {
 	PollBackoffMax   time.Duration
 	SendRetry        time.Duration
 	SendRepass       time.Duration
+	// PollTimeout is the client's limit of one getupdates (45 s).
+	PollTimeout time.Duration
 }
 
 func (t Tuning) withDefaults() Tuning {

@@ -67,6 +67,8 @@ type Client struct {
 	// UIN returns a fresh random number per request, sent as the
 	// X-WECHAT-UIN header; nil draws from math/rand/v2.
 	UIN func() uint32
+	// PollTimeout is the client's limit of one getupdates; 0 is 45 s.
+	PollTimeout time.Duration
 }
 
 func (c *Client) http() *http.Client {
@@ -243,7 +245,11 @@ type Updates struct {
 // GetUpdates long-polls for new messages after cursor. A client timeout
 // (45 s) is an empty batch with TimedOut set; ctx's end is an error.
 func (c *Client) GetUpdates(ctx context.Context, cursor string) (Updates, error) {
-	pctx, cancel := context.WithTimeout(ctx, pollTimeout)
+	limit := c.PollTimeout
+	if limit <= 0 {
+		limit = pollTimeout
+	}
+	pctx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
 	code, body, err := c.post(pctx, "/ilink/bot/getupdates", map[string]any{"get_updates_buf": cursor}, maxPollBody)
 	if err != nil {

@@ -37,6 +37,9 @@ type LoginOptions struct {
 	Progress func(state string)
 	// Timeout is LoginTimeout when 0.
 	Timeout time.Duration
+	// Interval spaces status polls that the server answered at once
+	// (1 s when 0).
+	Interval time.Duration
 }
 
 // qrStatus is get_qrcode_status's answer.
@@ -58,6 +61,9 @@ func Login(ctx context.Context, o LoginOptions) (Credentials, error) {
 	}
 	if o.HTTP == nil {
 		o.HTTP = HTTPClient()
+	}
+	if o.Interval <= 0 {
+		o.Interval = time.Second
 	}
 	ctx, cancel := context.WithTimeout(ctx, o.Timeout)
 	defer cancel()
@@ -130,7 +136,7 @@ func awaitScan(ctx context.Context, o LoginOptions, qrcode string) (Credentials,
 		select {
 		case <-ctx.Done():
 			return Credentials{}, false, ctx.Err()
-		case <-time.After(time.Second):
+		case <-time.After(o.Interval):
 		}
 	}
 }

@@ -497,7 +497,7 @@ func (s *Supervisor) start(ctx context.Context, c *component, d desired) {
 	inst := &instance{done: make(chan struct{}), started: s.opts.Now()}
 	b := &bridge{
 		account: c.account, creds: d.creds, settings: d.settings, workspace: ws,
-		client: &Client{BaseURL: d.creds.BaseURL, Token: d.creds.Token, HTTP: s.opts.HTTP},
+		client: &Client{BaseURL: d.creds.BaseURL, Token: d.creds.Token, HTTP: s.opts.HTTP, PollTimeout: s.opts.Tuning.PollTimeout},
 		store:  s.opts.Store, daemon: s.opts.Daemon, clean: NewSanitizer(secrets, hidden),
 		log: s.log, now: s.opts.Now, tune: s.opts.Tuning, report: &compReporter{s: s, c: c},
 	}
