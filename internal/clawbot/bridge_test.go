@@ -109,8 +109,8 @@ func TestSendRetryAndFinality(t *testing.T) {
 	h.fake.SendAnswer(
 		ilinktest.Answer{Status: 500}, ilinktest.Answer{Status: 401}, ilinktest.Answer{Status: 408}, ilinktest.Answer{Status: 429},
 		ilinktest.Answer{Raw: "fine"}, // the first reply arrives at its 5th attempt
-		ilinktest.Answer{Status: 400, JSON: map[string]any{"errmsg": "bad request"}},                 // the second reply's first chunk: final
-		ilinktest.Answer{JSON: map[string]any{"ret": -3, "errmsg": "user blocked the bot"}},           // the third reply: refused in a 2xx
+		ilinktest.Answer{Status: 400, JSON: map[string]any{"errmsg": "bad request"}},        // the second reply's first chunk: final
+		ilinktest.Answer{JSON: map[string]any{"ret": -3, "errmsg": "user blocked the bot"}}, // the third reply: refused in a 2xx
 	)
 	long := strings.Repeat("x", clawbot.MaxChunkChars+10) // two chunks
 	h.fd.reply = func(ctx context.Context, _ *fakeSession, prompt string, _ bool) (clawbot.Outcome, error) {

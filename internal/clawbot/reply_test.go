@@ -77,17 +77,17 @@ func TestSplitCutsAt64KiB(t *testing.T) {
 func TestSanitizer(t *testing.T) {
 	s := clawbot.NewSanitizer([]string{"tok-SECRET-123", "short"}, map[string]string{"/home/u/proj": ".", "/home/u": "~", "/home/u/.scv": "$SCV_HOME"})
 	tests := map[string]string{
-		"token TOK-secret-123 here":               "token … here",
-		"short words stay":                        "short words stay",
-		"see /home/u/proj/main.go":                "see ./main.go",
-		"config in /home/u/.scv/config.toml":      "config in $SCV_HOME/config.toml",
-		"notes in /home/u/notes.txt":              "notes in ~/notes.txt",
-		"key sk-abcdefghijklmnop1234":             "key …",
-		"Authorization: Bearer abc.def":           "Authorization: …",
-		"password=hunter22":                       "…",
-		"colour \x1b[31mred\x1b[0m\r\nline\ttab":  "colour [31mred[0m\nline\ttab",
+		"token TOK-secret-123 here":                 "token … here",
+		"short words stay":                          "short words stay",
+		"see /home/u/proj/main.go":                  "see ./main.go",
+		"config in /home/u/.scv/config.toml":        "config in $SCV_HOME/config.toml",
+		"notes in /home/u/notes.txt":                "notes in ~/notes.txt",
+		"key sk-abcdefghijklmnop1234":               "key …",
+		"Authorization: Bearer abc.def":             "Authorization: …",
+		"password=hunter22":                         "…",
+		"colour \x1b[31mred\x1b[0m\r\nline\ttab":    "colour [31mred[0m\nline\ttab",
 		"bidi \u202eevil\u202c and joiner 👨\u200d👩": "bidi evil and joiner 👨\u200d👩",
-		"bad utf8 \xff!":                          "bad utf8 \uFFFD!",
+		"bad utf8 \xff!":                            "bad utf8 \uFFFD!",
 	}
 	for in, want := range tests {
 		if got := s.Clean(in); got != want {
