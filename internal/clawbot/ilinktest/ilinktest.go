@@ -33,6 +33,8 @@ type Request struct {
 	Header              http.Header
 	Body                map[string]any
 	Raw                 []byte
+	// At is when the request arrived.
+	At time.Time
 }
 
 // Sent is one sendmessage request's message.
@@ -198,7 +200,7 @@ func (s *Server) WaitFor(limit time.Duration, cond func() bool) bool {
 // ServeHTTP implements http.Handler.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	raw, _ := io.ReadAll(io.LimitReader(r.Body, 8<<20))
-	req := Request{Method: r.Method, Path: r.URL.Path, Query: r.URL.RawQuery, Header: r.Header.Clone(), Raw: raw}
+	req := Request{Method: r.Method, Path: r.URL.Path, Query: r.URL.RawQuery, Header: r.Header.Clone(), Raw: raw, At: time.Now()}
 	_ = json.Unmarshal(raw, &req.Body)
 	s.mu.Lock()
 	s.requests = append(s.requests, req)
