@@ -94,7 +94,11 @@ var forbidden = map[string][]string{
 	"internal/server":   {"internal/config", "internal/cli", "internal/tools/", "internal/tui"},
 	"internal/model":    {"internal/config", "internal/agent", "internal/server", "internal/tools/"},
 	"internal/approval": {"internal/config", "internal/tools/", "internal/server", "internal/agent"},
-	"internal/mcp":      {"internal/config", "internal/app", "internal/cli", "internal/server", "internal/agent", "internal/daemon", "internal/tui", "internal/tools/"},
+	// The WeChat bridge is a protocol client of the daemon: it reaches
+	// sessions and turns through the protocol only, never tools or the
+	// server's insides.
+	"internal/clawbot": {"internal/config", "internal/app", "internal/cli", "internal/server", "internal/daemon", "internal/tui", "internal/tools/", "internal/model", "internal/mcp"},
+	"internal/mcp":     {"internal/config", "internal/app", "internal/cli", "internal/server", "internal/agent", "internal/daemon", "internal/tui", "internal/tools/"},
 }
 
 func TestImportRules(t *testing.T) {
