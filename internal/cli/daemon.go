@@ -300,6 +300,9 @@ func newStatusCmd(g *globals) *cobra.Command {
 			}
 			fmt.Fprintf(g.stdio.Out, "scv daemon: running\n  pid:         %d\n  version:     %s\n  uptime:      %s\n  sessions:    %d\n  delegations: %d running, %d orphans reaped\n  socket:      %s\n",
 				st.PID, st.Version, time.Duration(st.UptimeSeconds)*time.Second, st.Sessions, st.Delegations.Running, st.Delegations.OrphansReaped, layout.Socket())
+			for _, a := range st.Clawbot {
+				fmt.Fprintf(g.stdio.Out, "  clawbot %s: %s, remote tools %s, %d restarts (scv clawbot status)\n", a.Account, a.State, a.RemoteTools, a.Restarts)
+			}
 			return nil
 		},
 	}

@@ -137,6 +137,13 @@ func (s *Server) SendAnswer(a ...Answer) {
 	s.sends = append(s.sends, a...)
 }
 
+// SetSendAnswers replaces the queued sendmessage answers.
+func (s *Server) SetSendAnswers(a ...Answer) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.sends = append([]Answer(nil), a...)
+}
+
 // Text is a user's text message.
 func Text(id any, from, text string) map[string]any {
 	return map[string]any{"message_id": id, "from_user_id": from, "to_user_id": "bot", "message_type": 1,
