@@ -90,7 +90,7 @@ func (b *botInstance) waitSent(t *testing.T, n int) []ilinktest.Sent {
 func TestClawbotKillDuringTurn(t *testing.T) {
 	b := newBotInstance(t)
 	b.model.Script(modeltest.Step{Hang: true})
-	b.ilink.Batch("c1", ilinktest.Text(1, "alice", "a long question"))
+	b.ilink.Post(ilinktest.Text(1, "alice", "a long question"))
 	d := b.startDaemon(b.env)
 	waitFor(t, "the turn to reach the model", 30*time.Second, func() bool { return len(b.model.Requests()) == 1 })
 	d.kill(t)
@@ -120,7 +120,7 @@ func TestClawbotKillBeforeReplySent(t *testing.T) {
 		answers[i] = ilinktest.Answer{Status: 503}
 	}
 	b.ilink.SetSendAnswers(answers...)
-	b.ilink.Batch("c1", ilinktest.Text(1, "alice", "question"))
+	b.ilink.Post(ilinktest.Text(1, "alice", "question"))
 	d := b.startDaemon(b.env)
 	first := b.waitSent(t, 1)[0]
 	d.kill(t)
@@ -149,24 +149,26 @@ func TestClawbotKillBetweenBatches(t *testing.T) {
 	b := newBotInstance(t)
 	b.model.Script(modeltest.Text("one"))
 	b.model.Script(modeltest.Text("two"))
-	b.ilink.Batch("c1", ilinktest.Text(1, "alice", "first"))
+	b.ilink.Post(ilinktest.Text(1, "alice", "first"))
 	d := b.startDaemon(b.env)
 	b.waitSent(t, 1)
 	waitFor(t, "the batch to be settled and the next poll to wait", 30*time.Second, func() bool {
 		cs := b.ilink.Cursors()
-		return b.settled(t) && len(cs) > 0 && cs[len(cs)-1] == "c1"
+		return b.settled(t) && len(cs) > 0 && cs[len(cs)-1] == "pos-1"
 	})
 	d.kill(t)
 
+	// While the daemon is down the service gets a new message, and
+	// delivers the first one again.
 	polls := len(b.ilink.Cursors())
-	b.ilink.Batch("c2", ilinktest.Text(1, "alice", "first"), ilinktest.Text(2, "alice", "second"))
+	b.ilink.Post(ilinktest.Text(2, "alice", "second"), ilinktest.Text(1, "alice", "first"))
 	b.startDaemon(b.env)
 	sent := b.waitSent(t, 2)
 	if sent[1].Text != "two" || sent[1].ContextToken != "ctx-2" {
 		t.Errorf("reply to the second message = %+v", sent[1])
 	}
-	if cs := b.ilink.Cursors(); len(cs) <= polls || cs[polls] != "c1" {
-		t.Errorf("polls %v: the first after the restart (index %d) must use cursor c1", cs, polls)
+	if cs := b.ilink.Cursors(); len(cs) <= polls || cs[polls] != "pos-1" {
+		t.Errorf("polls %v: the first after the restart (index %d) must use the stored cursor pos-1", cs, polls)
 	}
 	time.Sleep(500 * time.Millisecond)
 	if got := len(b.model.Requests()); got != 2 {

@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -57,6 +58,7 @@ type Server struct {
 	codeN    int
 	statusN  map[string]int
 	polls    []Answer
+	posted   []any // the message log Post appends to
 	sends    []Answer
 	requests []Request
 	sent     []Sent
@@ -118,6 +120,18 @@ func (s *Server) Poll(a Answer) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.polls = append(s.polls, a)
+	s.notify()
+}
+
+// Post appends messages to the server's message log. A poll with no
+// queued answer gets the messages after its cursor's position ("pos-N";
+// any other cursor is position 0) and the cursor of the log's end, as the
+// real service does: a message is delivered again to a poll that repeats
+// an old cursor, and nothing is lost with a poll whose client died.
+func (s *Server) Post(msgs ...any) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.posted = append(s.posted, msgs...)
 	s.notify()
 }
 
@@ -254,10 +268,14 @@ func (s *Server) qrStatus(w http.ResponseWriter, code string) {
 
 func (s *Server) getUpdates(ctx context.Context, w http.ResponseWriter, req Request) {
 	cursor, _ := req.Body["get_updates_buf"].(string)
+	pos := 0
+	if n, err := strconv.Atoi(strings.TrimPrefix(cursor, "pos-")); err == nil && strings.HasPrefix(cursor, "pos-") {
+		pos = n
+	}
 	s.mu.Lock()
 	s.cursors = append(s.cursors, cursor)
 	deadline := time.After(s.IdleHold)
-	for len(s.polls) == 0 && !s.closed {
+	for len(s.polls) == 0 && len(s.posted) <= pos && !s.closed {
 		ch := s.changed
 		s.mu.Unlock()
 		select {
@@ -272,6 +290,13 @@ func (s *Server) getUpdates(ctx context.Context, w http.ResponseWriter, req Requ
 	}
 	if s.closed {
 		s.mu.Unlock()
+		return
+	}
+	if len(s.polls) == 0 {
+		msgs := append([]any(nil), s.posted[pos:]...)
+		next := "pos-" + strconv.Itoa(len(s.posted))
+		s.mu.Unlock()
+		write(w, Answer{JSON: map[string]any{"msgs": msgs, "get_updates_buf": next}})
 		return
 	}
 	a := s.polls[0]
