@@ -15,15 +15,19 @@ type migration struct {
 	apply   func(ctx context.Context, tx *sql.Tx) error
 }
 
-// migrations is the schema history, oldest first.
-var migrations = []migration{
-	{1, execAll(schemaV1...)},
-	{2, execAll(schemaV2...)},
-	{3, execAll(schemaV3...)},
+// migrations is the schema history, oldest first. It is built when used:
+// a package-level list of closures would be built by every scv command at
+// start-up.
+func migrations() []migration {
+	return []migration{
+		{1, execAll(schemaV1...)},
+		{2, execAll(schemaV2...)},
+		{3, execAll(schemaV3...)},
+	}
 }
 
 // SchemaVersion is the schema version this code writes.
-func SchemaVersion() int { return migrations[len(migrations)-1].version }
+func SchemaVersion() int { m := migrations(); return m[len(m)-1].version }
 
 // schemaV1 is the first schema. Times are Unix nanoseconds. Sessions carry
 // their lease and their history window; history messages are numbered per
@@ -225,7 +229,7 @@ func (s *Store) migrate(ctx context.Context) error {
 	if v > SchemaVersion() {
 		return fmt.Errorf("the database has schema version %d, newer than this scv understands (%d): upgrade scv, or point it at another database", v, SchemaVersion())
 	}
-	for _, m := range migrations {
+	for _, m := range migrations() {
 		if m.version <= v {
 			continue
 		}
