@@ -99,7 +99,7 @@ func (d *fakeDaemon) Specs() []clawbot.SessionSpec {
 
 // harness is a supervisor over a fake iLink server and a fake daemon.
 type harness struct {
-	t      *testing.T
+	t      testing.TB
 	layout paths.Layout
 	files  clawbot.Files
 	store  *store.Store
@@ -121,7 +121,7 @@ const (
 // newHarness makes a home with account "default" logged in at the fake
 // server (owner ownerID) and a supervisor with short timings. It does not
 // start the supervisor.
-func newHarness(t *testing.T) *harness {
+func newHarness(t testing.TB) *harness {
 	t.Helper()
 	root := t.TempDir()
 	h := &harness{t: t, layout: paths.Layout{Home: filepath.Join(root, "home")}, fake: ilinktest.New(t), fd: &fakeDaemon{}, ws: filepath.Join(root, "ws")}

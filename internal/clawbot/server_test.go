@@ -33,7 +33,7 @@ type realDaemon struct {
 // newRealDaemon builds the app and server for home h with config extra;
 // the workspace holds a skill (so a listing shows whether skills are
 // offered) and web search is the provider's hosted one.
-func newRealDaemon(t *testing.T, h *harness, extra string) *realDaemon {
+func newRealDaemon(t testing.TB, h *harness, extra string) *realDaemon {
 	t.Helper()
 	d := &realDaemon{model: modeltest.New(t)}
 	cfg := fmt.Sprintf("[providers.openai]\nbase_url = %q\nmax_retries = 0\n[web]\nsearch = \"provider\"\n%s\n", d.model.URL(), extra)
