@@ -47,7 +47,11 @@ const (
 // Options configure a Supervisor.
 type Options struct {
 	Layout paths.Layout
-	Store  *store.Store
+	// Store holds the delivery state. When nil, OpenStore opens it the
+	// first time an account exists (a daemon without accounts never opens
+	// the database for the bridge), and Run closes it when it returns.
+	Store     *store.Store
+	OpenStore func(ctx context.Context) (*store.Store, error)
 	Daemon Daemon
 	Logger *slog.Logger
 	// Workspace is the daemon's own directory: the workspace of accounts
@@ -109,6 +113,10 @@ type Supervisor struct {
 	exited  chan struct{}
 	adminMu sync.Mutex // serialises Configure and Logout
 
+	storeMu sync.Mutex
+	st      *store.Store
+	opened  bool // st was opened by OpenStore (Run closes it)
+
 	mu    sync.Mutex
 	comps map[string]*component
 }
@@ -157,8 +165,35 @@ func NewSupervisor(opts Options) *Supervisor {
 		opts.Tuning.OwnerLimit = OwnerLimit(opts.MaxToolTimeout)
 	}
 	opts.Tuning = opts.Tuning.withDefaults()
-	return &Supervisor{opts: opts, files: Files{Layout: opts.Layout}, log: opts.Logger,
+	return &Supervisor{opts: opts, files: Files{Layout: opts.Layout}, log: opts.Logger, st: opts.Store,
 		reload: make(chan chan struct{}), exited: make(chan struct{}, 1), comps: map[string]*component{}}
+}
+
+// store returns the delivery state's store, opening it on first use.
+func (s *Supervisor) store(ctx context.Context) (*store.Store, error) {
+	s.storeMu.Lock()
+	defer s.storeMu.Unlock()
+	if s.st != nil {
+		return s.st, nil
+	}
+	if s.opts.OpenStore == nil {
+		return nil, errors.New("the bridge has no store")
+	}
+	st, err := s.opts.OpenStore(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("open the store of the bridge's state: %w", err)
+	}
+	s.st, s.opened = st, true
+	return st, nil
+}
+
+func (s *Supervisor) closeStore() {
+	s.storeMu.Lock()
+	defer s.storeMu.Unlock()
+	if s.opened && s.st != nil {
+		s.st.Close()
+		s.st, s.opened = nil, false
+	}
 }
 
 // Run reconciles at start, every ReconcileEvery, on Reload and when a
@@ -166,6 +201,7 @@ func NewSupervisor(opts Options) *Supervisor {
 func (s *Supervisor) Run(ctx context.Context) {
 	t := time.NewTicker(s.opts.ReconcileEvery)
 	defer t.Stop()
+	defer s.closeStore()
 	defer s.stopAll()
 	for {
 		s.reconcile(ctx)
@@ -293,7 +329,11 @@ func (s *Supervisor) Logout(ctx context.Context, account string) error {
 	if err := s.Reload(ctx); err != nil {
 		return err
 	}
-	if err := s.opts.Store.BridgeForget(ctx, account); err != nil {
+	st, err := s.store(ctx)
+	if err != nil {
+		return err
+	}
+	if err := st.BridgeForget(ctx, account); err != nil {
 		return err
 	}
 	if err := s.files.Delete(account); err != nil {
@@ -483,6 +523,11 @@ func (s *Supervisor) start(ctx context.Context, c *component, d desired) {
 		s.set(c, StateFailed, err.Error())
 		return
 	}
+	st, err := s.store(ctx)
+	if err != nil {
+		s.set(c, StateFailed, err.Error())
+		return
+	}
 	restart := c.key == d.key && c.st.State == StateBackoff
 	c.key = d.key
 	secrets := append(slices.Clone(s.opts.Secrets), d.creds.Token.Reveal())
@@ -498,7 +543,7 @@ func (s *Supervisor) start(ctx context.Context, c *component, d desired) {
 	b := &bridge{
 		account: c.account, creds: d.creds, settings: d.settings, workspace: ws,
 		client: &Client{BaseURL: d.creds.BaseURL, Token: d.creds.Token, HTTP: s.opts.HTTP, PollTimeout: s.opts.Tuning.PollTimeout},
-		store:  s.opts.Store, daemon: s.opts.Daemon, clean: NewSanitizer(secrets, hidden),
+		store:  st, daemon: s.opts.Daemon, clean: NewSanitizer(secrets, hidden),
 		log: s.log, now: s.opts.Now, tune: s.opts.Tuning, report: &compReporter{s: s, c: c},
 	}
 	ictx, cancel := context.WithCancel(ctx)

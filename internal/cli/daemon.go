@@ -80,20 +80,15 @@ func (g *globals) runDaemon(logger *slog.Logger) error {
 	}
 	so := serverOptions(a, logger, &loaded.Config, status, stop)
 	so.Admin = func(ctx context.Context, typ string, decode func(any) error) (proto.DaemonStatus, error) {
-		if bot == nil {
-			return status(), errors.New("the WeChat bridge is not available in this daemon: its store could not be opened (see the daemon's log)")
-		}
 		err := bot.Request(ctx, typ, decode)
 		return status(), err
 	}
 	srv := server.New(so)
-	bot, closeBot := g.newClawbot(ctx, layout, logger, srv, &loaded.Config)
-	defer closeBot()
-	opts := daemon.Options{Layout: layout, Server: srv, Logger: logger, Subreaper: true, Reconcile: tr.Reconcile, Drain: a.Close}
-	if bot != nil {
-		opts.Components = append(opts.Components, bot.Run)
-	}
-	err = daemon.Run(ctx, opts)
+	bot = g.newClawbot(layout, logger, srv, &loaded.Config)
+	err = daemon.Run(ctx, daemon.Options{
+		Layout: layout, Server: srv, Logger: logger, Subreaper: true,
+		Reconcile: tr.Reconcile, Drain: a.Close, Components: []func(context.Context){bot.Run},
+	})
 	if errors.Is(err, daemon.ErrRunning) {
 		return &exitError{code: ExitFailure, msg: err.Error()}
 	}
@@ -310,36 +305,33 @@ func newStatusCmd(g *globals) *cobra.Command {
 	return cmd
 }
 
-// newClawbot builds the WeChat bridge's supervisor over the instance's
-// store. A store that cannot be opened leaves the daemon without a bridge
-// (nil), logged; the daemon itself still serves.
-func (g *globals) newClawbot(ctx context.Context, layout paths.Layout, logger *slog.Logger, srv *server.Server, cfg *config.Config) (*clawbot.Supervisor, func()) {
-	pid := os.Getpid()
-	start, err := proc.StartTime(pid)
-	if err != nil {
-		logger.Warn("cannot read this process's start time; store leases use 0", "err", err)
-	}
-	st, err := store.Open(ctx, store.Options{
-		Path:   layout.StoreFile(),
-		Holder: store.Holder{Instance: layout.Home, PID: pid, Start: int64(start), Name: "daemon"},
-		Alive:  func(h store.Holder) bool { return proc.Alive(h.PID, uint64(h.Start)) },
-		Logger: logger,
-	})
-	if err != nil {
-		logger.Error("the WeChat bridge is off: cannot open the store", "err", err)
-		return nil, func() {}
-	}
+// newClawbot builds the WeChat bridge's supervisor. The store holding its
+// delivery state is opened only once an account exists, so a daemon
+// without one does not pay for the database.
+func (g *globals) newClawbot(layout paths.Layout, logger *slog.Logger, srv *server.Server, cfg *config.Config) *clawbot.Supervisor {
 	ws, err := os.Getwd()
 	if err != nil {
 		ws = "/"
 	}
-	sup := clawbot.NewSupervisor(clawbot.Options{
-		Layout: layout, Store: st, Logger: logger, Workspace: ws,
+	return clawbot.NewSupervisor(clawbot.Options{
+		Layout: layout, Logger: logger, Workspace: ws,
+		OpenStore: func(ctx context.Context) (*store.Store, error) {
+			pid := os.Getpid()
+			start, err := proc.StartTime(pid)
+			if err != nil {
+				logger.Warn("cannot read this process's start time; store leases use 0", "err", err)
+			}
+			return store.Open(ctx, store.Options{
+				Path:   layout.StoreFile(),
+				Holder: store.Holder{Instance: layout.Home, PID: pid, Start: int64(start), Name: "daemon"},
+				Alive:  func(h store.Holder) bool { return proc.Alive(h.PID, uint64(h.Start)) },
+				Logger: logger,
+			})
+		},
 		Daemon:         clawbot.ProtocolDaemon{Serve: srv.Serve, Version: version.Version},
 		MaxToolTimeout: time.Duration(cfg.Tools.MaxTimeoutSeconds) * time.Second,
 		Secrets:        cfg.SecretValues(g.env), UserHome: paths.UserHome(g.env),
 	})
-	return sup, func() { st.Close() }
 }
 
 // globalArgs are the global flags a child scv process needs, with home and
