@@ -52,8 +52,8 @@ type Options struct {
 	// the database for the bridge), and Run closes it when it returns.
 	Store     *store.Store
 	OpenStore func(ctx context.Context) (*store.Store, error)
-	Daemon Daemon
-	Logger *slog.Logger
+	Daemon    Daemon
+	Logger    *slog.Logger
 	// Workspace is the daemon's own directory: the workspace of accounts
 	// whose settings name none.
 	Workspace string
