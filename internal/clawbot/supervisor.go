@@ -126,11 +126,13 @@ type component struct {
 	account string
 	st      AccountStatus
 	// key identifies the files the instance runs with; a change replaces
-	// the instance.
-	key     string
-	inst    *instance
-	backoff time.Duration
-	retryAt time.Time
+	// the instance. failedKey is the key of files whose bridge cannot run
+	// (its state belongs to another identity): it is not restarted until
+	// the files change.
+	key, failedKey string
+	inst           *instance
+	backoff        time.Duration
+	retryAt        time.Time
 }
 
 // instance is one run of a bridge.
@@ -467,6 +469,10 @@ func (s *Supervisor) reconcileOne(ctx context.Context, account string) {
 	if c.inst != nil && c.key == d.key {
 		return // running with these files
 	}
+	if c.failedKey == d.key {
+		return // failed for good with these files; the status says why
+	}
+	c.failedKey = ""
 	if c.inst != nil {
 		s.stop(c) // replaced: joined before its successor starts
 		c.backoff, c.retryAt = 0, time.Time{}
@@ -490,6 +496,17 @@ func (s *Supervisor) exitedOnItsOwn(c *component) {
 	msg := "the bridge stopped"
 	if inst.err != nil {
 		msg = inst.err.Error()
+	}
+	var be *store.BindingError
+	if errors.As(inst.err, &be) {
+		// Restarting cannot help: the files name another identity than
+		// the state's. Logging out (or restoring the credentials) can.
+		c.failedKey = c.key
+		s.log.Error("clawbot bridge cannot run", "account", c.account, "err", msg)
+		s.mu.Lock()
+		c.st.State, c.st.LastError, c.st.RemoteTools = StateFailed, cleanMsg(msg), RemoteToolsNone
+		s.mu.Unlock()
+		return
 	}
 	if s.opts.Now().Sub(inst.started) >= s.opts.BackoffMax {
 		c.backoff = 0

@@ -324,3 +324,22 @@ func TestShutdownJoinsBridges(t *testing.T) {
 		}
 	}
 }
+
+// State bound to another identity (credentials replaced by hand) stops the
+// account for good, with the reason, until the files change.
+func TestStateOfAnotherIdentity(t *testing.T) {
+	h := newHarness(t)
+	if err := h.store.BridgeBind(context.Background(), "default", "fingerprint-of-another-bot"); err != nil {
+		t.Fatal(err)
+	}
+	h.start()
+	h.waitState("default", clawbot.StateFailed)
+	time.Sleep(300 * time.Millisecond) // backoff would have restarted it by now
+	s := h.status("default")
+	if s.State != clawbot.StateFailed || s.Restarts != 0 || !strings.Contains(s.LastError, "another identity") {
+		t.Errorf("status = %+v", s)
+	}
+	if len(h.fake.Requests()) != 0 {
+		t.Errorf("a bridge bound to another identity polled: %d requests", len(h.fake.Requests()))
+	}
+}

@@ -227,3 +227,31 @@ func TestClawbotCommands(t *testing.T) {
 		t.Errorf("status after logout:\n%s", r.stdout)
 	}
 }
+
+// SIGTERM cancels and joins the bridge, with a turn running, within the
+// daemon's bounded shutdown; the claim stays for the next start.
+func TestClawbotStopsWithTheDaemon(t *testing.T) {
+	b := newBotInstance(t)
+	b.model.Script(modeltest.Step{Hang: true})
+	b.model.Script(modeltest.Text("unused"))
+	b.ilink.Post(ilinktest.Text(1, "alice", "a long question"))
+	d := b.startDaemon(b.env)
+	waitFor(t, "the turn to reach the model", 30*time.Second, func() bool { return len(b.model.Requests()) == 1 })
+	start := time.Now()
+	if err := d.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if !d.wait(10 * time.Second) {
+		t.Fatal("the daemon did not stop within 10 s of SIGTERM")
+	}
+	if took := time.Since(start); took > 5*time.Second || d.exitCode() != 0 {
+		t.Errorf("daemon stopped after %v with exit code %d; want a clean exit within 5 s", took, d.exitCode())
+	}
+	b.startDaemon(b.env)
+	if sent := b.waitSent(t, 1); sent[0].Text != restartedText {
+		t.Errorf("reply after the restart = %q", sent[0].Text)
+	}
+	if n := len(b.model.Requests()); n != 1 {
+		t.Errorf("the model got %d requests", n)
+	}
+}
