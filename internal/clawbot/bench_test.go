@@ -22,7 +22,7 @@ import (
 func BenchmarkBridgeOverhead(b *testing.B) {
 	h := newHarness(b)
 	d := newRealDaemon(b, h, "")
-	h.fake.IdleHold = time.Minute // a poll waits for the next message
+	h.fake.SetIdleHold(time.Minute) // a poll waits for the next message
 	for range b.N + 1 {
 		d.model.Script(modeltest.Text("ok"))
 	}

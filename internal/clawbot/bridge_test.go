@@ -3,6 +3,7 @@ package clawbot_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -271,14 +272,13 @@ func TestIdleSessionsAreDropped(t *testing.T) {
 	h.fake.Batch("c1", ilinktest.Text(1, "alice", "x"))
 	h.start()
 	h.waitSent(1)
-	h.waitFor("the idle session to be closed", func() bool {
+	h.waitFor("the idle session to be closed and forgotten", func() bool {
 		h.fd.mu.Lock()
-		defer h.fd.mu.Unlock()
-		return len(h.fd.closed) == 1
+		closed := len(h.fd.closed)
+		h.fd.mu.Unlock()
+		_, err := h.store.BridgeSession(context.Background(), "default", "", "alice")
+		return closed == 1 && errors.Is(err, store.ErrNotFound)
 	})
-	if _, err := h.store.BridgeSession(context.Background(), "default", "", "alice"); err == nil {
-		t.Error("the idle session is still recorded")
-	}
 	h.fake.Batch("c2", ilinktest.Text(2, "alice", "y"))
 	h.waitSent(2)
 	turns := h.fd.Turns()

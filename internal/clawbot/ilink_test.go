@@ -125,7 +125,7 @@ func TestGetUpdatesAnswers(t *testing.T) {
 // nothing; the caller's cancellation is an error.
 func TestGetUpdatesClientTimeout(t *testing.T) {
 	fake := ilinktest.New(t)
-	fake.IdleHold = 5 * time.Second
+	fake.SetIdleHold(5 * time.Second)
 	c := newClient(fake)
 	c.PollTimeout = 100 * time.Millisecond
 	up, err := c.GetUpdates(t.Context(), "c7")

@@ -22,7 +22,7 @@ func ptr[T any](v T) *T { return &v }
 // fail or do not validate leave the bridge disconnected.
 func TestConnectedOnlyAfterValidatedPoll(t *testing.T) {
 	h := newHarness(t)
-	h.fake.IdleHold = 10 * time.Second // no empty batch answers by itself
+	h.fake.SetIdleHold(10 * time.Second) // no empty batch answers by itself
 	h.fake.Poll(ilinktest.Answer{Raw: "<html>gateway</html>"})
 	h.fake.Poll(ilinktest.Answer{JSON: map[string]any{"ret": -1, "errmsg": "busy", "msgs": []any{}, "get_updates_buf": "x"}})
 	h.fake.Poll(ilinktest.Answer{JSON: map[string]any{"get_updates_buf": "x"}})
@@ -86,7 +86,7 @@ func TestStopRunAndReload(t *testing.T) {
 	h.waitState("default", clawbot.StateConnected)
 
 	// A rotated token is picked up by a reload.
-	h.fake.IdleHold = 50 * time.Millisecond
+	h.fake.SetIdleHold(50 * time.Millisecond)
 	if err := h.files.SaveCredentials("default", clawbot.Credentials{Token: "tok-rotated", BotID: botID, UserID: ownerID, BaseURL: h.fake.URL()}); err != nil {
 		t.Fatal(err)
 	}

@@ -29,7 +29,7 @@ func BenchmarkClawbotBurst(b *testing.B) {
 			model.Script(modeltest.Text("ok"))
 		}
 		ilink := ilinktest.New(b)
-		ilink.IdleHold = time.Minute
+		ilink.SetIdleHold(time.Minute)
 		in := benchInstance(b, b.TempDir(), providerConfig(model.URL()))
 		dir := filepath.Join(in.home, "clawbot", "accounts")
 		if err := os.MkdirAll(dir, 0o700); err != nil {

@@ -48,11 +48,9 @@ type Sent struct {
 // Server is the fake.
 type Server struct {
 	srv *httptest.Server
-	// IdleHold is how long a getupdates with nothing queued waits before
-	// answering an empty batch (the real service waits about 35 s).
-	IdleHold time.Duration
 
 	mu       sync.Mutex
+	idleHold time.Duration
 	changed  chan struct{}
 	codes    [][]Answer // per QR code: its status answers; the last repeats
 	codeN    int
@@ -69,7 +67,7 @@ type Server struct {
 // New starts a fake server, closed when the test ends.
 func New(tb testing.TB) *Server {
 	tb.Helper()
-	s := &Server{IdleHold: 200 * time.Millisecond, changed: make(chan struct{}), statusN: map[string]int{}}
+	s := &Server{idleHold: 200 * time.Millisecond, changed: make(chan struct{}), statusN: map[string]int{}}
 	s.srv = httptest.NewServer(s)
 	tb.Cleanup(s.Close)
 	return s
@@ -96,6 +94,15 @@ func (s *Server) notify() {
 		close(s.changed)
 		s.changed = make(chan struct{})
 	}
+}
+
+// SetIdleHold sets how long a getupdates with nothing to answer waits
+// before answering an empty batch (200 ms at first; the real service waits
+// about 35 s).
+func (s *Server) SetIdleHold(d time.Duration) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.idleHold = d
 }
 
 // LoginCode adds a QR code that get_bot_qrcode hands out (in order); its
@@ -274,7 +281,7 @@ func (s *Server) getUpdates(ctx context.Context, w http.ResponseWriter, req Requ
 	}
 	s.mu.Lock()
 	s.cursors = append(s.cursors, cursor)
-	deadline := time.After(s.IdleHold)
+	deadline := time.After(s.idleHold)
 	for len(s.polls) == 0 && len(s.posted) <= pos && !s.closed {
 		ch := s.changed
 		s.mu.Unlock()
