@@ -18,6 +18,32 @@ import (
 
 func ptr[T any](v T) *T { return &v }
 
+// faultyStore gives the supervisor a store whose write op fails with msg
+// until heal is called.
+func (h *harness) faultyStore(op, msg string) (heal func()) {
+	h.t.Helper()
+	var mu sync.Mutex
+	failing := true
+	st, err := store.Open(h.t.Context(), store.Options{Path: h.layout.StoreFile(), Fault: func(o string) error {
+		mu.Lock()
+		defer mu.Unlock()
+		if failing && o == op {
+			return errors.New(msg)
+		}
+		return nil
+	}})
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	h.t.Cleanup(func() { st.Close() })
+	h.opts.Store = st
+	return func() {
+		mu.Lock()
+		defer mu.Unlock()
+		failing = false
+	}
+}
+
 // `connected` needs an authenticated, validated getupdates: answers that
 // fail or do not validate leave the bridge disconnected.
 func TestConnectedOnlyAfterValidatedPoll(t *testing.T) {
@@ -175,21 +201,7 @@ func TestReplacementJoinsOldInstanceFirst(t *testing.T) {
 // doubles up to its bound.
 func TestCrashBacksOff(t *testing.T) {
 	h := newHarness(t)
-	var mu sync.Mutex
-	failing := true
-	st, err := store.Open(t.Context(), store.Options{Path: h.layout.StoreFile(), Fault: func(op string) error {
-		mu.Lock()
-		defer mu.Unlock()
-		if failing && op == "accept bridge batch" {
-			return errors.New("disk on fire")
-		}
-		return nil
-	}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	h.opts.Store = st
+	heal := h.faultyStore("accept bridge batch", "disk on fire")
 	for range 10 {
 		h.fake.Batch("c1", ilinktest.Text(1, "alice", "hi"))
 	}
@@ -208,9 +220,7 @@ func TestCrashBacksOff(t *testing.T) {
 	if s := h.status("default"); !strings.Contains(s.LastError, "disk on fire") {
 		t.Errorf("last error = %q", s.LastError)
 	}
-	mu.Lock()
-	failing = false
-	mu.Unlock()
+	heal()
 	sent := h.waitSent(1)
 	if sent[0].Text != "echo: hi" || len(h.fd.Turns()) != 1 {
 		t.Errorf("after recovery: sent %+v, turns %+v", sent, h.fd.Turns())
@@ -222,21 +232,7 @@ func TestCrashBacksOff(t *testing.T) {
 func TestLogoutResetsRemoteToolsFirst(t *testing.T) {
 	h := newHarness(t)
 	h.settings("default", clawbot.Settings{Enabled: true, RemoteTools: clawbot.RemoteToolsOwner, Workspace: h.ws})
-	var mu sync.Mutex
-	failForget := true
-	st, err := store.Open(t.Context(), store.Options{Path: h.layout.StoreFile(), Fault: func(op string) error {
-		mu.Lock()
-		defer mu.Unlock()
-		if failForget && op == "forget bridge account" {
-			return errors.New("injected")
-		}
-		return nil
-	}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	h.opts.Store = st
+	heal := h.faultyStore("forget bridge account", "injected")
 	h.fake.Batch("c1", ilinktest.Text(1, "alice", "hi"))
 	h.start()
 	h.waitSent(1)
@@ -254,9 +250,7 @@ func TestLogoutResetsRemoteToolsFirst(t *testing.T) {
 		t.Errorf("credentials deleted before the state: %v", err)
 	}
 
-	mu.Lock()
-	failForget = false
-	mu.Unlock()
+	heal()
 	if err := h.sup.Logout(t.Context(), "default"); err != nil {
 		t.Fatal(err)
 	}
