@@ -22,16 +22,15 @@ const cutNote = "\n\n[The rest of this answer was cut: it was longer than 64 KiB
 // Short replies for work that ended without an answer. They are fixed
 // texts: nothing of an error message, a tool or the host reaches WeChat.
 const (
-	textRestarted   = "SCV restarted before finishing this; please resend."
-	textInterrupted = "SCV was stopped before finishing this; please resend."
-	textTimedOut    = "Sorry, this took too long and was stopped."
-	textCancelled   = "Sorry, this was cancelled before an answer."
-	textModel       = "Sorry, the model could not answer this right now. Please try again later."
-	textTooLong     = "Sorry, this conversation has grown too long for the model. It starts afresh after 30 minutes without messages."
-	textTooMuch     = "Sorry, this needed too many steps and was stopped before an answer."
-	textFailed      = "Sorry, something went wrong while answering this. Please try again."
-	textNoSession   = "Sorry, SCV could not start a conversation for this right now. Please try again later."
-	textEmpty       = "(The answer was empty.)"
+	textRestarted = "SCV restarted before finishing this; please resend."
+	textTimedOut  = "Sorry, this took too long and was stopped."
+	textCancelled = "Sorry, this was cancelled before an answer."
+	textModel     = "Sorry, the model could not answer this right now. Please try again later."
+	textTooLong   = "Sorry, this conversation has grown too long for the model. It starts afresh after 30 minutes without messages."
+	textTooMuch   = "Sorry, this needed too many steps and was stopped before an answer."
+	textFailed    = "Sorry, something went wrong while answering this. Please try again."
+	textNoSession = "Sorry, SCV could not start a conversation for this right now. Please try again later."
+	textEmpty     = "(The answer was empty.)"
 )
 
 // failureText is the reply to a turn that failed with a turn.failed code.
