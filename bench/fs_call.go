@@ -1,8 +1,10 @@
 //go:build ignore
 
-// fs_call is a stand-in for `scv tools call` used by bench/fs_tools.sh while
-// the real CLI command is not available: it runs one read or write call in a
-// fresh process, the way the CLI would, and prints the runtime.md §12 object.
+// fs_call runs one read or write call through the same tool code as `scv
+// tools call` (tool.Registry Prepare, then Run) in a minimal process without
+// the scv binary's configuration, command line and start-up, and prints the
+// same object. bench/fs_tools.sh times it beside the real `scv tools call`
+// to tell the tools' own cost from the binary's start-up.
 //
 //	go build -o /tmp/fs_call bench/fs_call.go
 //	fs_call read '{"path":"f.txt"}'     # workspace = current directory

@@ -16,8 +16,9 @@
 #   which would not compare with cat. SCV_OUTPUT_LIMIT=default keeps the
 #   default limit (the read is then cut to ~64 KiB and the check below skips
 #   the whole-content test).
-#   Without it, the stand-in bench/fs_call.go (same tool code, one process
-#   per call, same output object) is built and timed instead.
+#   Without it, the minimal caller bench/fs_call.go (same tool code, one
+#   process per call, same output object, none of the binary's start-up) is
+#   built and timed instead.
 # Uses hyperfine when installed (apt-get install -y hyperfine), else a bash
 # loop of RUNS iterations (default 50).
 set -euo pipefail
@@ -42,7 +43,7 @@ if [[ $# -ge 1 ]]; then
 else
   (cd "$repo" && go build -o "$work/fs_call" bench/fs_call.go)
   call=("$work/fs_call")
-  label="fs_call stand-in"
+  label="fs_call (minimal caller)"
 fi
 
 # Test data: 256 KiB and 1 MiB of ASCII text.

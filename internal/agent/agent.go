@@ -17,6 +17,7 @@ import (
 	"github.com/scv-agent/scv/internal/model"
 	"github.com/scv-agent/scv/internal/proto"
 	"github.com/scv-agent/scv/internal/tool"
+	"github.com/scv-agent/scv/internal/toolcall"
 )
 
 // Options configure a Session.
@@ -45,9 +46,9 @@ type Options struct {
 	Secrets []string
 }
 
-// Emit receives the session's events in order. The server adds session_id
-// and seq.
-type Emit func(ev proto.Event)
+// Emit receives the session's events in order, each with its turn_id set.
+// The server adds session_id and seq.
+type Emit func(ev proto.TurnEvent)
 
 // Session is one conversation. RunTurn must not be called concurrently.
 type Session struct {
@@ -113,30 +114,26 @@ func fail(code, format string, args ...any) error {
 // RunTurn runs one turn to its single terminal event. A failed or cancelled
 // turn leaves the history as it was before the turn.
 func (s *Session) RunTurn(ctx context.Context, turnID, prompt string, emit Emit) {
-	ev := func(e proto.Event) {
-		e.TurnID = turnID
+	ev := func(e proto.TurnEvent) {
+		e.Turn().TurnID = turnID
 		emit(e)
 	}
 	saved := s.hist.snapshot()
-	ev(proto.Event{Type: proto.EventTurnStarted})
+	ev(&proto.TurnStarted{})
 	steps, usage, err := s.loop(ctx, prompt, ev)
 	if err == nil {
-		e := proto.Event{Type: proto.EventTurnCompleted, Steps: proto.Ptr(steps), ContextTokens: proto.Ptr(s.ContextTokens())}
-		if usage != nil {
-			e.Usage = usage
-		}
-		ev(e)
+		ev(&proto.TurnCompleted{Steps: steps, Usage: usage, ContextTokens: s.ContextTokens()})
 		return
 	}
 	s.hist.restore(saved)
 	var tf *turnFailure
 	switch {
 	case ctx.Err() != nil:
-		ev(proto.Event{Type: proto.EventTurnCancelled})
+		ev(&proto.TurnCancelled{})
 	case errors.As(err, &tf):
-		ev(proto.Event{Type: proto.EventTurnFailed, Code: tf.code, Message: tf.msg})
+		ev(&proto.TurnFailed{Code: tf.code, Message: tf.msg})
 	default:
-		ev(proto.Event{Type: proto.EventTurnFailed, Code: proto.FailInternal, Message: oneLine(s.secrets.redact(err.Error()), 300)})
+		ev(&proto.TurnFailed{Code: proto.FailInternal, Message: oneLine(s.secrets.redact(err.Error()), 300)})
 	}
 }
 
@@ -171,11 +168,11 @@ func (s *Session) loop(ctx context.Context, prompt string, ev Emit) (int, *proto
 			ReasoningEffort: s.opts.ReasoningEffort,
 			MaxOutputTokens: s.opts.Context.ReserveOutputTokens,
 		}, func(d model.Delta) {
-			typ := proto.EventAssistantDelta
 			if d.Kind == model.DeltaReasoning {
-				typ = proto.EventAssistantReasoning
+				ev(&proto.AssistantReasoning{Content: d.Text})
+				return
 			}
-			ev(proto.Event{Type: typ, Content: proto.Ptr(d.Text)})
+			ev(&proto.AssistantDelta{Content: d.Text})
 		})
 		if err != nil {
 			if ctx.Err() != nil {
@@ -192,13 +189,18 @@ func (s *Session) loop(ctx context.Context, prompt string, ev Emit) (int, *proto
 			msg.Thinking = resp.Thinking
 		}
 		s.hist.append(msg, true)
-		ev(proto.Event{Type: proto.EventAssistantComplete, Content: proto.Ptr(resp.Content)})
+		ev(&proto.AssistantCompleted{Content: resp.Content})
 		if len(resp.ToolCalls) == 0 {
 			// The turn is complete: its thinking blocks are no longer
 			// needed, and its own messages may now be trimmed too.
 			s.hist.dropThinking()
 			s.hist.turnStart = len(s.hist.msgs)
-			_ = s.trim(ev)
+			// Every message may go now, so trimming cannot fall short
+			// today; if it ever does, the turn fails like any other
+			// history overflow instead of leaving the history unbounded.
+			if err := s.trim(ev); err != nil {
+				return step + 1, usage, err
+			}
 			return step + 1, usage, nil
 		}
 		for _, call := range resp.ToolCalls {
@@ -254,66 +256,43 @@ func addUsage(total *proto.Usage, u *model.Usage) *proto.Usage {
 	return total
 }
 
-// call runs one tool call through validation, approval and execution and
-// emits its lifecycle events. The returned result is what the model sees.
+// call runs one tool call through validation, approval and execution (the
+// one path every tool call takes, toolcall.Run) and emits its lifecycle
+// events. The returned result is what the model sees.
 func (s *Session) call(ctx context.Context, call model.ToolCall, ev Emit) (tool.Result, error) {
-	ev(proto.Event{Type: proto.EventToolProposed, CallID: call.ID, Name: call.Name, Arguments: rawArgs(call.Arguments)})
+	ev(&proto.ToolProposed{CallID: call.ID, Name: call.Name, Arguments: rawArgs(call.Arguments)})
 	env := tool.Env{Workspace: s.opts.Workspace, SessionID: s.opts.SessionID, CallID: call.ID, OutputLimit: s.opts.OutputLimit}
 	var stopProgress func()
 	env.Progress, stopProgress = newProgress(call.ID, ev, s.secrets)
-	plan, res, ok := s.reg.Prepare(env, call.Name, []byte(call.Arguments))
-	var err error
-	if ok {
-		res, err = s.approveAndRun(ctx, call, plan, ev)
-	}
+	res, err := toolcall.Run(ctx, toolcall.Call{
+		Registry: s.reg, Policy: s.opts.Policy, Approve: s.approver(ev), Env: env,
+		Name: call.Name, Args: []byte(call.Arguments),
+		// The summary rides along, so a call that ran without an approval
+		// (a read_only fetch of an allowlisted host) still shows what it
+		// did, such as the full URL with its query.
+		Started: func(plan tool.Plan) {
+			ev(&proto.ToolStarted{CallID: call.ID, Name: call.Name, Summary: plan.Summary})
+		},
+	})
 	stopProgress()
-	res = s.bound(res)
 	ev(completed(call, res))
 	return res, err
 }
 
-func (s *Session) approveAndRun(ctx context.Context, call model.ToolCall, plan tool.Plan, ev Emit) (tool.Result, error) {
-	switch approval.Decide(s.opts.Policy, plan.Risk) {
-	case approval.Deny:
-		return tool.Fail(tool.Denied, "denied: the approval policy %q does not allow %s calls (risk %s); do not retry this call", s.opts.Policy, call.Name, plan.Risk), nil
-	case approval.Ask:
+// approver asks the session's client: it announces the pending approval
+// and waits for session.approval's answer (or the turn's end).
+func (s *Session) approver(ev Emit) toolcall.Approver {
+	return func(ctx context.Context, r toolcall.Request) bool {
 		id := "ap_" + uuid.NewString()[:8]
 		announce := func() {
-			ev(proto.Event{Type: proto.EventApprovalRequested, ApprovalID: id, CallID: call.ID, Name: call.Name, Risk: string(plan.Risk), Cwd: s.opts.Workspace, Summary: plan.Summary})
+			ev(&proto.ApprovalRequested{ApprovalID: id, CallID: r.CallID, Name: r.Name, Risk: string(r.Risk), Cwd: s.opts.Workspace, Summary: r.Summary})
 		}
-		if !s.broker.Wait(ctx, id, announce) {
-			if ctx.Err() != nil {
-				return tool.Fail(tool.Cancelled, "cancelled: the turn was cancelled while the call awaited approval"), nil
-			}
-			return tool.Fail(tool.Denied, "denied: the user did not approve this %s call", call.Name), nil
-		}
+		return s.broker.Wait(ctx, id, announce)
 	}
-	if ctx.Err() != nil {
-		return tool.Fail(tool.Cancelled, "cancelled before it started"), nil
-	}
-	// The summary rides along, so a call that ran without an approval (a
-	// read_only fetch of an allowlisted host) still shows what it did, such
-	// as the full URL with its query.
-	ev(proto.Event{Type: proto.EventToolStarted, CallID: call.ID, Name: call.Name, Summary: plan.Summary})
-	return runRecovered(ctx, call.Name, plan)
 }
 
-// runRecovered runs the plan; a panicking tool is a runtime failure, not a
-// model-visible result, so it becomes an error that ends the turn with
-// internal_error (the daemon and other sessions live on).
-func runRecovered(ctx context.Context, name string, plan tool.Plan) (res tool.Result, err error) {
-	defer func() {
-		if v := recover(); v != nil {
-			res = tool.Fail(tool.Failed, "the %s tool crashed", name)
-			err = fmt.Errorf("tool %s crashed: %v", name, v)
-		}
-	}()
-	return plan.Run(ctx), nil
-}
-
-func completed(call model.ToolCall, res tool.Result) proto.Event {
-	e := proto.Event{Type: proto.EventToolCompleted, CallID: call.ID, Name: call.Name,
-		Success: proto.Ptr(res.Success), Output: proto.Ptr(res.Output), Truncated: proto.Ptr(res.Truncated)}
+func completed(call model.ToolCall, res tool.Result) *proto.ToolCompleted {
+	e := &proto.ToolCompleted{CallID: call.ID, Name: call.Name, Success: res.Success, Output: res.Output, Truncated: res.Truncated}
 	if !res.Success {
 		e.Error = string(res.Error)
 		if e.Error == "" {
@@ -321,18 +300,4 @@ func completed(call model.ToolCall, res tool.Result) proto.Event {
 		}
 	}
 	return e
-}
-
-// bound caps a result at the output limit as a last line of defence; tools
-// bound their own output first.
-func (s *Session) bound(res tool.Result) tool.Result {
-	limit := s.opts.OutputLimit
-	if limit <= 0 || len(res.Output) <= limit {
-		return res
-	}
-	cut := tool.TruncateUTF8(res.Output, limit-64)
-	res.Output = cut + fmt.Sprintf("\n[output cut: %d of %d bytes shown]", len(cut), len(res.Output))
-	res.Truncated = true
-	res.JSON = false
-	return res
 }

@@ -2,7 +2,6 @@ package agent
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -115,17 +114,17 @@ func newSession(t *testing.T, fm *fakeModel, reg *tool.Registry, policy approval
 
 type recorder struct {
 	mu  sync.Mutex
-	evs []proto.Event
+	evs []proto.TurnEvent
 	// onApproval answers approval.requested.
-	onApproval func(e proto.Event)
+	onApproval func(e *proto.ApprovalRequested)
 }
 
-func (r *recorder) emit(e proto.Event) {
+func (r *recorder) emit(e proto.TurnEvent) {
 	r.mu.Lock()
 	r.evs = append(r.evs, e)
 	r.mu.Unlock()
-	if e.Type == proto.EventApprovalRequested && r.onApproval != nil {
-		go r.onApproval(e)
+	if a, ok := e.(*proto.ApprovalRequested); ok && r.onApproval != nil {
+		go r.onApproval(a)
 	}
 }
 
@@ -134,11 +133,11 @@ func (r *recorder) types() []string {
 	defer r.mu.Unlock()
 	var out []string
 	for _, e := range r.evs {
-		s := e.Type
-		if e.Type == proto.EventToolCompleted {
-			s += fmt.Sprintf("(%s,%v,%s)", e.Name, *e.Success, e.Error)
-		}
-		if e.Type == proto.EventTurnFailed {
+		s := e.EventType()
+		switch e := e.(type) {
+		case *proto.ToolCompleted:
+			s += fmt.Sprintf("(%s,%v,%s)", e.Name, e.Success, e.Error)
+		case *proto.TurnFailed:
 			s += "(" + e.Code + ")"
 		}
 		out = append(out, s)
@@ -146,10 +145,32 @@ func (r *recorder) types() []string {
 	return out
 }
 
-func (r *recorder) last() proto.Event {
+func (r *recorder) last() proto.TurnEvent {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.evs[len(r.evs)-1]
+}
+
+// failed is the turn.failed that ended the recorded turn, or a zero one
+// (whose empty code matches no want) when it ended otherwise.
+func (r *recorder) failed() *proto.TurnFailed {
+	if f, ok := r.last().(*proto.TurnFailed); ok {
+		return f
+	}
+	return &proto.TurnFailed{}
+}
+
+// only returns the recorded events of type T.
+func only[T proto.TurnEvent](r *recorder) []T {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []T
+	for _, e := range r.evs {
+		if t, ok := e.(T); ok {
+			out = append(out, t)
+		}
+	}
+	return out
 }
 
 func call(id, name, args string) model.ToolCall {
@@ -180,11 +201,11 @@ func TestToolLoopSerialOrder(t *testing.T) {
 	if d := cmp.Diff([]string{"a", "b", "c", "d"}, order); d != "" {
 		t.Fatalf("order (-want +got):\n%s", d)
 	}
-	end := rec.last()
-	if *end.Steps != 3 || end.Usage.TotalTokens != 24 {
-		t.Fatalf("turn.completed steps=%d usage=%+v", *end.Steps, end.Usage)
+	end := rec.last().(*proto.TurnCompleted)
+	if end.Steps != 3 || end.Usage.TotalTokens != 24 {
+		t.Fatalf("turn.completed steps=%d usage=%+v", end.Steps, end.Usage)
 	}
-	if end.ContextTokens == nil || *end.ContextTokens != s.ContextTokens() || *end.ContextTokens <= s.fixed {
+	if end.ContextTokens != s.ContextTokens() || end.ContextTokens <= s.fixed {
 		t.Fatalf("turn.completed context_tokens = %v, want the estimate %d", end.ContextTokens, s.ContextTokens())
 	}
 	// The third request replays the history: user, assistant(3 calls), 3 tool
@@ -215,7 +236,7 @@ func TestInvalidArgumentsBeforeApproval(t *testing.T) {
 		text("ok"),
 	}}
 	s := newSession(t, fm, testTools(t, &order), approval.Always)
-	rec := &recorder{onApproval: func(e proto.Event) { t.Errorf("approval asked for %s", e.CallID) }}
+	rec := &recorder{onApproval: func(e *proto.ApprovalRequested) { t.Errorf("approval asked for %s", e.CallID) }}
 	s.RunTurn(t.Context(), "t1", "go", rec.emit)
 	want := []string{"turn.started", "assistant.completed",
 		"tool.proposed", "tool.completed(touch,false,invalid_arguments)",
@@ -241,9 +262,9 @@ func TestApprovalPolicies(t *testing.T) {
 		want    string
 		touched bool
 	}{
-		{"on-risk approve", approval.OnRisk, proto.Ptr(true), "tool.completed(touch,true,)", true},
-		{"on-risk deny", approval.OnRisk, proto.Ptr(false), "tool.completed(touch,false,denied)", false},
-		{"always approve", approval.Always, proto.Ptr(true), "tool.completed(touch,true,)", true},
+		{"on-risk approve", approval.OnRisk, new(true), "tool.completed(touch,true,)", true},
+		{"on-risk deny", approval.OnRisk, new(false), "tool.completed(touch,false,denied)", false},
+		{"always approve", approval.Always, new(true), "tool.completed(touch,true,)", true},
 		{"never denies without asking", approval.Never, nil, "tool.completed(touch,false,denied)", false},
 	}
 	for _, tt := range tests {
@@ -255,7 +276,7 @@ func TestApprovalPolicies(t *testing.T) {
 			s := newSession(t, fm, testTools(t, &order), tt.policy)
 			asked := 0
 			rec := &recorder{}
-			rec.onApproval = func(e proto.Event) {
+			rec.onApproval = func(e *proto.ApprovalRequested) {
 				asked++
 				if e.Risk != "filesystem" || e.Summary != "touch f" || e.Cwd != "/ws" || e.Name != "touch" {
 					t.Errorf("approval.requested = %+v", e)
@@ -266,7 +287,7 @@ func TestApprovalPolicies(t *testing.T) {
 			}
 			s.RunTurn(t.Context(), "t1", "go", rec.emit)
 			got := rec.types()
-			if !contains(got, tt.want) {
+			if !slices.Contains(got, tt.want) {
 				t.Fatalf("events %v lack %s", got, tt.want)
 			}
 			if (tt.answer != nil) != (asked == 1) {
@@ -278,20 +299,11 @@ func TestApprovalPolicies(t *testing.T) {
 			if !tt.touched && !strings.Contains(fm.requests[1].Messages[2].Content, "denied") {
 				t.Fatalf("model was not told about the denial: %q", fm.requests[1].Messages[2].Content)
 			}
-			if tt.answer != nil && !*tt.answer && contains(got, "tool.started") {
+			if tt.answer != nil && !*tt.answer && slices.Contains(got, "tool.started") {
 				t.Fatal("denied call started")
 			}
 		})
 	}
-}
-
-func contains(xs []string, x string) bool {
-	for _, s := range xs {
-		if s == x {
-			return true
-		}
-	}
-	return false
 }
 
 func TestFailuresRestoreHistory(t *testing.T) {
@@ -309,8 +321,8 @@ func TestFailuresRestoreHistory(t *testing.T) {
 				t.Fatalf("history = %d after first turn", s.HistoryLen())
 			}
 			s.RunTurn(t.Context(), "t2", "two", rec.emit)
-			last := rec.last()
-			if last.Type != proto.EventTurnFailed || last.Code != want || !strings.Contains(last.Message, "boom") {
+			last := rec.failed()
+			if last.Code != want || !strings.Contains(last.Message, "boom") {
 				t.Fatalf("last event = %+v", last)
 			}
 			if s.HistoryLen() != 2 {
@@ -331,7 +343,7 @@ func TestStepLimit(t *testing.T) {
 	s.opts.MaxSteps = 3
 	rec := &recorder{}
 	s.RunTurn(t.Context(), "t1", "loop", rec.emit)
-	if last := rec.last(); last.Code != proto.FailStep {
+	if last := rec.failed(); last.Code != proto.FailStep {
 		t.Fatalf("last = %+v", last)
 	}
 	if len(fm.requests) != 3 {
@@ -351,7 +363,7 @@ func TestCancelDuringToolAndApproval(t *testing.T) {
 		rec := &recorder{}
 		done := make(chan struct{})
 		go func() { s.RunTurn(ctx, "t1", "go", rec.emit); close(done) }()
-		waitFor(t, func() bool { return contains(rec.types(), "tool.progress") })
+		waitFor(t, func() bool { return slices.Contains(rec.types(), "tool.progress") })
 		cancel()
 		<-done
 		want := []string{"turn.started", "assistant.completed", "tool.proposed", "tool.started", "tool.progress", "tool.completed(block,false,cancelled)", "turn.cancelled"}
@@ -367,10 +379,10 @@ func TestCancelDuringToolAndApproval(t *testing.T) {
 		fm := &fakeModel{script: []step{calls(call("c1", "touch", `{"text":"x"}`))}}
 		s := newSession(t, fm, testTools(t, &order), approval.OnRisk)
 		ctx, cancel := context.WithCancel(t.Context())
-		rec := &recorder{onApproval: func(proto.Event) { cancel() }}
+		rec := &recorder{onApproval: func(*proto.ApprovalRequested) { cancel() }}
 		s.RunTurn(ctx, "t1", "go", rec.emit)
 		got := rec.types()
-		if !contains(got, "tool.completed(touch,false,cancelled)") || got[len(got)-1] != "turn.cancelled" || contains(got, "tool.started") {
+		if !slices.Contains(got, "tool.completed(touch,false,cancelled)") || got[len(got)-1] != "turn.cancelled" || slices.Contains(got, "tool.started") {
 			t.Fatalf("events = %v", got)
 		}
 		if len(order) != 0 {
@@ -391,7 +403,7 @@ func TestCancelDuringToolAndApproval(t *testing.T) {
 		rec := &recorder{}
 		done := make(chan struct{})
 		go func() { s.RunTurn(ctx, "t1", "go", rec.emit); close(done) }()
-		waitFor(t, func() bool { return contains(rec.types(), "assistant.delta") })
+		waitFor(t, func() bool { return slices.Contains(rec.types(), "assistant.delta") })
 		cancel()
 		<-done
 		if got := rec.types(); got[len(got)-1] != "turn.cancelled" {
@@ -425,22 +437,17 @@ func TestContextCompaction(t *testing.T) {
 	rec := &recorder{}
 	for i := 0; i < 12; i++ {
 		s.RunTurn(t.Context(), fmt.Sprint("t", i), fmt.Sprintf("prompt %d %s", i, strings.Repeat("p", 60)), rec.emit)
-		if last := rec.last(); last.Type != proto.EventTurnCompleted {
+		if last := rec.last(); last.EventType() != proto.EventTurnCompleted {
 			t.Fatalf("turn %d ended with %+v", i, last)
 		}
 	}
-	var compacted []proto.Event
-	for _, e := range rec.evs {
-		if e.Type == proto.EventContextCompacted {
-			compacted = append(compacted, e)
-		}
-	}
+	compacted := only[*proto.ContextCompacted](rec)
 	if len(compacted) == 0 {
 		t.Fatal("no context.compacted event")
 	}
 	c := compacted[len(compacted)-1]
-	if *c.AfterTokens >= *c.BeforeTokens || *c.RemovedMessages <= 0 {
-		t.Fatalf("compacted = before %d after %d removed %d", *c.BeforeTokens, *c.AfterTokens, *c.RemovedMessages)
+	if c.AfterTokens >= c.BeforeTokens || c.RemovedMessages <= 0 {
+		t.Fatalf("compacted = before %d after %d removed %d", c.BeforeTokens, c.AfterTokens, c.RemovedMessages)
 	}
 	last := fm.requests[len(fm.requests)-1]
 	note := last.Messages[0].Content
@@ -484,11 +491,39 @@ func TestContextLimit(t *testing.T) {
 	s.opts.Context.MaxTokens = s.fixed + 200
 	rec := &recorder{}
 	s.RunTurn(t.Context(), "t1", strings.Repeat("z", 3000), rec.emit)
-	if last := rec.last(); last.Code != proto.FailContext {
+	if last := rec.failed(); last.Code != proto.FailContext {
 		t.Fatalf("last = %+v", last)
 	}
 	if len(fm.requests) != 0 {
 		t.Fatal("request sent despite context_limit")
+	}
+}
+
+// TestFinalAnswerOverHistoryBound: a final answer that takes the history
+// over session.max_history_bytes trims it once the turn is complete, the
+// finished turn included, and the turn still completes.
+func TestFinalAnswerOverHistoryBound(t *testing.T) {
+	var order []string
+	fm := &fakeModel{script: []step{text(strings.Repeat("a", 100)), text(strings.Repeat("z", 500))}}
+	s := newSession(t, fm, testTools(t, &order), approval.OnRisk)
+	s.opts.History = HistoryOptions{MaxBytes: 400, MaxMessages: 100}
+	rec := &recorder{}
+	s.RunTurn(t.Context(), "t1", "hello", rec.emit)
+	s.RunTurn(t.Context(), "t2", "again", rec.emit)
+	if last := rec.last(); last.EventType() != proto.EventTurnCompleted {
+		t.Fatalf("last event %+v, want turn.completed", last)
+	}
+	var removed []int
+	for _, e := range rec.evs {
+		if e, ok := e.(*proto.SessionTrimmed); ok {
+			removed = append(removed, e.RemovedMessages)
+		}
+	}
+	if d := cmp.Diff([]int{4}, removed); d != "" {
+		t.Errorf("messages removed per session.trimmed (-want +got):\n%s", d)
+	}
+	if s.HistoryLen() != 0 {
+		t.Errorf("history holds %d messages, want 0", s.HistoryLen())
 	}
 }
 
@@ -505,18 +540,13 @@ func TestHistoryTrimAndLimit(t *testing.T) {
 	for i := 0; i < 4; i++ {
 		s.RunTurn(t.Context(), fmt.Sprint("t", i), "hello", rec.emit)
 	}
-	var trimmed []proto.Event
-	for _, e := range rec.evs {
-		if e.Type == proto.EventSessionTrimmed {
-			trimmed = append(trimmed, e)
-		}
-	}
+	trimmed := only[*proto.SessionTrimmed](rec)
 	if len(trimmed) == 0 || s.HistoryLen() > 5 {
 		t.Fatalf("trimmed=%d history=%d", len(trimmed), s.HistoryLen())
 	}
 	before := s.HistoryLen()
 	s.RunTurn(t.Context(), "big", strings.Repeat("b", 2000), rec.emit)
-	if last := rec.last(); last.Code != proto.FailHistory {
+	if last := rec.failed(); last.Code != proto.FailHistory {
 		t.Fatalf("last = %+v", last)
 	}
 	if s.HistoryLen() != before {
@@ -540,7 +570,7 @@ func TestProgressNotInHistory(t *testing.T) {
 	s := newSession(t, fm, reg, approval.OnRisk)
 	rec := &recorder{}
 	s.RunTurn(t.Context(), "t1", "go", rec.emit)
-	if !contains(rec.types(), "tool.progress") {
+	if !slices.Contains(rec.types(), "tool.progress") {
 		t.Fatalf("no progress event: %v", rec.types())
 	}
 	for _, m := range fm.requests[1].Messages {
@@ -563,20 +593,9 @@ func TestProgressBoundedAndRedacted(t *testing.T) {
 	if len(rec.evs) != 1 {
 		t.Fatalf("events = %d", len(rec.evs))
 	}
-	txt := rec.evs[0].Text
+	txt := rec.evs[0].(*proto.ToolProgress).Text
 	if strings.Contains(txt, "sk-abc") || len(txt) > proto.MaxProgressBytes || strings.Contains(txt, "\n") {
 		t.Fatalf("progress = %q", txt)
-	}
-}
-
-func TestBoundCapsOutput(t *testing.T) {
-	s := &Session{opts: Options{OutputLimit: 200}}
-	res := s.bound(tool.Result{Success: true, Output: strings.Repeat("é", 500), JSON: true})
-	if len(res.Output) > 200 || !res.Truncated || res.JSON {
-		t.Fatalf("bound = %d bytes, truncated %v", len(res.Output), res.Truncated)
-	}
-	if !json.Valid([]byte(`"` + res.Output[:10] + `"`)) {
-		t.Fatal("cut broke UTF-8")
 	}
 }
 
@@ -593,11 +612,11 @@ func TestToolPanicFailsTurnInternal(t *testing.T) {
 	rec := &recorder{}
 	s.RunTurn(t.Context(), "t1", "go", rec.emit)
 	got := rec.types()
-	if !contains(got, "tool.completed(boom,false,failed)") || got[len(got)-1] != "turn.failed(internal_error)" {
+	if !slices.Contains(got, "tool.completed(boom,false,failed)") || got[len(got)-1] != "turn.failed(internal_error)" {
 		t.Fatalf("events = %v", got)
 	}
-	if !strings.Contains(rec.last().Message, "kaput") || s.HistoryLen() != 0 {
-		t.Fatalf("message %q, history %d", rec.last().Message, s.HistoryLen())
+	if !strings.Contains(rec.failed().Message, "kaput") || s.HistoryLen() != 0 {
+		t.Fatalf("message %q, history %d", rec.failed().Message, s.HistoryLen())
 	}
 }
 
@@ -628,7 +647,7 @@ func TestToolsRefreshedPerRequest(t *testing.T) {
 		Context: ContextOptions{MaxTokens: 100000, ReserveOutputTokens: 100, SafetyMarginTokens: 10, BytesPerToken: 3, SummaryMaxChars: 600},
 		History: HistoryOptions{MaxBytes: 1 << 20, MaxMessages: 1000},
 	})
-	rec := &recorder{onApproval: func(e proto.Event) { s.Resolve(e.ApprovalID, true) }}
+	rec := &recorder{onApproval: func(e *proto.ApprovalRequested) { s.Resolve(e.ApprovalID, true) }}
 	s.RunTurn(t.Context(), "t1", "go", rec.emit)
 	var offered [][]string
 	for _, r := range fm.requests {

@@ -59,7 +59,7 @@ func (s *Session) selectContext(ev Emit) ([]model.Message, error) {
 		return nil, err
 	}
 	if sel.removed > 0 && sel.removed != s.lastCut {
-		ev(proto.Event{Type: proto.EventContextCompacted, BeforeTokens: proto.Ptr(sel.before), AfterTokens: proto.Ptr(sel.after), RemovedMessages: proto.Ptr(sel.removed)})
+		ev(&proto.ContextCompacted{BeforeTokens: sel.before, AfterTokens: sel.after, RemovedMessages: sel.removed})
 	}
 	s.lastCut = sel.removed
 	return sel.msgs, nil

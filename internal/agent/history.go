@@ -121,7 +121,7 @@ func (s *Session) trim(ev Emit) error {
 		removed += n
 	}
 	if removed > 0 {
-		ev(proto.Event{Type: proto.EventSessionTrimmed, RemovedMessages: proto.Ptr(removed), HistoryBytes: proto.Ptr(h.bytes)})
+		ev(&proto.SessionTrimmed{RemovedMessages: removed, HistoryBytes: h.bytes})
 	}
 	if over() {
 		return fail(proto.FailHistory, "the current turn alone needs %d bytes in %d messages, above session.max_history_bytes (%d) or session.max_messages (%d); start with a smaller prompt or raise the limits", h.bytes, len(h.msgs), lim.MaxBytes, lim.MaxMessages)

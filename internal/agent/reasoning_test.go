@@ -34,16 +34,21 @@ func TestReasoningAndThinkingBlocks(t *testing.T) {
 	s.RunTurn(t.Context(), "t1", "go", rec.emit)
 	var got []string
 	for _, e := range rec.evs {
-		if e.Content != nil {
-			got = append(got, e.Type+":"+*e.Content)
+		switch e := e.(type) {
+		case *proto.AssistantReasoning:
+			got = append(got, e.EventType()+":"+e.Content)
+		case *proto.AssistantDelta:
+			got = append(got, e.EventType()+":"+e.Content)
+		case *proto.AssistantCompleted:
+			got = append(got, e.EventType()+":"+e.Content)
 		}
 	}
 	want := []string{"assistant.reasoning:plan the call", "assistant.completed:", "assistant.reasoning:now answer", "assistant.delta:answer", "assistant.completed:answer"}
 	if d := cmp.Diff(want, got); d != "" {
 		t.Fatalf("events with content (-want +got):\n%s", d)
 	}
-	if rec.last().Type != proto.EventTurnCompleted {
-		t.Fatalf("turn ended with %s", rec.last().Type)
+	if rec.last().EventType() != proto.EventTurnCompleted {
+		t.Fatalf("turn ended with %s", rec.last().EventType())
 	}
 	if d := cmp.Diff(think, fm.requests[1].Messages[1].Thinking); d != "" {
 		t.Errorf("thinking replayed in the tool loop (-want +got):\n%s", d)

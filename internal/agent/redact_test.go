@@ -3,6 +3,8 @@ package agent
 import (
 	"strings"
 	"testing"
+
+	"github.com/scv-agent/scv/internal/proto"
 )
 
 func TestSecretsRedact(t *testing.T) {
@@ -43,12 +45,13 @@ func TestProgressRedactsKeyValues(t *testing.T) {
 	send, stop := newProgress("c1", rec.emit, newSecrets([]string{key}))
 	defer stop()
 	send("downloading with " + strings.ToLower(key) + " now")
-	for _, ev := range rec.evs {
+	progress := only[*proto.ToolProgress](rec)
+	for _, ev := range progress {
 		if strings.Contains(strings.ToLower(ev.Text), strings.ToLower(key[:6])) {
 			t.Errorf("progress %q holds the key", ev.Text)
 		}
 	}
-	if len(rec.evs) != 1 || rec.evs[0].Text != "downloading with … now" {
+	if len(rec.evs) != 1 || len(progress) != 1 || progress[0].Text != "downloading with … now" {
 		t.Errorf("events %+v", rec.evs)
 	}
 }

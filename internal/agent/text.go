@@ -6,9 +6,9 @@ import (
 	"strings"
 	"sync"
 	"time"
-	"unicode/utf8"
 
 	"github.com/scv-agent/scv/internal/proto"
+	"github.com/scv-agent/scv/internal/textcut"
 	"github.com/scv-agent/scv/internal/tool"
 )
 
@@ -26,11 +26,7 @@ func tail(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}
-	i := len(s) - n
-	for i < len(s) && !utf8.RuneStart(s[i]) {
-		i++
-	}
-	return "…" + s[i:]
+	return "…" + textcut.TrimStart(s[len(s)-n:])
 }
 
 // rawArgs returns the call's arguments as JSON for tool.proposed: valid JSON
@@ -105,5 +101,5 @@ func (p *progress) send(text string) {
 		return
 	}
 	p.last = now
-	p.ev(proto.Event{Type: proto.EventToolProgress, CallID: p.callID, Text: line})
+	p.ev(&proto.ToolProgress{CallID: p.callID, Text: line})
 }

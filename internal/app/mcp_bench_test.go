@@ -59,9 +59,9 @@ func BenchmarkMCPCallLoop(b *testing.B) {
 		Context: agent.ContextOptions{MaxTokens: 128000, ReserveOutputTokens: 100, SafetyMarginTokens: 10, BytesPerToken: 3, SummaryMaxChars: 600},
 		History: agent.HistoryOptions{MaxBytes: 1 << 24, MaxMessages: 10000}})
 	turn := func() {
-		var last proto.Event
-		sess.RunTurn(context.Background(), "t", "go", func(e proto.Event) { last = e })
-		if last.Type != proto.EventTurnCompleted {
+		var last proto.TurnEvent
+		sess.RunTurn(context.Background(), "t", "go", func(e proto.TurnEvent) { last = e })
+		if _, ok := last.(*proto.TurnCompleted); !ok {
 			b.Fatalf("turn ended with %+v", last)
 		}
 		sess.Clear()

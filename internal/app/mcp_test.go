@@ -125,11 +125,11 @@ func TestSessionMCPTools(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var evs []proto.Event
-	sess.RunTurn(t.Context(), "t1", "call echo", func(e proto.Event) { evs = append(evs, e) })
+	var evs []proto.TurnEvent
+	sess.RunTurn(t.Context(), "t1", "call echo", func(e proto.TurnEvent) { evs = append(evs, e) })
 	info.Close()
 	last := evs[len(evs)-1]
-	if last.Type != proto.EventTurnCompleted {
+	if _, ok := last.(*proto.TurnCompleted); !ok {
 		t.Fatalf("turn ended with %+v", last)
 	}
 	reqs := f.fake.Requests()

@@ -1,5 +1,6 @@
 // Package approval decides, per call, whether a tool call runs, is denied,
-// or needs a person's answer (runtime.md §7), and brokers the pending
+// or needs a person's answer (docs/runtime.md, "Approvals and risk"), and
+// brokers the pending
 // approvals of a session.
 package approval
 

@@ -2,6 +2,7 @@ package clawbot
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -124,11 +125,27 @@ type protoSession struct {
 	once    sync.Once
 }
 
+// sessionResume is session.resume, which the daemon's protocol may not
+// have yet: it is its own type here so the bridge can ask any daemon, and
+// falls back to a new session when the daemon does not know it.
+type sessionResume struct {
+	proto.Envelope
+	SessionID string `json:"session_id"`
+}
+
+func (*sessionResume) MessageType() string { return "session.resume" }
+
+// resumed is what the bridge reads of a session.resume answer.
+type resumed struct {
+	SessionID string   `json:"session_id"`
+	Tools     []string `json:"tools"`
+}
+
 // resume asks the daemon to resume spec.Resume. It reports false (start a
 // new session) when the daemon cannot: it does not know session.resume
 // (unsupported, or an unknown message type), or not this session.
 func (s *protoSession) resume(ctx context.Context, spec SessionSpec) (bool, error) {
-	ev, err := s.conn.Call(ctx, &proto.SessionRef{Envelope: proto.Envelope{Type: "session.resume"}, SessionID: spec.Resume})
+	ev, err := s.conn.Call(ctx, &sessionResume{SessionID: spec.Resume})
 	var re *client.RequestError
 	if errors.As(err, &re) {
 		switch {
@@ -141,14 +158,25 @@ func (s *protoSession) resume(ctx context.Context, spec SessionSpec) (bool, erro
 	if err != nil {
 		return false, fmt.Errorf("resume session %s: %w", spec.Resume, err)
 	}
+	// The answer's Go type depends on whether this build's protocol
+	// package knows it (else it is a *proto.Unknown); its session_id and
+	// tools are read from its wire form either way.
+	var r resumed
+	b, err := proto.EncodeEvent(ev)
+	if err == nil {
+		err = json.Unmarshal(b, &r)
+	}
+	if err != nil {
+		return false, fmt.Errorf("resume session %s: read the %s answer: %w", spec.Resume, ev.EventType(), err)
+	}
 	// A resumed session must still have the authority it was recorded
 	// with; a tool-free conversation never continues in a session with
 	// tools.
-	if spec.NoTools && len(ev.Tools) > 0 {
-		s.closeSession(ctx, ev.SessionID)
+	if spec.NoTools && len(r.Tools) > 0 {
+		s.closeSession(ctx, r.SessionID)
 		return false, nil
 	}
-	s.id, s.resumed = ev.SessionID, true
+	s.id, s.resumed = r.SessionID, true
 	if s.id == "" {
 		s.id = spec.Resume
 	}
@@ -156,7 +184,7 @@ func (s *protoSession) resume(ctx context.Context, spec SessionSpec) (bool, erro
 }
 
 func (s *protoSession) closeSession(ctx context.Context, id string) {
-	_, _ = s.conn.Call(ctx, &proto.SessionRef{Envelope: proto.Envelope{Type: proto.TypeSessionClose}, SessionID: id})
+	_, _ = s.conn.Call(ctx, &proto.SessionClose{SessionID: id})
 }
 
 func (s *protoSession) ID() string    { return s.id }
@@ -179,7 +207,7 @@ func (s *protoSession) Close() {
 
 // Run implements Session.
 func (s *protoSession) Run(ctx context.Context, prompt string, grant bool) (Outcome, error) {
-	start, err := s.conn.Call(ctx, &proto.TurnStart{Envelope: proto.Envelope{Type: proto.TypeTurnStart}, SessionID: s.id, Prompt: prompt})
+	start, err := s.conn.Call(ctx, &proto.TurnStart{SessionID: s.id, Prompt: prompt})
 	if err != nil {
 		var re *client.RequestError
 		if errors.As(err, &re) && re.Code == proto.ErrInvalidRequest {
@@ -188,9 +216,14 @@ func (s *protoSession) Run(ctx context.Context, prompt string, grant bool) (Outc
 		}
 		return Outcome{}, fmt.Errorf("start a turn: %w", err)
 	}
-	turnID := start.TurnID
-	if start.Type == proto.EventQueueEnqueued {
-		turnID = start.QueueID
+	var turnID string
+	switch ev := start.(type) {
+	case *proto.TurnStarted:
+		turnID = ev.TurnID
+	case *proto.QueueEnqueued:
+		turnID = ev.QueueID
+	default:
+		return Outcome{}, fmt.Errorf("start a turn: unexpected answer %q", start.EventType())
 	}
 	var out Outcome
 	done, cancelled := ctx.Done(), false
@@ -201,25 +234,23 @@ func (s *protoSession) Run(ctx context.Context, prompt string, grant bool) (Outc
 			if !ok {
 				return out, fmt.Errorf("the session's connection ended: %v", s.conn.Err())
 			}
-			if ev.TurnID != "" && ev.TurnID != turnID {
+			if te, ok := ev.(proto.TurnEvent); ok && te.Turn().TurnID != turnID {
 				continue
 			}
-			switch ev.Type {
-			case proto.EventApprovalRequested:
-				_ = s.conn.Send(&proto.ApprovalResolve{Envelope: proto.Envelope{Type: proto.TypeApprovalSolve}, SessionID: s.id, ApprovalID: ev.ApprovalID, Approved: grant})
-			case proto.EventAssistantComplete:
-				if ev.Content != nil {
-					out.Answer = *ev.Content
-				}
-			case proto.EventTurnCompleted:
+			switch ev := ev.(type) {
+			case *proto.ApprovalRequested:
+				_ = s.conn.Send(&proto.ApprovalResolve{SessionID: s.id, ApprovalID: ev.ApprovalID, Approved: grant})
+			case *proto.AssistantCompleted:
+				out.Answer = ev.Content
+			case *proto.TurnCompleted:
 				out.State = TurnCompleted
 				return out, nil
-			case proto.EventTurnFailed:
+			case *proto.TurnFailed:
 				return Outcome{State: TurnFailed, Code: ev.Code}, nil
-			case proto.EventTurnCancelled:
+			case *proto.TurnCancelled:
 				return Outcome{State: TurnCancelled}, nil
-			case proto.EventError:
-				if ev.Fatal != nil && *ev.Fatal {
+			case *proto.Error:
+				if ev.Fatal {
 					return out, fmt.Errorf("the daemon ended the session's connection: %s", ev.Code)
 				}
 			}
@@ -227,7 +258,7 @@ func (s *protoSession) Run(ctx context.Context, prompt string, grant bool) (Outc
 			done = nil
 			if !cancelled {
 				cancelled = true
-				_ = s.conn.Send(&proto.TurnCancel{Envelope: proto.Envelope{Type: proto.TypeTurnCancel}, SessionID: s.id, TurnID: turnID})
+				_ = s.conn.Send(&proto.TurnCancel{SessionID: s.id, TurnID: turnID})
 				deadline = time.After(cancelWait)
 			}
 		case <-deadline:
@@ -253,23 +284,15 @@ func ProtoStatus(list []AccountStatus) []proto.ClawbotAccount {
 // Request handles the daemon-socket requests of the bridge:
 // daemon.reload, clawbot.settings and clawbot.logout. The caller answers
 // with daemon.status.
-func (s *Supervisor) Request(ctx context.Context, typ string, decode func(v any) error) error {
-	switch typ {
-	case proto.TypeDaemonReload:
+func (s *Supervisor) Request(ctx context.Context, m proto.Message) error {
+	switch m := m.(type) {
+	case *proto.DaemonReload:
 		return s.Reload(ctx)
-	case proto.TypeClawbotSettings:
-		var m proto.ClawbotSettings
-		if err := decode(&m); err != nil {
-			return err
-		}
+	case *proto.ClawbotSettings:
 		_, err := s.Configure(ctx, m.Account, Change{Enabled: m.Enabled, Workspace: m.Workspace, RemoteTools: m.RemoteTools})
 		return err
-	case proto.TypeClawbotLogout:
-		var m proto.ClawbotRef
-		if err := decode(&m); err != nil {
-			return err
-		}
+	case *proto.ClawbotLogout:
 		return s.Logout(ctx, m.Account)
 	}
-	return fmt.Errorf("unknown request %q", typ)
+	return fmt.Errorf("%s is not a request of the WeChat bridge", m.MessageType())
 }

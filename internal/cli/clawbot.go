@@ -21,6 +21,7 @@ import (
 	"github.com/scv-agent/scv/internal/paths"
 	"github.com/scv-agent/scv/internal/proto"
 	"github.com/scv-agent/scv/internal/store"
+	"github.com/scv-agent/scv/internal/termtext"
 )
 
 func newClawbotCmd(g *globals) *cobra.Command {
@@ -187,7 +188,7 @@ func newClawbotRunCmd(g *globals) *cobra.Command {
 				workspace = abs
 			}
 			on := true
-			st, err := g.clawbotRequest(&proto.ClawbotSettings{Envelope: proto.Envelope{Type: proto.TypeClawbotSettings},
+			st, err := g.clawbotRequest(&proto.ClawbotSettings{
 				Account: account, Enabled: &on, Workspace: workspace, RemoteTools: remoteTools}, "scv clawbot run")
 			if err != nil {
 				return err
@@ -231,7 +232,7 @@ func newClawbotStopCmd(g *globals) *cobra.Command {
 				return usageErr("--account: %v", err)
 			}
 			off := false
-			_, err := g.clawbotRequest(&proto.ClawbotSettings{Envelope: proto.Envelope{Type: proto.TypeClawbotSettings}, Account: account, Enabled: &off}, "")
+			_, err := g.clawbotRequest(&proto.ClawbotSettings{Account: account, Enabled: &off}, "")
 			var nd *client.NoDaemonError
 			if errors.As(err, &nd) {
 				// Nothing runs: saving the setting is all there is to do.
@@ -271,7 +272,7 @@ func newClawbotLogoutCmd(g *globals) *cobra.Command {
 			if err := clawbot.CheckAccount(account); err != nil {
 				return usageErr("--account: %v", err)
 			}
-			if _, err := g.clawbotRequest(&proto.ClawbotRef{Envelope: proto.Envelope{Type: proto.TypeClawbotLogout}, Account: account}, "scv clawbot logout"); err != nil {
+			if _, err := g.clawbotRequest(&proto.ClawbotLogout{Account: account}, "scv clawbot logout"); err != nil {
 				return err
 			}
 			fmt.Fprintf(g.stdio.Out, "clawbot %s: logged out; credentials, settings and delivery state deleted\n", account)
@@ -347,7 +348,8 @@ func printAccount(w io.Writer, a proto.ClawbotAccount) {
 		errText = "none"
 	}
 	fmt.Fprintf(w, "account %s:\n  bot id:       %s\n  owner:        %s\n  enabled:      %t\n  remote tools: %s\n  state:        %s\n  restarts:     %d\n  last error:   %s\n  last poll:    %s\n",
-		a.Account, orDash(a.BotID), orDash(a.OwnerUserID), a.Enabled, a.RemoteTools, a.State, a.Restarts, errText, last)
+		termtext.Line(a.Account), termtext.Line(orDash(a.BotID)), termtext.Line(orDash(a.OwnerUserID)), a.Enabled,
+		termtext.Line(a.RemoteTools), termtext.Line(a.State), a.Restarts, termtext.Line(errText), termtext.Line(last))
 }
 
 func orDash(s string) string {
@@ -407,7 +409,7 @@ func findAccount(st proto.DaemonStatus, account string) (proto.ClawbotAccount, b
 // clawbotRequest sends one administrative request to the running daemon
 // and returns its status answer. what names the command for the error
 // when no daemon runs ("" returns the *client.NoDaemonError itself).
-func (g *globals) clawbotRequest(msg any, what string) (proto.DaemonStatus, error) {
+func (g *globals) clawbotRequest(msg proto.Message, what string) (proto.DaemonStatus, error) {
 	layout, err := paths.Resolve(g.scvHome, g.env)
 	if err != nil {
 		return proto.DaemonStatus{}, err
@@ -427,7 +429,7 @@ func (g *globals) clawbotRequest(msg any, what string) (proto.DaemonStatus, erro
 		return proto.DaemonStatus{}, &exitError{code: ExitFailure, msg: err.Error()}
 	}
 	defer conn.Close()
-	ev, err := conn.Call(ctx, msg)
+	ev, err := client.CallFor[*proto.DaemonStatusReply](ctx, conn, msg)
 	if err != nil {
 		var re *client.RequestError
 		if errors.As(err, &re) {
@@ -451,7 +453,7 @@ func newReloadCmd(g *globals) *cobra.Command {
 			if err := g.refuseClawbot("scv reload"); err != nil {
 				return err
 			}
-			st, err := g.clawbotRequest(&proto.Envelope{Type: proto.TypeDaemonReload}, "scv reload")
+			st, err := g.clawbotRequest(&proto.DaemonReload{}, "scv reload")
 			if err != nil {
 				return err
 			}
@@ -462,7 +464,7 @@ func newReloadCmd(g *globals) *cobra.Command {
 			}
 			fmt.Fprintf(g.stdio.Out, "scv daemon (pid %d) reconciled its components\n", st.PID)
 			for _, a := range st.Clawbot {
-				fmt.Fprintf(g.stdio.Out, "  clawbot %s: %s\n", a.Account, a.State)
+				fmt.Fprintf(g.stdio.Out, "  clawbot %s: %s\n", termtext.Line(a.Account), termtext.Line(a.State))
 			}
 			return nil
 		},

@@ -58,7 +58,8 @@ func usageErr(format string, args ...any) error {
 // exitCode is a silent (already reported) exit status.
 func exitCode(code int) error { return &exitError{code: code} }
 
-// globals are the flags every command shares (runtime.md §1).
+// globals are the flags every command shares (docs/runtime.md, "Processes
+// and commands").
 type globals struct {
 	ctx            context.Context
 	stdio          Stdio

@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/scv-agent/scv/internal/app"
 	"github.com/scv-agent/scv/internal/config"
 	"github.com/scv-agent/scv/internal/model"
 	"github.com/scv-agent/scv/internal/paths"
@@ -22,25 +23,12 @@ import (
 // error (exit 2); any other configuration problem is a plain error (exit 1)
 // naming the file, line and key.
 func (g *globals) loadConfig(workspace string) (*config.Loaded, paths.Layout, error) {
-	layout, err := paths.Resolve(g.scvHome, g.env)
+	a, layout, _, err := g.newApp(g.stderrLogger(), false)
 	if err != nil {
-		return nil, paths.Layout{}, err
-	}
-	if err := g.checkPolicyFlag(); err != nil {
 		return nil, layout, err
 	}
-	l, err := config.Load(config.Options{
-		Home:      layout,
-		Workspace: workspace,
-		ExtraFile: g.configPath,
-		Env:       g.env,
-		Flags: config.Overrides{
-			Model:          g.model,
-			Provider:       g.provider,
-			BaseURL:        g.baseURL,
-			ApprovalPolicy: g.approvalPolicy,
-		},
-	})
+	defer a.Close()
+	l, err := a.LoadConfig(workspace, app.NoOverrides)
 	return l, layout, err
 }
 

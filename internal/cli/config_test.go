@@ -29,27 +29,19 @@ func TestMain(m *testing.M) {
 }
 
 func TestConfigScripts(t *testing.T) {
-	testscript.Run(t, testscript.Params{
-		Dir: filepath.Join("testdata", "script", "config"),
-		Setup: func(env *testscript.Env) error {
-			env.Setenv("SCV_HOME", filepath.Join(env.WorkDir, "scvhome"))
-			env.Setenv("HOME", filepath.Join(env.WorkDir, "userhome"))
-			return nil
-		},
-		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
-			// mode PERM FILE: the file's permission bits are PERM (octal).
-			"mode": func(ts *testscript.TestScript, neg bool, args []string) {
-				if len(args) != 2 {
-					ts.Fatalf("usage: mode PERM FILE")
-				}
-				want, err := strconv.ParseUint(args[0], 8, 32)
-				ts.Check(err)
-				st, err := os.Stat(ts.MkAbs(args[1]))
-				ts.Check(err)
-				if got := uint64(st.Mode().Perm()); (got == want) == neg {
-					ts.Fatalf("mode of %s is %04o, want %s%04o", args[1], got, map[bool]string{true: "not ", false: ""}[neg], want)
-				}
-			},
+	runScripts(t, "config", map[string]scriptCmd{
+		// mode PERM FILE: the file's permission bits are PERM (octal).
+		"mode": func(ts *testscript.TestScript, neg bool, args []string) {
+			if len(args) != 2 {
+				ts.Fatalf("usage: mode PERM FILE")
+			}
+			want, err := strconv.ParseUint(args[0], 8, 32)
+			ts.Check(err)
+			st, err := os.Stat(ts.MkAbs(args[1]))
+			ts.Check(err)
+			if got := uint64(st.Mode().Perm()); (got == want) == neg {
+				ts.Fatalf("mode of %s is %04o, want %s%04o", args[1], got, map[bool]string{true: "not ", false: ""}[neg], want)
+			}
 		},
 	})
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/scv-agent/scv/internal/app"
 	"github.com/scv-agent/scv/internal/clawbot"
 	"github.com/scv-agent/scv/internal/client"
 	"github.com/scv-agent/scv/internal/config"
@@ -23,6 +24,7 @@ import (
 	"github.com/scv-agent/scv/internal/proto"
 	"github.com/scv-agent/scv/internal/server"
 	"github.com/scv-agent/scv/internal/store"
+	"github.com/scv-agent/scv/internal/termtext"
 	"github.com/scv-agent/scv/internal/version"
 )
 
@@ -61,7 +63,7 @@ func (g *globals) runDaemon(logger *slog.Logger) error {
 		return err
 	}
 	defer a.Close() // in case daemon.Run fails before Drain
-	loaded, err := a.LoadConfig("", noOverrides)
+	loaded, err := a.LoadConfig("", app.NoOverrides)
 	if err != nil {
 		return err
 	}
@@ -79,8 +81,8 @@ func (g *globals) runDaemon(logger *slog.Logger) error {
 		return st
 	}
 	so := serverOptions(a, logger, &loaded.Config, status, stop)
-	so.Admin = func(ctx context.Context, typ string, decode func(any) error) (proto.DaemonStatus, error) {
-		err := bot.Request(ctx, typ, decode)
+	so.Admin = func(ctx context.Context, m proto.Message) (proto.DaemonStatus, error) {
+		err := bot.Request(ctx, m)
 		return status(), err
 	}
 	srv := server.New(so)
@@ -220,7 +222,7 @@ func newStopCmd(g *globals) *cobra.Command {
 				return &exitError{code: ExitFailure, msg: err.Error()}
 			}
 			defer conn.Close()
-			if _, err := conn.Call(ctx, &proto.Envelope{Type: proto.TypeDaemonShutdown}); err != nil {
+			if _, err := conn.Call(ctx, &proto.DaemonShutdown{}); err != nil {
 				return &exitError{code: ExitFailure, msg: fmt.Sprintf("stop daemon: %v", err)}
 			}
 			for ctx.Err() == nil {
@@ -255,7 +257,7 @@ func (g *globals) queryStatus(layout paths.Layout) (proto.DaemonStatus, error) {
 		return proto.DaemonStatus{}, err
 	}
 	defer conn.Close()
-	ev, err := conn.Call(ctx, &proto.Envelope{Type: proto.TypeDaemonStatus})
+	ev, err := client.CallFor[*proto.DaemonStatusReply](ctx, conn, &proto.DaemonStatusRequest{})
 	if err != nil {
 		return proto.DaemonStatus{}, err
 	}
@@ -296,7 +298,8 @@ func newStatusCmd(g *globals) *cobra.Command {
 			fmt.Fprintf(g.stdio.Out, "scv daemon: running\n  pid:         %d\n  version:     %s\n  uptime:      %s\n  sessions:    %d\n  delegations: %d running, %d orphans reaped\n  socket:      %s\n",
 				st.PID, st.Version, time.Duration(st.UptimeSeconds)*time.Second, st.Sessions, st.Delegations.Running, st.Delegations.OrphansReaped, layout.Socket())
 			for _, a := range st.Clawbot {
-				fmt.Fprintf(g.stdio.Out, "  clawbot %s: %s, remote tools %s, %d restarts (scv clawbot status)\n", a.Account, a.State, a.RemoteTools, a.Restarts)
+				fmt.Fprintf(g.stdio.Out, "  clawbot %s: %s, remote tools %s, %d restarts (scv clawbot status)\n",
+					termtext.Line(a.Account), termtext.Line(a.State), termtext.Line(a.RemoteTools), a.Restarts)
 			}
 			return nil
 		},

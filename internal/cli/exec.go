@@ -12,6 +12,7 @@ import (
 	"github.com/charmbracelet/x/term"
 	"github.com/spf13/cobra"
 
+	"github.com/scv-agent/scv/internal/app"
 	"github.com/scv-agent/scv/internal/client"
 	"github.com/scv-agent/scv/internal/proto"
 	"github.com/scv-agent/scv/internal/server"
@@ -47,7 +48,7 @@ func newExecCmd(g *globals) *cobra.Command {
 			// The app owns the MCP servers the turn starts; closing it
 			// stops them (and what they spawned) before exec exits.
 			defer a.Close()
-			loaded, err := a.LoadConfig(ws, noOverrides)
+			loaded, err := a.LoadConfig(ws, app.NoOverrides)
 			if err != nil {
 				return err
 			}
@@ -129,9 +130,9 @@ func (g *globals) execTurn(conn *client.Conn, prompt, ws string, yes, jsonOut bo
 	}
 	sid := started.SessionID
 	if jsonOut {
-		printJSON(g.stdio.Out, started)
+		printEvent(g.stdio.Out, started)
 	}
-	if err := conn.Send(&proto.TurnStart{Envelope: proto.Envelope{Type: proto.TypeTurnStart, RequestID: execTurnRequest}, SessionID: sid, Prompt: prompt}); err != nil {
+	if err := conn.Send(&proto.TurnStart{Envelope: proto.Envelope{RequestID: execTurnRequest}, SessionID: sid, Prompt: prompt}); err != nil {
 		fmt.Fprintf(g.stdio.Err, "scv: %v\n", err)
 		return ExitFailure
 	}
@@ -146,7 +147,7 @@ func (g *globals) execTurn(conn *client.Conn, prompt, ws string, yes, jsonOut bo
 				return ExitFailure
 			}
 			fmt.Fprintln(g.stdio.Err, "scv: interrupted; cancelling the turn")
-			_ = conn.Send(&proto.TurnCancel{Envelope: proto.Envelope{Type: proto.TypeTurnCancel}, SessionID: sid, TurnID: t.turnID})
+			_ = conn.Send(&proto.TurnCancel{SessionID: sid, TurnID: t.turnID})
 		case ev, ok := <-conn.Events():
 			if !ok {
 				fmt.Fprintf(g.stdio.Err, "scv: the server ended before the turn finished: %v\n", conn.Err())
@@ -184,75 +185,81 @@ type execTurn struct {
 func (t *execTurn) handle(ev proto.Event) (code int, done bool) {
 	out, errw := t.g.stdio.Out, t.g.stdio.Err
 	if t.jsonOut {
-		printJSON(out, ev)
+		printEvent(out, ev)
 	}
-	switch ev.Type {
-	case proto.EventTurnStarted:
-		t.turnID = ev.TurnID
-	case proto.EventAssistantDelta:
-		if !t.jsonOut && ev.Content != nil {
-			text := *ev.Content
+	switch e := ev.(type) {
+	case *proto.TurnStarted:
+		t.turnID = e.TurnID
+	case *proto.AssistantDelta:
+		if !t.jsonOut {
+			text := e.Content
 			if t.visibleOut {
 				text = termtext.Block(text)
 			}
 			fmt.Fprint(out, text)
-			t.endedWithText = strings.HasSuffix(*ev.Content, "\n")
+			t.endedWithText = strings.HasSuffix(e.Content, "\n")
 		}
-	case proto.EventAssistantReasoning:
+	case *proto.AssistantReasoning:
 		// Reasoning is not the answer: never on stdout (--json shows it).
-	case proto.EventAssistantComplete:
-		if !t.jsonOut && ev.Content != nil && *ev.Content != "" && !t.endedWithText {
+	case *proto.AssistantCompleted:
+		if !t.jsonOut && e.Content != "" && !t.endedWithText {
 			fmt.Fprintln(out)
 			t.endedWithText = true
 		}
-	case proto.EventApprovalRequested:
-		if t.asked == nil {
-			t.asked = map[string]bool{}
-		}
-		t.asked[ev.CallID] = true
-		verdict := "denied (pass --yes to approve)"
-		if t.yes {
-			verdict = "approved (--yes)"
-		}
-		// The whole summary is printed, control characters made visible,
-		// so what --yes approves is on record in full.
-		fmt.Fprintf(errw, "scv: approval for %s (risk %s): %s\n", termtext.Line(ev.Name), termtext.Line(ev.Risk), verdict)
-		for _, l := range strings.Split(strings.Trim(termtext.Block(ev.Summary), "\n"), "\n") {
-			fmt.Fprintf(errw, "scv:   | %s\n", l)
-		}
-		_ = t.conn.Send(&proto.ApprovalResolve{Envelope: proto.Envelope{Type: proto.TypeApprovalSolve}, SessionID: t.sid, ApprovalID: ev.ApprovalID, Approved: t.yes})
-	case proto.EventToolStarted:
+	case *proto.ApprovalRequested:
+		t.approve(e)
+	case *proto.ToolStarted:
 		// Progress for long runs: which call is running now. A call that
 		// ran without an approval note gets its whole summary (a fetch's
 		// full URL) here.
-		lines := strings.Split(strings.Trim(termtext.Block(ev.Summary), "\n"), "\n")
-		if t.asked[ev.CallID] || ev.Summary == "" {
-			fmt.Fprintf(errw, "scv: running %s\n", termtext.Line(ev.Name))
+		lines := strings.Split(strings.Trim(termtext.Block(e.Summary), "\n"), "\n")
+		if t.asked[e.CallID] || e.Summary == "" {
+			fmt.Fprintf(errw, "scv: running %s\n", termtext.Line(e.Name))
 			break
 		}
-		fmt.Fprintf(errw, "scv: running %s: %s\n", termtext.Line(ev.Name), lines[0])
+		fmt.Fprintf(errw, "scv: running %s: %s\n", termtext.Line(e.Name), lines[0])
 		for _, l := range lines[1:] {
 			fmt.Fprintf(errw, "scv:   | %s\n", l)
 		}
-	case proto.EventToolCompleted:
-		if ev.Success != nil && !*ev.Success && ev.Output != nil {
-			fmt.Fprintf(errw, "scv: %s %s: %s\n", termtext.Line(ev.Name), termtext.Line(ev.Error), termtext.Line(clip(firstLine(*ev.Output), 300)))
+	case *proto.ToolCompleted:
+		if !e.Success {
+			fmt.Fprintf(errw, "scv: %s %s: %s\n", termtext.Line(e.Name), termtext.Line(e.Error), termtext.Line(clip(firstLine(e.Output), 300)))
 		}
-	case proto.EventTurnCompleted:
+	case *proto.TurnCompleted:
 		return ExitOK, true
-	case proto.EventTurnCancelled:
+	case *proto.TurnCancelled:
 		fmt.Fprintln(errw, "scv: turn cancelled")
 		return ExitFailure, true
-	case proto.EventTurnFailed:
-		fmt.Fprintf(errw, "turn failed (%s): %s\n", termtext.Line(ev.Code), termtext.Line(ev.Message))
+	case *proto.TurnFailed:
+		fmt.Fprintf(errw, "turn failed (%s): %s\n", termtext.Line(e.Code), termtext.Line(e.Message))
 		return ExitFailure, true
-	case proto.EventError:
-		fmt.Fprintf(errw, "scv: %s: %s\n", termtext.Line(ev.Code), termtext.Line(ev.Message))
-		if (ev.Fatal != nil && *ev.Fatal) || ev.RequestID == execTurnRequest {
+	case *proto.Error:
+		fmt.Fprintf(errw, "scv: %s: %s\n", termtext.Line(e.Code), termtext.Line(e.Message))
+		if e.Fatal || e.RequestID == execTurnRequest {
 			return ExitFailure, true
 		}
 	}
 	return 0, false
+}
+
+// approve answers an approval request as --yes says and notes it on stderr
+// with the whole summary, control characters made visible, so what --yes
+// approves is on record in full.
+func (t *execTurn) approve(e *proto.ApprovalRequested) {
+	if t.asked == nil {
+		t.asked = map[string]bool{}
+	}
+	t.asked[e.CallID] = true
+	verdict := "denied (pass --yes to approve)"
+	if t.yes {
+		verdict = "approved (--yes)"
+	}
+	errw := t.g.stdio.Err
+	fmt.Fprintf(errw, "scv: approval for %s (risk %s): %s\n", termtext.Line(e.Name), termtext.Line(e.Risk), verdict)
+	for _, l := range strings.Split(strings.Trim(termtext.Block(e.Summary), "\n"), "\n") {
+		fmt.Fprintf(errw, "scv:   | %s\n", l)
+	}
+	_ = t.conn.Send(&proto.ApprovalResolve{SessionID: t.sid, ApprovalID: e.ApprovalID, Approved: t.yes})
 }
 
 // isTerminal says w is a terminal (an *os.File on a tty).
@@ -264,6 +271,13 @@ func isTerminal(w io.Writer) bool {
 func printJSON(w io.Writer, v any) {
 	b, err := json.Marshal(v)
 	if err == nil {
+		fmt.Fprintf(w, "%s\n", b)
+	}
+}
+
+// printEvent writes ev as the server sent it, one JSON line.
+func printEvent(w io.Writer, ev proto.Event) {
+	if b, err := proto.EncodeEvent(ev); err == nil {
 		fmt.Fprintf(w, "%s\n", b)
 	}
 }

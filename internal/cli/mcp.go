@@ -37,7 +37,7 @@ func (g *globals) mcpSetup(workspace string) (*app.App, *config.Loaded, string, 
 	if ws, err = server.CanonicalDir(ws); err != nil {
 		return nil, nil, "", usageErr("workspace %v", err)
 	}
-	loaded, err := a.LoadConfig(ws, noOverrides)
+	loaded, err := a.LoadConfig(ws, app.NoOverrides)
 	if err != nil {
 		return nil, nil, "", err
 	}

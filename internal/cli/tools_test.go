@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -19,17 +20,27 @@ import (
 )
 
 // TestToolsScripts runs the scripts of testdata/script/tools: `scv tools
-// list` and `scv tools call` through the real command line (runtime.md §7,
-// §11, §12; tools.md read, write, bash).
-func TestToolsScripts(t *testing.T) {
+// list` and `scv tools call` through the real command line: approvals, the
+// read, write and bash results and the printed object (docs/runtime.md,
+// sections 7, 12 and 13).
+func TestToolsScripts(t *testing.T) { runScripts(t, "tools", nil) }
+
+// scriptCmd is a testscript command.
+type scriptCmd = func(ts *testscript.TestScript, neg bool, args []string)
+
+// runScripts runs the scripts of testdata/script/<dir>, each with SCV_HOME
+// and HOME of its own in its work directory, with `exits` and cmds.
+func runScripts(t *testing.T, dir string, cmds map[string]scriptCmd) {
+	all := map[string]scriptCmd{"exits": cmdExits}
+	maps.Copy(all, cmds)
 	testscript.Run(t, testscript.Params{
-		Dir: filepath.Join("testdata", "script", "tools"),
+		Dir: filepath.Join("testdata", "script", dir),
 		Setup: func(env *testscript.Env) error {
 			env.Setenv("SCV_HOME", filepath.Join(env.WorkDir, "scvhome"))
 			env.Setenv("HOME", filepath.Join(env.WorkDir, "userhome"))
 			return nil
 		},
-		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){"exits": cmdExits},
+		Cmds: all,
 	})
 }
 
@@ -58,10 +69,10 @@ func cmdExits(ts *testscript.TestScript, neg bool, args []string) {
 	}
 }
 
-// TestToolsCallTextOutput checks the other half of runtime.md §12's
-// output rule: a tool whose result is text, not JSON (web_fetch), is printed
-// as a JSON string. The page is served on 127.0.0.1, which the user config
-// allows.
+// TestToolsCallTextOutput checks the other half of the output rule of `scv
+// tools call` (docs/runtime.md, "Exact forms that scripts rely on"): a tool
+// whose result is text, not JSON (web_fetch), is printed as a JSON string.
+// The page is served on 127.0.0.1, which the user config allows.
 func TestToolsCallTextOutput(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
@@ -94,14 +105,4 @@ func TestToolsCallTextOutput(t *testing.T) {
 // TestMCPScripts runs the scripts of testdata/script/mcp: `scv mcp list`,
 // `scv mcp test` and MCP tools through `scv tools list` and `scv tools
 // call`, against the fake MCP server (the `mcpfake` command).
-func TestMCPScripts(t *testing.T) {
-	testscript.Run(t, testscript.Params{
-		Dir: filepath.Join("testdata", "script", "mcp"),
-		Setup: func(env *testscript.Env) error {
-			env.Setenv("SCV_HOME", filepath.Join(env.WorkDir, "scvhome"))
-			env.Setenv("HOME", filepath.Join(env.WorkDir, "userhome"))
-			return nil
-		},
-		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){"exits": cmdExits},
-	})
-}
+func TestMCPScripts(t *testing.T) { runScripts(t, "mcp", nil) }

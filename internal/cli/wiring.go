@@ -54,8 +54,9 @@ func serverOptions(a *app.App, logger *slog.Logger, cfg *config.Config, status f
 	}
 }
 
-// refuseDelegated implements runtime.md §1: a delegated scv does not manage
-// daemons.
+// refuseDelegated keeps a delegated scv (SCV_DELEGATION_DEPTH > 0) from
+// managing the daemon that supervises it (docs/runtime.md, "Processes and
+// commands").
 func (g *globals) refuseDelegated(what string) error {
 	if d := delegation.Depth(g.env); d > 0 {
 		return usageErr("%s is refused inside a delegated agent run (SCV_DELEGATION_DEPTH=%d); ask the user to run it", what, d)

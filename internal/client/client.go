@@ -1,13 +1,13 @@
-// Package client is the Go client of SCV's protocol (runtime.md §4): it dials
-// the daemon socket (or wraps any reader/writer pair, such as a stdio child),
-// writes client messages as JSON lines, reads bounded server frames and
-// correlates answers with the requests that wait for them. The TUI and
+// Package client is the Go client of SCV's protocol (docs/protocol.md): it
+// dials the daemon socket (or wraps any reader/writer pair, such as a stdio
+// child), writes client messages as JSON lines, reads bounded server frames,
+// decodes each by its type, and correlates answers with the requests that
+// wait for them. The TUI and
 // scv exec use it; it imports only internal/proto and internal/jsonl.
 package client
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -135,40 +135,30 @@ func (c *Conn) Close() error {
 }
 
 // Send writes one client message, assigning a request_id when its envelope
-// has none. msg is a proto message struct (or pointer to one) with an
-// embedded proto.Envelope; other values are sent as they marshal.
-func (c *Conn) Send(msg any) error {
-	_, err := c.send(pointerTo(msg))
-	return err
-}
-
-func (c *Conn) send(msg any) (string, error) {
+// has none (the caller sees it in msg).
+func (c *Conn) Send(msg proto.Message) error {
 	select {
 	case <-c.done:
-		return "", ErrClosed
+		return ErrClosed
 	default:
 	}
-	id := ""
-	if env := envelopeOf(msg); env != nil {
-		if env.RequestID == "" {
-			env.RequestID = c.newID()
-		}
-		id = env.RequestID
+	if env := msg.Env(); env.RequestID == "" {
+		env.RequestID = c.newID()
 	}
-	b, err := json.Marshal(msg)
+	b, err := proto.EncodeMessage(msg)
 	if err != nil {
-		return "", fmt.Errorf("encode message: %w", err)
+		return fmt.Errorf("encode message: %w", err)
 	}
 	if len(b) > proto.MaxClientFrameBytes {
-		return "", fmt.Errorf("message of %d bytes exceeds the %d-byte frame limit", len(b), proto.MaxClientFrameBytes)
+		return fmt.Errorf("message of %d bytes exceeds the %d-byte frame limit", len(b), proto.MaxClientFrameBytes)
 	}
 	b = append(b, '\n')
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
 	if _, err := c.w.Write(b); err != nil {
-		return "", fmt.Errorf("write message: %w", err)
+		return fmt.Errorf("write message: %w", err)
 	}
-	return id, nil
+	return nil
 }
 
 func (c *Conn) newID() string {
@@ -178,75 +168,20 @@ func (c *Conn) newID() string {
 	return "c" + strconv.FormatUint(c.nextID, 10)
 }
 
-// envelopeOf finds the embedded Envelope of a proto message (by pointer, so
-// an assigned request_id is visible to the caller).
-func envelopeOf(msg any) *proto.Envelope {
-	switch m := msg.(type) {
-	case *proto.Envelope:
-		return m
-	case *proto.Initialize:
-		return &m.Envelope
-	case *proto.SessionStart:
-		return &m.Envelope
-	case *proto.TurnStart:
-		return &m.Envelope
-	case *proto.TurnCancel:
-		return &m.Envelope
-	case *proto.ApprovalResolve:
-		return &m.Envelope
-	case *proto.SessionRef:
-		return &m.Envelope
-	case *proto.ClawbotSettings:
-		return &m.Envelope
-	case *proto.ClawbotRef:
-		return &m.Envelope
-	}
-	return nil
-}
-
-// pointerTo returns a pointer copy of a value message so Send can assign
-// its request_id; pointers pass through.
-func pointerTo(msg any) any {
-	switch m := msg.(type) {
-	case proto.Envelope:
-		return &m
-	case proto.Initialize:
-		return &m
-	case proto.SessionStart:
-		return &m
-	case proto.TurnStart:
-		return &m
-	case proto.TurnCancel:
-		return &m
-	case proto.ApprovalResolve:
-		return &m
-	case proto.SessionRef:
-		return &m
-	case proto.ClawbotSettings:
-		return &m
-	case proto.ClawbotRef:
-		return &m
-	}
-	return msg
-}
-
 // Call sends msg and waits for the first event that echoes its request_id.
-// An `error` answer is returned as a *RequestError.
-func (c *Conn) Call(ctx context.Context, msg any) (proto.Event, error) {
-	msg = pointerTo(msg)
-	env := envelopeOf(msg)
-	if env == nil {
-		return proto.Event{}, fmt.Errorf("call: %T is not a protocol message", msg)
-	}
+// An `error` answer is returned as a *RequestError (with the event).
+func (c *Conn) Call(ctx context.Context, msg proto.Message) (proto.Event, error) {
+	env := msg.Env()
 	if env.RequestID == "" {
 		env.RequestID = c.newID()
 	}
+	typ := msg.MessageType()
 	ch := make(chan proto.Event, 1)
 	c.mu.Lock()
 	if c.err != nil {
 		err := c.err
 		c.mu.Unlock()
-		return proto.Event{}, fmt.Errorf("%s: %w", env.Type, err)
+		return nil, fmt.Errorf("%s: %w", typ, err)
 	}
 	c.waiters[env.RequestID] = ch
 	c.mu.Unlock()
@@ -255,50 +190,57 @@ func (c *Conn) Call(ctx context.Context, msg any) (proto.Event, error) {
 		delete(c.waiters, env.RequestID)
 		c.mu.Unlock()
 	}()
-	if _, err := c.send(msg); err != nil {
-		return proto.Event{}, err
+	if err := c.Send(msg); err != nil {
+		return nil, err
 	}
 	select {
 	case ev, ok := <-ch:
 		if !ok {
-			return proto.Event{}, fmt.Errorf("%s: connection ended before an answer: %w", env.Type, c.Err())
+			return nil, fmt.Errorf("%s: connection ended before an answer: %w", typ, c.Err())
 		}
-		if ev.Type == proto.EventError {
-			return ev, &RequestError{Code: ev.Code, Message: ev.Message, Fatal: ev.Fatal != nil && *ev.Fatal}
+		if e, isErr := ev.(*proto.Error); isErr {
+			return ev, &RequestError{Code: e.Code, Message: e.Message, Fatal: e.Fatal}
 		}
 		return ev, nil
 	case <-ctx.Done():
-		return proto.Event{}, ctx.Err()
+		return nil, ctx.Err()
 	case <-c.done:
-		return proto.Event{}, ErrClosed
+		return nil, ErrClosed
 	}
 }
 
+// CallFor is Call for a request whose answer has the event type T: another
+// answer is an error naming both types.
+func CallFor[T proto.Event](ctx context.Context, c *Conn, msg proto.Message) (T, error) {
+	var zero T
+	ev, err := c.Call(ctx, msg)
+	if err != nil {
+		return zero, err
+	}
+	t, ok := ev.(T)
+	if !ok {
+		return zero, fmt.Errorf("%s: unexpected answer %q", msg.MessageType(), ev.EventType())
+	}
+	return t, nil
+}
+
 // Initialize opens the connection with the protocol handshake.
-func (c *Conn) Initialize(ctx context.Context, name, version string) (proto.Event, error) {
-	ev, err := c.Call(ctx, &proto.Initialize{
-		Envelope:        proto.Envelope{Type: proto.TypeInitialize},
+func (c *Conn) Initialize(ctx context.Context, name, version string) (*proto.Initialized, error) {
+	ev, err := CallFor[*proto.Initialized](ctx, c, &proto.Initialize{
 		ProtocolVersion: proto.Version,
 		Client:          proto.Peer{Name: name, Version: version},
 	})
 	if err != nil {
-		return ev, fmt.Errorf("initialize: %w", err)
-	}
-	if ev.Type != proto.EventInitialized {
-		return ev, fmt.Errorf("initialize: unexpected answer %q", ev.Type)
+		return nil, fmt.Errorf("initialize: %w", err)
 	}
 	return ev, nil
 }
 
 // StartSession opens a session and returns its session.started event.
-func (c *Conn) StartSession(ctx context.Context, s proto.SessionStart) (proto.Event, error) {
-	s.Type = proto.TypeSessionStart
-	ev, err := c.Call(ctx, &s)
+func (c *Conn) StartSession(ctx context.Context, s proto.SessionStart) (*proto.SessionStarted, error) {
+	ev, err := CallFor[*proto.SessionStarted](ctx, c, &s)
 	if err != nil {
-		return ev, fmt.Errorf("start session: %w", err)
-	}
-	if ev.Type != proto.EventSessionStarted {
-		return ev, fmt.Errorf("start session: unexpected answer %q", ev.Type)
+		return nil, fmt.Errorf("start session: %w", err)
 	}
 	return ev, nil
 }
@@ -313,7 +255,7 @@ func (c *Conn) readLoop() {
 		line, err = lr.Next()
 		if errors.Is(err, jsonl.ErrLineTooLong) {
 			// The line was skipped whole; tell the reader and go on.
-			if !c.dispatch(proto.Event{Type: proto.EventError, Code: proto.ErrInvalidRequest, Message: "server frame dropped: " + err.Error()}) {
+			if !c.dispatch(&proto.Error{Header: proto.Header{Type: proto.EventError}, Code: proto.ErrInvalidRequest, Message: "server frame dropped: " + err.Error()}) {
 				err = ErrClosed
 				break
 			}
@@ -322,8 +264,8 @@ func (c *Conn) readLoop() {
 		if err != nil {
 			break
 		}
-		var ev proto.Event
-		if e := json.Unmarshal(line, &ev); e != nil {
+		ev, e := proto.DecodeEvent(line)
+		if e != nil {
 			err = fmt.Errorf("decode server frame: %w", e)
 			break
 		}
@@ -349,11 +291,11 @@ func (c *Conn) readLoop() {
 
 // dispatch hands ev to its waiter or to Events; false after Close.
 func (c *Conn) dispatch(ev proto.Event) bool {
-	if ev.RequestID != "" {
+	if id := ev.Head().RequestID; id != "" {
 		c.mu.Lock()
-		ch, ok := c.waiters[ev.RequestID]
+		ch, ok := c.waiters[id]
 		if ok {
-			delete(c.waiters, ev.RequestID)
+			delete(c.waiters, id)
 		}
 		c.mu.Unlock()
 		if ok {

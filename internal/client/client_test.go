@@ -30,7 +30,6 @@ func fakeServer(t *testing.T, c net.Conn, reply func(env map[string]any) []proto
 		defer close(done)
 		defer c.Close()
 		sc := bufio.NewScanner(c)
-		enc := json.NewEncoder(c)
 		for sc.Scan() {
 			var m map[string]any
 			if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
@@ -38,7 +37,12 @@ func fakeServer(t *testing.T, c net.Conn, reply func(env map[string]any) []proto
 				return
 			}
 			for _, ev := range reply(m) {
-				if err := enc.Encode(ev); err != nil {
+				b, err := proto.EncodeEvent(ev)
+				if err != nil {
+					t.Errorf("encode %s: %v", ev.EventType(), err)
+					return
+				}
+				if _, err := c.Write(append(b, '\n')); err != nil {
 					return
 				}
 			}
@@ -47,24 +51,29 @@ func fakeServer(t *testing.T, c net.Conn, reply func(env map[string]any) []proto
 	return done
 }
 
+// turnHead is the header of an event of turn t1 in session s1.
+func turnHead(typ string, seq uint64) proto.TurnHeader {
+	return proto.TurnHeader{SessionHeader: proto.SessionHeader{Header: proto.Header{Type: typ}, SessionID: "s1", Seq: seq}, TurnID: "t1"}
+}
+
 func handshake(m map[string]any) []proto.Event {
 	id, _ := m["request_id"].(string)
 	switch m["type"] {
 	case proto.TypeInitialize:
-		return []proto.Event{{Type: proto.EventInitialized, RequestID: id, ProtocolVersion: proto.Version, Server: &proto.Peer{Name: "scv", Version: "test"}}}
+		return []proto.Event{&proto.Initialized{Header: proto.Header{RequestID: id}, ProtocolVersion: proto.Version, Server: proto.Peer{Name: "scv", Version: "test"}}}
 	case proto.TypeSessionStart:
 		cwd, _ := m["cwd"].(string)
 		model, _ := m["model"].(string)
 		return []proto.Event{
-			{Type: proto.EventSessionStarted, RequestID: id, SessionID: "s1", Cwd: cwd, Model: model, ContextMaxTokens: 1000, Tools: []string{"bash"}},
+			&proto.SessionStarted{Header: proto.Header{RequestID: id}, SessionID: "s1", Cwd: cwd, Model: model, ContextMaxTokens: 1000, Tools: []string{"bash"}},
 		}
 	case proto.TypeTurnStart:
 		return []proto.Event{
-			{Type: proto.EventTurnStarted, SessionID: "s1", Seq: 1, TurnID: "t1"},
-			{Type: proto.EventAssistantDelta, SessionID: "s1", Seq: 2, TurnID: "t1", Content: proto.Ptr("hi")},
+			&proto.TurnStarted{TurnHeader: turnHead("", 1)},
+			&proto.AssistantDelta{TurnHeader: turnHead("", 2), Content: "hi"},
 		}
 	case proto.TypeSessionClose:
-		return []proto.Event{{Type: proto.EventError, RequestID: id, Code: proto.ErrSessionNotFound, Message: "no such session", Fatal: proto.Ptr(false)}}
+		return []proto.Event{&proto.Error{Header: proto.Header{RequestID: id}, Code: proto.ErrSessionNotFound, Message: "no such session"}}
 	}
 	return nil
 }
@@ -79,18 +88,18 @@ func TestHandshakeSessionAndEvents(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Initialize: %v", err)
 	}
-	if ev.Server == nil || ev.Server.Name != "scv" {
+	if ev.Server.Name != "scv" {
 		t.Errorf("initialized server = %+v", ev.Server)
 	}
-	ev, err = c.StartSession(ctx, proto.SessionStart{Cwd: "/w", Model: "m1"})
+	started, err := c.StartSession(ctx, proto.SessionStart{Cwd: "/w", Model: "m1"})
 	if err != nil {
 		t.Fatalf("StartSession: %v", err)
 	}
-	want := proto.Event{Type: proto.EventSessionStarted, RequestID: "c2", SessionID: "s1", Cwd: "/w", Model: "m1", ContextMaxTokens: 1000, Tools: []string{"bash"}}
-	if d := cmp.Diff(want, ev); d != "" {
+	want := &proto.SessionStarted{Header: proto.Header{Type: proto.EventSessionStarted, RequestID: "c2"}, SessionID: "s1", Cwd: "/w", Model: "m1", ContextMaxTokens: 1000, Tools: []string{"bash"}}
+	if d := cmp.Diff(want, started); d != "" {
 		t.Errorf("session.started (-want +got):\n%s", d)
 	}
-	if err := c.Send(proto.TurnStart{Envelope: proto.Envelope{Type: proto.TypeTurnStart}, SessionID: "s1", Prompt: "x"}); err != nil {
+	if err := c.Send(&proto.TurnStart{SessionID: "s1", Prompt: "x"}); err != nil {
 		t.Fatalf("Send: %v", err)
 	}
 	var got []proto.Event
@@ -98,14 +107,14 @@ func TestHandshakeSessionAndEvents(t *testing.T) {
 		got = append(got, <-c.Events())
 	}
 	wantEv := []proto.Event{
-		{Type: proto.EventTurnStarted, SessionID: "s1", Seq: 1, TurnID: "t1"},
-		{Type: proto.EventAssistantDelta, SessionID: "s1", Seq: 2, TurnID: "t1", Content: proto.Ptr("hi")},
+		&proto.TurnStarted{TurnHeader: turnHead(proto.EventTurnStarted, 1)},
+		&proto.AssistantDelta{TurnHeader: turnHead(proto.EventAssistantDelta, 2), Content: "hi"},
 	}
 	if d := cmp.Diff(wantEv, got); d != "" {
 		t.Errorf("events (-want +got):\n%s", d)
 	}
 
-	_, err = c.Call(ctx, proto.SessionRef{Envelope: proto.Envelope{Type: proto.TypeSessionClose}, SessionID: "nope"})
+	_, err = c.Call(ctx, &proto.SessionClose{SessionID: "nope"})
 	var re *client.RequestError
 	if !errors.As(err, &re) || re.Code != proto.ErrSessionNotFound || re.Fatal {
 		t.Errorf("Call error = %v, want RequestError session_not_found", err)
@@ -117,7 +126,7 @@ func TestHandshakeSessionAndEvents(t *testing.T) {
 	if _, ok := <-c.Events(); ok {
 		t.Error("Events still open after Close")
 	}
-	if err := c.Send(proto.Envelope{Type: proto.TypeDaemonStatus}); !errors.Is(err, client.ErrClosed) {
+	if err := c.Send(&proto.DaemonStatusRequest{}); !errors.Is(err, client.ErrClosed) {
 		t.Errorf("Send after Close = %v, want ErrClosed", err)
 	}
 }
@@ -134,14 +143,14 @@ func TestSendAssignsRequestID(t *testing.T) {
 		}
 		close(lines)
 	}()
-	msg := &proto.TurnCancel{Envelope: proto.Envelope{Type: proto.TypeTurnCancel}, SessionID: "s", TurnID: "t"}
+	msg := &proto.TurnCancel{SessionID: "s", TurnID: "t"}
 	if err := c.Send(msg); err != nil {
 		t.Fatal(err)
 	}
 	if msg.RequestID == "" {
 		t.Error("Send left request_id empty")
 	}
-	if err := c.Send(&proto.SessionRef{Envelope: proto.Envelope{Type: proto.TypeSessionClear, RequestID: "mine"}, SessionID: "s"}); err != nil {
+	if err := c.Send(&proto.SessionClear{Envelope: proto.Envelope{RequestID: "mine"}, SessionID: "s"}); err != nil {
 		t.Fatal(err)
 	}
 	want := []string{
@@ -177,10 +186,14 @@ func TestOversizedFrameIsSkipped(t *testing.T) {
 	defer c.Close()
 	var got []proto.Event
 	for ev := range c.Events() {
-		ev.Message = ""
+		if e, ok := ev.(*proto.Error); ok {
+			e.Message = ""
+		}
 		got = append(got, ev)
 	}
-	want := []proto.Event{{Type: proto.EventError, Code: proto.ErrInvalidRequest}, {Type: proto.EventTurnStarted, TurnID: "t9"}}
+	started := &proto.TurnStarted{}
+	started.Type, started.TurnID = proto.EventTurnStarted, "t9"
+	want := []proto.Event{&proto.Error{Header: proto.Header{Type: proto.EventError}, Code: proto.ErrInvalidRequest}, started}
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("events (-want +got):\n%s", d)
 	}
@@ -255,4 +268,33 @@ func TestCallWithoutAnswer(t *testing.T) {
 	case <-time.After(2500 * time.Millisecond):
 		t.Fatal("StartSession did not return after Close")
 	}
+}
+
+// TestTypedAnswers: CallFor gives the answer as its own type, and refuses
+// an answer of another type; an event type the client does not know
+// arrives as *proto.Unknown, whole.
+func TestTypedAnswers(t *testing.T) {
+	cl, sv := net.Pipe()
+	done := fakeServer(t, sv, func(m map[string]any) []proto.Event {
+		if m["type"] == proto.TypeDaemonStatus {
+			id, _ := m["request_id"].(string)
+			return []proto.Event{&proto.Unknown{Raw: []byte(`{"type":"daemon.sleeping","request_id":"` + id + `","for":3}`)}}
+		}
+		return handshake(m)
+	})
+	c := client.NewConn(cl, cl)
+	ctx := t.Context()
+	if _, err := client.CallFor[*proto.SessionStarted](ctx, c, &proto.Initialize{ProtocolVersion: proto.Version}); err == nil || !strings.Contains(err.Error(), `unexpected answer "initialized"`) {
+		t.Errorf("CallFor with the wrong answer type = %v", err)
+	}
+	ev, err := c.Call(ctx, &proto.DaemonStatusRequest{})
+	u, ok := ev.(*proto.Unknown)
+	if err != nil || !ok || u.EventType() != "daemon.sleeping" || !strings.Contains(string(u.Raw), `"for":3`) {
+		t.Errorf("unknown answer = %#v, %v", ev, err)
+	}
+	if b, err := proto.EncodeEvent(u); err != nil || string(b) != string(u.Raw) {
+		t.Errorf("an unknown event encodes to %s (%v), want the frame as it came", b, err)
+	}
+	c.Close()
+	<-done
 }

@@ -1,10 +1,10 @@
 // Package config loads SCV's configuration: built-in defaults, the user
 // config, the untrusted project config, one extra file, environment and flag
-// overrides, in that order (runtime.md §3). It decodes strictly, validates
-// every value and the cross-field rules, enforces what a project config may
-// not do, and remembers where each effective setting came from so that
-// `scv config show` can explain it. Only internal/cli and internal/app import
-// this package; everything else takes its own Options.
+// overrides, in that order (docs/configuration.md). It decodes strictly,
+// validates every value and the cross-field rules, enforces what a project
+// config may not do, and remembers where each effective setting came from so
+// that `scv config show` can explain it. Only internal/cli and internal/app
+// import this package; everything else takes its own Options.
 package config
 
 import (
@@ -218,8 +218,10 @@ type AgentOverride struct {
 	Permissions string    `toml:"permissions"`
 }
 
-// KnownAgents are the agent names an [agents.<name>] table may use, in the
-// order of tools.md.
+// KnownAgents are the agent names an [agents.<name>] table may use: the
+// adapters of internal/tools/agents, in their table's order. config may not
+// import the tools, so the names are written here too; a test in
+// internal/app fails when the two lists differ.
 var KnownAgents = []string{"claude", "codex", "grok", "dsh", "pi"}
 
 // Enumerations.

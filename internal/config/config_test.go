@@ -28,7 +28,7 @@ func TestDefaultsWithoutUserConfig(t *testing.T) {
 }
 
 func TestDefaultValues(t *testing.T) {
-	// The figures of runtime.md §3, spelled out once more on purpose.
+	// The defaults of docs/configuration.md, spelled out once more on purpose.
 	c := Defaults("/h/skills")
 	got := map[string]any{}
 	walkLeaves(reflect.ValueOf(c), nil, nil, func(path []string, _ string, v reflect.Value) {

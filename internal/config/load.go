@@ -20,7 +20,8 @@ import (
 // maxFileBytes bounds a config file; real ones are a few KiB.
 const maxFileBytes = 1 << 20
 
-// Overrides are the global flags of runtime.md §1 that change settings;
+// Overrides are the global flags that change settings (docs/runtime.md,
+// "Processes and commands");
 // empty means not given.
 type Overrides struct {
 	Model, Provider, BaseURL, ApprovalPolicy string

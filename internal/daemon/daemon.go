@@ -1,8 +1,8 @@
 // Package daemon runs SCV's long-lived server on the instance socket
-// (runtime.md §8): an exclusive lock on server.lock, a 0600 socket in the
-// 0700 home (a stale one replaced), one protocol connection per client, a
-// child subreaper that reaps what reparents to it, delegation reconciling at
-// start and every 60 s, and a graceful stop within 5 s.
+// (docs/runtime.md, "The daemon"): an exclusive lock on server.lock, a 0600
+// socket in the 0700 home (a stale one replaced), one protocol connection per
+// client, a child subreaper that reaps what reparents to it, delegation
+// reconciling at start and every 60 s, and a graceful stop within 5 s.
 package daemon
 
 import (

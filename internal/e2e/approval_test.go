@@ -11,7 +11,8 @@ import (
 )
 
 // TestExecApprovalPolicies runs bash (process risk) then read (read_only)
-// through scv exec under each policy (runtime.md §7), set by flag or config.
+// through scv exec under each policy (docs/runtime.md, "Approvals and
+// risk"), set by flag or config.
 func TestExecApprovalPolicies(t *testing.T) {
 	tests := []struct {
 		name      string
@@ -79,18 +80,25 @@ func TestStdioApprovalPerCall(t *testing.T) {
 	for done := false; !done; {
 		ev := next(t, c)
 		evs = append(evs, ev)
-		switch ev.Type {
-		case proto.EventApprovalRequested:
-			_ = c.Send(&proto.ApprovalResolve{Envelope: proto.Envelope{Type: proto.TypeApprovalSolve}, SessionID: sid, ApprovalID: ev.ApprovalID, Approved: ev.CallID == "c1"})
-		case proto.EventTurnCompleted, proto.EventTurnFailed:
+		switch ev := ev.(type) {
+		case *proto.ApprovalRequested:
+			_ = c.Send(&proto.ApprovalResolve{SessionID: sid, ApprovalID: ev.ApprovalID, Approved: ev.CallID == "c1"})
+		case *proto.TurnCompleted, *proto.TurnFailed:
 			done = true
 		}
 	}
 	type step struct{ Type, CallID, Error string }
 	var got []step
 	for _, ev := range evs {
-		if ev.CallID != "" && ev.Type != proto.EventToolProgress { // progress is optional
-			got = append(got, step{ev.Type, ev.CallID, ev.Error})
+		switch ev := ev.(type) { // progress is optional
+		case *proto.ToolProposed:
+			got = append(got, step{ev.EventType(), ev.CallID, ""})
+		case *proto.ApprovalRequested:
+			got = append(got, step{ev.EventType(), ev.CallID, ""})
+		case *proto.ToolStarted:
+			got = append(got, step{ev.EventType(), ev.CallID, ""})
+		case *proto.ToolCompleted:
+			got = append(got, step{ev.EventType(), ev.CallID, ev.Error})
 		}
 	}
 	want := []step{
@@ -122,16 +130,16 @@ func TestStdioInvalidArgumentsNotAsked(t *testing.T) {
 	sid := in.startSession(c, proto.SessionStart{}).SessionID
 	sendTurn(t, c, sid, "bad call")
 	evs := until(t, c, proto.EventTurnCompleted)
-	var completed proto.Event
+	completed := &proto.ToolCompleted{}
 	for _, ev := range evs {
-		switch ev.Type {
-		case proto.EventApprovalRequested, proto.EventToolStarted:
-			t.Errorf("%s for a call with invalid arguments", ev.Type)
-		case proto.EventToolCompleted:
+		switch ev := ev.(type) {
+		case *proto.ApprovalRequested, *proto.ToolStarted:
+			t.Errorf("%s for a call with invalid arguments", ev.EventType())
+		case *proto.ToolCompleted:
 			completed = ev
 		}
 	}
-	if completed.Error != "invalid_arguments" || completed.Success == nil || *completed.Success {
+	if completed.Error != "invalid_arguments" || completed.Success {
 		t.Errorf("tool.completed = %+v, want success false, error invalid_arguments", completed)
 	}
 }
@@ -146,22 +154,24 @@ func TestStdioCancelDeniesApproval(t *testing.T) {
 	sid := in.startSession(c, proto.SessionStart{}).SessionID
 	sendTurn(t, c, sid, "cancel me")
 	evs := until(t, c, proto.EventApprovalRequested)
-	turnID := evs[0].TurnID
-	appr := evs[len(evs)-1]
-	if err := c.Send(&proto.TurnCancel{Envelope: proto.Envelope{Type: proto.TypeTurnCancel}, SessionID: sid, TurnID: turnID}); err != nil {
+	turnID := evs[0].(*proto.TurnStarted).TurnID
+	appr := last[*proto.ApprovalRequested](t, evs)
+	if err := c.Send(&proto.TurnCancel{SessionID: sid, TurnID: turnID}); err != nil {
 		t.Fatal(err)
 	}
 	evs = until(t, c, proto.EventTurnCancelled)
 	for _, ev := range evs {
-		if ev.Type == proto.EventToolStarted {
+		switch ev := ev.(type) {
+		case *proto.ToolStarted:
 			t.Error("tool started after its turn was cancelled")
-		}
-		if ev.Type == proto.EventToolCompleted && (ev.Success == nil || *ev.Success) {
-			t.Errorf("tool.completed = %+v, want a failed call", ev)
+		case *proto.ToolCompleted:
+			if ev.Success {
+				t.Errorf("tool.completed = %+v, want a failed call", ev)
+			}
 		}
 	}
 	// The approval is gone: resolving it now is approval_not_found.
-	_, err := c.Call(t.Context(), &proto.ApprovalResolve{Envelope: proto.Envelope{Type: proto.TypeApprovalSolve}, SessionID: sid, ApprovalID: appr.ApprovalID, Approved: true})
+	_, err := c.Call(t.Context(), &proto.ApprovalResolve{SessionID: sid, ApprovalID: appr.ApprovalID, Approved: true})
 	if err == nil || !strings.Contains(err.Error(), proto.ErrApprovalNotFound) {
 		t.Errorf("late approval.resolve: %v, want approval_not_found", err)
 	}

@@ -204,7 +204,7 @@ func measureDaemon(b *testing.B) daemonMemory {
 	defer stop()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	if _, err := c.Call(ctx, &proto.Envelope{Type: proto.TypeDaemonStatus}); err != nil {
+	if _, err := c.Call(ctx, &proto.DaemonStatusRequest{}); err != nil {
 		b.Fatal(err)
 	}
 	time.Sleep(500 * time.Millisecond)

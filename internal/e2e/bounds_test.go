@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -17,6 +16,7 @@ import (
 	"time"
 
 	"github.com/scv-agent/scv/internal/proto"
+	"github.com/scv-agent/scv/internal/testutil"
 )
 
 // floodRSSBoundMiB is the peak resident memory allowed to `scv server
@@ -55,19 +55,9 @@ func TestMemoryBoundUnderFlood(t *testing.T) {
 	cmd.Dir, cmd.Env = in.ws, in.env
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var stderr syncBuffer
+	var stderr testutil.LockedBuffer
 	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	stdin, stdout := testutil.StartPiped(t, cmd)
 	defer func() { cancel(); cmd.Wait() }()
 	pid := cmd.Process.Pid
 
@@ -81,23 +71,28 @@ func TestMemoryBoundUnderFlood(t *testing.T) {
 		sc := bufio.NewScanner(stdout)
 		sc.Buffer(make([]byte, 1<<20), 16<<20)
 		for sc.Scan() {
-			var ev proto.Event
-			if json.Unmarshal(sc.Bytes(), &ev) != nil {
+			ev, err := proto.DecodeEvent(sc.Bytes())
+			if err != nil {
 				continue
 			}
-			switch {
-			case ev.Type == proto.EventSessionStarted:
+			switch e := ev.(type) {
+			case *proto.SessionStarted:
 				if c.started == 0 {
-					sid <- ev.SessionID
+					sid <- e.SessionID
 				}
 				c.started++
-			case ev.Type == proto.EventError && ev.Code == proto.ErrLimit:
-				c.limit++
-			case ev.Type == proto.EventQueueEnqueued:
+			case *proto.Error:
+				switch {
+				case e.Code == proto.ErrLimit:
+					c.limit++
+				case e.RequestID == "end":
+					close(ended)
+				default:
+					c.other++
+				}
+			case *proto.QueueEnqueued:
 				c.enqueued++
-			case ev.Type == proto.EventInitialized, ev.Type == proto.EventTurnStarted, ev.Type == proto.EventTurnCancelled:
-			case ev.RequestID == "end":
-				close(ended)
+			case *proto.Initialized, *proto.TurnStarted, *proto.TurnCancelled:
 			default:
 				c.other++
 			}

@@ -12,12 +12,13 @@ import (
 
 	"github.com/scv-agent/scv/internal/client"
 	"github.com/scv-agent/scv/internal/proto"
+	"github.com/scv-agent/scv/internal/testutil"
 )
 
 // daemonProc is a `scv run` child.
 type daemonProc struct {
 	cmd    *exec.Cmd
-	stderr *syncBuffer
+	stderr *testutil.LockedBuffer
 	done   chan struct{} // closed when the process has been waited for
 	err    error         // Wait's error, valid after done
 }
@@ -50,7 +51,7 @@ func (in *instance) startDaemon(env []string) *daemonProc {
 // spawnDaemon starts `scv run` without waiting for its socket.
 func (in *instance) spawnDaemon(env []string) *daemonProc {
 	in.t.Helper()
-	d := &daemonProc{stderr: &syncBuffer{}, done: make(chan struct{})}
+	d := &daemonProc{stderr: &testutil.LockedBuffer{}, done: make(chan struct{})}
 	d.cmd = exec.Command(scvBin, "--scv-home", in.home, "run")
 	d.cmd.Dir = in.ws
 	d.cmd.Env = env
@@ -116,7 +117,7 @@ func (in *instance) connect() *client.Conn {
 }
 
 // startSession opens a session in the workspace.
-func (in *instance) startSession(c *client.Conn, s proto.SessionStart) proto.Event {
+func (in *instance) startSession(c *client.Conn, s proto.SessionStart) *proto.SessionStarted {
 	in.t.Helper()
 	ctx, cancel := context.WithTimeout(in.t.Context(), 10*time.Second)
 	defer cancel()
@@ -133,7 +134,7 @@ func (in *instance) startSession(c *client.Conn, s proto.SessionStart) proto.Eve
 // sendTurn starts a turn.
 func sendTurn(t *testing.T, c *client.Conn, sid, prompt string) {
 	t.Helper()
-	if err := c.Send(&proto.TurnStart{Envelope: proto.Envelope{Type: proto.TypeTurnStart}, SessionID: sid, Prompt: prompt}); err != nil {
+	if err := c.Send(&proto.TurnStart{SessionID: sid, Prompt: prompt}); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -151,7 +152,7 @@ func until(t *testing.T, c *client.Conn, typ string) []proto.Event {
 				t.Fatalf("connection ended (%v) while waiting for %s; got %v", c.Err(), typ, eventTypes(evs))
 			}
 			evs = append(evs, ev)
-			if ev.Type == typ {
+			if ev.EventType() == typ {
 				return evs
 			}
 		case <-timeout:
@@ -173,25 +174,37 @@ func next(t *testing.T, c *client.Conn) proto.Event {
 	case <-time.After(30 * time.Second):
 		t.Fatal("no event within 30 s")
 	}
-	return proto.Event{}
+	return nil
+}
+
+// last is the last of evs as the type T that the caller waited for with
+// until, failing the test when it is not one.
+func last[T proto.Event](t *testing.T, evs []proto.Event) T {
+	t.Helper()
+	ev, ok := evs[len(evs)-1].(T)
+	if !ok {
+		t.Fatalf("last event is %s, not the type waited for", evs[len(evs)-1].EventType())
+	}
+	return ev
+}
+
+// ofType returns the events of type T among evs.
+func ofType[T proto.Event](evs []proto.Event) []T {
+	var out []T
+	for _, ev := range evs {
+		if e, ok := ev.(T); ok {
+			out = append(out, e)
+		}
+	}
+	return out
 }
 
 func eventTypes(evs []proto.Event) []string {
 	out := make([]string, len(evs))
 	for i, ev := range evs {
-		out[i] = ev.Type
+		out[i] = ev.EventType()
 	}
 	return out
-}
-
-// fileMode is the permission bits of path.
-func fileMode(t *testing.T, path string) os.FileMode {
-	t.Helper()
-	st, err := os.Stat(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return st.Mode().Perm()
 }
 
 func fileExists(path string) bool {

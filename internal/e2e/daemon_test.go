@@ -18,24 +18,30 @@ import (
 	"github.com/scv-agent/scv/internal/client"
 	"github.com/scv-agent/scv/internal/model/modeltest"
 	"github.com/scv-agent/scv/internal/proto"
+	"github.com/scv-agent/scv/internal/testutil"
 )
 
 // checkOwnSession asserts every event belongs to sid and that seq rises by
-// one from 1 (runtime.md §12).
+// one from 1 (the seq rule of docs/protocol.md).
 func checkOwnSession(t *testing.T, who, sid string, evs []proto.Event) {
 	t.Helper()
 	for i, ev := range evs {
-		if ev.SessionID != sid || ev.Seq != uint64(i+1) {
-			t.Errorf("%s event %d (%s): session %q seq %d, want session %q seq %d", who, i, ev.Type, ev.SessionID, ev.Seq, sid, i+1)
+		se, ok := ev.(proto.SessionEvent)
+		if !ok {
+			t.Errorf("%s event %d (%s) is not a session event", who, i, ev.EventType())
+			continue
+		}
+		if h := se.Session(); h.SessionID != sid || h.Seq != uint64(i+1) {
+			t.Errorf("%s event %d (%s): session %q seq %d, want session %q seq %d", who, i, ev.EventType(), h.SessionID, h.Seq, sid, i+1)
 		}
 	}
 }
 
 func assistantTexts(evs []proto.Event) []string {
 	var out []string
-	for _, ev := range evs {
-		if ev.Type == proto.EventAssistantComplete && ev.Content != nil && *ev.Content != "" {
-			out = append(out, *ev.Content)
+	for _, ev := range ofType[*proto.AssistantCompleted](evs) {
+		if ev.Content != "" {
+			out = append(out, ev.Content)
 		}
 	}
 	return out
@@ -60,7 +66,7 @@ func TestDaemonTwoClients(t *testing.T) {
 	}
 
 	// Each connection has its own sessions: B cannot use A's.
-	_, err := b.Call(t.Context(), &proto.TurnStart{Envelope: proto.Envelope{Type: proto.TypeTurnStart}, SessionID: sa, Prompt: "not yours"})
+	_, err := b.Call(t.Context(), &proto.TurnStart{SessionID: sa, Prompt: "not yours"})
 	var re *client.RequestError
 	if !errors.As(err, &re) || re.Code != proto.ErrSessionNotFound {
 		t.Errorf("turn.start on another connection's session: %v, want session_not_found", err)
@@ -70,8 +76,8 @@ func TestDaemonTwoClients(t *testing.T) {
 	evA := until(t, a, proto.EventApprovalRequested)
 	sendTurn(t, b, sb, "prompt B")
 	evB := until(t, b, proto.EventTurnCompleted)
-	appr := evA[len(evA)-1]
-	if err := a.Send(&proto.ApprovalResolve{Envelope: proto.Envelope{Type: proto.TypeApprovalSolve}, SessionID: sa, ApprovalID: appr.ApprovalID, Approved: true}); err != nil {
+	appr := last[*proto.ApprovalRequested](t, evA)
+	if err := a.Send(&proto.ApprovalResolve{SessionID: sa, ApprovalID: appr.ApprovalID, Approved: true}); err != nil {
 		t.Fatal(err)
 	}
 	evA = append(evA, until(t, a, proto.EventTurnCompleted)...)
@@ -113,7 +119,7 @@ func TestDaemonSecondRefused(t *testing.T) {
 	}
 	// The loser must not have touched the first daemon's socket.
 	c := in.connect()
-	if _, err := c.Call(t.Context(), &proto.Envelope{Type: proto.TypeDaemonStatus}); err != nil {
+	if _, err := c.Call(t.Context(), &proto.DaemonStatusRequest{}); err != nil {
 		t.Errorf("first daemon after the refused start: %v", err)
 	}
 	select {
@@ -133,7 +139,7 @@ func TestDaemonModes(t *testing.T) {
 	if st.Mode()&os.ModeSocket == 0 {
 		t.Errorf("%s is %v, not a socket", in.socket(), st.Mode())
 	}
-	got := map[string]os.FileMode{"socket": st.Mode().Perm(), "home": fileMode(t, in.home)}
+	got := map[string]os.FileMode{"socket": st.Mode().Perm(), "home": testutil.Mode(t, in.home)}
 	want := map[string]os.FileMode{"socket": 0o600, "home": 0o700}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("modes (-want +got):\n%s", diff)
@@ -162,20 +168,28 @@ func TestDaemonStaleSocketReplaced(t *testing.T) {
 	}
 }
 
+// hangingTurn starts a daemon whose model streams "partial " and then never
+// answers, and a turn on it that has streamed that first delta.
+func hangingTurn(t *testing.T) (*instance, *daemonProc, *client.Conn) {
+	t.Helper()
+	fm := modeltest.New(t)
+	fm.Script(modeltest.Text("partial "), modeltest.Hang())
+	in := newInstance(t, providerConfig(fm.URL()))
+	d := in.startDaemon(in.env)
+	c := in.connect()
+	sid := in.startSession(c, proto.SessionStart{}).SessionID
+	sendTurn(t, c, sid, "hang")
+	until(t, c, proto.EventAssistantDelta)
+	return in, d, c
+}
+
 // TestDaemonSignals stops a daemon with a turn streaming from a model that
 // never answers: on SIGTERM or SIGINT it exits within 5 s, cancels the turn
-// and removes the socket (runtime.md §8).
+// and removes the socket (docs/runtime.md, "The daemon").
 func TestDaemonSignals(t *testing.T) {
 	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT} {
 		t.Run(sig.String(), func(t *testing.T) {
-			fm := modeltest.New(t)
-			fm.Script(modeltest.Text("partial "), modeltest.Hang())
-			in := newInstance(t, providerConfig(fm.URL()))
-			d := in.startDaemon(in.env)
-			c := in.connect()
-			sid := in.startSession(c, proto.SessionStart{}).SessionID
-			sendTurn(t, c, sid, "hang")
-			until(t, c, proto.EventAssistantDelta)
+			in, d, c := hangingTurn(t)
 
 			start := time.Now()
 			if err := d.cmd.Process.Signal(sig); err != nil {
@@ -194,7 +208,7 @@ func TestDaemonSignals(t *testing.T) {
 			}
 			// The client sees its connection end; the turn never completes.
 			for ev := range c.Events() {
-				if ev.Type == proto.EventTurnCompleted {
+				if _, ok := ev.(*proto.TurnCompleted); ok {
 					t.Errorf("turn completed during shutdown: %+v", ev)
 				}
 			}
@@ -301,14 +315,7 @@ func TestStatus(t *testing.T) {
 // TestStopEndsRun: scv stop ends a foreground daemon that has a turn
 // streaming from a model that never answers.
 func TestStopEndsRun(t *testing.T) {
-	fm := modeltest.New(t)
-	fm.Script(modeltest.Text("partial "), modeltest.Hang())
-	in := newInstance(t, providerConfig(fm.URL()))
-	d := in.startDaemon(in.env)
-	c := in.connect()
-	sid := in.startSession(c, proto.SessionStart{}).SessionID
-	sendTurn(t, c, sid, "hang")
-	until(t, c, proto.EventAssistantDelta)
+	in, d, _ := hangingTurn(t)
 	r := in.run(in.env, "", "stop")
 	if r.code != 0 || !strings.Contains(r.stdout, "stopped") {
 		t.Fatalf("scv stop: exit %d stdout %q stderr %q", r.code, r.stdout, r.stderr)
@@ -445,15 +452,15 @@ func TestDaemonQueue(t *testing.T) {
 	sid := in.startSession(c, proto.SessionStart{}).SessionID
 	sendTurn(t, c, sid, "prompt 1")
 	evs := until(t, c, proto.EventApprovalRequested) // turn 1 is active
-	if err := c.Send(&proto.TurnStart{Envelope: proto.Envelope{Type: proto.TypeTurnStart, RequestID: "q2"}, SessionID: sid, Prompt: "prompt 2"}); err != nil {
+	if err := c.Send(&proto.TurnStart{Envelope: proto.Envelope{RequestID: "q2"}, SessionID: sid, Prompt: "prompt 2"}); err != nil {
 		t.Fatal(err)
 	}
 	evs = append(evs, until(t, c, proto.EventQueueEnqueued)...)
-	if q := evs[len(evs)-1]; q.RequestID != "q2" || q.QueueID == "" {
+	if q := last[*proto.QueueEnqueued](t, evs); q.RequestID != "q2" || q.QueueID == "" {
 		t.Errorf("queue.enqueued = %+v, want request_id q2 and a queue_id", q)
 	}
-	appr := evs[len(evs)-2]
-	if err := c.Send(&proto.ApprovalResolve{Envelope: proto.Envelope{Type: proto.TypeApprovalSolve}, SessionID: sid, ApprovalID: appr.ApprovalID, Approved: true}); err != nil {
+	appr := last[*proto.ApprovalRequested](t, evs[:len(evs)-1])
+	if err := c.Send(&proto.ApprovalResolve{SessionID: sid, ApprovalID: appr.ApprovalID, Approved: true}); err != nil {
 		t.Fatal(err)
 	}
 	evs = append(evs, until(t, c, proto.EventTurnCompleted)...)

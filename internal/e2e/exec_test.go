@@ -14,6 +14,7 @@ import (
 
 	"github.com/scv-agent/scv/internal/model/modeltest"
 	"github.com/scv-agent/scv/internal/proto"
+	"github.com/scv-agent/scv/internal/testutil"
 )
 
 // callOutput is the function_call_output the model was sent for callID, or
@@ -296,7 +297,7 @@ func TestExecInterrupt(t *testing.T) {
 	cmd := exec.Command(scvBin, "--scv-home", in.home, "exec", "--yes", "hang")
 	cmd.Dir, cmd.Env = in.ws, in.env
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	stdout, stderr := &syncBuffer{}, &syncBuffer{}
+	stdout, stderr := &testutil.LockedBuffer{}, &testutil.LockedBuffer{}
 	cmd.Stdout, cmd.Stderr = stdout, stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

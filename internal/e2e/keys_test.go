@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"bufio"
-	"encoding/json"
 	"fmt"
 	"net/url"
 	"os"
@@ -109,8 +108,8 @@ func TestProviderKeyRedacted(t *testing.T) {
 		progress := 0
 		sc := bufio.NewScanner(strings.NewReader(r.stdout))
 		for sc.Scan() {
-			var ev proto.Event
-			if json.Unmarshal(sc.Bytes(), &ev) == nil && ev.Type == proto.EventToolProgress {
+			ev, err := proto.DecodeEvent(sc.Bytes())
+			if ev, ok := ev.(*proto.ToolProgress); err == nil && ok {
 				progress++
 				assertNoKey(t, "tool.progress", ev.Text)
 				if strings.Contains(strings.ToLower(ev.Text), "zq9") {

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"fmt"
 	"net"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
@@ -16,21 +15,8 @@ import (
 	"github.com/scv-agent/scv/internal/client"
 	"github.com/scv-agent/scv/internal/model/modeltest"
 	"github.com/scv-agent/scv/internal/proto"
+	"github.com/scv-agent/scv/internal/testutil"
 )
-
-// waitFile waits up to 30 s for path to hold a line.
-func waitFile(t *testing.T, path string) string {
-	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for time.Now().Before(deadline) {
-		if b, err := os.ReadFile(path); err == nil && strings.HasSuffix(string(b), "\n") {
-			return strings.TrimSpace(string(b))
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	t.Fatalf("%s not written within 30 s", path)
-	return ""
-}
 
 // TestStdioEOFCancelsTurn: EOF on stdin while a bash command runs ends
 // `scv server --stdio`, and the command it started is killed with it.
@@ -41,17 +27,7 @@ func TestStdioEOFCancelsTurn(t *testing.T) {
 	cmd := exec.Command(scvBin, "--scv-home", in.home, "--approval-policy", "on-risk", "server", "--stdio")
 	cmd.Dir, cmd.Env = in.ws, in.env
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	stdin, stdout := testutil.StartPiped(t, cmd)
 	done := make(chan struct{})
 	go func() { _ = cmd.Wait(); close(done) }()
 	t.Cleanup(func() {
@@ -66,11 +42,11 @@ func TestStdioEOFCancelsTurn(t *testing.T) {
 	sid := in.startSession(c, proto.SessionStart{}).SessionID
 	sendTurn(t, c, sid, "sleep")
 	appr := until(t, c, proto.EventApprovalRequested)
-	if err := c.Send(&proto.ApprovalResolve{Envelope: proto.Envelope{Type: proto.TypeApprovalSolve}, SessionID: sid, ApprovalID: appr[len(appr)-1].ApprovalID, Approved: true}); err != nil {
+	if err := c.Send(&proto.ApprovalResolve{SessionID: sid, ApprovalID: last[*proto.ApprovalRequested](t, appr).ApprovalID, Approved: true}); err != nil {
 		t.Fatal(err)
 	}
 	until(t, c, proto.EventToolStarted)
-	pid, err := strconv.Atoi(waitFile(t, filepath.Join(in.ws, "pid.txt")))
+	pid, err := strconv.Atoi(testutil.WaitLine(t, filepath.Join(in.ws, "pid.txt"), 30*time.Second))
 	if err != nil || processGone(pid) {
 		t.Fatalf("bash pid %d (%v) is not running", pid, err)
 	}
@@ -95,7 +71,7 @@ func TestStdioEOFCancelsTurn(t *testing.T) {
 }
 
 // TestDaemonSlowClient: a socket client that stops reading while its turn
-// streams is disconnected (runtime.md §4: bounded writer queue, 3 s rule);
+// streams is disconnected (docs/protocol.md: bounded writer queue, 3 s rule);
 // its session goes and the daemon keeps serving.
 func TestDaemonSlowClient(t *testing.T) {
 	fm := modeltest.New(t)

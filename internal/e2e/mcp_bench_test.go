@@ -49,7 +49,7 @@ func daemonAfterTurn(b *testing.B, servers int) float64 {
 	if err != nil {
 		b.Fatal(err)
 	}
-	if err := c.Send(&proto.TurnStart{Envelope: proto.Envelope{Type: proto.TypeTurnStart}, SessionID: ev.SessionID, Prompt: "hi"}); err != nil {
+	if err := c.Send(&proto.TurnStart{SessionID: ev.SessionID, Prompt: "hi"}); err != nil {
 		b.Fatal(err)
 	}
 	for {
@@ -58,11 +58,11 @@ func daemonAfterTurn(b *testing.B, servers int) float64 {
 			if !ok {
 				b.Fatal("connection ended")
 			}
-			if e.Type == proto.EventTurnCompleted {
+			switch e := e.(type) {
+			case *proto.TurnCompleted:
 				time.Sleep(time.Second)
 				return procStatusKB(b, pid, "VmRSS")
-			}
-			if e.Type == proto.EventTurnFailed {
+			case *proto.TurnFailed:
 				b.Fatalf("turn failed: %s", e.Message)
 			}
 		case <-ctx.Done():

@@ -15,6 +15,7 @@ import (
 	"github.com/scv-agent/scv/internal/mcp/mcptest"
 	"github.com/scv-agent/scv/internal/model/modeltest"
 	"github.com/scv-agent/scv/internal/proto"
+	"github.com/scv-agent/scv/internal/testutil"
 )
 
 // mcpConfig is a [mcp.servers.NAME] table running command with args and
@@ -124,13 +125,8 @@ func TestDaemonMCPSharedAndStopped(t *testing.T) {
 		sid := in.startSession(c, proto.SessionStart{}).SessionID
 		sendTurn(t, c, sid, "use the mcp tool")
 		evs := until(t, c, proto.EventTurnCompleted)
-		var done *proto.Event
-		for i := range evs {
-			if evs[i].Type == proto.EventToolCompleted {
-				done = &evs[i]
-			}
-		}
-		if done == nil || done.Success == nil || !*done.Success || *done.Output != "echo: from the daemon" {
+		done := ofType[*proto.ToolCompleted](evs)
+		if len(done) == 0 || !done[len(done)-1].Success || done[len(done)-1].Output != "echo: from the daemon" {
 			t.Fatalf("session %d: tool.completed = %+v; daemon stderr:\n%s", i, done, d.stderr)
 		}
 	}
@@ -156,7 +152,7 @@ func TestDaemonMCPSharedAndStopped(t *testing.T) {
 			_ = syscall.Kill(p, syscall.SIGKILL)
 		}
 	})
-	if !anyRunning([]int{escapee}) || !anyRunning(pids[:1]) {
+	if !testutil.AnyRunning(escapee) || !testutil.AnyRunning(pids[:1]...) {
 		t.Fatal("server or escapee not running before the stop")
 	}
 	if r := in.run(in.env, "", "stop"); r.code != 0 {
@@ -166,10 +162,10 @@ func TestDaemonMCPSharedAndStopped(t *testing.T) {
 		t.Fatalf("daemon still running after scv stop; stderr:\n%s", d.stderr)
 	}
 	deadline := time.Now().Add(2500 * time.Millisecond)
-	for time.Now().Before(deadline) && anyRunning(pids) {
+	for time.Now().Before(deadline) && testutil.AnyRunning(pids...) {
 		time.Sleep(20 * time.Millisecond)
 	}
-	if anyRunning(pids) {
+	if testutil.AnyRunning(pids...) {
 		t.Fatalf("MCP processes %v survived the daemon's stop; stderr:\n%s", pids, d.stderr)
 	}
 	if !strings.Contains(d.stderr.String(), "mcp server started") {

@@ -49,7 +49,7 @@ func TestDaemonSubreaperReapsAdopted(t *testing.T) {
 	sid := in.startSession(c, proto.SessionStart{}).SessionID
 	sendTurn(t, c, sid, "leave something behind")
 	evs := until(t, c, proto.EventApprovalRequested)
-	if err := c.Send(&proto.ApprovalResolve{Envelope: proto.Envelope{Type: proto.TypeApprovalSolve}, SessionID: sid, ApprovalID: evs[len(evs)-1].ApprovalID, Approved: true}); err != nil {
+	if err := c.Send(&proto.ApprovalResolve{SessionID: sid, ApprovalID: last[*proto.ApprovalRequested](t, evs).ApprovalID, Approved: true}); err != nil {
 		t.Fatal(err)
 	}
 	until(t, c, proto.EventTurnCompleted)

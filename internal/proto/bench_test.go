@@ -12,31 +12,27 @@ import (
 func benchEvents() map[string]Event {
 	out := `{"exit_code":0,"timed_out":false,"output":"` + strings.Repeat(`ok  \tpkg/x\t0.01s\n`, 45) + `","truncated":false}`
 	out += strings.Repeat(" ", 1024-len(out)) // exactly 1 KiB
+	head := func(seq uint64) TurnHeader {
+		return TurnHeader{SessionHeader: SessionHeader{SessionID: "3f6c2a9e-5b1d-4c8e-9a7f-0d2b4e6f8a1c", Seq: seq}, TurnID: "turn_42"}
+	}
 	return map[string]Event{
-		"tool.completed-1KiB": {
-			Type: EventToolCompleted, SessionID: "3f6c2a9e-5b1d-4c8e-9a7f-0d2b4e6f8a1c", Seq: 1234,
-			TurnID: "turn_42", CallID: "call_abcdef0123456789", Name: "bash",
-			Success: Ptr(true), Output: Ptr(out), Truncated: Ptr(false),
-		},
-		"assistant.delta": {
-			Type: EventAssistantDelta, SessionID: "3f6c2a9e-5b1d-4c8e-9a7f-0d2b4e6f8a1c", Seq: 1235,
-			TurnID: "turn_42", Content: Ptr("Now let me run the tests to check "),
-		},
+		"tool.completed-1KiB": &ToolCompleted{TurnHeader: head(1234), CallID: "call_abcdef0123456789", Name: "bash", Success: true, Output: out},
+		"assistant.delta":     &AssistantDelta{TurnHeader: head(1235), Content: "Now let me run the tests to check "},
 	}
 }
 
-// BenchmarkEventEncode is json.Marshal of one event, as the server writes it.
+// BenchmarkEventEncode is EncodeEvent of one event, as the server writes it.
 func BenchmarkEventEncode(b *testing.B) {
 	for name, ev := range benchEvents() {
 		b.Run(name, func(b *testing.B) {
-			line, err := json.Marshal(ev)
+			line, err := EncodeEvent(ev)
 			if err != nil {
 				b.Fatal(err)
 			}
 			b.SetBytes(int64(len(line)))
 			b.ReportAllocs()
 			for b.Loop() {
-				if _, err := json.Marshal(ev); err != nil {
+				if _, err := EncodeEvent(ev); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -44,27 +40,27 @@ func BenchmarkEventEncode(b *testing.B) {
 	}
 }
 
-// BenchmarkEventDecode is json.Unmarshal of one event line, as a client
-// reads it; the round trip must give the event back.
+// BenchmarkEventDecode is DecodeEvent of one event line (its type first,
+// then the struct of that type), as a client reads it; the round trip must
+// give the event back.
 func BenchmarkEventDecode(b *testing.B) {
 	for name, ev := range benchEvents() {
 		b.Run(name, func(b *testing.B) {
-			line, err := json.Marshal(ev)
+			line, err := EncodeEvent(ev)
 			if err != nil {
 				b.Fatal(err)
 			}
-			var got Event
-			if err := json.Unmarshal(line, &got); err != nil {
+			got, err := DecodeEvent(line)
+			if err != nil {
 				b.Fatal(err)
 			}
-			if again, _ := json.Marshal(got); string(again) != string(line) {
+			if again, _ := EncodeEvent(got); string(again) != string(line) {
 				b.Fatalf("round trip changed the event:\n%s\n%s", line, again)
 			}
 			b.SetBytes(int64(len(line)))
 			b.ReportAllocs()
 			for b.Loop() {
-				var e Event
-				if err := json.Unmarshal(line, &e); err != nil {
+				if _, err := DecodeEvent(line); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -75,7 +71,7 @@ func BenchmarkEventDecode(b *testing.B) {
 // BenchmarkTurnStartDecode decodes a client turn.start with a 1 KiB prompt:
 // the envelope first, then the full message, as the server does.
 func BenchmarkTurnStartDecode(b *testing.B) {
-	line, err := json.Marshal(TurnStart{Envelope: Envelope{Type: TypeTurnStart, RequestID: "r7"}, SessionID: "3f6c2a9e-5b1d-4c8e-9a7f-0d2b4e6f8a1c", Prompt: strings.Repeat("fix the failing test, ", 1024/22)})
+	line, err := EncodeMessage(&TurnStart{Envelope: Envelope{RequestID: "r7"}, SessionID: "3f6c2a9e-5b1d-4c8e-9a7f-0d2b4e6f8a1c", Prompt: strings.Repeat("fix the failing test, ", 1024/22)})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -23,9 +22,8 @@ import (
 	"github.com/scv-agent/scv/internal/model/modeltest"
 	"github.com/scv-agent/scv/internal/paths"
 	"github.com/scv-agent/scv/internal/server"
+	"github.com/scv-agent/scv/internal/testutil"
 )
-
-var update = flag.Bool("update", false, "rewrite the want sections of testdata/conversations")
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
@@ -78,10 +76,7 @@ func runConversation(t *testing.T, file string) {
 		}
 	}
 	home := t.TempDir()
-	ws, err := filepath.EvalSymlinks(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
+	ws := testutil.TempDir(t)
 	for _, f := range a.Files {
 		if name, ok := strings.CutPrefix(f.Name, "ws/"); ok {
 			p := filepath.Join(ws, name)
@@ -113,7 +108,7 @@ func runConversation(t *testing.T, file string) {
 	script, _ := section(a, "script")
 	got := converse(t, srv, ws, script)
 	want, _ := section(a, "want")
-	if *update {
+	if testutil.Update() {
 		for i := range a.Files {
 			if a.Files[i].Name == "want" {
 				a.Files[i].Data = []byte(got)
@@ -257,7 +252,7 @@ func newNormaliser(ws string) *normaliser {
 
 var seqRE = regexp.MustCompile(`"seq":([0-9]+)`)
 
-// checkSeq verifies runtime.md §12: session.started has seq 0 and every
+// checkSeq verifies the seq rule: session.started has seq 0 and every
 // later event of the session adds exactly 1.
 func (n *normaliser) checkSeq(line string) error {
 	var ev struct {

@@ -16,16 +16,14 @@ import (
 	"github.com/scv-agent/scv/internal/paths"
 	"github.com/scv-agent/scv/internal/proto"
 	"github.com/scv-agent/scv/internal/server"
+	"github.com/scv-agent/scv/internal/testutil"
 )
 
 // newTestServer builds a server over the real app with a fake model.
 func newTestServer(t *testing.T, fake *modeltest.Server, extra string) (*server.Server, string) {
 	t.Helper()
 	home := t.TempDir()
-	ws, err := filepath.EvalSymlinks(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
+	ws := testutil.TempDir(t)
 	cfg := fmt.Sprintf("[providers.openai]\nbase_url = %q\nmax_retries = 0\n%s", fake.URL(), extra)
 	if err := os.WriteFile(filepath.Join(home, "config.toml"), []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
@@ -215,10 +213,7 @@ func lineOf(out, typ string) string {
 func TestSessionBoundsAcrossConnections(t *testing.T) {
 	fake := modeltest.New(t)
 	home := t.TempDir()
-	ws, err := filepath.EvalSymlinks(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
+	ws := testutil.TempDir(t)
 	if err := os.WriteFile(filepath.Join(home, "config.toml"), []byte(fmt.Sprintf("[providers.openai]\nbase_url = %q\n", fake.URL())), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -258,7 +253,7 @@ func TestSessionBoundsAcrossConnections(t *testing.T) {
 	if _, code := start(b); code != proto.ErrLimit {
 		t.Errorf("fourth session of the server: code %q, want %s", code, proto.ErrLimit)
 	}
-	if _, err := a.Call(t.Context(), &proto.SessionRef{Envelope: proto.Envelope{Type: proto.TypeSessionClose}, SessionID: a1}); err != nil {
+	if _, err := a.Call(t.Context(), &proto.SessionClose{SessionID: a1}); err != nil {
 		t.Fatal(err)
 	}
 	if id, code := start(b); id == "" {

@@ -1,5 +1,5 @@
-// Package server is SCV's transport-agnostic protocol handler (runtime.md
-// §4): one Serve call per connection — stdio or a daemon socket connection —
+// Package server is SCV's transport-agnostic protocol handler
+// (docs/protocol.md): one Serve call per connection — stdio or a daemon socket connection —
 // with its own sessions, per-session prompt queues, approvals and ordered,
 // sequenced events. Sessions are built by a Factory, so the server never
 // sees configuration or concrete tools.
@@ -60,12 +60,12 @@ type Options struct {
 	Status func() proto.DaemonStatus
 	// Shutdown handles daemon.shutdown (scv stop); nil makes it unsupported.
 	Shutdown func()
-	// Admin handles the daemon's administrative requests (daemon.reload,
-	// clawbot.settings, clawbot.logout): decode reads the request into a
-	// proto message. It runs in its own goroutine, may take seconds, and
-	// is answered with daemon.status; an error is answered with
-	// invalid_request and its message. nil makes them unsupported.
-	Admin func(ctx context.Context, typ string, decode func(v any) error) (proto.DaemonStatus, error)
+	// Admin handles the daemon's requests about its components: m is a
+	// *proto.DaemonReload, *proto.ClawbotSettings or *proto.ClawbotLogout.
+	// It runs in its own goroutine, may take seconds, and is answered with
+	// daemon.status; an error is answered with invalid_request and its
+	// message. nil makes them unsupported.
+	Admin func(ctx context.Context, m proto.Message) (proto.DaemonStatus, error)
 	// OnSessions is told the change in open sessions (+1/-1), for status.
 	OnSessions func(delta int)
 	// MaxQueuedTurns bounds the turns waiting behind a session's active
@@ -213,32 +213,48 @@ type conn struct {
 	wg       sync.WaitGroup
 }
 
-// send encodes and queues one event. Session events get their seq here,
-// under the same lock that orders the queue.
-func (c *conn) send(ev proto.Event, sess *session) {
+// send encodes and queues one connection event (one that belongs to no
+// session: initialized, error, daemon.status).
+func (c *conn) send(ev proto.Event) {
 	c.sendMu.Lock()
 	defer c.sendMu.Unlock()
-	if sess != nil {
-		ev.SessionID = sess.id
-		if ev.Type != proto.EventSessionStarted {
-			sess.seq++
-			ev.Seq = sess.seq
-		}
+	c.write(ev)
+}
+
+// sendSession stamps a session event with the session's id and next seq
+// and queues it. Stamping happens under the lock that orders the queue, so
+// seq rises in the order clients read.
+func (c *conn) sendSession(s *session, ev proto.SessionEvent) {
+	c.sendMu.Lock()
+	defer c.sendMu.Unlock()
+	s.seq++
+	h := ev.Session()
+	h.SessionID, h.Seq = s.id, s.seq
+	c.write(ev)
+}
+
+// reply sets the request_id ev answers and sends it: a session event
+// through sendSession, anything else (s is nil then) through send.
+func (c *conn) reply(requestID string, ev proto.Event, s *session) {
+	ev.Head().RequestID = requestID
+	se, isSession := ev.(proto.SessionEvent)
+	switch {
+	case isSession && s != nil:
+		c.sendSession(s, se)
+	case isSession:
+		c.srv.opts.Logger.Error("session event sent without its session", "type", ev.EventType())
+		c.send(ev)
+	default:
+		c.send(ev)
 	}
-	b, err := json.Marshal(ev)
+}
+
+// write encodes ev and queues it; sendMu is held.
+func (c *conn) write(ev proto.Event) {
+	b, err := proto.EncodeEvent(ev)
 	if err != nil {
-		c.srv.opts.Logger.Error("encode event", "type", ev.Type, "err", err)
+		c.srv.opts.Logger.Error("encode event", "type", ev.EventType(), "err", err)
 		return
-	}
-	if ev.Type == proto.EventSessionStarted {
-		// seq 0 marks the session's start (the next event has seq 1), and a
-		// tool-free session still lists its (empty) tools; omitempty on the
-		// shared Event type would drop both.
-		extra := `,"seq":0`
-		if len(ev.Tools) == 0 {
-			extra += `,"tools":[]`
-		}
-		b = append(append(b[:len(b)-1], extra...), '}')
 	}
 	if len(b) > c.srv.opts.MaxServerFrame {
 		b = c.oversized(ev)
@@ -249,21 +265,30 @@ func (c *conn) send(ev proto.Event, sess *session) {
 }
 
 // oversized replaces an event too large for one frame by a bounded one that
-// keeps its identity and says what happened.
+// keeps its identity and says what happened: the event's large text is
+// replaced by a note, or, for a type without such text, the whole event by
+// a non-fatal error.
 func (c *conn) oversized(ev proto.Event) []byte {
-	msg := fmt.Sprintf("[%s event of more than %d bytes was cut to fit protocol.max_server_frame_bytes]", ev.Type, c.srv.opts.MaxServerFrame)
-	if ev.Content != nil {
-		ev.Content = proto.Ptr(msg)
+	msg := fmt.Sprintf("[%s event of more than %d bytes was cut to fit protocol.max_server_frame_bytes]", ev.EventType(), c.srv.opts.MaxServerFrame)
+	switch e := ev.(type) {
+	case *proto.AssistantDelta:
+		e.Content = msg
+	case *proto.AssistantReasoning:
+		e.Content = msg
+	case *proto.AssistantCompleted:
+		e.Content = msg
+	case *proto.ToolProposed:
+		e.Arguments, _ = json.Marshal(msg)
+	case *proto.ApprovalRequested:
+		e.Summary = cut(e.Summary, 4096)
+	case *proto.ToolStarted:
+		e.Summary = cut(e.Summary, 4096)
+	case *proto.ToolCompleted:
+		e.Output, e.Truncated = msg, true
 	}
-	if ev.Output != nil {
-		ev.Output = proto.Ptr(msg)
-		ev.Truncated = proto.Ptr(true)
-	}
-	ev.Arguments = nil
-	ev.Summary = cut(ev.Summary, 4096)
-	b, err := json.Marshal(ev)
+	b, err := proto.EncodeEvent(ev)
 	if err != nil || len(b) > c.srv.opts.MaxServerFrame {
-		b, _ = json.Marshal(proto.Event{Type: proto.EventError, Code: proto.ErrInternal, Message: msg, Fatal: proto.Ptr(false)})
+		b, _ = proto.EncodeEvent(&proto.Error{Code: proto.ErrInternal, Message: msg})
 	}
 	return b
 }
@@ -276,7 +301,7 @@ func cut(s string, n int) string {
 }
 
 func (c *conn) reqError(requestID, code, msg string, fatal bool) {
-	c.send(proto.Event{Type: proto.EventError, RequestID: requestID, Code: code, Message: msg, Fatal: proto.Ptr(fatal)}, nil)
+	c.reply(requestID, &proto.Error{Code: code, Message: msg, Fatal: fatal}, nil)
 }
 
 // closeAll cancels every session of the connection and waits for their

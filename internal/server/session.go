@@ -87,19 +87,19 @@ func (s *session) run(c *conn) {
 		s.mu.Unlock()
 
 		first := true
-		s.agent.RunTurn(ctx, p.turnID, p.prompt, func(ev proto.Event) {
+		s.agent.RunTurn(ctx, p.turnID, p.prompt, func(ev proto.TurnEvent) {
 			if first {
-				ev.RequestID = p.requestID
+				ev.Head().RequestID = p.requestID
 				first = false
 			}
-			if terminal(ev.Type) {
+			if terminal(ev) {
 				// The session is idle from the client's point of view as
 				// soon as it sees the turn's end (session.clear may follow).
 				s.mu.Lock()
 				s.active, s.cancel = "", nil
 				s.mu.Unlock()
 			}
-			c.send(ev, s)
+			c.sendSession(s, ev)
 		})
 		cancel()
 		s.mu.Lock()
@@ -176,6 +176,11 @@ func (s *session) release(srv *Server) {
 	}
 }
 
-func terminal(typ string) bool {
-	return typ == proto.EventTurnCompleted || typ == proto.EventTurnCancelled || typ == proto.EventTurnFailed
+// terminal says ev ends its turn.
+func terminal(ev proto.Event) bool {
+	switch ev.(type) {
+	case *proto.TurnCompleted, *proto.TurnCancelled, *proto.TurnFailed:
+		return true
+	}
+	return false
 }

@@ -2,7 +2,7 @@ package skill
 
 import "strings"
 
-// PromptSection renders the skill list of the system prompt (runtime.md §5):
+// PromptSection renders the skill list of the system prompt (docs/skills.md):
 // one `- name: description` line per skill, project skills in a second list
 // with the instruction to delegate to their project. It is "" for an empty
 // set.

@@ -16,7 +16,7 @@ import (
 	"strings"
 )
 
-// Options configure discovery (runtime.md §3 `[skills]`, §10).
+// Options configure discovery (the [skills] keys; docs/skills.md).
 type Options struct {
 	// Workspace is the session's absolute workspace directory.
 	Workspace string

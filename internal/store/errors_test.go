@@ -8,8 +8,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"golang.org/x/sys/unix"
 )
 
 // TestInjectedWriteFailure: a failing write surfaces as an error of the
@@ -137,30 +135,7 @@ func readOnly(t *testing.T, path string) {
 		t.Cleanup(func() { os.Chmod(path, fi.Mode().Perm()) })
 		return
 	}
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	flags, err := unix.IoctlGetUint32(int(f.Fd()), unix.FS_IOC_GETFLAGS)
-	if err != nil {
-		t.Skipf("running as root on a file system without file flags (%v): cannot make %s read-only", err, path)
-	}
-	const immutable = 0x10 // FS_IMMUTABLE_FL
-	if err := unix.IoctlSetPointerInt(int(f.Fd()), unix.FS_IOC_SETFLAGS, int(flags|immutable)); err != nil {
-		t.Skipf("running as root and cannot set the immutable flag (%v): cannot make %s read-only", err, path)
-	}
-	t.Cleanup(func() {
-		f, err := os.Open(path)
-		if err != nil {
-			t.Error(err)
-			return
-		}
-		defer f.Close()
-		if err := unix.IoctlSetPointerInt(int(f.Fd()), unix.FS_IOC_SETFLAGS, int(flags)); err != nil {
-			t.Errorf("clear the immutable flag of %s: %v", path, err)
-		}
-	})
+	setImmutable(t, path)
 }
 
 func TestReadOnlyDirectory(t *testing.T) {

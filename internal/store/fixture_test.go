@@ -3,28 +3,32 @@ package store
 import (
 	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/scv-agent/scv/internal/testutil"
 )
 
-// writeFixture makes the code write testdata/v<SchemaVersion>.db: the
+// TestWriteFixture makes the code write testdata/v<SchemaVersion>.db: the
 // database a user of this schema version would have. Run it once when a
 // version is released (before its successor's migration is written) and
-// commit the file; migration tests open every older fixture.
+// commit the file; migration tests open every older fixture. -update writes
+// only a fixture that does not exist yet: a released version's file is never
+// rewritten (delete it first to replace it on purpose).
 //
-//	go test ./internal/store -run TestWriteFixture -write-fixture
-var writeFixture = flag.Bool("write-fixture", false, "write testdata/v<schema>.db with this code")
-
+//	go test ./internal/store -run TestWriteFixture -update
 func TestWriteFixture(t *testing.T) {
-	if !*writeFixture {
-		t.Skip("run with -write-fixture to write testdata/v<schema>.db")
+	if !testutil.Update() {
+		t.Skip("run with -update to write testdata/v<schema>.db")
 	}
 	out := filepath.Join("testdata", fmt.Sprintf("v%d.db", SchemaVersion()))
+	if _, err := os.Stat(out); err == nil {
+		t.Skipf("%s exists; a released fixture is not rewritten (remove it to write it again)", out)
+	}
 	tmp := filepath.Join(t.TempDir(), "scv.db")
 	s := openAt(t, tmp, nil)
 	fillFixture(t, s)
@@ -85,16 +89,7 @@ func fillFixture(t *testing.T, s *Store) {
 		t.Fatal(err)
 	}
 	seq = runTurn(t, gone, "fx-b", "b1", "fixture prompt about numbats", "numbat answer", 0)
-	tl, err = gone.BeginTurn(ctx, "fx-b", "b2", "fixture prompt left running")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := tl.Append(ctx, ev(seq+1, "turn.started", "")); err != nil {
-		t.Fatal(err)
-	}
-	if err := tl.Flush(ctx); err != nil {
-		t.Fatal(err)
-	}
+	startTurn(t, gone, "fx-b", "b2", "fixture prompt left running", seq)
 	gone.Close()
 	if _, err := s.Fork(ctx, "fx-a", "a3", "fx-c", OriginTUI); err != nil {
 		t.Fatal(err)

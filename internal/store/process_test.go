@@ -64,8 +64,7 @@ func child(mode string) int {
 		if err != nil {
 			return fail(err)
 		}
-		lim := uint64(fi.Size() + 512<<10)
-		if err := syscall.Setrlimit(syscall.RLIMIT_FSIZE, &syscall.Rlimit{Cur: lim, Max: lim}); err != nil {
+		if err := syscall.Setrlimit(syscall.RLIMIT_FSIZE, fileSizeLimit(fi.Size()+512<<10)); err != nil {
 			return fail(err)
 		}
 	}

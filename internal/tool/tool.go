@@ -17,7 +17,7 @@ import (
 // validated. The values are stable protocol strings.
 type Risk string
 
-// Stable risk values (tools.md, "Tool extension contract").
+// Stable risk values (docs/runtime.md, "Approvals and risk").
 const (
 	ReadOnly   Risk = "read_only"
 	Filesystem Risk = "filesystem"
@@ -26,7 +26,8 @@ const (
 	Network    Risk = "network"
 )
 
-// ErrorKind classifies a failed result (runtime.md §4, tool.completed.error).
+// ErrorKind classifies a failed result: the error of tool.completed
+// (docs/runtime.md, "The client protocol").
 type ErrorKind string
 
 // Error kinds a failed result may carry.

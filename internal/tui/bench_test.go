@@ -2,7 +2,6 @@ package tui
 
 import (
 	"fmt"
-	"os"
 	"runtime"
 	"strconv"
 	"strings"
@@ -12,6 +11,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/scv-agent/scv/internal/proto"
+	"github.com/scv-agent/scv/internal/testutil"
 )
 
 // feedTurn plays one scripted turn: prompt, streamed Markdown answer, one
@@ -20,17 +20,17 @@ func feedTurn(h *harness, i int) {
 	turn := "t" + strconv.Itoa(i)
 	call := "c" + strconv.Itoa(i)
 	h.m.pending = append(h.m.pending, pendingPrompt{requestID: "r" + strconv.Itoa(i), text: fmt.Sprintf("prompt number %d: please look at the repository", i)})
-	h.ev(proto.Event{Type: proto.EventTurnStarted, TurnID: turn})
+	h.ev(&proto.TurnStarted{TurnHeader: th(turn)})
 	for _, frag := range []string{"Looking at ", "the **repository** ", "now.\n\n- one\n- two"} {
-		h.ev(proto.Event{Type: proto.EventAssistantDelta, TurnID: turn, Content: str(frag)})
+		h.ev(&proto.AssistantDelta{TurnHeader: th(turn), Content: frag})
 	}
-	h.ev(proto.Event{Type: proto.EventAssistantComplete, TurnID: turn, Content: str("Looking at the **repository** now.\n\n- one\n- two")},
-		proto.Event{Type: proto.EventToolProposed, TurnID: turn, CallID: call, Name: "bash", Arguments: args(map[string]any{"command": "ls -la"})},
-		proto.Event{Type: proto.EventToolStarted, TurnID: turn, CallID: call, Name: "bash"},
-		proto.Event{Type: proto.EventToolProgress, TurnID: turn, CallID: call, Text: "listing"},
-		proto.Event{Type: proto.EventToolCompleted, TurnID: turn, CallID: call, Name: "bash", Success: proto.Ptr(true), Output: str(strings.Repeat("-rw-r--r-- 1 ada ada 1234 file.go\n", 60))},
-		proto.Event{Type: proto.EventAssistantComplete, TurnID: turn, Content: str(fmt.Sprintf("Turn %d: the repository has `60` files.", i))},
-		proto.Event{Type: proto.EventTurnCompleted, TurnID: turn, Usage: &proto.Usage{InputTokens: 1000, OutputTokens: 100, TotalTokens: 1100}})
+	h.ev(&proto.AssistantCompleted{TurnHeader: th(turn), Content: "Looking at the **repository** now.\n\n- one\n- two"},
+		&proto.ToolProposed{TurnHeader: th(turn), CallID: call, Name: "bash", Arguments: args(map[string]any{"command": "ls -la"})},
+		&proto.ToolStarted{TurnHeader: th(turn), CallID: call, Name: "bash"},
+		&proto.ToolProgress{TurnHeader: th(turn), CallID: call, Text: "listing"},
+		&proto.ToolCompleted{TurnHeader: th(turn), CallID: call, Name: "bash", Success: true, Output: strings.Repeat("-rw-r--r-- 1 ada ada 1234 file.go\n", 60)},
+		&proto.AssistantCompleted{TurnHeader: th(turn), Content: fmt.Sprintf("Turn %d: the repository has `60` files.", i)},
+		&proto.TurnCompleted{TurnHeader: th(turn), Usage: &proto.Usage{InputTokens: 1000, OutputTokens: 100, TotalTokens: 1100}})
 }
 
 // BenchmarkFirstFrame is the in-process part of first paint: building the
@@ -60,7 +60,7 @@ func BenchmarkView10kItems(b *testing.B) {
 				feedTurn(h, i)
 			}
 			h.prompt("stream", "tX")
-			h.ev(proto.Event{Type: proto.EventAssistantDelta, TurnID: "tX", Content: str(strings.Repeat("streamed words ", 40))})
+			h.ev(&proto.AssistantDelta{TurnHeader: th("tX"), Content: strings.Repeat("streamed words ", 40)})
 			_ = h.m.Render()
 			// Each frame re-renders the streaming item (as after a delta)
 			// without letting it grow, so frames stay comparable.
@@ -105,21 +105,51 @@ func BenchmarkThousandTurns(b *testing.B) {
 		var ms runtime.MemStats
 		runtime.ReadMemStats(&ms)
 		b.ReportMetric(float64(ms.HeapAlloc)/(1<<20), "heap-MiB")
-		b.ReportMetric(rssMiB(), "rss-MiB")
+		b.ReportMetric(testutil.RSSMiB(0), "rss-MiB")
 		runtime.KeepAlive(h)
 	}
 }
 
-func rssMiB() float64 {
-	b, err := os.ReadFile("/proc/self/status")
-	if err != nil {
-		return 0
+// BenchmarkComposerKeystroke is one typed character and the frame after
+// it, with the composer holding a short prompt, pasted texts of 4, 16 and
+// 64 KiB, or a prompt at the protocol's 256 KiB limit (lines of 72 bytes),
+// the cursor at the end.
+func BenchmarkComposerKeystroke(b *testing.B) {
+	for _, size := range []int{16, 4 << 10, 16 << 10, 64 << 10, proto.MaxPromptBytes - 64} {
+		b.Run(fmt.Sprintf("prompt=%dB", size), func(b *testing.B) {
+			h := newHarness(&testing.T{}, func(c *Config) { c.Width = 120; c.Height = 40 })
+			line := strings.Repeat("word ", 12) + "end of line\n" // 72 bytes
+			text := strings.Repeat(line, size/len(line)+1)[:size]
+			h.m.Update(tea.PasteMsg{Content: text})
+			_ = h.m.View()
+			x := tea.KeyPressMsg{Code: 'x', Text: "x"}
+			bs := tea.KeyPressMsg{Code: tea.KeyBackspace}
+			b.ResetTimer()
+			for i := 0; b.Loop(); i++ {
+				if i%2 == 0 {
+					h.m.Update(x)
+				} else {
+					h.m.Update(bs)
+				}
+				_ = h.m.View()
+			}
+		})
 	}
-	for _, l := range strings.Split(string(b), "\n") {
-		if rest, ok := strings.CutPrefix(l, "VmRSS:"); ok {
-			kb, _ := strconv.Atoi(strings.TrimSuffix(strings.TrimSpace(rest), " kB"))
-			return float64(kb) / 1024
-		}
+}
+
+// BenchmarkFrameWithDraft is a frame while an answer streams and the
+// composer holds a pasted 64 KiB draft that does not change.
+func BenchmarkFrameWithDraft(b *testing.B) {
+	h := newHarness(&testing.T{}, func(c *Config) { c.Width = 120; c.Height = 40 })
+	h.prompt("stream", "tX")
+	line := strings.Repeat("word ", 12) + "end of line\n"
+	h.m.Update(tea.PasteMsg{Content: strings.Repeat(line, (64<<10)/len(line))})
+	h.ev(&proto.AssistantDelta{TurnHeader: th("tX"), Content: strings.Repeat("streamed words ", 40)})
+	_ = h.m.View()
+	last := h.m.tr.last()
+	b.ResetTimer()
+	for b.Loop() {
+		last.touch()
+		_ = h.m.View()
 	}
-	return 0
 }

@@ -78,14 +78,14 @@ func (d *fakeDaemon) accept() {
 
 func (d *fakeDaemon) serve(c net.Conn) {
 	defer c.Close()
-	enc := json.NewEncoder(c)
 	var seq uint64
 	emit := func(ev proto.Event) {
-		if ev.SessionID != "" {
+		if se, ok := ev.(proto.SessionEvent); ok {
 			seq++
-			ev.Seq = seq
+			se.Session().SessionID, se.Session().Seq = "s1", seq
 		}
-		enc.Encode(ev)
+		b, _ := proto.EncodeEvent(ev)
+		c.Write(append(b, '\n'))
 	}
 	sc := bufio.NewScanner(c)
 	sc.Buffer(nil, proto.MaxClientFrameBytes)
@@ -96,7 +96,7 @@ func (d *fakeDaemon) serve(c net.Conn) {
 		}
 		switch env.Type {
 		case proto.TypeInitialize:
-			emit(proto.Event{Type: proto.EventInitialized, RequestID: env.RequestID, ProtocolVersion: proto.Version, Server: &proto.Peer{Name: "scv", Version: "fake"}})
+			emit(req(env.RequestID, &proto.Initialized{ProtocolVersion: proto.Version, Server: proto.Peer{Name: "scv", Version: "fake"}}))
 		case proto.TypeSessionStart:
 			var s proto.SessionStart
 			json.Unmarshal(sc.Bytes(), &s)
@@ -112,26 +112,26 @@ func (d *fakeDaemon) serve(c net.Conn) {
 				blastTurn(emit, i, i == d.blast-1)
 			}
 		case proto.TypeTurnStart:
-			emit(proto.Event{Type: proto.EventTurnStarted, SessionID: "s1", TurnID: "t1"})
-			emit(proto.Event{Type: proto.EventAssistantDelta, SessionID: "s1", TurnID: "t1", Content: proto.Ptr("Let me run it.")})
-			emit(proto.Event{Type: proto.EventAssistantComplete, SessionID: "s1", TurnID: "t1", Content: proto.Ptr("Let me run it.")})
-			emit(proto.Event{Type: proto.EventToolProposed, SessionID: "s1", TurnID: "t1", CallID: "call1", Name: "bash", Arguments: json.RawMessage(`{"command":"echo hello-from-bash"}`)})
-			emit(proto.Event{Type: proto.EventApprovalRequested, SessionID: "s1", TurnID: "t1", ApprovalID: "a1", CallID: "call1", Name: "bash", Risk: "process", Cwd: "/w", Summary: "echo hello-from-bash"})
-		case proto.TypeApprovalSolve:
+			emit(&proto.TurnStarted{TurnHeader: th("t1")})
+			emit(&proto.AssistantDelta{TurnHeader: th("t1"), Content: "Let me run it."})
+			emit(&proto.AssistantCompleted{TurnHeader: th("t1"), Content: "Let me run it."})
+			emit(&proto.ToolProposed{TurnHeader: th("t1"), CallID: "call1", Name: "bash", Arguments: json.RawMessage(`{"command":"echo hello-from-bash"}`)})
+			emit(&proto.ApprovalRequested{TurnHeader: th("t1"), ApprovalID: "a1", CallID: "call1", Name: "bash", Risk: "process", Cwd: "/w", Summary: "echo hello-from-bash"})
+		case proto.TypeApprovalResolve:
 			var a proto.ApprovalResolve
 			json.Unmarshal(sc.Bytes(), &a)
 			d.mu.Lock()
 			d.resolved = append(d.resolved, a.Approved)
 			d.mu.Unlock()
 			if a.Approved {
-				emit(proto.Event{Type: proto.EventToolStarted, SessionID: "s1", TurnID: "t1", CallID: "call1", Name: "bash"})
-				emit(proto.Event{Type: proto.EventToolCompleted, SessionID: "s1", TurnID: "t1", CallID: "call1", Name: "bash", Success: proto.Ptr(true), Output: proto.Ptr("hello-from-bash\n"), Truncated: proto.Ptr(false)})
-				emit(proto.Event{Type: proto.EventAssistantComplete, SessionID: "s1", TurnID: "t1", Content: proto.Ptr("All done: it printed hello-from-bash.")})
+				emit(&proto.ToolStarted{TurnHeader: th("t1"), CallID: "call1", Name: "bash"})
+				emit(&proto.ToolCompleted{TurnHeader: th("t1"), CallID: "call1", Name: "bash", Success: true, Output: "hello-from-bash\n", Truncated: false})
+				emit(&proto.AssistantCompleted{TurnHeader: th("t1"), Content: "All done: it printed hello-from-bash."})
 			} else {
-				emit(proto.Event{Type: proto.EventToolCompleted, SessionID: "s1", TurnID: "t1", CallID: "call1", Name: "bash", Success: proto.Ptr(false), Error: "denied", Output: proto.Ptr("denied")})
-				emit(proto.Event{Type: proto.EventAssistantComplete, SessionID: "s1", TurnID: "t1", Content: proto.Ptr("Skipped.")})
+				emit(&proto.ToolCompleted{TurnHeader: th("t1"), CallID: "call1", Name: "bash", Success: false, Error: "denied", Output: "denied"})
+				emit(&proto.AssistantCompleted{TurnHeader: th("t1"), Content: "Skipped."})
 			}
-			emit(proto.Event{Type: proto.EventTurnCompleted, SessionID: "s1", TurnID: "t1", Steps: proto.Ptr(2), Usage: &proto.Usage{InputTokens: 2000, OutputTokens: 20, TotalTokens: 2020}})
+			emit(&proto.TurnCompleted{TurnHeader: th("t1"), Steps: 2, Usage: &proto.Usage{InputTokens: 2000, OutputTokens: 20, TotalTokens: 2020}})
 		}
 	}
 }
@@ -139,20 +139,29 @@ func (d *fakeDaemon) serve(c net.Conn) {
 // blastTurn is one whole turn of scripted traffic without approvals.
 func blastTurn(emit func(proto.Event), i int, last bool) {
 	turn, call := fmt.Sprintf("b%d", i), fmt.Sprintf("bc%d", i)
-	emit(proto.Event{Type: proto.EventTurnStarted, SessionID: "s1", TurnID: turn})
+	emit(&proto.TurnStarted{TurnHeader: th(turn)})
 	for _, frag := range []string{"Looking at ", "the **repository** ", "now."} {
-		emit(proto.Event{Type: proto.EventAssistantDelta, SessionID: "s1", TurnID: turn, Content: proto.Ptr(frag)})
+		emit(&proto.AssistantDelta{TurnHeader: th(turn), Content: frag})
 	}
-	emit(proto.Event{Type: proto.EventAssistantComplete, SessionID: "s1", TurnID: turn, Content: proto.Ptr("Looking at the **repository** now.")})
-	emit(proto.Event{Type: proto.EventToolProposed, SessionID: "s1", TurnID: turn, CallID: call, Name: "bash", Arguments: json.RawMessage(`{"command":"ls -la"}`)})
-	emit(proto.Event{Type: proto.EventToolStarted, SessionID: "s1", TurnID: turn, CallID: call, Name: "bash"})
-	emit(proto.Event{Type: proto.EventToolCompleted, SessionID: "s1", TurnID: turn, CallID: call, Name: "bash", Success: proto.Ptr(true), Output: proto.Ptr(strings.Repeat("-rw-r--r-- 1 ada ada 1234 file.go\n", 60))})
+	emit(&proto.AssistantCompleted{TurnHeader: th(turn), Content: "Looking at the **repository** now."})
+	emit(&proto.ToolProposed{TurnHeader: th(turn), CallID: call, Name: "bash", Arguments: json.RawMessage(`{"command":"ls -la"}`)})
+	emit(&proto.ToolStarted{TurnHeader: th(turn), CallID: call, Name: "bash"})
+	emit(&proto.ToolCompleted{TurnHeader: th(turn), CallID: call, Name: "bash", Success: true, Output: strings.Repeat("-rw-r--r-- 1 ada ada 1234 file.go\n", 60)})
 	answer := fmt.Sprintf("Turn %d: the repository has `60` files.", i)
 	if last {
 		answer += " blast-finished"
 	}
-	emit(proto.Event{Type: proto.EventAssistantComplete, SessionID: "s1", TurnID: turn, Content: proto.Ptr(answer)})
-	emit(proto.Event{Type: proto.EventTurnCompleted, SessionID: "s1", TurnID: turn, Usage: &proto.Usage{InputTokens: 1000, OutputTokens: 100, TotalTokens: 1100}})
+	emit(&proto.AssistantCompleted{TurnHeader: th(turn), Content: answer})
+	emit(&proto.TurnCompleted{TurnHeader: th(turn), Usage: &proto.Usage{InputTokens: 1000, OutputTokens: 100, TotalTokens: 1100}})
+}
+
+// th is the header of an event of turn id; emit adds the session.
+func th(id string) proto.TurnHeader { return proto.TurnHeader{TurnID: id} }
+
+// req sets the request_id that ev answers.
+func req[T proto.Event](id string, ev T) T {
+	ev.Head().RequestID = id
+	return ev
 }
 
 func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }

@@ -1,272 +1,196 @@
 package tui
 
 import (
+	"strconv"
 	"strings"
 	"unicode"
 
+	bkey "charm.land/bubbles/v2/key"
+	"charm.land/bubbles/v2/textarea"
 	tea "charm.land/bubbletea/v2"
 	"charm.land/lipgloss/v2"
 	"github.com/charmbracelet/x/ansi"
 )
 
-// composer is the multi-line prompt editor. (bubbles/textarea would pull
-// in a clipboard module this build does not have; editing a prompt needs
-// little more than this.)
+// maxComposerRows is the most text lines the composer holds (the limit of
+// bubbles/textarea); a paste that would pass it is refused whole.
+const maxComposerRows = 10000
+
+// textMods are the modifiers a key that types text may carry: Shift, and
+// the lock keys some terminals report (the kitty keyboard protocol).
+const textMods = tea.ModShift | tea.ModCapsLock | tea.ModNumLock | tea.ModScrollLock
+
+// composer is the multi-line prompt editor: bubbles/textarea with SCV's
+// keys, look and input rules. Enter, Esc, Ctrl+C, PageUp/PageDown and the
+// prompt-history Up/Down are the model's; everything else that edits is
+// the textarea's, behind our own filtering of what may be inserted.
 type composer struct {
-	lines    [][]rune
-	row, col int
-	width    int
-	height   int // visual lines shown
-	prompt   string
-	holder   string
-	cursor   lipgloss.Style
-	dim      lipgloss.Style
+	ta      textarea.Model
+	width   int
+	maxRows int
+	view    string // the last View, until the text, cursor or size change
+	prompt  string
+	holder  string
+	cursor  lipgloss.Style
+	dim     lipgloss.Style
 }
 
 func newComposer() composer {
-	return composer{
-		lines:  [][]rune{nil},
+	c := composer{
 		prompt: "> ",
 		holder: "Ask SCV… (Enter send · Ctrl+J newline · /help)",
 		cursor: lipgloss.NewStyle().Reverse(true),
 		dim:    lipgloss.NewStyle().Foreground(lipgloss.Color("8")),
-		height: 1,
 	}
+	ta := textarea.New()
+	ta.ShowLineNumbers = false
+	ta.EndOfBufferCharacter = ' '
+	ta.CharLimit = 0
+	ta.MaxWidth = 0
+	// The model sizes the composer to its content (layout), so the
+	// textarea never refuses input for want of rows: MaxHeight 0 is no
+	// limit on lines, MaxContentHeight 0 then checks nothing.
+	ta.MaxHeight = 0
+	ta.DynamicHeight = true
+	// The prompt is drawn by View: textarea would render it on every row of
+	// the text, visible or not, on every update.
+	ta.Prompt = ""
+	plain := lipgloss.NewStyle()
+	st := textarea.StyleState{Base: plain, Text: plain, LineNumber: plain, CursorLineNumber: plain,
+		CursorLine: plain, EndOfBuffer: plain, Placeholder: c.dim, Prompt: plain,
+		Selection: lipgloss.NewStyle().Reverse(true)}
+	ta.SetStyles(textarea.Styles{Focused: st, Blurred: st,
+		Cursor: textarea.CursorStyle{Shape: tea.CursorBlock, Blink: false}})
+	ta.KeyMap = composerKeys()
+	ta.Focus()
+	c.ta = ta
+	return c
 }
 
-func (c *composer) Value() string {
-	parts := make([]string, len(c.lines))
-	for i, l := range c.lines {
-		parts[i] = string(l)
-	}
-	return strings.Join(parts, "\n")
+// composerKeys is textarea's key map without the keys the model owns and
+// without the system clipboard: Ctrl+V and Ctrl+Shift+C would run xclip,
+// xsel or wl-paste on the machine SCV runs on (over SSH not the user's),
+// from a key press; the terminal's own paste (bracketed paste) works
+// everywhere.
+func composerKeys() textarea.KeyMap {
+	k := textarea.DefaultKeyMap()
+	k.InsertNewline = bkey.NewBinding(bkey.WithKeys("ctrl+j", "shift+enter", "alt+enter"))
+	off := bkey.NewBinding(bkey.WithDisabled())
+	k.Paste, k.CopySelection = off, off
+	k.PageUp, k.PageDown = off, off // the transcript scrolls
+	return k
 }
+
+func (c *composer) Value() string { return c.ta.Value() }
 
 func (c *composer) SetValue(s string) {
-	c.lines = nil
-	for _, l := range strings.Split(s, "\n") {
-		c.lines = append(c.lines, []rune(l))
-	}
-	c.row = len(c.lines) - 1
-	c.col = len(c.lines[c.row])
+	c.view = ""
+	c.ta.SetValue(clean(s))
+	c.ta.MoveToEnd()
 }
 
-func (c *composer) Reset()         { c.SetValue("") }
-func (c *composer) Line() int      { return c.row }
-func (c *composer) LineCount() int { return len(c.lines) }
-
-func (c *composer) insert(s string) {
-	s = strings.ReplaceAll(strings.ReplaceAll(s, "\r\n", "\n"), "\r", "\n")
-	for _, r := range s {
-		switch {
-		case r == '\n':
-			c.newline()
-		case r == '\t':
-			c.insertRune(' ')
-		case unicode.IsPrint(r):
-			c.insertRune(r)
-		}
-	}
+func (c *composer) Reset() {
+	c.view = ""
+	c.ta.Reset()
 }
 
-func (c *composer) insertRune(r rune) {
-	l := c.lines[c.row]
-	l = append(l[:c.col], append([]rune{r}, l[c.col:]...)...)
-	c.lines[c.row] = l
-	c.col++
+// AtFirstRow and AtLastRow say the cursor is on the first or last screen
+// row of the text, where Up and Down leave the text for prompt history.
+func (c *composer) AtFirstRow() bool { return c.ta.Line() == 0 && c.ta.LineInfo().RowOffset == 0 }
+
+func (c *composer) AtLastRow() bool {
+	li := c.ta.LineInfo()
+	return c.ta.Line() == c.ta.LineCount()-1 && li.RowOffset >= li.Height-1
 }
 
-func (c *composer) newline() {
-	l := c.lines[c.row]
-	rest := append([]rune(nil), l[c.col:]...)
-	c.lines[c.row] = l[:c.col]
-	c.lines = append(c.lines[:c.row+1], append([][]rune{rest}, c.lines[c.row+1:]...)...)
-	c.row, c.col = c.row+1, 0
-}
-
-func (c *composer) backspace() {
-	switch {
-	case c.col > 0:
-		l := c.lines[c.row]
-		c.lines[c.row] = append(l[:c.col-1], l[c.col:]...)
-		c.col--
-	case c.row > 0:
-		prev := c.lines[c.row-1]
-		c.col = len(prev)
-		c.lines[c.row-1] = append(prev, c.lines[c.row]...)
-		c.lines = append(c.lines[:c.row], c.lines[c.row+1:]...)
-		c.row--
-	}
-}
-
-func (c *composer) deleteForward() {
-	l := c.lines[c.row]
-	switch {
-	case c.col < len(l):
-		c.lines[c.row] = append(l[:c.col], l[c.col+1:]...)
-	case c.row < len(c.lines)-1:
-		c.lines[c.row] = append(l, c.lines[c.row+1]...)
-		c.lines = append(c.lines[:c.row+1], c.lines[c.row+2:]...)
-	}
-}
-
-func (c *composer) deleteWord() {
-	l := c.lines[c.row]
-	i := c.col
-	for i > 0 && l[i-1] == ' ' {
-		i--
-	}
-	for i > 0 && l[i-1] != ' ' {
-		i--
-	}
-	c.lines[c.row] = append(l[:i], l[c.col:]...)
-	c.col = i
-}
-
-// Update handles editing keys and paste; other messages are ignored.
-func (c *composer) Update(msg tea.Msg) {
+// Update handles editing keys and paste; other messages are ignored. It
+// reports a refusal the user should see (a paste over the line limit).
+func (c *composer) Update(msg tea.Msg) (refused string) {
+	c.view = ""
 	switch msg := msg.(type) {
 	case tea.PasteMsg:
-		c.insert(msg.Content)
+		text := clean(msg.Content)
+		if n := c.ta.LineCount() + strings.Count(text, "\n"); n > maxComposerRows {
+			return "paste refused: the composer would hold " + strconv.Itoa(n) + " lines, over its limit of " + strconv.Itoa(maxComposerRows) + "; put a long text in a file and ask the agent to read it"
+		}
+		c.ta.InsertString(text)
 	case tea.KeyPressMsg:
-		c.key(msg)
-	}
-}
-
-func (c *composer) key(k tea.KeyPressMsg) {
-	switch k.String() {
-	case "ctrl+j", "shift+enter", "alt+enter":
-		c.newline()
-	case "backspace", "ctrl+h":
-		c.backspace()
-	case "delete", "ctrl+d":
-		c.deleteForward()
-	case "left", "ctrl+b":
-		if c.col > 0 {
-			c.col--
-		} else if c.row > 0 {
-			c.row--
-			c.col = len(c.lines[c.row])
+		if msg.Text != "" && msg.Mod&^textMods != 0 {
+			// A modified key (Ctrl+X, Alt+X) is a command or nothing,
+			// never text.
+			msg.Text = ""
 		}
-	case "right", "ctrl+f":
-		if c.col < len(c.lines[c.row]) {
-			c.col++
-		} else if c.row < len(c.lines)-1 {
-			c.row, c.col = c.row+1, 0
-		}
-	case "up", "ctrl+p":
-		if c.row > 0 {
-			c.row--
-			c.col = min(c.col, len(c.lines[c.row]))
-		}
-	case "down", "ctrl+n":
-		if c.row < len(c.lines)-1 {
-			c.row++
-			c.col = min(c.col, len(c.lines[c.row]))
-		}
-	case "home", "ctrl+a":
-		c.col = 0
-	case "end", "ctrl+e":
-		c.col = len(c.lines[c.row])
-	case "ctrl+u":
-		c.lines[c.row] = c.lines[c.row][c.col:]
-		c.col = 0
-	case "ctrl+k":
-		c.lines[c.row] = c.lines[c.row][:c.col]
-	case "ctrl+w", "alt+backspace":
-		c.deleteWord()
-	default:
-		if k.Text != "" && k.Mod&^tea.ModShift == 0 {
-			c.insert(k.Text)
-		}
-	}
-}
-
-// visual wraps the lines at the text width (in cells, so wide runes
-// count twice) and reports where the cursor lands: visual row and rune
-// index in it.
-func (c *composer) visual() (rows []string, curRow, curCol int) {
-	w := max(c.width-ansi.StringWidth(c.prompt)-1, 4)
-	for i, l := range c.lines {
-		bounds := wrapRunes(l, w)
-		if i == c.row && c.col == len(l) && len(l) > 0 && bounds[len(bounds)-1].full {
-			bounds = append(bounds, span{a: len(l), b: len(l)}) // the cursor after a full row gets its own
-		}
-		for k, sp := range bounds {
-			if i == c.row && c.col >= sp.a && (c.col < sp.b || (c.col == sp.b && k == len(bounds)-1)) {
-				curRow, curCol = len(rows), c.col-sp.a
+		if msg.Text != "" {
+			t := clean(msg.Text)
+			if t == "" {
+				return ""
 			}
-			rows = append(rows, string(l[sp.a:sp.b]))
+			msg.Text = t
 		}
+		c.ta, _ = c.ta.Update(msg)
 	}
-	return rows, curRow, curCol
+	return ""
 }
 
-// span is one visual row of a line: runes [a, b); full when it filled the
-// width.
-type span struct {
-	a, b int
-	full bool
-}
-
-func wrapRunes(l []rune, w int) []span {
-	var out []span
-	start, cells := 0, 0
-	for i, r := range l {
-		rw := max(ansi.StringWidth(string(r)), 1)
-		if cells+rw > w {
-			out = append(out, span{a: start, b: i, full: true})
-			start, cells = i, 0
+// clean is what may be typed or pasted into a prompt: line ends become
+// "\n", a tab one space, and other control and invisible formatting
+// characters (escape sequences, bidi overrides, zero-width characters) are
+// dropped, so the prompt sent is the prompt seen.
+func clean(s string) string {
+	s = strings.ReplaceAll(strings.ReplaceAll(s, "\r\n", "\n"), "\r", "\n")
+	return strings.Map(func(r rune) rune {
+		switch {
+		case r == '\n':
+			return r
+		case r == '\t':
+			return ' '
+		case unicode.IsPrint(r):
+			return r
 		}
-		cells += rw
+		return -1
+	}, s)
+}
+
+// Fit sizes the composer to the window's width and its text, at most
+// maxRows rows high, the cursor's row in sight.
+func (c *composer) Fit(width, maxRows int) {
+	c.view = ""
+	// With DynamicHeight and no MaxHeight, the textarea's height is every
+	// row of its text after each change of text or width (setting the
+	// width re-wraps all of it, so it is set only when the width or the
+	// window changes); the window then shows at most maxRows of them.
+	if width != c.width || maxRows != c.maxRows {
+		c.width, c.maxRows = width, maxRows
+		c.ta.SetWidth(max(width-ansi.StringWidth(c.prompt), 1))
 	}
-	return append(out, span{a: start, b: len(l), full: cells >= w})
+	c.ta.SetHeight(min(c.ta.Height(), maxRows))
 }
 
-// VisualLines is how many rows the content needs.
-func (c *composer) VisualLines() int {
-	rows, _, _ := c.visual()
-	return len(rows)
-}
+func (c *composer) Height() int { return c.ta.Height() }
 
-func (c *composer) SetWidth(w int)  { c.width = w }
-func (c *composer) SetHeight(h int) { c.height = max(h, 1) }
-func (c *composer) Height() int     { return c.height }
-
-// View renders height rows around the cursor, the cursor as a reversed
-// cell.
+// View renders the visible rows, the cursor as a reversed cell; an empty
+// composer shows the hint.
 func (c *composer) View() string {
-	rows, cr, cc := c.visual()
-	pad := strings.Repeat(" ", ansi.StringWidth(c.prompt))
-	if len(rows) == 1 && rows[0] == "" {
-		return c.prompt + c.cursor.Render(" ") + c.dim.Render(ansi.Truncate(c.holder, max(c.width-len(c.prompt)-1, 0), "…"))
+	if c.view != "" {
+		return c.view
 	}
-	first := max(0, min(cr-c.height+1, len(rows)-c.height))
+	if c.ta.Value() == "" {
+		c.view = c.prompt + c.cursor.Render(" ") + c.dim.Render(ansi.Truncate(c.holder, max(c.width-len(c.prompt)-1, 0), "…"))
+		return c.view
+	}
+	pad := strings.Repeat(" ", ansi.StringWidth(c.prompt))
 	var b strings.Builder
-	for i := first; i < first+c.height && i < len(rows); i++ {
-		if i > first {
+	for i, row := range strings.Split(c.ta.View(), "\n") {
+		if i > 0 {
 			b.WriteByte('\n')
 		}
-		if i == 0 {
+		if i == 0 && c.ta.ScrollYOffset() == 0 {
 			b.WriteString(c.prompt)
 		} else {
 			b.WriteString(pad)
 		}
-		r := rows[i]
-		if i != cr {
-			b.WriteString(r)
-			continue
-		}
-		rr := []rune(r)
-		col := min(cc, len(rr))
-		under := " "
-		if col < len(rr) {
-			under = string(rr[col])
-		}
-		b.WriteString(string(rr[:col]) + c.cursor.Render(under))
-		if col < len(rr) {
-			b.WriteString(string(rr[col+1:]))
-		}
+		b.WriteString(row)
 	}
-	return b.String()
+	c.view = b.String()
+	return c.view
 }

@@ -10,81 +10,99 @@ import (
 	"github.com/scv-agent/scv/internal/termtext"
 )
 
-// handleEvent applies one server event to the view state.
+// handleEvent applies one server event to the view state. Types it does
+// not show (and types newer than this client) are ignored.
 func (m *Model) handleEvent(ev proto.Event) tea.Cmd {
 	ev = visibleEvent(ev)
-	if ev.SessionID != "" && m.session.SessionID != "" && ev.SessionID != m.session.SessionID {
-		return nil
+	if se, ok := ev.(proto.SessionEvent); ok {
+		if id := se.Session().SessionID; id != "" && m.session.SessionID != "" && id != m.session.SessionID {
+			return nil
+		}
 	}
-	switch ev.Type {
-	case proto.EventTurnStarted:
-		return m.turnStarted(ev)
-	case proto.EventQueueEnqueued:
+	switch e := ev.(type) {
+	case *proto.TurnStarted:
+		return m.turnStarted(e)
+	case *proto.QueueEnqueued:
 		for i := range m.pending {
-			if m.pending[i].requestID == ev.RequestID {
+			if m.pending[i].requestID == e.RequestID {
 				m.pending[i].queued = true
 			}
 		}
-	case proto.EventAssistantReasoning:
-		if ev.Content != nil && *ev.Content != "" {
-			m.addReasoning(*ev.Content)
+	case *proto.AssistantReasoning:
+		if e.Content != "" {
+			m.addReasoning(e.Content)
 		}
-	case proto.EventAssistantDelta:
-		if ev.Content != nil && *ev.Content != "" {
+	case *proto.AssistantDelta:
+		if e.Content != "" {
 			m.endReasoning()
 			it := m.assistantItem()
-			it.text += *ev.Content
+			it.text += e.Content
 			it.touch()
 		}
-	case proto.EventAssistantComplete:
+	case *proto.AssistantCompleted:
 		m.endReasoning()
-		m.assistantDone(ev)
-	case proto.EventToolProposed:
+		m.assistantDone(e)
+	case *proto.ToolProposed:
 		m.endReasoning()
 		m.streaming = nil
-		m.addItem(&item{kind: kindTool, callID: ev.CallID, name: ev.Name, args: argSummary(ev.Arguments)})
-	case proto.EventApprovalRequested:
-		m.approvalRequested(ev)
-	case proto.EventToolStarted:
-		it := m.toolItem(ev)
+		m.addItem(&item{kind: kindTool, callID: e.CallID, name: e.Name, args: argSummary(e.Arguments)})
+	case *proto.ApprovalRequested:
+		m.approvalRequested(e)
+	case *proto.ToolStarted:
+		it := m.toolItem(e.CallID, e.Name)
 		it.state = toolRunning
 		if !it.asked {
-			it.summary = strings.Trim(ev.Summary, "\n")
+			it.summary = strings.Trim(e.Summary, "\n")
 		}
 		it.touch()
-	case proto.EventToolProgress:
-		it := m.toolItem(ev)
-		it.progress = ev.Text
+	case *proto.ToolProgress:
+		it := m.toolItem(e.CallID, "")
+		it.progress = e.Text
 		it.touch()
-	case proto.EventToolCompleted:
-		m.toolCompleted(ev)
-	case proto.EventTurnCompleted, proto.EventTurnCancelled, proto.EventTurnFailed:
-		m.turnEnded(ev)
-	case proto.EventContextCompacted:
+	case *proto.ToolCompleted:
+		m.toolCompleted(e)
+	case *proto.TurnCompleted:
+		m.turnEnded()
+		if e.Usage != nil {
+			m.usage, m.haveUsage = *e.Usage, true
+			m.totalUsage += e.Usage.TotalTokens
+		}
+		if e.ContextTokens > 0 {
+			// The server's estimate of the context is what compaction goes
+			// by; a turn's usage sums all of its requests and overstates it.
+			m.usage.InputTokens, m.haveUsage = int64(e.ContextTokens), true
+		}
+	case *proto.TurnCancelled:
+		m.turnEnded()
+		m.finishOpenTools(toolCancelled)
+		m.addItem(&item{kind: kindNotice, text: "turn cancelled"})
+	case *proto.TurnFailed:
+		m.turnEnded()
+		m.finishOpenTools(toolCancelled)
+		m.addItem(&item{kind: kindError, text: fmt.Sprintf("turn failed (%s): %s", e.Code, e.Message)})
+	case *proto.ContextCompacted:
 		m.compacted++
 		m.addItem(&item{kind: kindNotice, text: fmt.Sprintf("context compacted: %s → %s tokens, %d earlier messages summarised",
-			tokens(deref(ev.BeforeTokens)), tokens(deref(ev.AfterTokens)), deref(ev.RemovedMessages))})
-		if ev.AfterTokens != nil {
-			m.usage.InputTokens, m.haveUsage = int64(*ev.AfterTokens), true
-		}
-	case proto.EventSessionTrimmed:
-		m.addItem(&item{kind: kindNotice, text: fmt.Sprintf("history trimmed: %d oldest messages dropped (%s kept)", deref(ev.RemovedMessages), byteSize(deref(ev.HistoryBytes)))})
-	case proto.EventSessionCleared:
+			tokens(e.BeforeTokens), tokens(e.AfterTokens), e.RemovedMessages)})
+		m.usage.InputTokens, m.haveUsage = int64(e.AfterTokens), true
+	case *proto.SessionTrimmed:
+		m.addItem(&item{kind: kindNotice, text: fmt.Sprintf("history trimmed: %d oldest messages dropped (%s kept)", e.RemovedMessages, byteSize(e.HistoryBytes))})
+	case *proto.SessionCleared:
 		m.tr.reset()
 		m.streaming, m.scroll, m.haveUsage, m.usage = nil, 0, false, proto.Usage{}
 		m.thinking, m.turnThinking = nil, nil
 		m.anchor = nil
 		m.render.expanded = nil
 		m.addItem(&item{kind: kindNotice, text: "conversation cleared; the session starts afresh"})
-	case proto.EventSessionClosed:
+	case *proto.SessionClosed:
 		m.addItem(&item{kind: kindNotice, text: "session closed by the server"})
-	case proto.EventError:
-		m.requestError(ev)
+	case *proto.Error:
+		m.requestError(e)
 	}
 	return nil
 }
 
-func (m *Model) turnStarted(ev proto.Event) tea.Cmd {
+func (m *Model) turnStarted(ev *proto.TurnStarted) tea.Cmd {
 	m.turnID, m.turnStart = ev.TurnID, m.now()
 	m.streaming = nil
 	// The server starts prompts in the order it got them.
@@ -107,10 +125,10 @@ func (m *Model) assistantItem() *item {
 	return m.streaming
 }
 
-func (m *Model) assistantDone(ev proto.Event) {
+func (m *Model) assistantDone(ev *proto.AssistantCompleted) {
 	it := m.streaming
 	m.streaming = nil
-	content := deref(ev.Content)
+	content := ev.Content
 	if it == nil {
 		if content == "" {
 			return
@@ -126,15 +144,15 @@ func (m *Model) assistantDone(ev proto.Event) {
 
 // toolItem finds the row of a call, creating one if the proposal was missed
 // (or evicted).
-func (m *Model) toolItem(ev proto.Event) *item {
-	if it, ok := m.tr.tools[ev.CallID]; ok {
+func (m *Model) toolItem(callID, name string) *item {
+	if it, ok := m.tr.tools[callID]; ok {
 		return it
 	}
-	return m.addItem(&item{kind: kindTool, callID: ev.CallID, name: ev.Name})
+	return m.addItem(&item{kind: kindTool, callID: callID, name: name})
 }
 
-func (m *Model) approvalRequested(ev proto.Event) {
-	it := m.toolItem(ev)
+func (m *Model) approvalRequested(ev *proto.ApprovalRequested) {
+	it := m.toolItem(ev.CallID, ev.Name)
 	it.state, it.asked = toolAwaiting, true
 	it.touch()
 	name := ev.Name
@@ -145,14 +163,14 @@ func (m *Model) approvalRequested(ev proto.Event) {
 	m.layout()
 }
 
-func (m *Model) toolCompleted(ev proto.Event) {
-	it := m.toolItem(ev)
+func (m *Model) toolCompleted(ev *proto.ToolCompleted) {
+	it := m.toolItem(ev.CallID, ev.Name)
 	switch {
-	case ev.Success != nil && *ev.Success:
+	case ev.Success:
 		it.state = toolDone
-	case ev.Error == "denied":
+	case ev.Error == proto.ToolDenied:
 		it.state = toolDenied
-	case ev.Error == "cancelled":
+	case ev.Error == proto.ToolCancelled:
 		it.state = toolCancelled
 	default:
 		it.state, it.errKind = toolFailed, ev.Error
@@ -161,13 +179,13 @@ func (m *Model) toolCompleted(ev proto.Event) {
 	var cut bool
 	// The output may be JSON whose strings decode to control characters
 	// again, so what is shown is made visible after decoding.
-	text, notes := displayOutput(deref(ev.Output))
+	text, notes := displayOutput(ev.Output)
 	it.output, cut = boundOutput(termtext.Block(text))
 	for i := range notes {
 		notes[i] = termtext.Line(notes[i])
 	}
 	it.notes = notes
-	it.truncated = cut || (ev.Truncated != nil && *ev.Truncated)
+	it.truncated = cut || ev.Truncated
 	it.touch()
 	if m.approval != nil && m.approval.callID == ev.CallID {
 		m.approval = nil
@@ -175,7 +193,8 @@ func (m *Model) toolCompleted(ev proto.Event) {
 	}
 }
 
-func (m *Model) turnEnded(ev proto.Event) {
+// turnEnded closes what a turn's terminal event ends, whichever it is.
+func (m *Model) turnEnded() {
 	if m.turnID != "" {
 		m.lastTurn = m.now().Sub(m.turnStart)
 	}
@@ -190,24 +209,6 @@ func (m *Model) turnEnded(ev proto.Event) {
 		m.approval = nil
 		m.layout()
 	}
-	switch ev.Type {
-	case proto.EventTurnCompleted:
-		if ev.Usage != nil {
-			m.usage, m.haveUsage = *ev.Usage, true
-			m.totalUsage += ev.Usage.TotalTokens
-		}
-		if ev.ContextTokens != nil {
-			// The server's estimate of the context is what compaction goes
-			// by; a turn's usage sums all of its requests and overstates it.
-			m.usage.InputTokens, m.haveUsage = int64(*ev.ContextTokens), true
-		}
-	case proto.EventTurnCancelled:
-		m.finishOpenTools(toolCancelled)
-		m.addItem(&item{kind: kindNotice, text: "turn cancelled"})
-	case proto.EventTurnFailed:
-		m.finishOpenTools(toolCancelled)
-		m.addItem(&item{kind: kindError, text: fmt.Sprintf("turn failed (%s): %s", ev.Code, ev.Message)})
-	}
 }
 
 func (m *Model) finishOpenTools(s toolState) {
@@ -219,7 +220,7 @@ func (m *Model) finishOpenTools(s toolState) {
 	}
 }
 
-func (m *Model) requestError(ev proto.Event) {
+func (m *Model) requestError(ev *proto.Error) {
 	for i, p := range m.pending {
 		if p.requestID == ev.RequestID {
 			m.pending = append(m.pending[:i:i], m.pending[i+1:]...)
@@ -227,18 +228,10 @@ func (m *Model) requestError(ev proto.Event) {
 		}
 	}
 	text := fmt.Sprintf("error (%s): %s", ev.Code, ev.Message)
-	if ev.Fatal != nil && *ev.Fatal {
+	if ev.Fatal {
 		text += " — the server ends the connection"
 	}
 	m.addItem(&item{kind: kindError, text: text})
-}
-
-func deref[T any](p *T) T {
-	var zero T
-	if p == nil {
-		return zero
-	}
-	return *p
 }
 
 // tokens formats a token count compactly (1234 → 1.2k).

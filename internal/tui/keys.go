@@ -66,11 +66,11 @@ func (m *Model) handleKey(k tea.KeyPressMsg) tea.Cmd {
 		m.toggleExpand()
 		return nil
 	case "up":
-		if m.composer.Line() == 0 && m.historyStep(-1) {
+		if m.composer.AtFirstRow() && m.historyStep(-1) {
 			return nil
 		}
 	case "down":
-		if m.composer.Line() == m.composer.LineCount()-1 && m.historyStep(1) {
+		if m.composer.AtLastRow() && m.historyStep(1) {
 			return nil
 		}
 	}
@@ -83,7 +83,7 @@ func (m *Model) resolveApproval(ok bool) {
 	a := m.approval
 	m.approval = nil
 	m.layout()
-	m.sendMsg(&proto.ApprovalResolve{Envelope: proto.Envelope{Type: proto.TypeApprovalSolve, RequestID: m.nextRequestID()},
+	m.sendMsg(&proto.ApprovalResolve{Envelope: proto.Envelope{RequestID: m.nextRequestID()},
 		SessionID: m.session.SessionID, ApprovalID: a.id, Approved: ok})
 	if it, found := m.tr.tools[a.callID]; found && !ok {
 		it.state = toolDenied
@@ -102,7 +102,7 @@ func (m *Model) cancelTurn() {
 	if m.turnID == "" {
 		return
 	}
-	m.sendMsg(&proto.TurnCancel{Envelope: proto.Envelope{Type: proto.TypeTurnCancel, RequestID: m.nextRequestID()},
+	m.sendMsg(&proto.TurnCancel{Envelope: proto.Envelope{RequestID: m.nextRequestID()},
 		SessionID: m.session.SessionID, TurnID: m.turnID})
 }
 
@@ -125,7 +125,7 @@ func (m *Model) submit() tea.Cmd {
 		return nil
 	}
 	id := m.nextRequestID()
-	if !m.sendMsg(&proto.TurnStart{Envelope: proto.Envelope{Type: proto.TypeTurnStart, RequestID: id}, SessionID: m.session.SessionID, Prompt: text}) {
+	if !m.sendMsg(&proto.TurnStart{Envelope: proto.Envelope{RequestID: id}, SessionID: m.session.SessionID, Prompt: text}) {
 		return nil
 	}
 	m.pending = append(m.pending, pendingPrompt{requestID: id, text: text})
@@ -154,7 +154,7 @@ func (m *Model) localCommand(text string) (tea.Cmd, bool) {
 		case m.turnID != "" || len(m.pending) > 0:
 			m.addItem(&item{kind: kindError, text: "a turn is running; /clear works when the session is idle (Esc cancels the turn)"})
 		default:
-			m.sendMsg(&proto.SessionRef{Envelope: proto.Envelope{Type: proto.TypeSessionClear, RequestID: m.nextRequestID()}, SessionID: m.session.SessionID})
+			m.sendMsg(&proto.SessionClear{Envelope: proto.Envelope{RequestID: m.nextRequestID()}, SessionID: m.session.SessionID})
 		}
 	default:
 		return nil, false

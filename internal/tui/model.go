@@ -1,4 +1,4 @@
-// Package tui is SCV's terminal UI (runtime.md §9): a Bubble Tea client that
+// Package tui is SCV's terminal UI (docs/tui.md): a Bubble Tea client that
 // renders the protocol events of one session and sends protocol messages.
 // It keeps no authoritative state and talks to the daemon only through
 // internal/client and internal/proto.
@@ -16,13 +16,13 @@ import (
 
 // Sender writes one client message (client.Conn satisfies it).
 type Sender interface {
-	Send(msg any) error
+	Send(msg proto.Message) error
 }
 
 // Config sets up a Model.
 type Config struct {
 	// Session is the session.started event of the session shown.
-	Session proto.Event
+	Session proto.SessionStarted
 	// Sender carries client messages to the server.
 	Sender Sender
 	// Socket is shown in the header; empty for other transports.
@@ -36,7 +36,7 @@ type Config struct {
 }
 
 // EventMsg delivers a server event to the model.
-type EventMsg proto.Event
+type EventMsg struct{ Event proto.Event }
 
 // DisconnectedMsg says the connection to the daemon ended.
 type DisconnectedMsg struct{ Err error }
@@ -69,7 +69,7 @@ type approvalReq struct {
 type Model struct {
 	cfg     Config
 	now     func() time.Time
-	session proto.Event
+	session proto.SessionStarted
 	send    Sender
 
 	width, height int
@@ -117,7 +117,7 @@ func New(cfg Config) *Model {
 	m := &Model{
 		cfg:     cfg,
 		now:     now,
-		session: visibleEvent(cfg.Session),
+		session: *visibleEvent(&cfg.Session),
 		send:    cfg.Sender,
 		width:   max(cfg.Width, 20),
 		height:  max(cfg.Height, 8),
@@ -140,7 +140,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.layout()
 		return m, nil
 	case EventMsg:
-		return m, m.handleEvent(proto.Event(msg))
+		return m, m.handleEvent(msg.Event)
 	case DisconnectedMsg:
 		m.disconnect(msg.Err)
 		return m, nil
@@ -153,7 +153,9 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case tea.KeyPressMsg:
 		return m, m.handleKey(msg)
 	case tea.PasteMsg:
-		m.composer.Update(msg)
+		if refused := m.composer.Update(msg); refused != "" {
+			m.addItem(&item{kind: kindError, text: refused})
+		}
 		m.layout()
 	}
 	return m, nil
@@ -164,7 +166,7 @@ func tick() tea.Cmd {
 }
 
 // sendMsg writes msg; a failure means the connection is gone.
-func (m *Model) sendMsg(msg any) bool {
+func (m *Model) sendMsg(msg proto.Message) bool {
 	if m.conn == disconnected || m.send == nil {
 		return false
 	}

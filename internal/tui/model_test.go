@@ -2,7 +2,6 @@ package tui
 
 import (
 	"encoding/json"
-	"flag"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -15,9 +14,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/scv-agent/scv/internal/proto"
+	"github.com/scv-agent/scv/internal/testutil"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files in testdata")
 
 // recorder is the Sender of model tests: it keeps what the model sent.
 type recorder struct {
@@ -25,7 +23,7 @@ type recorder struct {
 	err  error
 }
 
-func (r *recorder) Send(m any) error {
+func (r *recorder) Send(m proto.Message) error {
 	if r.err != nil {
 		return r.err
 	}
@@ -43,7 +41,22 @@ type clock struct{ t time.Time }
 
 func (c *clock) now() time.Time { return c.t }
 
-var sessionStarted = proto.Event{Type: proto.EventSessionStarted, SessionID: "s1", Cwd: "/home/ada/project", Model: "gpt-test", ContextMaxTokens: 128000, Tools: []string{"bash", "read"}}
+var sessionStarted = proto.SessionStarted{SessionID: "s1", Cwd: "/home/ada/project", Model: "gpt-test", ContextMaxTokens: 128000, Tools: []string{"bash", "read"}}
+
+// th is the header of an event of turn id; the harness adds the session.
+func th(id string) proto.TurnHeader { return proto.TurnHeader{TurnID: id} }
+
+// req sets the request_id that ev answers.
+func req[T proto.Event](id string, ev T) T {
+	ev.Head().RequestID = id
+	return ev
+}
+
+// inSession sets the session of ev.
+func inSession[T proto.SessionEvent](id string, ev T) T {
+	ev.Session().SessionID = id
+	return ev
+}
 
 type harness struct {
 	t   *testing.T
@@ -64,17 +77,19 @@ func newHarness(t *testing.T, mod func(*Config)) *harness {
 	return h
 }
 
-// ev feeds session events, numbering seq like the server.
+// ev feeds events, putting session events in session s1 (unless they name
+// another) and numbering seq like the server.
 func (h *harness) ev(evs ...proto.Event) {
 	for _, e := range evs {
-		if e.SessionID == "" && e.Type != proto.EventError {
-			e.SessionID = "s1"
-		}
-		if e.SessionID != "" {
+		if se, ok := e.(proto.SessionEvent); ok {
+			sh := se.Session()
+			if sh.SessionID == "" {
+				sh.SessionID = "s1"
+			}
 			h.seq++
-			e.Seq = h.seq
+			sh.Seq = h.seq
 		}
-		h.m.Update(EventMsg(e))
+		h.m.Update(EventMsg{e})
 	}
 }
 
@@ -111,7 +126,7 @@ func key(r rune) tea.KeyPressMsg { return tea.KeyPressMsg{Code: r, Text: string(
 func (h *harness) prompt(text, turnID string) {
 	h.typeText(text)
 	h.keys(enter)
-	h.ev(proto.Event{Type: proto.EventTurnStarted, TurnID: turnID})
+	h.ev(&proto.TurnStarted{TurnHeader: th(turnID)})
 }
 
 // frame is the rendered frame without colour and trailing spaces.
@@ -130,7 +145,7 @@ func (h *harness) golden(name string) {
 		h.t.Errorf("%s: frame has %d lines, want the window height %d", name, n, h.m.height)
 	}
 	path := filepath.Join("testdata", name+".golden")
-	if *update {
+	if testutil.Update() {
 		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
 			h.t.Fatal(err)
 		}
@@ -146,10 +161,8 @@ func (h *harness) golden(name string) {
 }
 
 func turnStart(id, prompt string) *proto.TurnStart {
-	return &proto.TurnStart{Envelope: proto.Envelope{Type: proto.TypeTurnStart, RequestID: id}, SessionID: "s1", Prompt: prompt}
+	return &proto.TurnStart{Envelope: proto.Envelope{RequestID: id}, SessionID: "s1", Prompt: prompt}
 }
-
-func str(s string) *string { return &s }
 
 func args(v any) json.RawMessage {
 	b, _ := json.Marshal(v)
@@ -163,12 +176,12 @@ func TestStreamingText(t *testing.T) {
 	if d := cmp.Diff([]any{turnStart("tui-1", "Explain the build")}, h.rec.take()); d != "" {
 		t.Errorf("sent (-want +got):\n%s", d)
 	}
-	h.ev(proto.Event{Type: proto.EventAssistantDelta, TurnID: "t1", Content: str("The build uses **Go")},
-		proto.Event{Type: proto.EventAssistantDelta, TurnID: "t1", Content: str(" modules** and")})
+	h.ev(&proto.AssistantDelta{TurnHeader: th("t1"), Content: "The build uses **Go"},
+		&proto.AssistantDelta{TurnHeader: th("t1"), Content: " modules** and"})
 	h.clk.t = h.clk.t.Add(3 * time.Second)
 	h.golden("streaming")
-	h.ev(proto.Event{Type: proto.EventAssistantComplete, TurnID: "t1", Content: str("The build uses **Go modules** and:\n\n- `go build`\n- `go test`\n\n```sh\ngo vet ./...\n```")},
-		proto.Event{Type: proto.EventTurnCompleted, TurnID: "t1", Steps: proto.Ptr(1), Usage: &proto.Usage{InputTokens: 3200, OutputTokens: 50, TotalTokens: 3250}})
+	h.ev(&proto.AssistantCompleted{TurnHeader: th("t1"), Content: "The build uses **Go modules** and:\n\n- `go build`\n- `go test`\n\n```sh\ngo vet ./...\n```"},
+		&proto.TurnCompleted{TurnHeader: th("t1"), Steps: 1, Usage: &proto.Usage{InputTokens: 3200, OutputTokens: 50, TotalTokens: 3250}})
 	h.golden("completed_markdown")
 }
 
@@ -177,24 +190,24 @@ func TestToolStates(t *testing.T) {
 	h.prompt("do things", "t1")
 	out := "line 1\nline 2\nline 3\nline 4\nline 5\nline 6\nline 7\nline 8\nline 9\n"
 	h.ev(
-		proto.Event{Type: proto.EventToolProposed, TurnID: "t1", CallID: "c1", Name: "read", Arguments: args(map[string]any{"path": "go.mod"})},
-		proto.Event{Type: proto.EventToolStarted, TurnID: "t1", CallID: "c1", Name: "read"},
-		proto.Event{Type: proto.EventToolCompleted, TurnID: "t1", CallID: "c1", Name: "read", Success: proto.Ptr(true), Output: str(out), Truncated: proto.Ptr(false)},
-		proto.Event{Type: proto.EventToolProposed, TurnID: "t1", CallID: "c2", Name: "bash", Arguments: args(map[string]any{"command": "rm -rf build"})},
-		proto.Event{Type: proto.EventToolCompleted, TurnID: "t1", CallID: "c2", Name: "bash", Success: proto.Ptr(false), Error: "denied", Output: str("denied by the user")},
-		proto.Event{Type: proto.EventToolProposed, TurnID: "t1", CallID: "c3", Name: "web_fetch", Arguments: args(map[string]any{"url": "http://127.0.0.1/x"})},
-		proto.Event{Type: proto.EventToolStarted, TurnID: "t1", CallID: "c3", Name: "web_fetch"},
-		proto.Event{Type: proto.EventToolCompleted, TurnID: "t1", CallID: "c3", Name: "web_fetch", Success: proto.Ptr(false), Error: "limit", Output: str("response over 10 MiB"), Truncated: proto.Ptr(true)},
-		proto.Event{Type: proto.EventToolProposed, TurnID: "t1", CallID: "c7", Name: "bash", Arguments: args(map[string]any{"command": "ls nope"})},
-		proto.Event{Type: proto.EventToolStarted, TurnID: "t1", CallID: "c7", Name: "bash"},
-		proto.Event{Type: proto.EventToolCompleted, TurnID: "t1", CallID: "c7", Name: "bash", Success: proto.Ptr(false), Error: "failed", Output: str(`{"exit_code":2,"timed_out":false,"output":"ls: cannot access 'nope'\n","truncated":false}`)},
-		proto.Event{Type: proto.EventToolProposed, TurnID: "t1", CallID: "c4", Name: "bash", Arguments: args(map[string]any{"command": "sleep 100"})},
-		proto.Event{Type: proto.EventToolStarted, TurnID: "t1", CallID: "c4", Name: "bash"},
-		proto.Event{Type: proto.EventToolCompleted, TurnID: "t1", CallID: "c4", Name: "bash", Success: proto.Ptr(false), Error: "cancelled", Output: str("")},
-		proto.Event{Type: proto.EventToolProposed, TurnID: "t1", CallID: "c5", Name: "bash", Arguments: args(map[string]any{"command": "make test", "timeout": 60})},
-		proto.Event{Type: proto.EventToolStarted, TurnID: "t1", CallID: "c5", Name: "bash"},
-		proto.Event{Type: proto.EventToolProgress, TurnID: "t1", CallID: "c5", Text: "ok  	pkg/a	0.2s"},
-		proto.Event{Type: proto.EventToolProposed, TurnID: "t1", CallID: "c6", Name: "write", Arguments: args(map[string]any{"path": "notes.md", "content": "x"})},
+		&proto.ToolProposed{TurnHeader: th("t1"), CallID: "c1", Name: "read", Arguments: args(map[string]any{"path": "go.mod"})},
+		&proto.ToolStarted{TurnHeader: th("t1"), CallID: "c1", Name: "read"},
+		&proto.ToolCompleted{TurnHeader: th("t1"), CallID: "c1", Name: "read", Success: true, Output: out, Truncated: false},
+		&proto.ToolProposed{TurnHeader: th("t1"), CallID: "c2", Name: "bash", Arguments: args(map[string]any{"command": "rm -rf build"})},
+		&proto.ToolCompleted{TurnHeader: th("t1"), CallID: "c2", Name: "bash", Success: false, Error: "denied", Output: "denied by the user"},
+		&proto.ToolProposed{TurnHeader: th("t1"), CallID: "c3", Name: "web_fetch", Arguments: args(map[string]any{"url": "http://127.0.0.1/x"})},
+		&proto.ToolStarted{TurnHeader: th("t1"), CallID: "c3", Name: "web_fetch"},
+		&proto.ToolCompleted{TurnHeader: th("t1"), CallID: "c3", Name: "web_fetch", Success: false, Error: "limit", Output: "response over 10 MiB", Truncated: true},
+		&proto.ToolProposed{TurnHeader: th("t1"), CallID: "c7", Name: "bash", Arguments: args(map[string]any{"command": "ls nope"})},
+		&proto.ToolStarted{TurnHeader: th("t1"), CallID: "c7", Name: "bash"},
+		&proto.ToolCompleted{TurnHeader: th("t1"), CallID: "c7", Name: "bash", Success: false, Error: "failed", Output: `{"exit_code":2,"timed_out":false,"output":"ls: cannot access 'nope'\n","truncated":false}`},
+		&proto.ToolProposed{TurnHeader: th("t1"), CallID: "c4", Name: "bash", Arguments: args(map[string]any{"command": "sleep 100"})},
+		&proto.ToolStarted{TurnHeader: th("t1"), CallID: "c4", Name: "bash"},
+		&proto.ToolCompleted{TurnHeader: th("t1"), CallID: "c4", Name: "bash", Success: false, Error: "cancelled", Output: ""},
+		&proto.ToolProposed{TurnHeader: th("t1"), CallID: "c5", Name: "bash", Arguments: args(map[string]any{"command": "make test", "timeout": 60})},
+		&proto.ToolStarted{TurnHeader: th("t1"), CallID: "c5", Name: "bash"},
+		&proto.ToolProgress{TurnHeader: th("t1"), CallID: "c5", Text: "ok  	pkg/a	0.2s"},
+		&proto.ToolProposed{TurnHeader: th("t1"), CallID: "c6", Name: "write", Arguments: args(map[string]any{"path": "notes.md", "content": "x"})},
 	)
 	h.golden("tool_states")
 
@@ -223,8 +236,8 @@ func TestExpandLongOutput(t *testing.T) {
 	for i := range 1000 {
 		b.WriteString(strings.Repeat("x", i%100) + "\n")
 	}
-	h.ev(proto.Event{Type: proto.EventToolProposed, TurnID: "t1", CallID: "c1", Name: "bash", Arguments: args(map[string]any{"command": "seq"})},
-		proto.Event{Type: proto.EventToolCompleted, TurnID: "t1", CallID: "c1", Name: "bash", Success: proto.Ptr(true), Output: str(b.String())})
+	h.ev(&proto.ToolProposed{TurnHeader: th("t1"), CallID: "c1", Name: "bash", Arguments: args(map[string]any{"command": "seq"})},
+		&proto.ToolCompleted{TurnHeader: th("t1"), CallID: "c1", Name: "bash", Success: true, Output: b.String()})
 	collapsed := len(h.m.tr.tools["c1"].render(80, h.m.render))
 	h.keys(ctrlO)
 	expanded := len(h.m.tr.tools["c1"].render(80, h.m.render))
@@ -236,17 +249,17 @@ func TestExpandLongOutput(t *testing.T) {
 
 func (h *harness) approvalFlow() {
 	h.prompt("clean up", "t1")
-	h.ev(proto.Event{Type: proto.EventToolProposed, TurnID: "t1", CallID: "c1", Name: "bash", Arguments: args(map[string]any{"command": "rm -rf build"})},
-		proto.Event{Type: proto.EventApprovalRequested, TurnID: "t1", ApprovalID: "a1", CallID: "c1", Name: "bash", Risk: "process", Cwd: "/home/ada/project", Summary: "run `rm -rf build` in /home/ada/project"})
+	h.ev(&proto.ToolProposed{TurnHeader: th("t1"), CallID: "c1", Name: "bash", Arguments: args(map[string]any{"command": "rm -rf build"})},
+		&proto.ApprovalRequested{TurnHeader: th("t1"), ApprovalID: "a1", CallID: "c1", Name: "bash", Risk: "process", Cwd: "/home/ada/project", Summary: "run `rm -rf build` in /home/ada/project"})
 	h.rec.take()
 }
 
 func resolve(id string, ok bool) *proto.ApprovalResolve {
-	return &proto.ApprovalResolve{Envelope: proto.Envelope{Type: proto.TypeApprovalSolve, RequestID: id}, SessionID: "s1", ApprovalID: "a1", Approved: ok}
+	return &proto.ApprovalResolve{Envelope: proto.Envelope{RequestID: id}, SessionID: "s1", ApprovalID: "a1", Approved: ok}
 }
 
 func cancel(id string) *proto.TurnCancel {
-	return &proto.TurnCancel{Envelope: proto.Envelope{Type: proto.TypeTurnCancel, RequestID: id}, SessionID: "s1", TurnID: "t1"}
+	return &proto.TurnCancel{Envelope: proto.Envelope{RequestID: id}, SessionID: "s1", TurnID: "t1"}
 }
 
 func TestApproval(t *testing.T) {
@@ -257,10 +270,10 @@ func TestApproval(t *testing.T) {
 	if d := cmp.Diff([]any{resolve("tui-2", true)}, h.rec.take()); d != "" {
 		t.Errorf("sent (-want +got):\n%s", d)
 	}
-	h.ev(proto.Event{Type: proto.EventToolStarted, TurnID: "t1", CallID: "c1", Name: "bash"},
-		proto.Event{Type: proto.EventToolCompleted, TurnID: "t1", CallID: "c1", Name: "bash", Success: proto.Ptr(true), Output: str("removed 3 files")},
-		proto.Event{Type: proto.EventAssistantComplete, TurnID: "t1", Content: str("Done: the build directory is gone.")},
-		proto.Event{Type: proto.EventTurnCompleted, TurnID: "t1", Steps: proto.Ptr(2)})
+	h.ev(&proto.ToolStarted{TurnHeader: th("t1"), CallID: "c1", Name: "bash"},
+		&proto.ToolCompleted{TurnHeader: th("t1"), CallID: "c1", Name: "bash", Success: true, Output: "removed 3 files"},
+		&proto.AssistantCompleted{TurnHeader: th("t1"), Content: "Done: the build directory is gone."},
+		&proto.TurnCompleted{TurnHeader: th("t1"), Steps: 2})
 	h.golden("approved")
 }
 
@@ -293,16 +306,16 @@ func TestDenial(t *testing.T) {
 	h := newHarness(t, nil)
 	h.approvalFlow()
 	h.keys(key('n'))
-	h.ev(proto.Event{Type: proto.EventToolCompleted, TurnID: "t1", CallID: "c1", Name: "bash", Success: proto.Ptr(false), Error: "denied", Output: str("the user denied this call")},
-		proto.Event{Type: proto.EventAssistantComplete, TurnID: "t1", Content: str("Understood, I left it alone.")},
-		proto.Event{Type: proto.EventTurnCompleted, TurnID: "t1", Steps: proto.Ptr(2)})
+	h.ev(&proto.ToolCompleted{TurnHeader: th("t1"), CallID: "c1", Name: "bash", Success: false, Error: "denied", Output: "the user denied this call"},
+		&proto.AssistantCompleted{TurnHeader: th("t1"), Content: "Understood, I left it alone."},
+		&proto.TurnCompleted{TurnHeader: th("t1"), Steps: 2})
 	h.golden("denied")
 }
 
 func TestQueueing(t *testing.T) {
 	h := newHarness(t, nil)
 	h.prompt("first", "t1")
-	h.ev(proto.Event{Type: proto.EventAssistantDelta, TurnID: "t1", Content: str("working on it")})
+	h.ev(&proto.AssistantDelta{TurnHeader: th("t1"), Content: "working on it"})
 	h.typeText("second")
 	h.keys(enter)
 	h.typeText("third")
@@ -311,25 +324,25 @@ func TestQueueing(t *testing.T) {
 	if d := cmp.Diff(want, h.rec.take()); d != "" {
 		t.Errorf("sent (-want +got):\n%s", d)
 	}
-	h.ev(proto.Event{Type: proto.EventQueueEnqueued, RequestID: "tui-2", QueueID: "q1"},
-		proto.Event{Type: proto.EventQueueEnqueued, RequestID: "tui-3", QueueID: "q2"})
+	h.ev(req("tui-2", &proto.QueueEnqueued{QueueID: "q1"}),
+		req("tui-3", &proto.QueueEnqueued{QueueID: "q2"}))
 	h.golden("queued")
-	h.ev(proto.Event{Type: proto.EventAssistantComplete, TurnID: "t1", Content: str("working on it")},
-		proto.Event{Type: proto.EventTurnCompleted, TurnID: "t1"},
-		proto.Event{Type: proto.EventTurnStarted, TurnID: "t2"})
+	h.ev(&proto.AssistantCompleted{TurnHeader: th("t1"), Content: "working on it"},
+		&proto.TurnCompleted{TurnHeader: th("t1")},
+		&proto.TurnStarted{TurnHeader: th("t2")})
 	h.golden("queued_started")
 }
 
 func TestErrors(t *testing.T) {
 	h := newHarness(t, nil)
 	h.prompt("hi", "t1")
-	h.ev(proto.Event{Type: proto.EventAssistantDelta, TurnID: "t1", Content: str("partial")},
-		proto.Event{Type: proto.EventTurnFailed, TurnID: "t1", Code: proto.FailProvider, Message: "HTTP 500 from http://127.0.0.1:1/v1/responses"})
+	h.ev(&proto.AssistantDelta{TurnHeader: th("t1"), Content: "partial"},
+		&proto.TurnFailed{TurnHeader: th("t1"), Code: proto.FailProvider, Message: "HTTP 500 from http://127.0.0.1:1/v1/responses"})
 	h.typeText("again")
 	h.keys(enter)
-	h.ev(proto.Event{Type: proto.EventError, RequestID: "tui-2", Code: proto.ErrSessionNotFound, Message: "unknown session s1", Fatal: proto.Ptr(false)},
-		proto.Event{Type: proto.EventContextCompacted, BeforeTokens: proto.Ptr(120000), AfterTokens: proto.Ptr(30000), RemovedMessages: proto.Ptr(12)},
-		proto.Event{Type: proto.EventSessionTrimmed, RemovedMessages: proto.Ptr(4), HistoryBytes: proto.Ptr(3 << 20)})
+	h.ev(req("tui-2", &proto.Error{Code: proto.ErrSessionNotFound, Message: "unknown session s1", Fatal: false}),
+		&proto.ContextCompacted{BeforeTokens: 120000, AfterTokens: 30000, RemovedMessages: 12},
+		&proto.SessionTrimmed{RemovedMessages: 4, HistoryBytes: 3 << 20})
 	if len(h.m.pending) != 0 {
 		t.Errorf("rejected prompt still pending: %+v", h.m.pending)
 	}
@@ -339,8 +352,8 @@ func TestErrors(t *testing.T) {
 func TestDisconnect(t *testing.T) {
 	h := newHarness(t, nil)
 	h.prompt("hi", "t1")
-	h.ev(proto.Event{Type: proto.EventToolProposed, TurnID: "t1", CallID: "c1", Name: "bash", Arguments: args(map[string]any{"command": "make"})},
-		proto.Event{Type: proto.EventToolStarted, TurnID: "t1", CallID: "c1", Name: "bash"})
+	h.ev(&proto.ToolProposed{TurnHeader: th("t1"), CallID: "c1", Name: "bash", Arguments: args(map[string]any{"command": "make"})},
+		&proto.ToolStarted{TurnHeader: th("t1"), CallID: "c1", Name: "bash"})
 	h.rec.take()
 	h.m.Update(DisconnectedMsg{Err: os.ErrClosed})
 	h.typeText("still there?")
@@ -380,7 +393,7 @@ func TestCtrlC(t *testing.T) {
 	if d := cmp.Diff([]any{cancel("tui-3")}, h.rec.take()); d != "" {
 		t.Errorf("Esc during a turn sent (-want +got):\n%s", d)
 	}
-	h.ev(proto.Event{Type: proto.EventTurnCancelled, TurnID: "t1"})
+	h.ev(&proto.TurnCancelled{TurnHeader: th("t1")})
 	h.keys(esc) // idle: nothing to cancel
 	if got := h.rec.take(); len(got) != 0 {
 		t.Errorf("Esc while idle sent %v", got)
@@ -404,7 +417,7 @@ func TestComposerAndHistory(t *testing.T) {
 	h.typeText("line two")
 	h.golden("multiline")
 	h.keys(enter)
-	h.ev(proto.Event{Type: proto.EventTurnStarted, TurnID: "t1"}, proto.Event{Type: proto.EventTurnCompleted, TurnID: "t1"})
+	h.ev(&proto.TurnStarted{TurnHeader: th("t1")}, &proto.TurnCompleted{TurnHeader: th("t1")})
 	h.typeText("second")
 	h.keys(enter)
 	sent := h.rec.take()
@@ -429,18 +442,18 @@ func TestLocalCommands(t *testing.T) {
 	h.typeText("/help")
 	h.keys(enter)
 	h.prompt("hi", "t1")
-	h.ev(proto.Event{Type: proto.EventTurnCompleted, TurnID: "t1", Usage: &proto.Usage{InputTokens: 6400, TotalTokens: 7000}})
+	h.ev(&proto.TurnCompleted{TurnHeader: th("t1"), Usage: &proto.Usage{InputTokens: 6400, TotalTokens: 7000}})
 	h.typeText("/context")
 	h.keys(enter)
 	h.golden("help_context")
 	h.rec.take()
 	h.typeText("/clear")
 	h.keys(enter)
-	want := []any{&proto.SessionRef{Envelope: proto.Envelope{Type: proto.TypeSessionClear, RequestID: "tui-2"}, SessionID: "s1"}}
+	want := []any{&proto.SessionClear{Envelope: proto.Envelope{RequestID: "tui-2"}, SessionID: "s1"}}
 	if d := cmp.Diff(want, h.rec.take()); d != "" {
 		t.Errorf("/clear sent (-want +got):\n%s", d)
 	}
-	h.ev(proto.Event{Type: proto.EventSessionCleared, RequestID: "tui-2"})
+	h.ev(req("tui-2", &proto.SessionCleared{}))
 	if n := len(h.m.tr.items); n != 1 {
 		t.Errorf("%d items after session.cleared, want the one notice", n)
 	}
@@ -451,7 +464,7 @@ func TestLocalCommands(t *testing.T) {
 		t.Errorf("sent (-want +got):\n%s", d)
 	}
 	// /clear while a turn runs stays local.
-	h.ev(proto.Event{Type: proto.EventTurnStarted, TurnID: "t2"})
+	h.ev(&proto.TurnStarted{TurnHeader: th("t2")})
 	h.typeText("/clear")
 	h.keys(enter)
 	if got := h.rec.take(); len(got) != 0 {
@@ -479,7 +492,7 @@ func TestScrollEvictionAndResize(t *testing.T) {
 		t.Errorf("scroll = %d after paging back down", h.m.scroll)
 	}
 	h.prompt("Please summarise the repository layout and tell me which packages are leaves", "t1")
-	h.ev(proto.Event{Type: proto.EventAssistantComplete, TurnID: "t1", Content: str("The leaves are **proto**, **jsonl**, **proc** and **paths**; they import only the standard library.")})
+	h.ev(&proto.AssistantCompleted{TurnHeader: th("t1"), Content: "The leaves are **proto**, **jsonl**, **proc** and **paths**; they import only the standard library."})
 	h.m.Update(tea.WindowSizeMsg{Width: 40, Height: 16})
 	h.golden("resized_narrow")
 }
@@ -493,7 +506,7 @@ func TestScrolledViewStaysPut(t *testing.T) {
 	h.frame()
 	h.keys(pgUp)
 	before := h.frame()
-	h.ev(proto.Event{Type: proto.EventAssistantDelta, TurnID: "t1", Content: str("one\ntwo\nthree")})
+	h.ev(&proto.AssistantDelta{TurnHeader: th("t1"), Content: "one\ntwo\nthree"})
 	after := h.frame()
 	body := func(f string) string { // without the status line, which changes
 		lines := strings.Split(f, "\n")
@@ -510,27 +523,27 @@ func TestScrolledViewStaysPut(t *testing.T) {
 
 func TestOneTickChain(t *testing.T) {
 	h := newHarness(t, nil)
-	_, first := h.m.Update(EventMsg(proto.Event{Type: proto.EventTurnStarted, SessionID: "s1", TurnID: "t1"}))
-	h.ev(proto.Event{Type: proto.EventTurnCompleted, TurnID: "t1"})
-	_, second := h.m.Update(EventMsg(proto.Event{Type: proto.EventTurnStarted, SessionID: "s1", TurnID: "t2"}))
+	_, first := h.m.Update(EventMsg{inSession("s1", &proto.TurnStarted{TurnHeader: th("t1")})})
+	h.ev(&proto.TurnCompleted{TurnHeader: th("t1")})
+	_, second := h.m.Update(EventMsg{inSession("s1", &proto.TurnStarted{TurnHeader: th("t2")})})
 	if first == nil || second != nil {
 		t.Errorf("tick commands: first=%v second=%v; want one chain while it runs", first != nil, second != nil)
 	}
 	if _, next := h.m.Update(tickMsg{}); next == nil {
 		t.Error("a tick during a turn did not schedule the next")
 	}
-	h.ev(proto.Event{Type: proto.EventTurnCompleted, TurnID: "t2"})
+	h.ev(&proto.TurnCompleted{TurnHeader: th("t2")})
 	if _, next := h.m.Update(tickMsg{}); next != nil {
 		t.Error("a tick after the turn scheduled another")
 	}
-	if _, again := h.m.Update(EventMsg(proto.Event{Type: proto.EventTurnStarted, SessionID: "s1", TurnID: "t3"})); again == nil {
+	if _, again := h.m.Update(EventMsg{inSession("s1", &proto.TurnStarted{TurnHeader: th("t3")})}); again == nil {
 		t.Error("a turn after the chain ended started no tick")
 	}
 }
 
 func TestOtherSessionIgnored(t *testing.T) {
 	h := newHarness(t, nil)
-	h.m.Update(EventMsg(proto.Event{Type: proto.EventAssistantDelta, SessionID: "other", Content: str("x")}))
+	h.m.Update(EventMsg{inSession("other", &proto.AssistantDelta{Content: "x"})})
 	if len(h.m.tr.items) != 0 {
 		t.Error("an event of another session was shown")
 	}
@@ -540,17 +553,14 @@ func TestOtherSessionIgnored(t *testing.T) {
 // turn.completed carries one (a turn's usage sums all of its requests).
 func TestContextUseFromServerEstimate(t *testing.T) {
 	h := newHarness(t, nil)
-	h.ev(proto.Event{Type: proto.EventTurnStarted, TurnID: "t1"},
-		proto.Event{Type: proto.EventTurnCompleted, TurnID: "t1", Steps: proto.Ptr(3),
-			Usage:         &proto.Usage{InputTokens: 30000, OutputTokens: 100, TotalTokens: 30100},
-			ContextTokens: proto.Ptr(12800)})
+	h.ev(&proto.TurnStarted{TurnHeader: th("t1")},
+		&proto.TurnCompleted{TurnHeader: th("t1"), Steps: 3, Usage: &proto.Usage{InputTokens: 30000, OutputTokens: 100, TotalTokens: 30100}, ContextTokens: 12800})
 	if got := h.m.contextUse(); got != "ctx 12k/128k (10%)" {
 		t.Fatalf("context use = %q", got)
 	}
 	// Without the estimate, the usage's input tokens are shown.
-	h.ev(proto.Event{Type: proto.EventTurnStarted, TurnID: "t2"},
-		proto.Event{Type: proto.EventTurnCompleted, TurnID: "t2", Steps: proto.Ptr(1),
-			Usage: &proto.Usage{InputTokens: 6400, OutputTokens: 10, TotalTokens: 6410}})
+	h.ev(&proto.TurnStarted{TurnHeader: th("t2")},
+		&proto.TurnCompleted{TurnHeader: th("t2"), Steps: 1, Usage: &proto.Usage{InputTokens: 6400, OutputTokens: 10, TotalTokens: 6410}})
 	if got := h.m.contextUse(); got != "ctx 6.4k/128k (5%)" {
 		t.Fatalf("context use = %q", got)
 	}

@@ -8,7 +8,8 @@ import (
 )
 
 // displayOutput turns a tool's output into what a row shows: the text of
-// the known result shapes (runtime.md §11) and short notes about it; other
+// the known result shapes (docs/runtime.md, "Results of the file and shell
+// tools") and short notes about it; other
 // JSON is indented, plain text stays as it is.
 func displayOutput(out string) (text string, notes []string) {
 	trimmed := strings.TrimSpace(out)

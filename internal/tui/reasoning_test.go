@@ -18,8 +18,8 @@ func TestReasoningShownDimmedAndCollapsed(t *testing.T) {
 	for i := 1; i <= 12; i++ {
 		long = append(long, "step "+strings.Repeat("x", i))
 	}
-	h.ev(proto.Event{Type: proto.EventAssistantReasoning, TurnID: "t1", Content: str("Count the letters.\n")},
-		proto.Event{Type: proto.EventAssistantReasoning, TurnID: "t1", Content: str(strings.Join(long, "\n"))})
+	h.ev(&proto.AssistantReasoning{TurnHeader: th("t1"), Content: "Count the letters.\n"},
+		&proto.AssistantReasoning{TurnHeader: th("t1"), Content: strings.Join(long, "\n")})
 	h.golden("reasoning_streaming")
 	var dimmed bool
 	for _, l := range strings.Split(h.m.Render(), "\n") {
@@ -30,9 +30,9 @@ func TestReasoningShownDimmedAndCollapsed(t *testing.T) {
 	if !dimmed {
 		t.Error("reasoning is not styled (dimmed)")
 	}
-	h.ev(proto.Event{Type: proto.EventAssistantDelta, TurnID: "t1", Content: str("There are **3**.")},
-		proto.Event{Type: proto.EventAssistantComplete, TurnID: "t1", Content: str("There are **3**.")},
-		proto.Event{Type: proto.EventTurnCompleted, TurnID: "t1", Steps: proto.Ptr(1)})
+	h.ev(&proto.AssistantDelta{TurnHeader: th("t1"), Content: "There are **3**."},
+		&proto.AssistantCompleted{TurnHeader: th("t1"), Content: "There are **3**."},
+		&proto.TurnCompleted{TurnHeader: th("t1"), Steps: 1})
 	h.golden("reasoning_collapsed")
 	frame := h.frame()
 	if !strings.Contains(frame, "✻ thought (13 lines): Count the letters.") || strings.Contains(frame, "step x\n") {

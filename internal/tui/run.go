@@ -59,13 +59,13 @@ func Run(ctx context.Context, opts Options) error {
 	if err != nil {
 		return err
 	}
-	m := New(Config{Session: started, Sender: conn, Socket: opts.Socket})
+	m := New(Config{Session: *started, Sender: conn, Socket: opts.Socket})
 	p := newProgram(ctx, m, in, out)
 	pumped := make(chan struct{})
 	go func() {
 		defer close(pumped)
 		for ev := range conn.Events() {
-			p.Send(EventMsg(ev))
+			p.Send(EventMsg{ev})
 		}
 		p.Send(DisconnectedMsg{Err: conn.Err()})
 	}()

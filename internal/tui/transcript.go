@@ -34,7 +34,7 @@ const (
 	kindReasoning
 )
 
-// toolState is the lifecycle of a tool row (runtime.md §9).
+// toolState is the lifecycle of a tool row (docs/tui.md).
 type toolState int
 
 const (

@@ -13,8 +13,7 @@ const maxComposerLines = 6
 
 // layout sizes the composer to the window and its content.
 func (m *Model) layout() {
-	m.composer.SetWidth(m.width)
-	m.composer.SetHeight(min(max(m.composer.VisualLines(), 1), maxComposerLines))
+	m.composer.Fit(m.width, maxComposerLines)
 }
 
 // bodyHeight is what is left for the transcript.

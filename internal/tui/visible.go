@@ -7,33 +7,73 @@ import (
 	"github.com/scv-agent/scv/internal/termtext"
 )
 
-// visibleEvent returns ev with every text field that a model, a tool, a
-// repository or the server chose made safe for the terminal: escape
-// sequences and other control characters are shown, never acted on (an
-// ESC [8m in a command would otherwise hide what follows it from the
-// approver). Multi-line fields keep their newlines; the others become one
-// line. Identifiers are left alone (they are sent back to the server), and
-// arguments stay raw JSON: argSummary makes their text visible.
-func visibleEvent(ev proto.Event) proto.Event {
-	// Progress lines are often columns; a tab there is only spacing.
-	ev.Text = strings.ReplaceAll(ev.Text, "\t", " ")
-	for _, f := range []*string{&ev.Name, &ev.Text, &ev.Risk, &ev.Cwd, &ev.Model, &ev.Code, &ev.Error} {
-		*f = termtext.Line(*f)
-	}
-	ev.Message = termtext.Block(ev.Message)
-	ev.Summary = termtext.Block(ev.Summary)
-	if ev.Content != nil {
-		ev.Content = proto.Ptr(termtext.Block(*ev.Content))
-	}
-	if ev.Output != nil {
-		ev.Output = proto.Ptr(termtext.Block(*ev.Output))
-	}
-	if len(ev.Tools) > 0 {
-		tools := make([]string, len(ev.Tools))
-		for i, t := range ev.Tools {
-			tools[i] = termtext.Line(t)
+// visibleEvent makes every text field of ev that a model, a tool, a
+// repository or the server chose safe for the terminal, in place, and
+// returns ev: escape sequences and other control characters are shown,
+// never acted on (an ESC [8m in a command would otherwise hide what follows
+// it from the approver). Multi-line fields keep their newlines; the others
+// become one line. Identifiers are left alone (they are sent back to the
+// server), and arguments stay raw JSON: argSummary makes their text
+// visible. Every event type has its case; TestEveryTextFieldMadeVisible
+// fails when a type or a text field is missing here.
+func visibleEvent[T proto.Event](ev T) T {
+	line := func(fs ...*string) {
+		for _, f := range fs {
+			*f = termtext.Line(*f)
 		}
-		ev.Tools = tools
+	}
+	block := func(fs ...*string) {
+		for _, f := range fs {
+			*f = termtext.Block(*f)
+		}
+	}
+	switch e := any(ev).(type) {
+	case *proto.Initialized:
+		line(&e.Server.Name, &e.Server.Version)
+	case *proto.Error:
+		line(&e.Code)
+		block(&e.Message)
+	case *proto.DaemonStatusReply:
+		block(&e.Message)
+		if e.Status != nil {
+			line(&e.Status.Version)
+			for i := range e.Status.Clawbot {
+				a := &e.Status.Clawbot[i]
+				line(&a.Account, &a.BotID, &a.OwnerUserID, &a.Workspace, &a.RemoteTools, &a.State, &a.LastError, &a.LastPoll)
+			}
+		}
+	case *proto.SessionStarted:
+		line(&e.Cwd, &e.Model)
+		for i := range e.Tools {
+			line(&e.Tools[i])
+		}
+	case *proto.SessionCleared, *proto.SessionClosed, *proto.QueueEnqueued, *proto.TurnStarted,
+		*proto.ContextCompacted, *proto.SessionTrimmed, *proto.TurnCompleted, *proto.TurnCancelled:
+		// identifiers and numbers only
+	case *proto.AssistantReasoning:
+		block(&e.Content)
+	case *proto.AssistantDelta:
+		block(&e.Content)
+	case *proto.AssistantCompleted:
+		block(&e.Content)
+	case *proto.TurnFailed:
+		line(&e.Code)
+		block(&e.Message)
+	case *proto.ToolProposed:
+		line(&e.Name)
+	case *proto.ApprovalRequested:
+		line(&e.Cwd, &e.Name, &e.Risk)
+		block(&e.Summary)
+	case *proto.ToolStarted:
+		line(&e.Name)
+		block(&e.Summary)
+	case *proto.ToolProgress:
+		// Progress lines are often columns; a tab there is only spacing.
+		e.Text = strings.ReplaceAll(e.Text, "\t", " ")
+		line(&e.Text)
+	case *proto.ToolCompleted:
+		line(&e.Name, &e.Error)
+		block(&e.Output)
 	}
 	return ev
 }

@@ -10,7 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-// TestArgvGolden pins the invocation contract of tools.md for every agent,
+// TestArgvGolden pins the argument vector of docs/agents.md for every agent,
 // permission mode and model/effort selection.
 func TestArgvGolden(t *testing.T) {
 	sel := Selection{SessionID: "SID", OutputFile: "/h/tmp/x/last-message.txt"}

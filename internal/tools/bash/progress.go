@@ -12,7 +12,7 @@ import (
 
 const (
 	// progressEvery is the least time between two progress lines
-	// (runtime.md §4 allows one per 500 ms per call).
+	// (the protocol allows one per 500 ms per call; docs/protocol.md).
 	progressEvery = 500 * time.Millisecond
 	// progressTail is how much recent output is searched for the last line.
 	progressTail = 1024

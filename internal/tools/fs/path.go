@@ -30,7 +30,7 @@ type Options struct {
 	MaxWriteBytes int
 }
 
-// Defaults of the configuration (runtime.md §3).
+// Defaults of the [tools] keys (docs/configuration.md).
 const (
 	DefaultMaxReadBytes  = 262144
 	DefaultMaxWriteBytes = 1048576

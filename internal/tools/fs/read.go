@@ -11,6 +11,7 @@ import (
 
 	"github.com/google/jsonschema-go/jsonschema"
 
+	"github.com/scv-agent/scv/internal/textcut"
 	"github.com/scv-agent/scv/internal/tool"
 )
 
@@ -24,7 +25,7 @@ type ReadParams struct {
 	Limit  *int64 `json:"limit,omitempty" jsonschema:"most bytes to return (default and cap: tools.max_read_bytes)"`
 }
 
-// ReadResult is the JSON output of `read` (runtime.md §11).
+// ReadResult is the JSON output of `read` (docs/fs.md).
 type ReadResult struct {
 	Path       string `json:"path"`
 	Offset     int64  `json:"offset"`
@@ -136,7 +137,7 @@ func readFile(ctx context.Context, workspace string, sel selection) tool.Result 
 	}
 	buf = buf[:n]
 	if !sel.explicit && offset+int64(n) < total {
-		buf = tool.TrimPartialRune(buf)
+		buf = textcut.TrimEnd(buf)
 	}
 	if msg := utf8Problem(buf, offset); msg != "" {
 		return tool.Fail(tool.Failed, "%q: the selected bytes %d to %d are not valid UTF-8: %s", rel, offset, offset+int64(n), msg)

@@ -31,7 +31,7 @@ type WriteParams struct {
 	ExpectedSHA256 string `json:"expected_sha256,omitempty" jsonschema:"replace only: lowercase hex SHA-256 the file must still have"`
 }
 
-// WriteResult is the JSON output of `write` (runtime.md §11).
+// WriteResult is the JSON output of `write` (docs/fs.md).
 type WriteResult struct {
 	Path   string `json:"path"`
 	Bytes  int    `json:"bytes"`

@@ -27,7 +27,8 @@ import (
 //go:embed fetch.md
 var fetchDescription string
 
-// Defaults used when an Options field is zero (runtime.md §3 [web]).
+// Defaults used when an Options field is zero (the [web] keys of
+// docs/configuration.md).
 const (
 	DefaultFetchMaxBytes = 2 << 20
 	DefaultFetchTimeout  = 30 * time.Second

@@ -21,7 +21,8 @@ type page struct {
 }
 
 // render returns the part of the page starting at character offset, sized
-// so the whole output stays within limit bytes (runtime.md §12).
+// so the whole output stays within limit bytes (the output form of
+// docs/web.md).
 func (p *page) render(offset, limit int) tool.Result {
 	if offset > p.total {
 		return tool.Fail(tool.InvalidArguments, "offset %d is past the end of %s (%d characters)", offset, p.url, p.total)

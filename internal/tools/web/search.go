@@ -26,7 +26,7 @@ var searchDescription string
 // DefaultBraveURL is the Brave Search API web endpoint.
 const DefaultBraveURL = "https://api.search.brave.com/res/v1/web/search"
 
-// Search defaults (runtime.md §3 [web]).
+// Search defaults (the [web] keys of docs/configuration.md).
 const (
 	DefaultMaxSearchResults = 8
 	DefaultSearchTimeout    = 30 * time.Second

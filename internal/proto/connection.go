@@ -1,0 +1,105 @@
+package proto
+
+// The connection family: the handshake, request errors and the daemon's
+// own requests. None of these events belongs to a session.
+
+const (
+	TypeInitialize     = "initialize"
+	TypeDaemonStatus   = "daemon.status"
+	TypeDaemonShutdown = "daemon.shutdown"
+	TypeDaemonReload   = "daemon.reload"
+
+	EventInitialized  = "initialized"
+	EventError        = "error"
+	EventDaemonStatus = "daemon.status"
+)
+
+// Peer names a client or server.
+type Peer struct {
+	Name    string `json:"name"`
+	Version string `json:"version"`
+}
+
+// Initialize opens a connection; nothing else is accepted before it.
+type Initialize struct {
+	Envelope
+	ProtocolVersion int  `json:"protocol_version"`
+	Client          Peer `json:"client"`
+}
+
+func (*Initialize) MessageType() string { return TypeInitialize }
+
+// Initialized answers initialize.
+type Initialized struct {
+	Header
+	ProtocolVersion int  `json:"protocol_version"`
+	Server          Peer `json:"server"`
+}
+
+func (*Initialized) EventType() string { return EventInitialized }
+
+// Error answers a request the server refused. Fatal says the server ends
+// the connection after it.
+type Error struct {
+	Header
+	Code    string `json:"code"`
+	Message string `json:"message"`
+	Fatal   bool   `json:"fatal"`
+}
+
+func (*Error) EventType() string { return EventError }
+
+// DaemonStatusRequest asks the daemon for its status (daemon.status; served
+// on the daemon socket only).
+type DaemonStatusRequest struct {
+	Envelope
+}
+
+func (*DaemonStatusRequest) MessageType() string { return TypeDaemonStatus }
+
+// DaemonShutdown asks the daemon to stop (daemon.shutdown; daemon socket
+// only). It is answered by a daemon.status event whose Message is
+// "shutting down".
+type DaemonShutdown struct {
+	Envelope
+}
+
+func (*DaemonShutdown) MessageType() string { return TypeDaemonShutdown }
+
+// DaemonReload asks the daemon to reconcile its components now (the WeChat
+// bridges; scv reload). Daemon socket only; answered by daemon.status with
+// Status once done. An SCV extension.
+type DaemonReload struct {
+	Envelope
+}
+
+func (*DaemonReload) MessageType() string { return TypeDaemonReload }
+
+// DaemonStatusReply is the daemon.status event. It answers daemon.status
+// and the daemon's component requests (daemon.reload, clawbot.settings,
+// clawbot.logout) with Status, and daemon.shutdown with Message instead;
+// each field is present only in its answer.
+type DaemonStatusReply struct {
+	Header
+	Status  *DaemonStatus `json:"status,omitempty"`
+	Message string        `json:"message,omitempty"`
+}
+
+func (*DaemonStatusReply) EventType() string { return EventDaemonStatus }
+
+// DaemonStatus is the daemon's state.
+type DaemonStatus struct {
+	Version       string      `json:"version"`
+	PID           int         `json:"pid"`
+	UptimeSeconds int64       `json:"uptime_seconds"`
+	Sessions      int         `json:"sessions"`
+	Delegations   Delegations `json:"delegations"`
+	// Clawbot lists the WeChat bridge accounts the daemon knows of.
+	Clawbot []ClawbotAccount `json:"clawbot,omitempty"`
+}
+
+// Delegations counts delegated agent runs.
+type Delegations struct {
+	Running       int `json:"running"`
+	OrphansReaped int `json:"orphans_reaped"`
+}

@@ -1,0 +1,85 @@
+package proto
+
+import "encoding/json"
+
+// The session family: opening, clearing and closing a session.
+
+const (
+	TypeSessionStart = "session.start"
+	TypeSessionClear = "session.clear"
+	TypeSessionClose = "session.close"
+
+	EventSessionStarted = "session.started"
+	EventSessionCleared = "session.cleared"
+	EventSessionClosed  = "session.closed"
+)
+
+// SessionStart opens a session in Cwd, an absolute existing directory.
+type SessionStart struct {
+	Envelope
+	Cwd             string `json:"cwd"`
+	Provider        string `json:"provider,omitempty"`
+	Model           string `json:"model,omitempty"`
+	BaseURL         string `json:"base_url,omitempty"`
+	NoTools         bool   `json:"no_tools,omitempty"`
+	DelegationDepth int    `json:"delegation_depth,omitempty"`
+}
+
+func (*SessionStart) MessageType() string { return TypeSessionStart }
+
+// SessionStarted answers session.start. It is the session's first event and
+// has seq 0; unlike the other session events it carries seq last. Tools is
+// encoded as a list also when nil.
+type SessionStarted struct {
+	Header
+	SessionID        string   `json:"session_id"`
+	Cwd              string   `json:"cwd"`
+	Model            string   `json:"model"`
+	ContextMaxTokens int      `json:"context_max_tokens"`
+	Tools            []string `json:"tools"`
+	Seq              uint64   `json:"seq"`
+}
+
+func (*SessionStarted) EventType() string { return EventSessionStarted }
+
+// MarshalJSON encodes e with Tools as a list, never null.
+func (e SessionStarted) MarshalJSON() ([]byte, error) {
+	type plain SessionStarted // the same fields without this method
+	if e.Tools == nil {
+		e.Tools = []string{}
+	}
+	return json.Marshal(plain(e))
+}
+
+// SessionClear empties an idle session's history.
+type SessionClear struct {
+	Envelope
+	SessionID string `json:"session_id"`
+}
+
+func (*SessionClear) MessageType() string { return TypeSessionClear }
+func (m *SessionClear) Target() string    { return m.SessionID }
+
+// SessionCleared answers session.clear.
+type SessionCleared struct {
+	SessionHeader
+}
+
+func (*SessionCleared) EventType() string { return EventSessionCleared }
+
+// SessionClose ends a session: its active turn is cancelled and its queue
+// dropped.
+type SessionClose struct {
+	Envelope
+	SessionID string `json:"session_id"`
+}
+
+func (*SessionClose) MessageType() string { return TypeSessionClose }
+func (m *SessionClose) Target() string    { return m.SessionID }
+
+// SessionClosed answers session.close; it is the session's last event.
+type SessionClosed struct {
+	SessionHeader
+}
+
+func (*SessionClosed) EventType() string { return EventSessionClosed }

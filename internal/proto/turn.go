@@ -1,0 +1,150 @@
+package proto
+
+// The turn family: a prompt, the model's answer as it streams, the history
+// changes it causes, and the turn's one terminal event (turn.completed,
+// turn.cancelled or turn.failed). The tool calls of a turn are in tool.go.
+
+const (
+	TypeTurnStart  = "turn.start"
+	TypeTurnCancel = "turn.cancel"
+
+	EventQueueEnqueued      = "queue.enqueued"
+	EventTurnStarted        = "turn.started"
+	EventAssistantReasoning = "assistant.reasoning"
+	EventAssistantDelta     = "assistant.delta"
+	EventAssistantCompleted = "assistant.completed"
+	EventContextCompacted   = "context.compacted"
+	EventSessionTrimmed     = "session.trimmed"
+	EventTurnCompleted      = "turn.completed"
+	EventTurnCancelled      = "turn.cancelled"
+	EventTurnFailed         = "turn.failed"
+)
+
+// TurnStart submits a prompt (not empty, at most MaxPromptBytes). It runs
+// at once, or waits behind the session's active turn.
+type TurnStart struct {
+	Envelope
+	SessionID string `json:"session_id"`
+	Prompt    string `json:"prompt"`
+}
+
+func (*TurnStart) MessageType() string { return TypeTurnStart }
+func (m *TurnStart) Target() string    { return m.SessionID }
+
+// TurnCancel cancels the active turn, or removes a queued one.
+type TurnCancel struct {
+	Envelope
+	SessionID string `json:"session_id"`
+	TurnID    string `json:"turn_id"`
+}
+
+func (*TurnCancel) MessageType() string { return TypeTurnCancel }
+func (m *TurnCancel) Target() string    { return m.SessionID }
+
+// QueueEnqueued answers a turn.start that waits behind another turn.
+// QueueID is the turn_id the turn will have.
+type QueueEnqueued struct {
+	SessionHeader
+	QueueID string `json:"queue_id"`
+}
+
+func (*QueueEnqueued) EventType() string { return EventQueueEnqueued }
+
+// TurnStarted is a turn's first event; it echoes the request_id of its
+// turn.start, also when the turn had been queued.
+type TurnStarted struct {
+	TurnHeader
+}
+
+func (*TurnStarted) EventType() string { return EventTurnStarted }
+
+// AssistantReasoning is a fragment of the model's reasoning (thinking) text,
+// in order. It is never part of the answer and never repeated in
+// assistant.completed; clients that do not know it ignore it. An SCV
+// extension.
+type AssistantReasoning struct {
+	TurnHeader
+	Content string `json:"content"`
+}
+
+func (*AssistantReasoning) EventType() string { return EventAssistantReasoning }
+
+// AssistantDelta is a fragment of the answer text, in order.
+type AssistantDelta struct {
+	TurnHeader
+	Content string `json:"content"`
+}
+
+func (*AssistantDelta) EventType() string { return EventAssistantDelta }
+
+// AssistantCompleted is the whole text of one model response (empty when
+// the response only calls tools).
+type AssistantCompleted struct {
+	TurnHeader
+	Content string `json:"content"`
+}
+
+func (*AssistantCompleted) EventType() string { return EventAssistantCompleted }
+
+// ContextCompacted reports that older history was summarised to fit the
+// context window.
+type ContextCompacted struct {
+	TurnHeader
+	BeforeTokens    int `json:"before_tokens"`
+	AfterTokens     int `json:"after_tokens"`
+	RemovedMessages int `json:"removed_messages"`
+}
+
+func (*ContextCompacted) EventType() string { return EventContextCompacted }
+
+// SessionTrimmed reports that the oldest history was dropped to stay within
+// the session's history bounds.
+type SessionTrimmed struct {
+	TurnHeader
+	RemovedMessages int `json:"removed_messages"`
+	HistoryBytes    int `json:"history_bytes"`
+}
+
+func (*SessionTrimmed) EventType() string { return EventSessionTrimmed }
+
+// TurnCompleted ends a turn that answered. Usage is present when the
+// provider reported any. ContextTokens (an SCV extension) estimates what
+// the next request would send: bytes per token plus 4 per message, over
+// the system prompt, tool schemas and history.
+type TurnCompleted struct {
+	TurnHeader
+	Steps         int    `json:"steps"`
+	Usage         *Usage `json:"usage,omitempty"`
+	ContextTokens int    `json:"context_tokens"`
+}
+
+func (*TurnCompleted) EventType() string { return EventTurnCompleted }
+
+// Usage is token accounting of a turn, summed over its model requests.
+// InputTokens counts every prompt token; CacheReadTokens of them came from
+// the provider's prompt cache and CacheWriteTokens were written to it (SCV
+// extensions, omitted when zero).
+type Usage struct {
+	InputTokens      int64 `json:"input_tokens"`
+	OutputTokens     int64 `json:"output_tokens"`
+	TotalTokens      int64 `json:"total_tokens"`
+	CacheReadTokens  int64 `json:"cache_read_tokens,omitempty"`
+	CacheWriteTokens int64 `json:"cache_write_tokens,omitempty"`
+}
+
+// TurnCancelled ends a cancelled turn; for a queued turn it answers the
+// turn.cancel (with its request_id).
+type TurnCancelled struct {
+	TurnHeader
+}
+
+func (*TurnCancelled) EventType() string { return EventTurnCancelled }
+
+// TurnFailed ends a turn that failed; Code is one of the Fail* codes.
+type TurnFailed struct {
+	TurnHeader
+	Code    string `json:"code"`
+	Message string `json:"message"`
+}
+
+func (*TurnFailed) EventType() string { return EventTurnFailed }

@@ -1,0 +1,64 @@
+package server_test
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"testing"
+
+	"github.com/scv-agent/scv/internal/client"
+	"github.com/scv-agent/scv/internal/model/modeltest"
+	"github.com/scv-agent/scv/internal/proto"
+)
+
+// TestEveryMessageTypeHandled sends every client message type the protocol
+// package knows, with its fields filled, and requires an answer that is not
+// internal_error: a message type added to proto without a case in the
+// server's dispatch fails here.
+func TestEveryMessageTypeHandled(t *testing.T) {
+	fake := modeltest.New(t)
+	fake.Script(modeltest.Text("hi"))
+	srv, ws := newTestServer(t, fake, "")
+	cr, cw := io.Pipe()
+	sr, sw := io.Pipe()
+	done := make(chan struct{})
+	go func() { srv.Serve(t.Context(), cr, sw); sw.Close(); close(done) }()
+	c := client.NewConn(sr, cw)
+	defer func() { cw.Close(); <-done; c.Close() }()
+	if _, err := c.Initialize(t.Context(), "t", "0"); err != nil {
+		t.Fatal(err)
+	}
+	started, err := c.StartSession(t.Context(), proto.SessionStart{Cwd: ws})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fields, _ := json.Marshal(map[string]any{"session_id": started.SessionID, "cwd": ws, "prompt": "hi", "protocol_version": proto.Version})
+	types := proto.MessageTypes()
+	// session.close last: the others need the session open.
+	types = append(slices.DeleteFunc(types, func(s string) bool { return s == proto.TypeSessionClose }), proto.TypeSessionClose)
+	for _, typ := range types {
+		msg := proto.NewMessage(typ)
+		if err := json.Unmarshal(fields, msg); err != nil {
+			t.Fatalf("%s: %v", typ, err)
+		}
+		ev, err := c.Call(t.Context(), msg)
+		var re *client.RequestError
+		switch {
+		case errors.As(err, &re) && re.Code == proto.ErrInternal:
+			t.Errorf("%s: %v", typ, err)
+		case err != nil && re == nil:
+			t.Fatalf("%s: %v", typ, err)
+		default:
+			t.Logf("%s answered by %s", typ, describe(ev, re))
+		}
+	}
+}
+
+func describe(ev proto.Event, re *client.RequestError) string {
+	if re != nil {
+		return "error " + re.Code
+	}
+	return fmt.Sprint(ev.EventType())
+}
