@@ -64,6 +64,7 @@ var leaves = map[string][]string{
 	"internal/version":  nil,
 	"internal/termtext": nil,
 	"internal/textcut":  nil,
+	"internal/redact":   nil,
 	// The store: the SQLite driver and what the driver itself pulls in.
 	"internal/store": {"modernc.org/", "golang.org/x/sys/", "github.com/dustin/go-humanize", "github.com/google/uuid", "github.com/remyoudompheng/bigfft", textcut},
 }
@@ -103,7 +104,7 @@ var forbidden = map[string][]string{
 	// The WeChat bridge is a protocol client of the daemon: it reaches
 	// sessions and turns through the protocol only, never tools or the
 	// server's insides.
-	"internal/clawbot": {"internal/config", "internal/app", "internal/cli", "internal/server", "internal/daemon", "internal/tui", "internal/tools/", "internal/model", "internal/mcp"},
+	"internal/clawbot": {"internal/config", "internal/app", "internal/cli", "internal/server", "internal/agent", "internal/daemon", "internal/tui", "internal/tools/", "internal/model", "internal/mcp"},
 	"internal/mcp":     {"internal/config", "internal/app", "internal/cli", "internal/server", "internal/agent", "internal/daemon", "internal/tui", "internal/tools/"},
 	// toolcall is the one path of a tool call, shared by the agent loop
 	// and `scv tools call`: it knows the Tool contract and the policy,

@@ -15,6 +15,8 @@ import (
 	"strings"
 	"time"
 	"unicode"
+
+	"github.com/scv-agent/scv/internal/textcut"
 )
 
 // The iLink HTTP API: WeChat's bot gateway. Authenticated calls are JSON
@@ -198,16 +200,10 @@ func cleanMsg(s string) string {
 	}, s)
 	s = strings.Join(strings.Fields(s), " ")
 	if len(s) > maxErrMsg {
-		cut := maxErrMsg
-		for cut > 0 && !isRuneStart(s[cut]) {
-			cut--
-		}
-		s = s[:cut] + "…"
+		s = textcut.Prefix(s, maxErrMsg) + "…"
 	}
 	return s
 }
-
-func isRuneStart(b byte) bool { return b&0xC0 != 0x80 }
 
 // status is the error part every answer may carry.
 type status struct {

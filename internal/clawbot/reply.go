@@ -6,7 +6,8 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/scv-agent/scv/internal/agent"
+	"github.com/scv-agent/scv/internal/redact"
+	"github.com/scv-agent/scv/internal/textcut"
 )
 
 // Reply limits: one WeChat message holds at most MaxChunkChars characters,
@@ -51,8 +52,8 @@ func failureText(code string) string {
 // characters.
 type Sanitizer struct {
 	// secrets are exact values (the bot token, configured keys), replaced
-	// in any letter case.
-	secrets []string
+	// in any letter case, URL-encoded too.
+	secrets redact.Values
 	// paths are host path prefixes and what they become, longest first.
 	paths [][2]string
 }
@@ -61,13 +62,7 @@ type Sanitizer struct {
 // ignored (they would match ordinary words); paths maps host directories
 // (the workspace, the SCV home, the user's home) to what is shown instead.
 func NewSanitizer(secrets []string, paths map[string]string) *Sanitizer {
-	s := &Sanitizer{}
-	for _, v := range secrets {
-		if len(v) >= 8 {
-			s.secrets = append(s.secrets, v)
-		}
-	}
-	slices.SortFunc(s.secrets, func(a, b string) int { return len(b) - len(a) })
+	s := &Sanitizer{secrets: redact.NewValues(secrets)}
 	for dir, as := range paths {
 		dir = strings.TrimRight(dir, "/")
 		if len(dir) > 1 {
@@ -81,10 +76,7 @@ func NewSanitizer(secrets []string, paths map[string]string) *Sanitizer {
 // Clean returns text fit to send.
 func (s *Sanitizer) Clean(text string) string {
 	text = strings.ToValidUTF8(text, "\uFFFD")
-	for _, v := range s.secrets {
-		text = replaceFold(text, v, "…")
-	}
-	text = agent.Redact(text)
+	text = redact.Credentials(s.secrets.Redact(text))
 	for _, p := range s.paths {
 		text = strings.ReplaceAll(text, p[0], p[1])
 	}
@@ -101,26 +93,6 @@ func (s *Sanitizer) Clean(text string) string {
 	}, text)
 }
 
-// replaceFold replaces every occurrence of old in s, in any letter case.
-func replaceFold(s, old, repl string) string {
-	lower, lo := strings.ToLower(s), strings.ToLower(old)
-	if len(lower) != len(s) || len(lo) != len(old) {
-		// A case change that moves bytes: match exactly only.
-		return strings.ReplaceAll(s, old, repl)
-	}
-	var b strings.Builder
-	for {
-		i := strings.Index(lower, lo)
-		if i < 0 {
-			b.WriteString(s)
-			return b.String()
-		}
-		b.WriteString(s[:i])
-		b.WriteString(repl)
-		s, lower = s[i+len(old):], lower[i+len(old):]
-	}
-}
-
 // Split cuts an answer into messages: at most MaxAnswerBytes of it are
 // kept (the rest replaced by a note), then it is split into chunks of at
 // most MaxChunkChars characters, each break at a line end or a space near
@@ -131,11 +103,7 @@ func Split(answer string) []string {
 		return nil
 	}
 	if len(answer) > MaxAnswerBytes {
-		cut := MaxAnswerBytes - len(cutNote)
-		for cut > 0 && !utf8.RuneStart(answer[cut]) {
-			cut--
-		}
-		answer = strings.TrimRightFunc(answer[:cut], unicode.IsSpace) + cutNote
+		answer = strings.TrimRightFunc(textcut.Prefix(answer, MaxAnswerBytes-len(cutNote)), unicode.IsSpace) + cutNote
 	}
 	var out []string
 	for answer != "" {

@@ -75,10 +75,12 @@ func TestSplitCutsAt64KiB(t *testing.T) {
 }
 
 func TestSanitizer(t *testing.T) {
-	s := clawbot.NewSanitizer([]string{"tok-SECRET-123", "short"}, map[string]string{"/home/u/proj": ".", "/home/u": "~", "/home/u/.scv": "$SCV_HOME"})
+	s := clawbot.NewSanitizer([]string{"tok-SECRET-123", "short", "Zq9+fake/KEY=1"}, map[string]string{"/home/u/proj": ".", "/home/u": "~", "/home/u/.scv": "$SCV_HOME"})
 	tests := map[string]string{
 		"token TOK-secret-123 here":                 "token … here",
 		"short words stay":                          "short words stay",
+		"url?k=Zq9%2Bfake%2FKEY%3D1&x=1":            "url?k=…&x=1",
+		"the answer was cut at tok-SECRE":           "the answer was cut at …",
 		"see /home/u/proj/main.go":                  "see ./main.go",
 		"config in /home/u/.scv/config.toml":        "config in $SCV_HOME/config.toml",
 		"notes in /home/u/notes.txt":                "notes in ~/notes.txt",
