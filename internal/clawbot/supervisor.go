@@ -10,7 +10,6 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
-	"path/filepath"
 	"runtime/debug"
 	"slices"
 	"sync"
@@ -287,9 +286,9 @@ func (s *Supervisor) Configure(ctx context.Context, account string, ch Change) (
 		set.RemoteTools = ch.RemoteTools
 	}
 	if ch.Workspace != "" {
-		ws, err := checkWorkspace(ch.Workspace)
+		ws, err := paths.CanonicalDir(ch.Workspace)
 		if err != nil {
-			return AccountStatus{}, err
+			return AccountStatus{}, fmt.Errorf("workspace %v", err)
 		}
 		set.Workspace = ws
 	}
@@ -346,26 +345,6 @@ func (s *Supervisor) Logout(ctx context.Context, account string) error {
 	}
 	s.log.Info("clawbot account logged out", "account", account)
 	return nil
-}
-
-// checkWorkspace requires an absolute existing directory and resolves
-// symbolic links.
-func checkWorkspace(dir string) (string, error) {
-	if !filepath.IsAbs(dir) {
-		return "", fmt.Errorf("workspace %q must be an absolute path", dir)
-	}
-	real, err := filepath.EvalSymlinks(dir)
-	if err != nil {
-		return "", fmt.Errorf("workspace %q: %v", dir, err)
-	}
-	fi, err := os.Stat(real)
-	if err != nil {
-		return "", fmt.Errorf("workspace %q: %v", dir, err)
-	}
-	if !fi.IsDir() {
-		return "", fmt.Errorf("workspace %q is not a directory", dir)
-	}
-	return filepath.Clean(real), nil
 }
 
 // desired is what an account's files ask for.
@@ -536,8 +515,8 @@ func (s *Supervisor) start(ctx context.Context, c *component, d desired) {
 	if ws == "" {
 		ws = s.opts.Workspace
 	}
-	if _, err := checkWorkspace(ws); err != nil {
-		s.set(c, StateFailed, err.Error())
+	if _, err := paths.CanonicalDir(ws); err != nil {
+		s.set(c, StateFailed, "workspace "+err.Error())
 		return
 	}
 	st, err := s.store(ctx)

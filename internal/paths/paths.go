@@ -1,6 +1,7 @@
 // Package paths derives the layout of an SCV instance home ($SCV_HOME,
 // default ~/.scv) as pure functions of the home directory and the
-// environment. Nothing else in SCV builds these paths by hand.
+// environment, and settles a workspace directory in its canonical form.
+// Nothing else in SCV builds these paths by hand.
 package paths
 
 import (
@@ -116,4 +117,28 @@ func EnsureDir(dir string) error {
 		return fmt.Errorf("create %s: %w", dir, err)
 	}
 	return nil
+}
+
+// CanonicalDir requires an absolute existing directory and resolves
+// symlinks: how session.start, `scv tools call --workspace` and a WeChat
+// bridge account's workspace setting settle a workspace.
+func CanonicalDir(dir string) (string, error) {
+	if dir == "" {
+		return "", fmt.Errorf("an absolute directory is required")
+	}
+	if !filepath.IsAbs(dir) {
+		return "", fmt.Errorf("%q must be an absolute path", dir)
+	}
+	real, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		return "", fmt.Errorf("%q: %v", dir, err)
+	}
+	st, err := os.Stat(real)
+	if err != nil {
+		return "", fmt.Errorf("%q: %v", dir, err)
+	}
+	if !st.IsDir() {
+		return "", fmt.Errorf("%q is not a directory", dir)
+	}
+	return filepath.Clean(real), nil
 }

@@ -3,11 +3,10 @@ package server
 import (
 	"encoding/json"
 	"fmt"
-	"os"
-	"path/filepath"
 
 	"github.com/google/uuid"
 
+	"github.com/scv-agent/scv/internal/paths"
 	"github.com/scv-agent/scv/internal/proto"
 )
 
@@ -129,7 +128,7 @@ func (c *conn) initialize(m *proto.Initialize) bool {
 }
 
 func (c *conn) sessionStart(m *proto.SessionStart) {
-	cwd, err := CanonicalDir(m.Cwd)
+	cwd, err := paths.CanonicalDir(m.Cwd)
 	if err != nil {
 		c.reqError(m.RequestID, proto.ErrInvalidRequest, "cwd "+err.Error(), false)
 		return
@@ -178,30 +177,6 @@ func (c *conn) sessionStart(m *proto.SessionStart) {
 		defer c.wg.Done()
 		s.run(c)
 	}()
-}
-
-// CanonicalDir requires an absolute existing directory and resolves
-// symlinks: how session.start (and `scv tools call --workspace`) settle the
-// workspace.
-func CanonicalDir(dir string) (string, error) {
-	if dir == "" {
-		return "", fmt.Errorf("an absolute directory is required")
-	}
-	if !filepath.IsAbs(dir) {
-		return "", fmt.Errorf("%q must be an absolute path", dir)
-	}
-	real, err := filepath.EvalSymlinks(dir)
-	if err != nil {
-		return "", fmt.Errorf("%q: %v", dir, err)
-	}
-	st, err := os.Stat(real)
-	if err != nil {
-		return "", fmt.Errorf("%q: %v", dir, err)
-	}
-	if !st.IsDir() {
-		return "", fmt.Errorf("%q is not a directory", dir)
-	}
-	return filepath.Clean(real), nil
 }
 
 // session finds an open session of the connection; an unknown id is
