@@ -12,6 +12,7 @@ import (
 	"github.com/scv-agent/scv/internal/clawbot/ilinktest"
 	"github.com/scv-agent/scv/internal/paths"
 	"github.com/scv-agent/scv/internal/store"
+	"github.com/scv-agent/scv/internal/testutil"
 )
 
 // turnRec is one turn the fake daemon ran.
@@ -123,7 +124,7 @@ const (
 // start the supervisor.
 func newHarness(t testing.TB) *harness {
 	t.Helper()
-	root := t.TempDir()
+	root := testutil.TempDir(t) // canonical: the supervisor resolves the workspace
 	h := &harness{t: t, layout: paths.Layout{Home: filepath.Join(root, "home")}, fake: ilinktest.New(t), fd: &fakeDaemon{}, ws: filepath.Join(root, "ws")}
 	h.files = clawbot.Files{Layout: h.layout}
 	h.daemon = h.fd

@@ -19,6 +19,7 @@ import (
 	"github.com/scv-agent/scv/internal/model/modeltest"
 	"github.com/scv-agent/scv/internal/paths"
 	"github.com/scv-agent/scv/internal/server"
+	"github.com/scv-agent/scv/internal/testutil"
 )
 
 // realDaemon is the daemon's real server and app over a fake model, with
@@ -37,16 +38,8 @@ func newRealDaemon(t testing.TB, h *harness, extra string) *realDaemon {
 	t.Helper()
 	d := &realDaemon{model: modeltest.New(t)}
 	cfg := fmt.Sprintf("[providers.openai]\nbase_url = %q\nmax_retries = 0\n[web]\nsearch = \"provider\"\n%s\n", d.model.URL(), extra)
-	if err := os.WriteFile(h.layout.ConfigFile(), []byte(cfg), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	skill := filepath.Join(h.ws, ".scv", "skills", "release-checks")
-	if err := os.MkdirAll(skill, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(skill, "SKILL.md"), []byte("---\ndescription: Checks before a release.\n---\nSteps.\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	testutil.WriteFile(t, h.layout.ConfigFile(), cfg)
+	testutil.WriteFile(t, filepath.Join(h.ws, ".scv", "skills", "release-checks", "SKILL.md"), "---\ndescription: Checks before a release.\n---\nSteps.\n")
 	tr, err := delegation.New(delegation.Options{Dir: h.layout.Delegations(), CallDir: h.layout.Calls()})
 	if err != nil {
 		t.Fatal(err)

@@ -429,7 +429,7 @@ func (g *globals) clawbotRequest(msg proto.Message, what string) (proto.DaemonSt
 		return proto.DaemonStatus{}, &exitError{code: ExitFailure, msg: err.Error()}
 	}
 	defer conn.Close()
-	ev, err := client.CallFor[*proto.DaemonStatusReply](ctx, conn, msg)
+	st, err := daemonStatusCall(ctx, conn, msg)
 	if err != nil {
 		var re *client.RequestError
 		if errors.As(err, &re) {
@@ -437,10 +437,7 @@ func (g *globals) clawbotRequest(msg proto.Message, what string) (proto.DaemonSt
 		}
 		return proto.DaemonStatus{}, &exitError{code: ExitFailure, msg: err.Error()}
 	}
-	if ev.Status == nil {
-		return proto.DaemonStatus{}, &exitError{code: ExitFailure, msg: "the daemon answered without a status"}
-	}
-	return *ev.Status, nil
+	return st, nil
 }
 
 func newReloadCmd(g *globals) *cobra.Command {

@@ -257,12 +257,18 @@ func (g *globals) queryStatus(layout paths.Layout) (proto.DaemonStatus, error) {
 		return proto.DaemonStatus{}, err
 	}
 	defer conn.Close()
-	ev, err := client.CallFor[*proto.DaemonStatusReply](ctx, conn, &proto.DaemonStatusRequest{})
+	return daemonStatusCall(ctx, conn, &proto.DaemonStatusRequest{})
+}
+
+// daemonStatusCall sends msg, a request the daemon answers with
+// daemon.status, and returns the status of the answer.
+func daemonStatusCall(ctx context.Context, conn *client.Conn, msg proto.Message) (proto.DaemonStatus, error) {
+	ev, err := client.CallFor[*proto.DaemonStatusReply](ctx, conn, msg)
 	if err != nil {
 		return proto.DaemonStatus{}, err
 	}
 	if ev.Status == nil {
-		return proto.DaemonStatus{}, fmt.Errorf("daemon.status answer without status")
+		return proto.DaemonStatus{}, fmt.Errorf("%s answer without status", msg.MessageType())
 	}
 	return *ev.Status, nil
 }

@@ -1,10 +1,7 @@
 package e2e
 
 import (
-	"encoding/json"
 	"fmt"
-	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -31,14 +28,7 @@ func BenchmarkClawbotBurst(b *testing.B) {
 		ilink := ilinktest.New(b)
 		ilink.SetIdleHold(time.Minute)
 		in := benchInstance(b, b.TempDir(), providerConfig(model.URL()))
-		dir := filepath.Join(in.home, "clawbot", "accounts")
-		if err := os.MkdirAll(dir, 0o700); err != nil {
-			b.Fatal(err)
-		}
-		creds, _ := json.Marshal(map[string]string{"bot_token": "tok", "ilink_bot_id": "bot", "ilink_user_id": "owner", "baseurl": ilink.URL()})
-		if err := os.WriteFile(filepath.Join(dir, "default.json"), creds, 0o600); err != nil {
-			b.Fatal(err)
-		}
+		loginBot(b, in.home, map[string]string{"bot_token": "tok", "ilink_bot_id": "bot", "ilink_user_id": "owner", "baseurl": ilink.URL()})
 		pid, _, stop := benchDaemon(b, in)
 		if !ilink.WaitFor(30*time.Second, func() bool { return len(ilink.Cursors()) > 0 }) {
 			stop()

@@ -12,6 +12,7 @@ import (
 	"github.com/scv-agent/scv/internal/clawbot/ilinktest"
 	"github.com/scv-agent/scv/internal/model/modeltest"
 	"github.com/scv-agent/scv/internal/store"
+	"github.com/scv-agent/scv/internal/testutil"
 )
 
 // The WeChat bridge in the real daemon, against a fake iLink server and a
@@ -31,15 +32,35 @@ func newBotInstance(t *testing.T) *botInstance {
 	t.Helper()
 	model := modeltest.New(t)
 	b := &botInstance{instance: newInstance(t, providerConfig(model.URL())), ilink: ilinktest.New(t), model: model}
-	dir := filepath.Join(b.home, "clawbot", "accounts")
+	loginBot(t, b.home, map[string]string{"bot_token": "tok-e2e-secret", "ilink_bot_id": "bot@im.bot", "ilink_user_id": "owner@im.wechat", "baseurl": b.ilink.URL()})
+	return b
+}
+
+// loginBot writes the credentials of account "default" into the instance
+// home, as `scv clawbot login` leaves them.
+func loginBot(t testing.TB, home string, creds map[string]string) {
+	t.Helper()
+	dir := filepath.Join(home, "clawbot", "accounts")
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	creds, _ := json.Marshal(map[string]string{"bot_token": "tok-e2e-secret", "ilink_bot_id": "bot@im.bot", "ilink_user_id": "owner@im.wechat", "baseurl": b.ilink.URL()})
-	if err := os.WriteFile(filepath.Join(dir, "default.json"), creds, 0o600); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, "default.json"), []byte(testutil.JSON(creds)), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	return b
+}
+
+// nothingMore waits a moment for what must not happen (a message run
+// again, a reply sent twice), then checks the model's requests and the
+// replies sent in all.
+func (b *botInstance) nothingMore(t *testing.T, requests, sent int) {
+	t.Helper()
+	time.Sleep(500 * time.Millisecond)
+	if n := len(b.model.Requests()); n != requests {
+		t.Errorf("the model got %d requests, want %d: a claimed message ran again", n, requests)
+	}
+	if n := len(b.ilink.Sent()); n != sent {
+		t.Errorf("%d replies sent, want %d", n, sent)
+	}
 }
 
 // settled reports that the account has no open claim and no pending
@@ -100,13 +121,7 @@ func TestClawbotKillDuringTurn(t *testing.T) {
 	if sent[0].Text != restartedText || sent[0].To != "alice" || sent[0].ContextToken != "ctx-1" {
 		t.Errorf("reply after the restart = %+v", sent[0])
 	}
-	time.Sleep(500 * time.Millisecond)
-	if n := len(b.model.Requests()); n != 1 {
-		t.Errorf("the model got %d requests: the claimed message ran again", n)
-	}
-	if n := len(b.ilink.Sent()); n != 1 {
-		t.Errorf("%d replies, want 1", n)
-	}
+	b.nothingMore(t, 1, 1)
 }
 
 // (b) SIGKILL after the reply is stored and before it is delivered: after
@@ -133,13 +148,7 @@ func TestClawbotKillBeforeReplySent(t *testing.T) {
 	if last.Text != "the answer" || last.ClientID != first.ClientID || first.ClientID == "" {
 		t.Errorf("delivery after the restart = %+v, want the stored reply under client id %q", last, first.ClientID)
 	}
-	time.Sleep(500 * time.Millisecond)
-	if got := len(b.model.Requests()); got != 1 {
-		t.Errorf("the model got %d requests, want 1", got)
-	}
-	if got := len(b.ilink.Sent()); got != n+1 {
-		t.Errorf("%d deliveries after the restart, want 1", got-n)
-	}
+	b.nothingMore(t, 1, n+1)
 }
 
 // (c) SIGKILL between batches: polling resumes from the stored cursor, so
@@ -170,13 +179,7 @@ func TestClawbotKillBetweenBatches(t *testing.T) {
 	if cs := b.ilink.Cursors(); len(cs) <= polls || cs[polls] != "pos-1" {
 		t.Errorf("polls %v: the first after the restart (index %d) must use the stored cursor pos-1", cs, polls)
 	}
-	time.Sleep(500 * time.Millisecond)
-	if got := len(b.model.Requests()); got != 2 {
-		t.Errorf("the model got %d requests, want 2", got)
-	}
-	if got := len(b.ilink.Sent()); got != 2 {
-		t.Errorf("%d replies, want 2", got)
-	}
+	b.nothingMore(t, 2, 2)
 }
 
 // The commands against the running daemon: status, run with owner tools,
