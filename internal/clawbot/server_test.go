@@ -12,6 +12,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/scv-agent/scv/internal/app"
 	"github.com/scv-agent/scv/internal/clawbot"
 	"github.com/scv-agent/scv/internal/clawbot/ilinktest"
@@ -206,4 +208,78 @@ func TestResumeFallsBackToANewSession(t *testing.T) {
 // session (TestResumeFallsBackToANewSession).
 func TestSessionResumedAfterDaemonRestart(t *testing.T) {
 	t.Skip("waits for session.resume in the daemon's server: until sessions persist there, the bridge falls back to a new session")
+}
+
+// scriptedServe is a daemon that knows session.resume: it answers it with
+// a session.resumed line (a type this build's protocol package may not
+// know) naming resumed with tools, and records every request type.
+func scriptedServe(resumed string, tools []string, got *[]string) clawbot.ServeFunc {
+	return func(ctx context.Context, r io.Reader, w io.Writer) error {
+		sc := bufio.NewScanner(r)
+		for sc.Scan() {
+			var m struct {
+				Type      string `json:"type"`
+				RequestID string `json:"request_id"`
+				SessionID string `json:"session_id"`
+			}
+			if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
+				return err
+			}
+			*got = append(*got, m.Type)
+			var ev map[string]any
+			switch m.Type {
+			case "initialize":
+				ev = map[string]any{"type": "initialized", "protocol_version": 1, "server": map[string]string{"name": "scv", "version": "t"}}
+			case "session.resume":
+				ev = map[string]any{"type": "session.resumed", "session_id": resumed, "cwd": "/w", "model": "m", "context_max_tokens": 1, "tools": tools, "seq": 0}
+			case "session.close":
+				ev = map[string]any{"type": "session.closed", "session_id": m.SessionID, "seq": 1}
+			case "session.start":
+				ev = map[string]any{"type": "session.started", "session_id": "s_new", "cwd": "/w", "model": "m", "context_max_tokens": 1, "tools": []string{}, "seq": 0}
+			default:
+				ev = map[string]any{"type": "error", "code": "invalid_request", "message": "unexpected " + m.Type, "fatal": false}
+			}
+			ev["request_id"] = m.RequestID
+			if _, err := w.Write([]byte(testutil.JSON(ev) + "\n")); err != nil {
+				return err
+			}
+		}
+		return sc.Err()
+	}
+}
+
+// A daemon that resumes the recorded session: the bridge reads the
+// answer's session_id and tools from its wire form, keeps a resumed
+// session of the same authority, and closes and replaces one that would
+// give a tool-free conversation tools.
+func TestResumeAnsweredBySessionResumed(t *testing.T) {
+	tests := []struct {
+		name      string
+		noTools   bool
+		tools     []string
+		wantID    string
+		resumed   bool
+		wantCalls []string
+	}{
+		{"owner session with tools", false, []string{"bash"}, "s_old", true, []string{"initialize", "session.resume"}},
+		{"tool-free session stays tool-free", true, []string{}, "s_old", true, []string{"initialize", "session.resume"}},
+		{"tool-free conversation never resumes tools", true, []string{"bash"}, "s_new", false, []string{"initialize", "session.resume", "session.close", "session.start"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var got []string
+			d := clawbot.ProtocolDaemon{Serve: scriptedServe("s_old", tc.tools, &got), Version: "t"}
+			sess, err := d.Open(t.Context(), clawbot.SessionSpec{Workspace: "/w", NoTools: tc.noTools, Resume: "s_old"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			sess.Close()
+			if sess.ID() != tc.wantID || sess.Resumed() != tc.resumed {
+				t.Errorf("session %q resumed %v, want %q resumed %v", sess.ID(), sess.Resumed(), tc.wantID, tc.resumed)
+			}
+			if diff := cmp.Diff(tc.wantCalls, got); diff != "" {
+				t.Errorf("requests (-want +got):\n%s", diff)
+			}
+		})
+	}
 }
