@@ -65,6 +65,7 @@ var leaves = map[string][]string{
 	"internal/termtext": nil,
 	"internal/textcut":  nil,
 	"internal/diff":     {"github.com/sergi/go-diff/"},
+	"internal/redact":   nil,
 	// The store: the SQLite driver and what the driver itself pulls in.
 	"internal/store": {"modernc.org/", "golang.org/x/sys/", "github.com/dustin/go-humanize", "github.com/google/uuid", "github.com/remyoudompheng/bigfft", textcut},
 }
@@ -101,7 +102,11 @@ var forbidden = map[string][]string{
 	"internal/server":   {"internal/config", "internal/cli", "internal/tools/", "internal/tui"},
 	"internal/model":    {"internal/config", "internal/agent", "internal/server", "internal/tools/"},
 	"internal/approval": {"internal/config", "internal/tools/", "internal/server", "internal/agent"},
-	"internal/mcp":      {"internal/config", "internal/app", "internal/cli", "internal/server", "internal/agent", "internal/daemon", "internal/tui", "internal/tools/"},
+	// The WeChat bridge is a protocol client of the daemon: it reaches
+	// sessions and turns through the protocol only, never tools or the
+	// server's insides.
+	"internal/clawbot": {"internal/config", "internal/app", "internal/cli", "internal/server", "internal/agent", "internal/daemon", "internal/tui", "internal/tools/", "internal/model", "internal/mcp"},
+	"internal/mcp":     {"internal/config", "internal/app", "internal/cli", "internal/server", "internal/agent", "internal/daemon", "internal/tui", "internal/tools/"},
 	// toolcall is the one path of a tool call, shared by the agent loop
 	// and `scv tools call`: it knows the Tool contract and the policy,
 	// never a concrete tool, the configuration or who asks.

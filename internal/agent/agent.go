@@ -16,6 +16,7 @@ import (
 	"github.com/scv-agent/scv/internal/approval"
 	"github.com/scv-agent/scv/internal/model"
 	"github.com/scv-agent/scv/internal/proto"
+	"github.com/scv-agent/scv/internal/redact"
 	"github.com/scv-agent/scv/internal/tool"
 	"github.com/scv-agent/scv/internal/toolcall"
 )
@@ -59,12 +60,12 @@ type Session struct {
 	tools   []model.ToolSpec
 	fixed   int // tokens of the system prompt and tool schemas
 	lastCut int // removed_messages of the last context.compacted
-	secrets secrets
+	secrets redact.Values
 }
 
 // New returns an empty session.
 func New(opts Options) *Session {
-	s := &Session{opts: opts, broker: approval.NewBroker(), secrets: newSecrets(opts.Secrets)}
+	s := &Session{opts: opts, broker: approval.NewBroker(), secrets: redact.NewValues(opts.Secrets)}
 	s.setRegistry(opts.Registry)
 	return s
 }
@@ -152,7 +153,7 @@ func (s *Session) RunTurn(ctx context.Context, turnID, prompt string, emit Emit)
 	case errors.As(err, &tf):
 		ev(&proto.TurnFailed{Code: tf.code, Message: tf.msg})
 	default:
-		ev(&proto.TurnFailed{Code: proto.FailInternal, Message: oneLine(s.secrets.redact(err.Error()), 300)})
+		ev(&proto.TurnFailed{Code: proto.FailInternal, Message: oneLine(s.secrets.Redact(err.Error()), 300)})
 	}
 }
 
@@ -241,7 +242,7 @@ func (s *Session) loop(ctx context.Context, prompt string, ev Emit) (int, *proto
 // modelFailure turns a provider error into the turn's failure; the message
 // comes from the endpoint, so configured key values are redacted before it
 // is cut to one line.
-func modelFailure(err error, keys secrets) error {
+func modelFailure(err error, keys redact.Values) error {
 	var me *model.Error
 	if errors.As(err, &me) {
 		code := proto.FailProvider
@@ -255,9 +256,9 @@ func modelFailure(err error, keys secrets) error {
 		if msg == "" {
 			msg = "the model provider failed without a message"
 		}
-		return fail(code, "%s", oneLine(keys.redact(msg), 300))
+		return fail(code, "%s", oneLine(keys.Redact(msg), 300))
 	}
-	return fail(proto.FailProvider, "%s", oneLine(keys.redact(err.Error()), 300))
+	return fail(proto.FailProvider, "%s", oneLine(keys.Redact(err.Error()), 300))
 }
 
 func addUsage(total *proto.Usage, u *model.Usage) *proto.Usage {

@@ -15,6 +15,7 @@ import (
 	"github.com/scv-agent/scv/internal/approval"
 	"github.com/scv-agent/scv/internal/model"
 	"github.com/scv-agent/scv/internal/proto"
+	"github.com/scv-agent/scv/internal/redact"
 	"github.com/scv-agent/scv/internal/tool"
 )
 
@@ -585,7 +586,7 @@ func TestProgressNotInHistory(t *testing.T) {
 
 func TestProgressBoundedAndRedacted(t *testing.T) {
 	rec := &recorder{}
-	send, stop := newProgress("c1", rec.emit, secrets{})
+	send, stop := newProgress("c1", rec.emit, redact.Values{})
 	send("line one\napi_key=sk-abcdefghijklmnop " + strings.Repeat("x", 400))
 	send("too soon")
 	stop()

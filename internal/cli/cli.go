@@ -139,6 +139,8 @@ func newRootCmd(g *globals) *cobra.Command {
 		newStartCmd(g),
 		newStopCmd(g),
 		newStatusCmd(g),
+		newReloadCmd(g),
+		newClawbotCmd(g),
 	)
 	attachTUIRoot(root, g)
 	return root

@@ -15,10 +15,16 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/scv-agent/scv/internal/app"
+	"github.com/scv-agent/scv/internal/clawbot"
 	"github.com/scv-agent/scv/internal/client"
+	"github.com/scv-agent/scv/internal/config"
 	"github.com/scv-agent/scv/internal/daemon"
 	"github.com/scv-agent/scv/internal/paths"
+	"github.com/scv-agent/scv/internal/proc"
 	"github.com/scv-agent/scv/internal/proto"
+	"github.com/scv-agent/scv/internal/server"
+	"github.com/scv-agent/scv/internal/store"
+	"github.com/scv-agent/scv/internal/termtext"
 	"github.com/scv-agent/scv/internal/version"
 )
 
@@ -64,15 +70,26 @@ func (g *globals) runDaemon(logger *slog.Logger) error {
 	started := time.Now()
 	ctx, stop := context.WithCancel(g.ctx)
 	defer stop()
+	var bot *clawbot.Supervisor
 	status := func() proto.DaemonStatus {
 		c := tr.Counts()
-		return proto.DaemonStatus{Version: version.Version, PID: os.Getpid(), UptimeSeconds: int64(time.Since(started).Seconds()),
+		st := proto.DaemonStatus{Version: version.Version, PID: os.Getpid(), UptimeSeconds: int64(time.Since(started).Seconds()),
 			Sessions: a.Sessions(), Delegations: proto.Delegations{Running: c.Running, OrphansReaped: int(c.OrphansReaped)}}
+		if bot != nil {
+			st.Clawbot = clawbot.ProtoStatus(bot.Status())
+		}
+		return st
 	}
-	srv := newServer(a, logger, &loaded.Config, status, stop)
+	so := serverOptions(a, logger, &loaded.Config, status, stop)
+	so.Admin = func(ctx context.Context, m proto.Message) (proto.DaemonStatus, error) {
+		err := bot.Request(ctx, m)
+		return status(), err
+	}
+	srv := server.New(so)
+	bot = g.newClawbot(layout, logger, srv, &loaded.Config)
 	err = daemon.Run(ctx, daemon.Options{
 		Layout: layout, Server: srv, Logger: logger, Subreaper: true,
-		Reconcile: tr.Reconcile, Drain: a.Close,
+		Reconcile: tr.Reconcile, Drain: a.Close, Components: []func(context.Context){bot.Run},
 	})
 	if errors.Is(err, daemon.ErrRunning) {
 		return &exitError{code: ExitFailure, msg: err.Error()}
@@ -240,12 +257,18 @@ func (g *globals) queryStatus(layout paths.Layout) (proto.DaemonStatus, error) {
 		return proto.DaemonStatus{}, err
 	}
 	defer conn.Close()
-	ev, err := client.CallFor[*proto.DaemonStatusReply](ctx, conn, &proto.DaemonStatusRequest{})
+	return daemonStatusCall(ctx, conn, &proto.DaemonStatusRequest{})
+}
+
+// daemonStatusCall sends msg, a request the daemon answers with
+// daemon.status, and returns the status of the answer.
+func daemonStatusCall(ctx context.Context, conn *client.Conn, msg proto.Message) (proto.DaemonStatus, error) {
+	ev, err := client.CallFor[*proto.DaemonStatusReply](ctx, conn, msg)
 	if err != nil {
 		return proto.DaemonStatus{}, err
 	}
 	if ev.Status == nil {
-		return proto.DaemonStatus{}, fmt.Errorf("daemon.status answer without status")
+		return proto.DaemonStatus{}, fmt.Errorf("%s answer without status", msg.MessageType())
 	}
 	return *ev.Status, nil
 }
@@ -280,11 +303,44 @@ func newStatusCmd(g *globals) *cobra.Command {
 			}
 			fmt.Fprintf(g.stdio.Out, "scv daemon: running\n  pid:         %d\n  version:     %s\n  uptime:      %s\n  sessions:    %d\n  delegations: %d running, %d orphans reaped\n  socket:      %s\n",
 				st.PID, st.Version, time.Duration(st.UptimeSeconds)*time.Second, st.Sessions, st.Delegations.Running, st.Delegations.OrphansReaped, layout.Socket())
+			for _, a := range st.Clawbot {
+				fmt.Fprintf(g.stdio.Out, "  clawbot %s: %s, remote tools %s, %d restarts (scv clawbot status)\n",
+					termtext.Line(a.Account), termtext.Line(a.State), termtext.Line(a.RemoteTools), a.Restarts)
+			}
 			return nil
 		},
 	}
 	cmd.Flags().BoolVar(&jsonOut, "json", false, "print the status as JSON")
 	return cmd
+}
+
+// newClawbot builds the WeChat bridge's supervisor. The store holding its
+// delivery state is opened only once an account exists, so a daemon
+// without one does not pay for the database.
+func (g *globals) newClawbot(layout paths.Layout, logger *slog.Logger, srv *server.Server, cfg *config.Config) *clawbot.Supervisor {
+	ws, err := os.Getwd()
+	if err != nil {
+		ws = "/"
+	}
+	return clawbot.NewSupervisor(clawbot.Options{
+		Layout: layout, Logger: logger, Workspace: ws,
+		OpenStore: func(ctx context.Context) (*store.Store, error) {
+			pid := os.Getpid()
+			start, err := proc.StartTime(pid)
+			if err != nil {
+				logger.Warn("cannot read this process's start time; store leases use 0", "err", err)
+			}
+			return store.Open(ctx, store.Options{
+				Path:   layout.StoreFile(),
+				Holder: store.Holder{Instance: layout.Home, PID: pid, Start: int64(start), Name: "daemon"},
+				Alive:  func(h store.Holder) bool { return proc.Alive(h.PID, uint64(h.Start)) },
+				Logger: logger,
+			})
+		},
+		Daemon:         clawbot.ProtocolDaemon{Serve: srv.Serve, Version: version.Version},
+		MaxToolTimeout: time.Duration(cfg.Tools.MaxTimeoutSeconds) * time.Second,
+		Secrets:        cfg.SecretValues(g.env), UserHome: paths.UserHome(g.env),
+	})
 }
 
 // globalArgs are the global flags a child scv process needs, with home and

@@ -14,8 +14,8 @@ import (
 	"github.com/scv-agent/scv/internal/approval"
 	"github.com/scv-agent/scv/internal/config"
 	"github.com/scv-agent/scv/internal/mcp"
+	"github.com/scv-agent/scv/internal/paths"
 	"github.com/scv-agent/scv/internal/proto"
-	"github.com/scv-agent/scv/internal/server"
 	"github.com/scv-agent/scv/internal/termtext"
 	"github.com/scv-agent/scv/internal/tool"
 	"github.com/scv-agent/scv/internal/toolcall"
@@ -39,7 +39,7 @@ func (g *globals) toolset(workspace string) (*config.Config, string, *tool.Regis
 	if err != nil {
 		return nil, "", nil, nil, err
 	}
-	if ws, err = server.CanonicalDir(ws); err != nil {
+	if ws, err = paths.CanonicalDir(ws); err != nil {
 		return nil, "", nil, nil, usageErr("workspace %v", err)
 	}
 	loaded, err := a.LoadConfig(ws, app.NoOverrides)

@@ -42,12 +42,16 @@ func (g *globals) newApp(logger *slog.Logger, withTracker bool) (*app.App, paths
 // newServer wraps the app in a protocol server, with the frame limits of
 // the user's configuration.
 func newServer(a *app.App, logger *slog.Logger, cfg *config.Config, status func() proto.DaemonStatus, shutdown func()) *server.Server {
-	return server.New(server.Options{
+	return server.New(serverOptions(a, logger, cfg, status, shutdown))
+}
+
+func serverOptions(a *app.App, logger *slog.Logger, cfg *config.Config, status func() proto.DaemonStatus, shutdown func()) server.Options {
+	return server.Options{
 		Factory: a, Logger: logger, Version: version.Version,
 		MaxClientFrame: cfg.Protocol.MaxClientFrameBytes, MaxServerFrame: cfg.Protocol.MaxServerFrameBytes,
 		MaxSessionsPerConn: cfg.Protocol.MaxSessionsPerConnection, MaxSessions: cfg.Protocol.MaxSessions,
 		Status: status, Shutdown: shutdown,
-	})
+	}
 }
 
 // refuseDelegated keeps a delegated scv (SCV_DELEGATION_DEPTH > 0) from

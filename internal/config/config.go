@@ -28,6 +28,15 @@ type Config struct {
 	Web            Web                      `toml:"web"`
 	Agents         map[string]AgentOverride `toml:"agents"`
 	MCP            MCP                      `toml:"mcp"`
+	Clawbot        Clawbot                  `toml:"clawbot"`
+}
+
+// Clawbot is the [clawbot] table: the WeChat bridge. Only the user config
+// (or --config) may set it; accounts, workspaces and remote authority
+// live in the bridge's own files, never in configuration.
+type Clawbot struct {
+	// BaseURL is the iLink origin `scv clawbot login` signs in at.
+	BaseURL string `toml:"base_url"`
 }
 
 // ProviderChoice is the [provider] table.
@@ -313,7 +322,8 @@ func Defaults(skillsDir string) Config {
 		Web: Web{Enabled: true, FetchMaxBytes: 2097152, FetchTimeoutSeconds: 30, MaxRedirects: 5,
 			AutoApproveDomains: append([]string(nil), DefaultAutoApproveDomains...),
 			Search:             SearchOff, BraveAPIKeyEnv: "BRAVE_SEARCH_API_KEY", MaxSearchResults: 8},
-		Agents: agents,
+		Agents:  agents,
+		Clawbot: Clawbot{BaseURL: "https://ilinkai.weixin.qq.com"},
 	}
 }
 

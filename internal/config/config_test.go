@@ -62,6 +62,7 @@ func TestDefaultValues(t *testing.T) {
 		"web.auto_approve_domains":    []string{"docs.rs", "doc.rust-lang.org", "pkg.go.dev", "go.dev", "docs.python.org", "developer.mozilla.org"},
 		"web.allow_private_addresses": false, "web.search": "off", "web.searxng_url": "", "web.brave_url": "",
 		"web.brave_api_key": Secret(""), "web.brave_api_key_env": "BRAVE_SEARCH_API_KEY", "web.max_search_results": 8,
+		"clawbot.base_url": "https://ilinkai.weixin.qq.com",
 	}
 	for _, a := range KnownAgents {
 		for _, k := range []string{"command", "args", "prompt_args", "model_args", "effort_args"} {

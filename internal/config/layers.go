@@ -80,7 +80,7 @@ func (l *Loaded) projectRefusal(e entry, key string, root, fresh reflect.Value, 
 	}
 	if !e.r.leaf {
 		switch e.r.path[0] {
-		case "provider", "providers", "agents":
+		case "provider", "providers", "agents", "clawbot":
 		default:
 			return ""
 		}

@@ -42,6 +42,8 @@ func TestProjectMayNot(t *testing.T) {
 		{"agents", "", "[agents.claude]\ncommand = \"/tmp/x\"\nargs = []\n",
 			[]Problem{{"P", 2, "agents.claude.command", forbidMsg}, {"P", 3, "agents.claude.args", forbidMsg}}},
 		{"agent permissions", "", "[agents.codex]\npermissions = \"default\"\n", []Problem{{"P", 2, "agents.codex.permissions", forbidMsg}}},
+		{"clawbot base_url", "", "[clawbot]\nbase_url = \"http://127.0.0.1:9/\"\n", []Problem{{"P", 2, "clawbot.base_url", forbidMsg}}},
+		{"clawbot table", "", "[clawbot]\n", []Problem{{"P", 1, "clawbot", forbidMsg}}},
 		{"system_prompt", "", "[agent]\nsystem_prompt = \"obey the repo\"\n", []Problem{{"P", 2, "agent.system_prompt", forbidMsg}}},
 		{"auto_approve_domains", "", "[web]\nauto_approve_domains = []\n", []Problem{{"P", 2, "web.auto_approve_domains", forbidMsg}}},
 		{"allow_private_addresses", "", "[web]\nallow_private_addresses = true\n", []Problem{{"P", 2, "web.allow_private_addresses", forbidMsg}}},

@@ -46,7 +46,7 @@ func TestProtocolDocCoversEveryType(t *testing.T) {
 		check("events", typ, NewEvent(typ), events)
 	}
 	objects := sections(t, doc, "## 4. ")
-	for name, v := range map[string]any{"peer": &Peer{}, "usage": &Usage{}, "status": &DaemonStatus{}, "delegations": &Delegations{}, "diff": &Diff{}, "grant": &Grant{}} {
+	for name, v := range map[string]any{"peer": &Peer{}, "usage": &Usage{}, "status": &DaemonStatus{}, "delegations": &Delegations{}, "diff": &Diff{}, "grant": &Grant{}, "clawbot_account": &ClawbotAccount{}} {
 		check("objects", name, v, objects)
 	}
 	for _, rest := range []map[string]string{messages, events, objects} {

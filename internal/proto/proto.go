@@ -7,7 +7,8 @@
 // Files: wire.go holds what every message and event shares (the envelope,
 // the event headers, encoding and decoding by type); the other files hold
 // one family each — connection.go (handshake, errors, daemon), session.go,
-// turn.go, tool.go — with each request beside the events that answer it.
+// turn.go, tool.go, clawbot.go (the daemon's WeChat bridge accounts) — with
+// each request beside the events that answer it.
 package proto
 
 // Version is the protocol version a client names in initialize.

@@ -184,6 +184,12 @@ func NewMessage(typ string) Message {
 		return new(DaemonStatusRequest)
 	case TypeDaemonShutdown:
 		return new(DaemonShutdown)
+	case TypeDaemonReload:
+		return new(DaemonReload)
+	case TypeClawbotSettings:
+		return new(ClawbotSettings)
+	case TypeClawbotLogout:
+		return new(ClawbotLogout)
 	}
 	return nil
 }
@@ -194,6 +200,7 @@ func MessageTypes() []string {
 		TypeInitialize, TypeSessionStart, TypeSessionClear, TypeSessionClose,
 		TypeTurnStart, TypeTurnCancel, TypeApprovalResolve, TypeApprovalGrants, TypeApprovalRevoke,
 		TypeDaemonStatus, TypeDaemonShutdown,
+		TypeDaemonReload, TypeClawbotSettings, TypeClawbotLogout,
 	}
 }
 

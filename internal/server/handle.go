@@ -4,12 +4,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 
 	"github.com/google/uuid"
 
 	"github.com/scv-agent/scv/internal/approval"
+	"github.com/scv-agent/scv/internal/paths"
 	"github.com/scv-agent/scv/internal/proto"
 )
 
@@ -67,11 +66,34 @@ func (c *conn) handle(line []byte) bool {
 		}
 		c.reply(m.RequestID, &proto.DaemonStatusReply{Message: "shutting down"}, nil)
 		c.srv.opts.Shutdown()
+	case *proto.DaemonReload, *proto.ClawbotSettings, *proto.ClawbotLogout:
+		c.admin(m)
 	default:
 		c.srv.opts.Logger.Error("message type without a handler", "type", env.Type)
 		c.reqError(m.Env().RequestID, proto.ErrInternal, fmt.Sprintf("%s has no handler in this server", env.Type), false)
 	}
 	return false
+}
+
+// admin runs a request about the daemon's components in its own goroutine
+// (a reload joins components, which may take seconds) and answers it with
+// daemon.status.
+func (c *conn) admin(m proto.Message) {
+	id := m.Env().RequestID
+	if c.srv.opts.Admin == nil {
+		c.reqError(id, proto.ErrUnsupported, m.MessageType()+" is served only on the daemon socket", false)
+		return
+	}
+	c.wg.Add(1)
+	go func() {
+		defer c.wg.Done()
+		st, err := c.srv.opts.Admin(c.ctx, m)
+		if err != nil {
+			c.reqError(id, proto.ErrInvalidRequest, err.Error(), false)
+			return
+		}
+		c.reply(id, &proto.DaemonStatusReply{Status: &st}, nil)
+	}()
 }
 
 // handleSession processes a message addressed to the open session s.
@@ -112,7 +134,7 @@ func (c *conn) initialize(m *proto.Initialize) bool {
 }
 
 func (c *conn) sessionStart(m *proto.SessionStart) {
-	cwd, err := CanonicalDir(m.Cwd)
+	cwd, err := paths.CanonicalDir(m.Cwd)
 	if err != nil {
 		c.reqError(m.RequestID, proto.ErrInvalidRequest, "cwd "+err.Error(), false)
 		return
@@ -161,30 +183,6 @@ func (c *conn) sessionStart(m *proto.SessionStart) {
 		defer c.wg.Done()
 		s.run(c)
 	}()
-}
-
-// CanonicalDir requires an absolute existing directory and resolves
-// symlinks: how session.start (and `scv tools call --workspace`) settle the
-// workspace.
-func CanonicalDir(dir string) (string, error) {
-	if dir == "" {
-		return "", fmt.Errorf("an absolute directory is required")
-	}
-	if !filepath.IsAbs(dir) {
-		return "", fmt.Errorf("%q must be an absolute path", dir)
-	}
-	real, err := filepath.EvalSymlinks(dir)
-	if err != nil {
-		return "", fmt.Errorf("%q: %v", dir, err)
-	}
-	st, err := os.Stat(real)
-	if err != nil {
-		return "", fmt.Errorf("%q: %v", dir, err)
-	}
-	if !st.IsDir() {
-		return "", fmt.Errorf("%q is not a directory", dir)
-	}
-	return filepath.Clean(real), nil
 }
 
 // session finds an open session of the connection; an unknown id is

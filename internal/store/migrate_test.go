@@ -44,7 +44,7 @@ func TestMigrations(t *testing.T) {
 			if st.Schema != SchemaVersion() {
 				t.Fatalf("schema %d after open, want %d", st.Schema, SchemaVersion())
 			}
-			checkFixture(t, s)
+			checkFixture(t, s, v)
 		})
 	}
 }
@@ -71,7 +71,7 @@ func TestConcurrentMigration(t *testing.T) {
 		}
 	}
 	s := openAt(t, p, func(o *Options) { o.Alive = fixtureAlive })
-	checkFixture(t, s)
+	checkFixture(t, s, 1)
 }
 
 func TestNewerSchemaRefused(t *testing.T) {

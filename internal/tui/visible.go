@@ -37,6 +37,10 @@ func visibleEvent[T proto.Event](ev T) T {
 		block(&e.Message)
 		if e.Status != nil {
 			line(&e.Status.Version)
+			for i := range e.Status.Clawbot {
+				a := &e.Status.Clawbot[i]
+				line(&a.Account, &a.BotID, &a.OwnerUserID, &a.Workspace, &a.RemoteTools, &a.State, &a.LastError, &a.LastPoll)
+			}
 		}
 	case *proto.SessionStarted:
 		line(&e.Cwd, &e.Model)
