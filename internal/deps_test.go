@@ -48,18 +48,26 @@ func isStd(path string) bool {
 	return !strings.Contains(first, ".")
 }
 
+// textcut is the one internal package a leaf may import: it is a leaf
+// itself (standard library only) and holds the UTF-8-safe cuts every
+// bounded output uses.
+const textcut = module + "/internal/textcut"
+
 // leaves may import only the standard library and the listed modules.
 var leaves = map[string][]string{
 	"internal/proto":    nil,
 	"internal/jsonl":    nil,
-	"internal/proc":     {"golang.org/x/sys/"},
+	"internal/proc":     {"golang.org/x/sys/", textcut},
 	"internal/paths":    nil,
 	"internal/netguard": {"golang.org/x/sys/", "code.dny.dev/ssrf"},
-	"internal/tool":     {"github.com/google/jsonschema-go/"},
+	"internal/tool":     {"github.com/google/jsonschema-go/", textcut},
 	"internal/version":  nil,
 	"internal/termtext": nil,
+	"internal/textcut":  nil,
+	"internal/diff":     {"github.com/sergi/go-diff/"},
+	"internal/redact":   nil,
 	// The store: the SQLite driver and what the driver itself pulls in.
-	"internal/store": {"modernc.org/", "golang.org/x/sys/", "github.com/dustin/go-humanize", "github.com/google/uuid", "github.com/remyoudompheng/bigfft"},
+	"internal/store": {"modernc.org/", "golang.org/x/sys/", "github.com/dustin/go-humanize", "github.com/google/uuid", "github.com/remyoudompheng/bigfft", textcut},
 }
 
 func TestLeavesImportOnlyStdlib(t *testing.T) {
@@ -94,7 +102,18 @@ var forbidden = map[string][]string{
 	"internal/server":   {"internal/config", "internal/cli", "internal/tools/", "internal/tui"},
 	"internal/model":    {"internal/config", "internal/agent", "internal/server", "internal/tools/"},
 	"internal/approval": {"internal/config", "internal/tools/", "internal/server", "internal/agent"},
-	"internal/mcp":      {"internal/config", "internal/app", "internal/cli", "internal/server", "internal/agent", "internal/daemon", "internal/tui", "internal/tools/"},
+	// The WeChat bridge is a protocol client of the daemon: it reaches
+	// sessions and turns through the protocol only, never tools or the
+	// server's insides.
+	"internal/clawbot": {"internal/config", "internal/app", "internal/cli", "internal/server", "internal/agent", "internal/daemon", "internal/tui", "internal/tools/", "internal/model", "internal/mcp"},
+	"internal/mcp":     {"internal/config", "internal/app", "internal/cli", "internal/server", "internal/agent", "internal/daemon", "internal/tui", "internal/tools/"},
+	// toolcall is the one path of a tool call, shared by the agent loop
+	// and `scv tools call`: it knows the Tool contract and the policy,
+	// never a concrete tool, the configuration or who asks.
+	// signin writes agents' sign-in files and runs their own commands; the
+	// app hands it the adapter, home and environment it needs.
+	"internal/signin":   {"internal/config", "internal/app", "internal/cli", "internal/server", "internal/agent", "internal/daemon", "internal/tui", "internal/mcp"},
+	"internal/toolcall": {"internal/config", "internal/app", "internal/cli", "internal/server", "internal/agent", "internal/daemon", "internal/tui", "internal/tools/", "internal/mcp", "internal/model"},
 }
 
 func TestImportRules(t *testing.T) {
@@ -144,6 +163,23 @@ func TestEveryPackageHasDoc(t *testing.T) {
 	for _, p := range listPackages(t) {
 		if len(p.GoFiles) > 0 && strings.TrimSpace(p.Doc) == "" {
 			t.Errorf("package %s has no package doc comment", rel(p.ImportPath))
+		}
+	}
+}
+
+// TestOnlyTestsImportTestutil keeps the shared test helpers out of the
+// product: only tests import internal/testutil, and the measurement
+// programs under bench/, which build the same fixtures as the benchmarks.
+func TestOnlyTestsImportTestutil(t *testing.T) {
+	for _, p := range listPackages(t) {
+		r := rel(p.ImportPath)
+		if strings.HasPrefix(r, "bench/") {
+			continue
+		}
+		for _, imp := range p.Imports {
+			if rel(imp) == "internal/testutil" {
+				t.Errorf("%s imports internal/testutil, which is for tests only", r)
+			}
 		}
 	}
 }

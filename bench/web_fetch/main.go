@@ -7,7 +7,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"flag"
 	"fmt"
@@ -22,6 +21,7 @@ import (
 	"time"
 
 	"github.com/scv-agent/scv/internal/netguard"
+	"github.com/scv-agent/scv/internal/testutil"
 	"github.com/scv-agent/scv/internal/tool"
 	"github.com/scv-agent/scv/internal/tools/web"
 )
@@ -68,27 +68,11 @@ func maxRSS() int64 {
 	return ru.Maxrss
 }
 
-// bigPage is the page BenchmarkHTMLToText builds: the golden pages' bodies
-// repeated until size bytes.
+// bigPage is the page BenchmarkHTMLToText converts.
 func bigPage(size int) []byte {
-	var bodies [][]byte
-	for _, name := range []string{"docs", "article", "table", "links"} {
-		raw, err := os.ReadFile(filepath.Join("internal", "tools", "web", "testdata", name+".html"))
-		if err != nil {
-			log.Fatalf("%v (run from the repository root)", err)
-		}
-		if i := bytes.Index(raw, []byte("<body")); i >= 0 {
-			raw = raw[i:]
-		}
-		bodies = append(bodies, raw)
+	page, err := testutil.BigHTMLPage(filepath.Join("internal", "tools", "web", "testdata"), size)
+	if err != nil {
+		log.Fatalf("%v (run from the repository root)", err)
 	}
-	var buf bytes.Buffer
-	buf.WriteString("<!DOCTYPE html><html><head><title>big</title></head><body>")
-	for i := 0; buf.Len() < size; i++ {
-		buf.WriteString("<section>")
-		buf.Write(bodies[i%len(bodies)])
-		buf.WriteString("</section>")
-	}
-	buf.WriteString("</body></html>")
-	return buf.Bytes()
+	return page
 }

@@ -16,7 +16,9 @@ import (
 	"github.com/scv-agent/scv/internal/approval"
 	"github.com/scv-agent/scv/internal/model"
 	"github.com/scv-agent/scv/internal/proto"
+	"github.com/scv-agent/scv/internal/redact"
 	"github.com/scv-agent/scv/internal/tool"
+	"github.com/scv-agent/scv/internal/toolcall"
 )
 
 // Options configure a Session.
@@ -58,12 +60,12 @@ type Session struct {
 	tools   []model.ToolSpec
 	fixed   int // tokens of the system prompt and tool schemas
 	lastCut int // removed_messages of the last context.compacted
-	secrets secrets
+	secrets redact.Values
 }
 
 // New returns an empty session.
 func New(opts Options) *Session {
-	s := &Session{opts: opts, broker: approval.NewBroker(), secrets: newSecrets(opts.Secrets)}
+	s := &Session{opts: opts, broker: approval.NewBroker(), secrets: redact.NewValues(opts.Secrets)}
 	s.setRegistry(opts.Registry)
 	return s
 }
@@ -82,10 +84,29 @@ func (s *Session) setRegistry(r *tool.Registry) {
 	}
 }
 
-// Resolve answers a pending approval of this session.
-func (s *Session) Resolve(approvalID string, approved bool) bool {
-	return s.broker.Resolve(approvalID, approved)
+// Resolve answers a pending approval of this session; see
+// approval.Broker.Resolve for the errors.
+func (s *Session) Resolve(approvalID string, a approval.Answer) error {
+	return s.broker.Resolve(approvalID, a)
 }
+
+// CancelApproval calls cancel (which cancels the running turn) if the
+// approval is still pending, as one step; false when it is not.
+func (s *Session) CancelApproval(approvalID string, cancel func()) bool {
+	return s.broker.CancelPending(approvalID, cancel)
+}
+
+// Grants lists the session's grants, oldest first.
+func (s *Session) Grants() []proto.Grant {
+	out := []proto.Grant{}
+	for _, g := range s.broker.Grants() {
+		out = append(out, proto.Grant{GrantID: g.ID, Tool: g.Tool, Risk: string(g.Risk), Prefix: g.Prefix})
+	}
+	return out
+}
+
+// Revoke removes a grant; false when the session has none with that id.
+func (s *Session) Revoke(grantID string) bool { return s.broker.Revoke(grantID) }
 
 // Clear empties the history (session.clear; the server checks idleness).
 func (s *Session) Clear() {
@@ -132,7 +153,7 @@ func (s *Session) RunTurn(ctx context.Context, turnID, prompt string, emit Emit)
 	case errors.As(err, &tf):
 		ev(&proto.TurnFailed{Code: tf.code, Message: tf.msg})
 	default:
-		ev(&proto.TurnFailed{Code: proto.FailInternal, Message: oneLine(s.secrets.redact(err.Error()), 300)})
+		ev(&proto.TurnFailed{Code: proto.FailInternal, Message: oneLine(s.secrets.Redact(err.Error()), 300)})
 	}
 }
 
@@ -194,7 +215,12 @@ func (s *Session) loop(ctx context.Context, prompt string, ev Emit) (int, *proto
 			// needed, and its own messages may now be trimmed too.
 			s.hist.dropThinking()
 			s.hist.turnStart = len(s.hist.msgs)
-			_ = s.trim(ev)
+			// Every message may go now, so trimming cannot fall short
+			// today; if it ever does, the turn fails like any other
+			// history overflow instead of leaving the history unbounded.
+			if err := s.trim(ev); err != nil {
+				return step + 1, usage, err
+			}
 			return step + 1, usage, nil
 		}
 		for _, call := range resp.ToolCalls {
@@ -216,7 +242,7 @@ func (s *Session) loop(ctx context.Context, prompt string, ev Emit) (int, *proto
 // modelFailure turns a provider error into the turn's failure; the message
 // comes from the endpoint, so configured key values are redacted before it
 // is cut to one line.
-func modelFailure(err error, keys secrets) error {
+func modelFailure(err error, keys redact.Values) error {
 	var me *model.Error
 	if errors.As(err, &me) {
 		code := proto.FailProvider
@@ -230,9 +256,9 @@ func modelFailure(err error, keys secrets) error {
 		if msg == "" {
 			msg = "the model provider failed without a message"
 		}
-		return fail(code, "%s", oneLine(keys.redact(msg), 300))
+		return fail(code, "%s", oneLine(keys.Redact(msg), 300))
 	}
-	return fail(proto.FailProvider, "%s", oneLine(keys.redact(err.Error()), 300))
+	return fail(proto.FailProvider, "%s", oneLine(keys.Redact(err.Error()), 300))
 }
 
 func addUsage(total *proto.Usage, u *model.Usage) *proto.Usage {
@@ -250,61 +276,71 @@ func addUsage(total *proto.Usage, u *model.Usage) *proto.Usage {
 	return total
 }
 
-// call runs one tool call through validation, approval and execution and
-// emits its lifecycle events. The returned result is what the model sees.
+// call runs one tool call through validation, approval and execution (the
+// one path every tool call takes, toolcall.Run) and emits its lifecycle
+// events. The returned result is what the model sees.
 func (s *Session) call(ctx context.Context, call model.ToolCall, ev Emit) (tool.Result, error) {
 	ev(&proto.ToolProposed{CallID: call.ID, Name: call.Name, Arguments: rawArgs(call.Arguments)})
 	env := tool.Env{Workspace: s.opts.Workspace, SessionID: s.opts.SessionID, CallID: call.ID, OutputLimit: s.opts.OutputLimit}
 	var stopProgress func()
 	env.Progress, stopProgress = newProgress(call.ID, ev, s.secrets)
-	plan, res, ok := s.reg.Prepare(env, call.Name, []byte(call.Arguments))
-	var err error
-	if ok {
-		res, err = s.approveAndRun(ctx, call, plan, ev)
-	}
+	res, err := toolcall.Run(ctx, toolcall.Call{
+		Registry: s.reg, Policy: s.opts.Policy, Approve: s.approver(ev), Env: env,
+		Name: call.Name, Args: []byte(call.Arguments),
+		// The summary rides along, so a call that ran without an approval
+		// (a read_only fetch of an allowlisted host) still shows what it
+		// did, such as the full URL with its query; so does the diff of a
+		// call no person was asked about (a person who was asked has seen
+		// it).
+		Started: func(plan tool.Plan, ans toolcall.Answer, asked bool) {
+			started := &proto.ToolStarted{CallID: call.ID, Name: call.Name, Summary: plan.Summary, GrantID: ans.GrantID}
+			if !asked || ans.GrantID != "" {
+				started.Diff = protoDiff(plan.Diff)
+			}
+			ev(started)
+		},
+	})
 	stopProgress()
-	res = s.bound(res)
 	ev(completed(call, res))
 	return res, err
 }
 
-func (s *Session) approveAndRun(ctx context.Context, call model.ToolCall, plan tool.Plan, ev Emit) (tool.Result, error) {
-	switch approval.Decide(s.opts.Policy, plan.Risk) {
-	case approval.Deny:
-		return tool.Fail(tool.Denied, "denied: the approval policy %q does not allow %s calls (risk %s); do not retry this call", s.opts.Policy, call.Name, plan.Risk), nil
-	case approval.Ask:
+// approver asks the session's client unless a session grant covers the
+// call: it announces the pending approval (with the diff of a write and the
+// grant a person may give instead) and waits for approval.resolve's answer
+// (or the turn's end).
+func (s *Session) approver(ev Emit) toolcall.Approver {
+	return func(ctx context.Context, r toolcall.Request) toolcall.Answer {
+		plan := r.Plan
+		if g, ok := s.broker.Allowed(r.Name, plan.Risk, plan.Command, plan.NoGrant); ok {
+			return toolcall.Answer{Approved: true, GrantID: g.ID}
+		}
+		req := approval.Request{Offer: approval.Offer(r.Name, plan.Risk, plan.Command, plan.NoGrant), Command: plan.Command}
 		id := "ap_" + uuid.NewString()[:8]
 		announce := func() {
-			ev(&proto.ApprovalRequested{ApprovalID: id, CallID: call.ID, Name: call.Name, Risk: string(plan.Risk), Cwd: s.opts.Workspace, Summary: plan.Summary})
+			ev(&proto.ApprovalRequested{ApprovalID: id, CallID: r.CallID, Name: r.Name, Risk: string(r.Risk), Cwd: s.opts.Workspace,
+				Summary: r.Summary, Diff: protoDiff(plan.Diff), Grant: protoGrant(req.Offer)})
 		}
-		if !s.broker.Wait(ctx, id, announce) {
-			if ctx.Err() != nil {
-				return tool.Fail(tool.Cancelled, "cancelled: the turn was cancelled while the call awaited approval"), nil
-			}
-			return tool.Fail(tool.Denied, "denied: the user did not approve this %s call", call.Name), nil
+		ans, answered := s.broker.Wait(ctx, id, req, announce)
+		if !answered {
+			return toolcall.Answer{}
 		}
+		return toolcall.Answer{Approved: ans.Approved, Reason: ans.Reason}
 	}
-	if ctx.Err() != nil {
-		return tool.Fail(tool.Cancelled, "cancelled before it started"), nil
-	}
-	// The summary rides along, so a call that ran without an approval (a
-	// read_only fetch of an allowlisted host) still shows what it did, such
-	// as the full URL with its query.
-	ev(&proto.ToolStarted{CallID: call.ID, Name: call.Name, Summary: plan.Summary})
-	return runRecovered(ctx, call.Name, plan)
 }
 
-// runRecovered runs the plan; a panicking tool is a runtime failure, not a
-// model-visible result, so it becomes an error that ends the turn with
-// internal_error (the daemon and other sessions live on).
-func runRecovered(ctx context.Context, name string, plan tool.Plan) (res tool.Result, err error) {
-	defer func() {
-		if v := recover(); v != nil {
-			res = tool.Fail(tool.Failed, "the %s tool crashed", name)
-			err = fmt.Errorf("tool %s crashed: %v", name, v)
-		}
-	}()
-	return plan.Run(ctx), nil
+func protoDiff(d *tool.Diff) *proto.Diff {
+	if d == nil {
+		return nil
+	}
+	return &proto.Diff{Path: d.Path, Text: d.Text, Added: d.Added, Removed: d.Removed, Omitted: d.Omitted, Note: d.Note}
+}
+
+func protoGrant(g *approval.Grant) *proto.Grant {
+	if g == nil {
+		return nil
+	}
+	return &proto.Grant{Tool: g.Tool, Risk: string(g.Risk), Prefix: g.Prefix}
 }
 
 func completed(call model.ToolCall, res tool.Result) *proto.ToolCompleted {
@@ -316,18 +352,4 @@ func completed(call model.ToolCall, res tool.Result) *proto.ToolCompleted {
 		}
 	}
 	return e
-}
-
-// bound caps a result at the output limit as a last line of defence; tools
-// bound their own output first.
-func (s *Session) bound(res tool.Result) tool.Result {
-	limit := s.opts.OutputLimit
-	if limit <= 0 || len(res.Output) <= limit {
-		return res
-	}
-	cut := tool.TruncateUTF8(res.Output, limit-64)
-	res.Output = cut + fmt.Sprintf("\n[output cut: %d of %d bytes shown]", len(cut), len(res.Output))
-	res.Truncated = true
-	res.JSON = false
-	return res
 }

@@ -2,7 +2,6 @@ package agent
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -16,6 +15,7 @@ import (
 	"github.com/scv-agent/scv/internal/approval"
 	"github.com/scv-agent/scv/internal/model"
 	"github.com/scv-agent/scv/internal/proto"
+	"github.com/scv-agent/scv/internal/redact"
 	"github.com/scv-agent/scv/internal/tool"
 )
 
@@ -185,7 +185,7 @@ func TestToolLoopSerialOrder(t *testing.T) {
 		calls(call("c4", "echo", `{"text":"d"}`)),
 		text("do", "ne"),
 	}}
-	s := newSession(t, fm, testTools(t, &order), approval.OnRisk)
+	s := newSession(t, fm, testTools(t, &order), approval.AskOnRisk)
 	rec := &recorder{}
 	s.RunTurn(t.Context(), "t1", "go", rec.emit)
 	want := []string{
@@ -236,7 +236,7 @@ func TestInvalidArgumentsBeforeApproval(t *testing.T) {
 		calls(call("c1", "touch", `{"text":1}`), call("c2", "nope", `{}`), call("c3", "touch", `{"text":"x","extra":true}`)),
 		text("ok"),
 	}}
-	s := newSession(t, fm, testTools(t, &order), approval.Always)
+	s := newSession(t, fm, testTools(t, &order), approval.AskAlways)
 	rec := &recorder{onApproval: func(e *proto.ApprovalRequested) { t.Errorf("approval asked for %s", e.CallID) }}
 	s.RunTurn(t.Context(), "t1", "go", rec.emit)
 	want := []string{"turn.started", "assistant.completed",
@@ -263,10 +263,10 @@ func TestApprovalPolicies(t *testing.T) {
 		want    string
 		touched bool
 	}{
-		{"on-risk approve", approval.OnRisk, new(true), "tool.completed(touch,true,)", true},
-		{"on-risk deny", approval.OnRisk, new(false), "tool.completed(touch,false,denied)", false},
-		{"always approve", approval.Always, new(true), "tool.completed(touch,true,)", true},
-		{"never denies without asking", approval.Never, nil, "tool.completed(touch,false,denied)", false},
+		{"ask-on-risk approve", approval.AskOnRisk, new(true), "tool.completed(touch,true,)", true},
+		{"ask-on-risk deny", approval.AskOnRisk, new(false), "tool.completed(touch,false,denied)", false},
+		{"ask-always approve", approval.AskAlways, new(true), "tool.completed(touch,true,)", true},
+		{"deny-on-risk denies without asking", approval.DenyOnRisk, nil, "tool.completed(touch,false,denied)", false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -282,13 +282,13 @@ func TestApprovalPolicies(t *testing.T) {
 				if e.Risk != "filesystem" || e.Summary != "touch f" || e.Cwd != "/ws" || e.Name != "touch" {
 					t.Errorf("approval.requested = %+v", e)
 				}
-				if !s.Resolve(e.ApprovalID, *tt.answer) {
+				if s.Resolve(e.ApprovalID, approval.Answer{Approved: *tt.answer}) != nil {
 					t.Errorf("resolve failed")
 				}
 			}
 			s.RunTurn(t.Context(), "t1", "go", rec.emit)
 			got := rec.types()
-			if !contains(got, tt.want) {
+			if !slices.Contains(got, tt.want) {
 				t.Fatalf("events %v lack %s", got, tt.want)
 			}
 			if (tt.answer != nil) != (asked == 1) {
@@ -300,20 +300,11 @@ func TestApprovalPolicies(t *testing.T) {
 			if !tt.touched && !strings.Contains(fm.requests[1].Messages[2].Content, "denied") {
 				t.Fatalf("model was not told about the denial: %q", fm.requests[1].Messages[2].Content)
 			}
-			if tt.answer != nil && !*tt.answer && contains(got, "tool.started") {
+			if tt.answer != nil && !*tt.answer && slices.Contains(got, "tool.started") {
 				t.Fatal("denied call started")
 			}
 		})
 	}
-}
-
-func contains(xs []string, x string) bool {
-	for _, s := range xs {
-		if s == x {
-			return true
-		}
-	}
-	return false
 }
 
 func TestFailuresRestoreHistory(t *testing.T) {
@@ -324,7 +315,7 @@ func TestFailuresRestoreHistory(t *testing.T) {
 			fm := &fakeModel{script: []step{
 				text("first"), calls(call("c1", "echo", `{"text":"a"}`)), failWith(mc),
 			}}
-			s := newSession(t, fm, testTools(t, &order), approval.OnRisk)
+			s := newSession(t, fm, testTools(t, &order), approval.AskOnRisk)
 			rec := &recorder{}
 			s.RunTurn(t.Context(), "t1", "one", rec.emit)
 			if s.HistoryLen() != 2 {
@@ -349,7 +340,7 @@ func TestStepLimit(t *testing.T) {
 		script = append(script, calls(call(fmt.Sprint("c", i), "echo", `{"text":"x"}`)))
 	}
 	fm := &fakeModel{script: script}
-	s := newSession(t, fm, testTools(t, &order), approval.OnRisk)
+	s := newSession(t, fm, testTools(t, &order), approval.AskOnRisk)
 	s.opts.MaxSteps = 3
 	rec := &recorder{}
 	s.RunTurn(t.Context(), "t1", "loop", rec.emit)
@@ -368,12 +359,12 @@ func TestCancelDuringToolAndApproval(t *testing.T) {
 	t.Run("tool", func(t *testing.T) {
 		var order []string
 		fm := &fakeModel{script: []step{calls(call("c1", "block", `{"text":""}`))}}
-		s := newSession(t, fm, testTools(t, &order), approval.OnRisk)
+		s := newSession(t, fm, testTools(t, &order), approval.AskOnRisk)
 		ctx, cancel := context.WithCancel(t.Context())
 		rec := &recorder{}
 		done := make(chan struct{})
 		go func() { s.RunTurn(ctx, "t1", "go", rec.emit); close(done) }()
-		waitFor(t, func() bool { return contains(rec.types(), "tool.progress") })
+		waitFor(t, func() bool { return slices.Contains(rec.types(), "tool.progress") })
 		cancel()
 		<-done
 		want := []string{"turn.started", "assistant.completed", "tool.proposed", "tool.started", "tool.progress", "tool.completed(block,false,cancelled)", "turn.cancelled"}
@@ -387,12 +378,12 @@ func TestCancelDuringToolAndApproval(t *testing.T) {
 	t.Run("approval", func(t *testing.T) {
 		var order []string
 		fm := &fakeModel{script: []step{calls(call("c1", "touch", `{"text":"x"}`))}}
-		s := newSession(t, fm, testTools(t, &order), approval.OnRisk)
+		s := newSession(t, fm, testTools(t, &order), approval.AskOnRisk)
 		ctx, cancel := context.WithCancel(t.Context())
 		rec := &recorder{onApproval: func(*proto.ApprovalRequested) { cancel() }}
 		s.RunTurn(ctx, "t1", "go", rec.emit)
 		got := rec.types()
-		if !contains(got, "tool.completed(touch,false,cancelled)") || got[len(got)-1] != "turn.cancelled" || contains(got, "tool.started") {
+		if !slices.Contains(got, "tool.completed(touch,false,cancelled)") || got[len(got)-1] != "turn.cancelled" || slices.Contains(got, "tool.started") {
 			t.Fatalf("events = %v", got)
 		}
 		if len(order) != 0 {
@@ -408,12 +399,12 @@ func TestCancelDuringToolAndApproval(t *testing.T) {
 				return model.Response{}, &model.Error{Code: model.CodeProvider, Message: "context canceled"}
 			},
 		}}
-		s := newSession(t, fm, testTools(t, &order), approval.OnRisk)
+		s := newSession(t, fm, testTools(t, &order), approval.AskOnRisk)
 		ctx, cancel := context.WithCancel(t.Context())
 		rec := &recorder{}
 		done := make(chan struct{})
 		go func() { s.RunTurn(ctx, "t1", "go", rec.emit); close(done) }()
-		waitFor(t, func() bool { return contains(rec.types(), "assistant.delta") })
+		waitFor(t, func() bool { return slices.Contains(rec.types(), "assistant.delta") })
 		cancel()
 		<-done
 		if got := rec.types(); got[len(got)-1] != "turn.cancelled" {
@@ -440,7 +431,7 @@ func TestContextCompaction(t *testing.T) {
 		script = append(script, calls(call(fmt.Sprint("c", i), "echo", fmt.Sprintf(`{"text":"%s"}`, strings.Repeat("y", 90)))), text(strings.Repeat("answer ", 20)))
 	}
 	fm := &fakeModel{script: script}
-	s := newSession(t, fm, testTools(t, &order), approval.OnRisk)
+	s := newSession(t, fm, testTools(t, &order), approval.AskOnRisk)
 	s.opts.Context.MaxTokens = s.fixed + 110 + 700 // room for a few turns only
 	s.opts.Context.ReserveOutputTokens = 100
 	s.opts.Context.SafetyMarginTokens = 10
@@ -497,7 +488,7 @@ func TestContextCompaction(t *testing.T) {
 func TestContextLimit(t *testing.T) {
 	var order []string
 	fm := &fakeModel{script: []step{text("never")}}
-	s := newSession(t, fm, testTools(t, &order), approval.OnRisk)
+	s := newSession(t, fm, testTools(t, &order), approval.AskOnRisk)
 	s.opts.Context.MaxTokens = s.fixed + 200
 	rec := &recorder{}
 	s.RunTurn(t.Context(), "t1", strings.Repeat("z", 3000), rec.emit)
@@ -509,6 +500,34 @@ func TestContextLimit(t *testing.T) {
 	}
 }
 
+// TestFinalAnswerOverHistoryBound: a final answer that takes the history
+// over session.max_history_bytes trims it once the turn is complete, the
+// finished turn included, and the turn still completes.
+func TestFinalAnswerOverHistoryBound(t *testing.T) {
+	var order []string
+	fm := &fakeModel{script: []step{text(strings.Repeat("a", 100)), text(strings.Repeat("z", 500))}}
+	s := newSession(t, fm, testTools(t, &order), approval.AskOnRisk)
+	s.opts.History = HistoryOptions{MaxBytes: 400, MaxMessages: 100}
+	rec := &recorder{}
+	s.RunTurn(t.Context(), "t1", "hello", rec.emit)
+	s.RunTurn(t.Context(), "t2", "again", rec.emit)
+	if last := rec.last(); last.EventType() != proto.EventTurnCompleted {
+		t.Fatalf("last event %+v, want turn.completed", last)
+	}
+	var removed []int
+	for _, e := range rec.evs {
+		if e, ok := e.(*proto.SessionTrimmed); ok {
+			removed = append(removed, e.RemovedMessages)
+		}
+	}
+	if d := cmp.Diff([]int{4}, removed); d != "" {
+		t.Errorf("messages removed per session.trimmed (-want +got):\n%s", d)
+	}
+	if s.HistoryLen() != 0 {
+		t.Errorf("history holds %d messages, want 0", s.HistoryLen())
+	}
+}
+
 func TestHistoryTrimAndLimit(t *testing.T) {
 	var order []string
 	var script []step
@@ -516,7 +535,7 @@ func TestHistoryTrimAndLimit(t *testing.T) {
 		script = append(script, text(strings.Repeat("a", 100)))
 	}
 	fm := &fakeModel{script: script}
-	s := newSession(t, fm, testTools(t, &order), approval.OnRisk)
+	s := newSession(t, fm, testTools(t, &order), approval.AskOnRisk)
 	s.opts.History = HistoryOptions{MaxBytes: 1000, MaxMessages: 5}
 	rec := &recorder{}
 	for i := 0; i < 4; i++ {
@@ -549,10 +568,10 @@ func TestProgressNotInHistory(t *testing.T) {
 		t.Fatal(err)
 	}
 	fm := &fakeModel{script: []step{calls(call("c1", "talk", `{"text":""}`)), text("ok")}}
-	s := newSession(t, fm, reg, approval.OnRisk)
+	s := newSession(t, fm, reg, approval.AskOnRisk)
 	rec := &recorder{}
 	s.RunTurn(t.Context(), "t1", "go", rec.emit)
-	if !contains(rec.types(), "tool.progress") {
+	if !slices.Contains(rec.types(), "tool.progress") {
 		t.Fatalf("no progress event: %v", rec.types())
 	}
 	for _, m := range fm.requests[1].Messages {
@@ -567,7 +586,7 @@ func TestProgressNotInHistory(t *testing.T) {
 
 func TestProgressBoundedAndRedacted(t *testing.T) {
 	rec := &recorder{}
-	send, stop := newProgress("c1", rec.emit, secrets{})
+	send, stop := newProgress("c1", rec.emit, redact.Values{})
 	send("line one\napi_key=sk-abcdefghijklmnop " + strings.Repeat("x", 400))
 	send("too soon")
 	stop()
@@ -581,17 +600,6 @@ func TestProgressBoundedAndRedacted(t *testing.T) {
 	}
 }
 
-func TestBoundCapsOutput(t *testing.T) {
-	s := &Session{opts: Options{OutputLimit: 200}}
-	res := s.bound(tool.Result{Success: true, Output: strings.Repeat("é", 500), JSON: true})
-	if len(res.Output) > 200 || !res.Truncated || res.JSON {
-		t.Fatalf("bound = %d bytes, truncated %v", len(res.Output), res.Truncated)
-	}
-	if !json.Valid([]byte(`"` + res.Output[:10] + `"`)) {
-		t.Fatal("cut broke UTF-8")
-	}
-}
-
 func TestToolPanicFailsTurnInternal(t *testing.T) {
 	boom := tool.MustDefine("boom", "panics", nil, func(env tool.Env, p echoParams) (tool.Plan, error) {
 		return tool.Plan{Risk: tool.ReadOnly, Summary: "boom", Run: func(context.Context) tool.Result { panic("kaput") }}, nil
@@ -601,11 +609,11 @@ func TestToolPanicFailsTurnInternal(t *testing.T) {
 		t.Fatal(err)
 	}
 	fm := &fakeModel{script: []step{calls(call("c1", "boom", `{"text":""}`))}}
-	s := newSession(t, fm, reg, approval.OnRisk)
+	s := newSession(t, fm, reg, approval.AskOnRisk)
 	rec := &recorder{}
 	s.RunTurn(t.Context(), "t1", "go", rec.emit)
 	got := rec.types()
-	if !contains(got, "tool.completed(boom,false,failed)") || got[len(got)-1] != "turn.failed(internal_error)" {
+	if !slices.Contains(got, "tool.completed(boom,false,failed)") || got[len(got)-1] != "turn.failed(internal_error)" {
 		t.Fatalf("events = %v", got)
 	}
 	if !strings.Contains(rec.failed().Message, "kaput") || s.HistoryLen() != 0 {
@@ -630,7 +638,7 @@ func TestToolsRefreshedPerRequest(t *testing.T) {
 		text("done"),
 	}}
 	s := New(Options{
-		Model: fm, ModelName: "m", Registry: first, Policy: approval.OnRisk, SystemPrompt: "sys",
+		Model: fm, ModelName: "m", Registry: first, Policy: approval.AskOnRisk, SystemPrompt: "sys",
 		Tools: func(context.Context) *tool.Registry {
 			r := regs[0]
 			regs = regs[1:]
@@ -640,7 +648,7 @@ func TestToolsRefreshedPerRequest(t *testing.T) {
 		Context: ContextOptions{MaxTokens: 100000, ReserveOutputTokens: 100, SafetyMarginTokens: 10, BytesPerToken: 3, SummaryMaxChars: 600},
 		History: HistoryOptions{MaxBytes: 1 << 20, MaxMessages: 1000},
 	})
-	rec := &recorder{onApproval: func(e *proto.ApprovalRequested) { s.Resolve(e.ApprovalID, true) }}
+	rec := &recorder{onApproval: func(e *proto.ApprovalRequested) { s.Resolve(e.ApprovalID, approval.Answer{Approved: true}) }}
 	s.RunTurn(t.Context(), "t1", "go", rec.emit)
 	var offered [][]string
 	for _, r := range fm.requests {

@@ -29,7 +29,7 @@ func TestReasoningAndThinkingBlocks(t *testing.T) {
 		text("second"),
 	}}
 	var order []string
-	s := newSession(t, fm, testTools(t, &order), approval.OnRisk)
+	s := newSession(t, fm, testTools(t, &order), approval.AskOnRisk)
 	rec := &recorder{}
 	s.RunTurn(t.Context(), "t1", "go", rec.emit)
 	var got []string

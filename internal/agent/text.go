@@ -2,13 +2,13 @@ package agent
 
 import (
 	"encoding/json"
-	"regexp"
 	"strings"
 	"sync"
 	"time"
-	"unicode/utf8"
 
 	"github.com/scv-agent/scv/internal/proto"
+	"github.com/scv-agent/scv/internal/redact"
+	"github.com/scv-agent/scv/internal/textcut"
 	"github.com/scv-agent/scv/internal/tool"
 )
 
@@ -26,11 +26,7 @@ func tail(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}
-	i := len(s) - n
-	for i < len(s) && !utf8.RuneStart(s[i]) {
-		i++
-	}
-	return "…" + s[i:]
+	return "…" + textcut.TrimStart(s[len(s)-n:])
 }
 
 // rawArgs returns the call's arguments as JSON for tool.proposed: valid JSON
@@ -46,34 +42,19 @@ func rawArgs(args string) json.RawMessage {
 	return b
 }
 
-// credentialPattern is compiled on first use: compiled when the program
-// starts, it would cost every command.
-const credentialPattern = `(?i)(bearer\s+\S+|\b(sk|pk|rk|ghp|gho|ghs|xox[abp]|glpat)[-_][A-Za-z0-9_\-]{8,}|\bAKIA[0-9A-Z]{12,}|\b[A-Za-z0-9_]*(api[_-]?key|token|secret|password|passwd)[A-Za-z0-9_]*\s*[=:]\s*\S+)`
-
-// Redact replaces credential-looking values with "…".
-func Redact(s string) string {
-	credential.once.Do(func() { credential.re = regexp.MustCompile(credentialPattern) })
-	return credential.re.ReplaceAllString(s, "…")
-}
-
-var credential struct {
-	once sync.Once
-	re   *regexp.Regexp
-}
-
 // progress throttles, bounds and redacts tool.progress lines of one call.
 type progress struct {
 	mu     sync.Mutex
 	callID string
 	ev     Emit
-	keys   secrets
+	keys   redact.Values
 	last   time.Time
 	closed bool
 }
 
 // newProgress returns the call's progress sink and a stop function after
 // which nothing more is emitted (so no progress follows tool.completed).
-func newProgress(callID string, ev Emit, keys secrets) (func(string), func()) {
+func newProgress(callID string, ev Emit, keys redact.Values) (func(string), func()) {
 	p := &progress{callID: callID, ev: ev, keys: keys}
 	return p.send, func() {
 		p.mu.Lock()
@@ -89,7 +70,7 @@ func (p *progress) send(text string) {
 	}
 	// Key values first (whole, then the ends a cut left), then key-shaped
 	// text, and only then the cut to the protocol's bound.
-	line = tool.TruncateUTF8(Redact(p.keys.redact(strings.Map(func(r rune) rune {
+	line = tool.TruncateUTF8(redact.Credentials(p.keys.Redact(strings.Map(func(r rune) rune {
 		if r < 0x20 || r == 0x7f {
 			return ' '
 		}

@@ -88,7 +88,13 @@ func (a *App) LoadConfig(workspace string, over config.Overrides) (*config.Loade
 	if over.BaseURL != "" {
 		flags.BaseURL = over.BaseURL
 	}
-	return config.Load(config.Options{Home: a.opts.Layout, Workspace: workspace, ExtraFile: a.opts.ExtraConfig, Env: a.opts.Env, Flags: flags})
+	l, err := config.Load(config.Options{Home: a.opts.Layout, Workspace: workspace, ExtraFile: a.opts.ExtraConfig, Env: a.opts.Env, Flags: flags})
+	if err == nil {
+		for _, d := range l.Deprecated {
+			a.opts.Logger.Warn("deprecated configuration value", "setting", d.String())
+		}
+	}
+	return l, err
 }
 
 // Toolset is the registry of one session and what the prompt needs.
@@ -198,20 +204,7 @@ func (a *App) webTools(cfg *config.Config) ([]tool.Tool, bool, error) {
 func (a *App) agentOptions(cfg *config.Config, depth int) agents.Options {
 	over := map[string]agents.Override{}
 	for name, o := range cfg.Agents {
-		ov := agents.Override{Command: o.Command, Permissions: o.Permissions}
-		if o.Args != nil {
-			ov.Args = append([]string{}, *o.Args...)
-		}
-		if o.PromptArgs != nil {
-			ov.PromptArgs = append([]string{}, *o.PromptArgs...)
-		}
-		if o.ModelArgs != nil {
-			ov.ModelArgs = append([]string{}, *o.ModelArgs...)
-		}
-		if o.EffortArgs != nil {
-			ov.EffortArgs = append([]string{}, *o.EffortArgs...)
-		}
-		over[name] = ov
+		over[name] = agentOverride(o)
 	}
 	return agents.Options{
 		Layout: a.opts.Layout, UserHome: paths.UserHome(a.opts.Env), PathEnv: a.opts.Env["PATH"], Env: a.environ(), KeyVars: cfg.KeyVariables(),
@@ -220,6 +213,18 @@ func (a *App) agentOptions(cfg *config.Config, depth int) agents.Options {
 		ParentChain: a.opts.Env[delegation.EnvParent], Depth: depth, OutputLimit: cfg.Tools.OutputLimitBytes,
 		Tracker: a.opts.Tracker, Logger: a.opts.Logger,
 	}
+}
+
+// agentOverride is one [agents.<name>] table as the adapter's override.
+func agentOverride(o config.AgentOverride) agents.Override {
+	clone := func(p *[]string) []string {
+		if p == nil {
+			return nil
+		}
+		return append([]string{}, (*p)...)
+	}
+	return agents.Override{Command: o.Command, Args: clone(o.Args), PromptArgs: clone(o.PromptArgs),
+		ModelArgs: clone(o.ModelArgs), EffortArgs: clone(o.EffortArgs), Permissions: o.Permissions}
 }
 
 // recorder records bash calls in the tracker's home (none without one).

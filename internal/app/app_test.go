@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -13,6 +14,7 @@ import (
 	"github.com/scv-agent/scv/internal/model/modeltest"
 	"github.com/scv-agent/scv/internal/paths"
 	"github.com/scv-agent/scv/internal/proto"
+	"github.com/scv-agent/scv/internal/testutil"
 	"github.com/scv-agent/scv/internal/tool"
 )
 
@@ -28,10 +30,7 @@ func newFixture(t *testing.T, cfg string) fixture {
 	t.Helper()
 	fake := modeltest.New(t)
 	home, user := t.TempDir(), t.TempDir()
-	ws, err := filepath.EvalSymlinks(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
+	ws := testutil.TempDir(t)
 	full := fmt.Sprintf("[providers.openai]\nbase_url = %q\nmax_retries = 0\n%s", fake.URL(), cfg)
 	if err := os.WriteFile(filepath.Join(home, "config.toml"), []byte(full), 0o600); err != nil {
 		t.Fatal(err)
@@ -179,7 +178,7 @@ func TestSessionPromptAndToolFree(t *testing.T) {
 		hasSkill := strings.Contains(instr, "release-checks")
 		switch noTools {
 		case false:
-			if !hasSkill || !req.HasHostedWebSearch() || !contains(info.Tools, "read_skill") {
+			if !hasSkill || !req.HasHostedWebSearch() || !slices.Contains(info.Tools, "read_skill") {
 				t.Fatalf("tool session: skill listed %v, hosted %v, tools %v", hasSkill, req.HasHostedWebSearch(), info.Tools)
 			}
 		case true:
@@ -188,15 +187,6 @@ func TestSessionPromptAndToolFree(t *testing.T) {
 			}
 		}
 	}
-}
-
-func contains(xs []string, x string) bool {
-	for _, s := range xs {
-		if s == x {
-			return true
-		}
-	}
-	return false
 }
 
 // Session overrides pick another profile and model; an unknown profile is
@@ -268,7 +258,7 @@ func TestSessionDelegationDepth(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer info.Close()
-			if got := contains(info.Tools, "agent_codex"); got != tt.want {
+			if got := slices.Contains(info.Tools, "agent_codex"); got != tt.want {
 				t.Fatalf("agent_codex offered = %v, want %v (tools %v)", got, tt.want, info.Tools)
 			}
 		})

@@ -54,7 +54,7 @@ func BenchmarkMCPCallLoop(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer ts.Release()
-	sess := agent.New(agent.Options{Model: &loopModel{}, ModelName: "m", Registry: ts.Registry, Tools: ts.Current, Policy: approval.OnRisk,
+	sess := agent.New(agent.Options{Model: &loopModel{}, ModelName: "m", Registry: ts.Registry, Tools: ts.Current, Policy: approval.AskOnRisk,
 		MaxSteps: 4, Workspace: dir, SessionID: "s", OutputLimit: 65536,
 		Context: agent.ContextOptions{MaxTokens: 128000, ReserveOutputTokens: 100, SafetyMarginTokens: 10, BytesPerToken: 3, SummaryMaxChars: 600},
 		History: agent.HistoryOptions{MaxBytes: 1 << 24, MaxMessages: 10000}})

@@ -1,13 +1,12 @@
 // Package approval decides, per call, whether a tool call runs, is denied,
-// or needs a person's answer (docs/runtime.md, "Approvals and risk"), and
-// brokers the pending
-// approvals of a session.
+// or needs a person's answer (docs/runtime.md, "Approvals and risk"),
+// brokers the pending approvals of a session, and keeps the session's
+// grants: the answers "allow for this session" that let later matching
+// calls run without asking.
 package approval
 
 import (
-	"context"
 	"fmt"
-	"sync"
 
 	"github.com/scv-agent/scv/internal/tool"
 )
@@ -15,30 +14,57 @@ import (
 // Policy is tools.approval_policy.
 type Policy string
 
-// Policies, from most permissive to strictest.
+// Policies, from most permissive to strictest. Each name says what happens
+// to a call that has a risk (is not read_only): it is asked about, every
+// call is asked about, or it is denied without asking.
 const (
-	OnRisk Policy = "on-risk"
-	Always Policy = "always"
-	Never  Policy = "never"
+	AskOnRisk  Policy = "ask-on-risk"
+	AskAlways  Policy = "ask-always"
+	DenyOnRisk Policy = "deny-on-risk"
 )
 
-// Parse validates a policy name.
-func Parse(s string) (Policy, error) {
-	switch p := Policy(s); p {
-	case OnRisk, Always, Never:
-		return p, nil
+// Alias returns the policy an old name stands for. The first names
+// (on-risk, always, never) are still accepted but deprecated: "never" read
+// as "never ask, run everything" to users of other agents, when it means
+// the opposite.
+func Alias(s string) (Policy, bool) {
+	switch s {
+	case "on-risk":
+		return AskOnRisk, true
+	case "always":
+		return AskAlways, true
+	case "never":
+		return DenyOnRisk, true
 	}
-	return "", fmt.Errorf("unknown approval policy %q (want on-risk, always or never)", s)
+	return "", false
 }
 
-// Rank orders policies by strictness: on-risk < always < never.
+// Parse validates a policy name; a deprecated alias gives the policy it
+// stands for.
+func Parse(s string) (Policy, error) {
+	switch p := Policy(s); p {
+	case AskOnRisk, AskAlways, DenyOnRisk:
+		return p, nil
+	}
+	if p, ok := Alias(s); ok {
+		return p, nil
+	}
+	return "", fmt.Errorf("unknown approval policy %q (want ask-on-risk, ask-always or deny-on-risk)", s)
+}
+
+// Rank orders policies by strictness: ask-on-risk < ask-always <
+// deny-on-risk (aliases rank as what they stand for); -1 for an unknown
+// name.
 func Rank(p Policy) int {
+	if a, ok := Alias(string(p)); ok {
+		p = a
+	}
 	switch p {
-	case OnRisk:
+	case AskOnRisk:
 		return 0
-	case Always:
+	case AskAlways:
 		return 1
-	case Never:
+	case DenyOnRisk:
 		return 2
 	}
 	return -1
@@ -64,14 +90,17 @@ func (d Decision) String() string {
 	return "deny"
 }
 
-// Decide applies the policy to a call's risk: on-risk runs read_only calls
-// and asks for the rest; always asks for every call; never runs read_only
-// calls and denies the rest without asking.
+// Decide applies the policy to a call's risk: ask-on-risk runs read_only
+// calls and asks for the rest; ask-always asks for every call;
+// deny-on-risk runs read_only calls and denies the rest without asking.
 func Decide(p Policy, risk tool.Risk) Decision {
+	if a, ok := Alias(string(p)); ok {
+		p = a
+	}
 	switch p {
-	case Always:
+	case AskAlways:
 		return Ask
-	case Never:
+	case DenyOnRisk:
 		if risk == tool.ReadOnly {
 			return Run
 		}
@@ -82,59 +111,4 @@ func Decide(p Policy, risk tool.Risk) Decision {
 		}
 		return Ask
 	}
-}
-
-// Broker holds the pending approvals of one session.
-type Broker struct {
-	mu      sync.Mutex
-	pending map[string]chan bool
-}
-
-// NewBroker returns an empty broker.
-func NewBroker() *Broker { return &Broker{pending: map[string]chan bool{}} }
-
-// Wait registers id, calls announce (which tells the client), and blocks
-// until Resolve answers it or ctx ends; a cancelled wait is a denial.
-// Registering before announcing means an answer can never arrive early.
-func (b *Broker) Wait(ctx context.Context, id string, announce func()) bool {
-	ch := make(chan bool, 1)
-	b.mu.Lock()
-	b.pending[id] = ch
-	b.mu.Unlock()
-	if announce != nil {
-		announce()
-	}
-	defer func() {
-		b.mu.Lock()
-		delete(b.pending, id)
-		b.mu.Unlock()
-	}()
-	select {
-	case ok := <-ch:
-		return ok
-	case <-ctx.Done():
-		return false
-	}
-}
-
-// Resolve answers a pending approval; false means no such approval is
-// pending.
-func (b *Broker) Resolve(id string, approved bool) bool {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	ch, ok := b.pending[id]
-	if !ok {
-		return false
-	}
-	delete(b.pending, id)
-	ch <- approved
-	return true
-}
-
-// Pending reports whether id awaits an answer.
-func (b *Broker) Pending(id string) bool {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	_, ok := b.pending[id]
-	return ok
 }

@@ -5,10 +5,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -19,6 +19,7 @@ import (
 	"github.com/scv-agent/scv/internal/model/modeltest"
 	"github.com/scv-agent/scv/internal/proc"
 	"github.com/scv-agent/scv/internal/proto"
+	"github.com/scv-agent/scv/internal/testutil"
 )
 
 type agentsEnv struct {
@@ -284,16 +285,20 @@ printf 'argv:%s\n' "$0" "$@"
 printf 'home:%s\n' "$HOME"
 printf 'codex_home:%s\n' "$CODEX_HOME"
 printf 'anthropic:%s\n' "${ANTHROPIC_API_KEY:-unset}"
+printf 'lab:%s\n' "${LAB_TOKEN:-unset}"
 exit 0
 `), 0o600)
 	e.env["BASH_ENV"] = fake
-	e.writeConfig(t, "[agents.claude]\ncommand = \"/bin/bash\"\n[agents.codex]\ncommand = \"/bin/bash\"\n")
+	// A provider key in a variable the _API_KEY rule would miss: the
+	// config names it, so the agent's login never sees it either.
+	e.env["LAB_TOKEN"] = "lab-secret"
+	e.writeConfig(t, "[providers.openai]\napi_key_env = \"LAB_TOKEN\"\n[agents.claude]\ncommand = \"/bin/bash\"\n[agents.codex]\ncommand = \"/bin/bash\"\n")
 	code, out, errs := e.run(t, "", "agents", "login", "codex", "--", "--device-auth")
 	if code != 0 {
 		t.Fatalf("login: %d %s %s", code, out, errs)
 	}
 	home := filepath.Join(e.scvHome, "adapters", "codex")
-	want := "argv:login\nargv:--device-auth\nhome:" + home + "\ncodex_home:" + home + "\nanthropic:unset\n"
+	want := "argv:login\nargv:--device-auth\nhome:" + home + "\ncodex_home:" + home + "\nanthropic:unset\nlab:unset\n"
 	if out != want {
 		t.Errorf("login ran:\n%s\nwant:\n%s", out, want)
 	}
@@ -312,34 +317,104 @@ exit 0
 	noSecret(t, "WXYZ", out)
 }
 
+// orphanFixture is a workspace whose agent_codex is a fake that leaves a
+// setsid descendant (the escapee, its PID written to pidFile) and works
+// until killed, and the environment of an scv child process running it.
+type orphanFixture struct {
+	ws, pidFile, recDir string
+	env                 []string
+}
+
+func (e *agentsEnv) orphanFixture(t *testing.T, fm *modeltest.Server) orphanFixture {
+	t.Helper()
+	root := t.TempDir()
+	f := orphanFixture{ws: filepath.Join(root, "ws"), pidFile: filepath.Join(root, "escapee.pid"), recDir: filepath.Join(e.scvHome, "run", "delegations")}
+	os.MkdirAll(f.ws, 0o755)
+	script := filepath.Join(root, "fake-codex.sh")
+	os.WriteFile(script, []byte("setsid sleep 300 & echo $! > \"$FAKE_PIDFILE\"; sleep 300\n"), 0o600)
+	e.writeConfig(t, fmt.Sprintf("[providers.openai]\nbase_url = %q\nmax_retries = 0\n\n[agents.codex]\ncommand = \"/bin/bash\"\nargs = [%q]\n", fm.URL(), script))
+	f.env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + e.user, "SCV_HOME=" + e.scvHome, "OPENAI_API_KEY=sk-test", "FAKE_PIDFILE=" + f.pidFile}
+	return f
+}
+
+// record waits up to d for the one delegation record and returns it (empty
+// when none appeared).
+func (f orphanFixture) record(d time.Duration) delegation.Record {
+	var rec delegation.Record
+	for deadline := time.Now().Add(d); rec.Handle == "" && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if ents, _ := os.ReadDir(f.recDir); len(ents) == 1 {
+			b, _ := os.ReadFile(filepath.Join(f.recDir, ents[0].Name()))
+			json.Unmarshal(b, &rec)
+		}
+	}
+	return rec
+}
+
+// orphan SIGKILLs the owner of rec alone and waits for it: the agent, in
+// a process group of its own, survives as an orphan, and so does its
+// escapee (the fake agent's descendant), whose PID and start time it
+// returns. It fails the test unless both still run.
+func (f orphanFixture) orphan(t *testing.T, owner *exec.Cmd, rec delegation.Record) (int, uint64) {
+	t.Helper()
+	esc := testutil.WaitPID(t, f.pidFile, 5*time.Second)
+	escStart, err := proc.StartTime(esc)
+	if err != nil {
+		t.Fatalf("escapee: %v", err)
+	}
+	syscall.Kill(owner.Process.Pid, syscall.SIGKILL)
+	owner.Wait()
+	if !proc.Alive(rec.PID, rec.PIDStart) || !proc.Alive(esc, escStart) {
+		t.Fatalf("the delegation died with its owner (%s); nothing to reap", owner.Args[1])
+	}
+	return esc, escStart
+}
+
+// assertReaped fails unless the orphaned agent and its escapee are gone
+// (within d) and no record is left; it kills survivors.
+func (f orphanFixture) assertReaped(t *testing.T, rec delegation.Record, esc int, escStart uint64, d time.Duration, after string) {
+	t.Helper()
+	for deadline := time.Now().Add(d); time.Now().Before(deadline) && (proc.Alive(rec.PID, rec.PIDStart) || proc.Alive(esc, escStart)); {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if proc.Alive(rec.PID, rec.PIDStart) || proc.Alive(esc, escStart) {
+		t.Errorf("orphan survived %s (agent %d, escapee %d)", after, rec.PID, esc)
+		syscall.Kill(rec.PID, syscall.SIGKILL)
+		syscall.Kill(esc, syscall.SIGKILL)
+	}
+	if ents, _ := os.ReadDir(f.recDir); len(ents) != 0 {
+		t.Errorf("records left: %v", ents)
+	}
+}
+
+// command is this test binary run as scv (testscript.Main dispatches on
+// argv[0]) in the fixture's workspace and environment, in a process group
+// of its own.
+func (f orphanFixture) command(t *testing.T, stderr io.Writer, args ...string) *exec.Cmd {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(exe, args...)
+	cmd.Args[0] = "scv"
+	cmd.Dir, cmd.Env = f.ws, f.env
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Stderr = stderr
+	return cmd
+}
+
 // TestOrphanOfKilledStdioServer is the real scenario: `scv server --stdio`
 // (this test binary run as scv) delegates to a fake codex that leaves a
 // setsid descendant, is SIGKILLed mid-delegation, and the next
 // `scv server --stdio` reconciles at start: the agent, its descendant and
 // the record are gone 2.5 s later.
 func TestOrphanOfKilledStdioServer(t *testing.T) {
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
 	e := newAgentsEnv(t)
 	fm := modeltest.New(t)
 	fm.Script(modeltest.ToolCall("d1", "agent_codex", `{"prompt":"work for a long time"}`))
-	root := t.TempDir()
-	ws := filepath.Join(root, "ws")
-	os.MkdirAll(ws, 0o755)
-	script := filepath.Join(root, "fake-codex.sh")
-	pidFile := filepath.Join(root, "escapee.pid")
-	os.WriteFile(script, []byte("setsid sleep 300 & echo $! > \"$FAKE_PIDFILE\"; sleep 300\n"), 0o600)
-	e.writeConfig(t, fmt.Sprintf("[providers.openai]\nbase_url = %q\nmax_retries = 0\n\n[agents.codex]\ncommand = \"/bin/bash\"\nargs = [%q]\n", fm.URL(), script))
-	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + e.user, "SCV_HOME=" + e.scvHome, "OPENAI_API_KEY=sk-test", "FAKE_PIDFILE=" + pidFile}
-
-	server := exec.Command(exe, "server", "--stdio")
-	server.Args[0] = "scv" // testscript.Main dispatches on argv[0]
-	server.Dir, server.Env = ws, env
-	server.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	f := e.orphanFixture(t, fm)
 	var stderr bytes.Buffer
-	server.Stderr = &stderr
+	server := f.command(t, &stderr, "server", "--stdio")
 	stdin, _ := server.StdinPipe()
 	stdout, _ := server.StdoutPipe()
 	if err := server.Start(); err != nil {
@@ -359,7 +434,7 @@ func TestOrphanOfKilledStdioServer(t *testing.T) {
 	if _, err := c.Initialize(ctx, "agents-test", "0"); err != nil {
 		t.Fatalf("initialize: %v\n%s", err, stderr.String())
 	}
-	started, err := c.StartSession(ctx, proto.SessionStart{Cwd: ws})
+	started, err := c.StartSession(ctx, proto.SessionStart{Cwd: f.ws})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -379,58 +454,22 @@ events:
 			break events
 		}
 	}
-	recDir := filepath.Join(e.scvHome, "run", "delegations")
-	var rec delegation.Record
-	deadline := time.Now().Add(10 * time.Second)
-	for rec.Handle == "" && time.Now().Before(deadline) {
-		if ents, _ := os.ReadDir(recDir); len(ents) == 1 {
-			b, _ := os.ReadFile(filepath.Join(recDir, ents[0].Name()))
-			json.Unmarshal(b, &rec)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	rec := f.record(10 * time.Second)
 	if rec.Handle == "" || rec.OwnerPID != server.Process.Pid || rec.Session != sid {
 		t.Fatalf("record %+v (server pid %d)\n%s", rec, server.Process.Pid, stderr.String())
 	}
-	var esc int
-	for deadline := time.Now().Add(5 * time.Second); esc == 0 && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-		b, _ := os.ReadFile(pidFile)
-		esc, _ = strconv.Atoi(strings.TrimSpace(string(b)))
-	}
-	escStart, err := proc.StartTime(esc)
-	if err != nil {
-		t.Fatalf("escapee: %v", err)
-	}
-	// SIGKILL the server alone: its agent survives as an orphan.
-	syscall.Kill(server.Process.Pid, syscall.SIGKILL)
-	server.Wait()
+	esc, escStart := f.orphan(t, server, rec)
 	killed = true
-	if !proc.Alive(rec.PID, rec.PIDStart) || !proc.Alive(esc, escStart) {
-		t.Fatal("the delegation died with its server; nothing to reap")
-	}
 	if _, out, _ := e.run(t, "", "agents", "ps", "--all"); !strings.Contains(out, rec.Handle) || !strings.Contains(out, "orphan") {
 		t.Errorf("ps --all:\n%s", out)
 	}
 	// The next server reconciles once at start; EOF on stdin ends it.
-	next := exec.Command(exe, "server", "--stdio")
-	next.Args[0] = "scv"
-	next.Dir, next.Env = ws, env
+	next := f.command(t, nil, "server", "--stdio")
 	next.Stdin = strings.NewReader("")
 	if out, err := next.CombinedOutput(); err != nil {
 		t.Fatalf("second server: %v\n%s", err, out)
 	}
-	deadline = time.Now().Add(2500 * time.Millisecond)
-	for time.Now().Before(deadline) && (proc.Alive(rec.PID, rec.PIDStart) || proc.Alive(esc, escStart)) {
-		time.Sleep(20 * time.Millisecond)
-	}
-	if proc.Alive(rec.PID, rec.PIDStart) || proc.Alive(esc, escStart) {
-		t.Errorf("orphan survived reconcile (agent %d, escapee %d)", rec.PID, esc)
-		syscall.Kill(rec.PID, syscall.SIGKILL)
-		syscall.Kill(esc, syscall.SIGKILL)
-	}
-	if ents, _ := os.ReadDir(recDir); len(ents) != 0 {
-		t.Errorf("records left: %v", ents)
-	}
+	f.assertReaped(t, rec, esc, escStart, 2500*time.Millisecond, "reconcile")
 }
 
 // TestAgentsPsShowsControlCharacters: a record whose fields hold escape
@@ -463,29 +502,13 @@ func TestAgentsPsShowsControlCharacters(t *testing.T) {
 // record names the dead exec; the next `scv exec` reconciles before its turn
 // and stops them, and the record goes.
 func TestOrphanOfKilledExec(t *testing.T) {
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
 	e := newAgentsEnv(t)
 	fm := modeltest.New(t)
 	fm.Script(modeltest.ToolCall("d1", "agent_codex", `{"prompt":"work for a long time"}`))
 	fm.Script(modeltest.Text("done"))
-	root := t.TempDir()
-	ws := filepath.Join(root, "ws")
-	os.MkdirAll(ws, 0o755)
-	script := filepath.Join(root, "fake-codex.sh")
-	pidFile := filepath.Join(root, "escapee.pid")
-	os.WriteFile(script, []byte("setsid sleep 300 & echo $! > \"$FAKE_PIDFILE\"; sleep 300\n"), 0o600)
-	e.writeConfig(t, fmt.Sprintf("[providers.openai]\nbase_url = %q\nmax_retries = 0\n\n[agents.codex]\ncommand = \"/bin/bash\"\nargs = [%q]\n", fm.URL(), script))
-	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + e.user, "SCV_HOME=" + e.scvHome, "OPENAI_API_KEY=sk-test", "FAKE_PIDFILE=" + pidFile}
-
-	first := exec.Command(exe, "exec", "--yes", "delegate")
-	first.Args[0] = "scv" // testscript.Main dispatches on argv[0]
-	first.Dir, first.Env = ws, env
-	first.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	f := e.orphanFixture(t, fm)
 	var stderr bytes.Buffer
-	first.Stderr = &stderr
+	first := f.command(t, &stderr, "exec", "--yes", "delegate")
 	if err := first.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -496,46 +519,16 @@ func TestOrphanOfKilledExec(t *testing.T) {
 			first.Wait()
 		}
 	}()
-	recDir := filepath.Join(e.scvHome, "run", "delegations")
-	var rec delegation.Record
-	for deadline := time.Now().Add(20 * time.Second); rec.Handle == "" && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-		if ents, _ := os.ReadDir(recDir); len(ents) == 1 {
-			b, _ := os.ReadFile(filepath.Join(recDir, ents[0].Name()))
-			json.Unmarshal(b, &rec)
-		}
-	}
+	rec := f.record(20 * time.Second)
 	if rec.Handle == "" || rec.OwnerPID != first.Process.Pid {
 		t.Fatalf("record %+v (exec pid %d)\n%s", rec, first.Process.Pid, stderr.String())
 	}
-	var esc int
-	for deadline := time.Now().Add(5 * time.Second); esc == 0 && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-		b, _ := os.ReadFile(pidFile)
-		esc, _ = strconv.Atoi(strings.TrimSpace(string(b)))
-	}
-	escStart, err := proc.StartTime(esc)
-	if err != nil {
-		t.Fatalf("escapee: %v", err)
-	}
-	// SIGKILL exec alone: its agent, in a group of its own, survives.
-	syscall.Kill(first.Process.Pid, syscall.SIGKILL)
-	first.Wait()
+	esc, escStart := f.orphan(t, first, rec)
 	killed = true
-	if !proc.Alive(rec.PID, rec.PIDStart) || !proc.Alive(esc, escStart) {
-		t.Fatal("the delegation died with exec; nothing to reap")
-	}
-	next := exec.Command(exe, "exec", "--yes", "hi")
-	next.Args[0] = "scv"
-	next.Dir, next.Env = ws, env
+	next := f.command(t, nil, "exec", "--yes", "hi")
 	out, err := next.CombinedOutput()
 	if err != nil || !strings.Contains(string(out), "done") {
 		t.Fatalf("second exec: %v\n%s", err, out)
 	}
-	if proc.Alive(rec.PID, rec.PIDStart) || proc.Alive(esc, escStart) {
-		t.Errorf("orphan survived the next exec's reconcile (agent %d, escapee %d)", rec.PID, esc)
-		syscall.Kill(rec.PID, syscall.SIGKILL)
-		syscall.Kill(esc, syscall.SIGKILL)
-	}
-	if ents, _ := os.ReadDir(recDir); len(ents) != 0 {
-		t.Errorf("records left: %v", ents)
-	}
+	f.assertReaped(t, rec, esc, escStart, 0, "the next exec's reconcile")
 }

@@ -125,7 +125,7 @@ func newRootCmd(g *globals) *cobra.Command {
 	pf.StringVar(&g.model, "model", "", "model of the active provider")
 	pf.StringVar(&g.provider, "provider", "", "provider profile name")
 	pf.StringVar(&g.baseURL, "base-url", "", "base URL of the provider endpoint")
-	pf.StringVar(&g.approvalPolicy, "approval-policy", "", "on-risk|always|never")
+	pf.StringVar(&g.approvalPolicy, "approval-policy", "", "ask-on-risk|ask-always|deny-on-risk")
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageErr("%v", err) })
 
 	// Explicit registration: one line per subcommand file.
@@ -143,6 +143,8 @@ func newRootCmd(g *globals) *cobra.Command {
 		newStopCmd(g),
 		newStatusCmd(g),
 		newSessionsCmd(g),
+		newReloadCmd(g),
+		newClawbotCmd(g),
 	)
 	attachTUIRoot(root, g)
 	return root

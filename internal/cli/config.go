@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/scv-agent/scv/internal/app"
 	"github.com/scv-agent/scv/internal/config"
 	"github.com/scv-agent/scv/internal/model"
 	"github.com/scv-agent/scv/internal/paths"
@@ -21,26 +23,16 @@ import (
 // workspace "" means no project layer. A bad --approval-policy is a usage
 // error (exit 2); any other configuration problem is a plain error (exit 1)
 // naming the file, line and key.
+//
+// It logs nothing: `scv config show`, its one caller, prints the
+// deprecation notes among the settings instead of warning on stderr.
 func (g *globals) loadConfig(workspace string) (*config.Loaded, paths.Layout, error) {
-	layout, err := paths.Resolve(g.scvHome, g.env)
+	a, layout, _, err := g.newApp(slog.New(slog.DiscardHandler), false)
 	if err != nil {
-		return nil, paths.Layout{}, err
-	}
-	if err := g.checkPolicyFlag(); err != nil {
 		return nil, layout, err
 	}
-	l, err := config.Load(config.Options{
-		Home:      layout,
-		Workspace: workspace,
-		ExtraFile: g.configPath,
-		Env:       g.env,
-		Flags: config.Overrides{
-			Model:          g.model,
-			Provider:       g.provider,
-			BaseURL:        g.baseURL,
-			ApprovalPolicy: g.approvalPolicy,
-		},
-	})
+	defer a.Close()
+	l, err := a.LoadConfig(workspace, app.NoOverrides)
 	return l, layout, err
 }
 
@@ -48,10 +40,13 @@ func (g *globals) loadConfig(workspace string) (*config.Loaded, paths.Layout, er
 // before any config is read.
 func (g *globals) checkPolicyFlag() error {
 	switch g.approvalPolicy {
-	case "", config.PolicyOnRisk, config.PolicyAlways, config.PolicyNever:
+	case "", config.PolicyAskOnRisk, config.PolicyAskAlways, config.PolicyDenyOnRisk:
 		return nil
 	}
-	return usageErr("--approval-policy must be on-risk, always or never, not %q", g.approvalPolicy)
+	if _, ok := config.PolicyAlias(g.approvalPolicy); ok {
+		return nil // accepted; config.Load notes the deprecated name
+	}
+	return usageErr("--approval-policy must be ask-on-risk, ask-always or deny-on-risk, not %q", g.approvalPolicy)
 }
 
 // workspaceDir is dir made absolute, or the current directory.
@@ -137,6 +132,9 @@ func newConfigShowCmd(g *globals) *cobra.Command {
 			}
 			for _, s := range l.Explain() {
 				fmt.Fprintf(g.stdio.Out, "%s = %s  # %s\n", s.Key, s.Value, s.Origin)
+			}
+			for _, d := range l.Deprecated {
+				fmt.Fprintf(g.stdio.Out, "## deprecated: %s\n", d)
 			}
 			printWireNotes(g.stdio.Out, &l.Config)
 			return nil

@@ -29,27 +29,19 @@ func TestMain(m *testing.M) {
 }
 
 func TestConfigScripts(t *testing.T) {
-	testscript.Run(t, testscript.Params{
-		Dir: filepath.Join("testdata", "script", "config"),
-		Setup: func(env *testscript.Env) error {
-			env.Setenv("SCV_HOME", filepath.Join(env.WorkDir, "scvhome"))
-			env.Setenv("HOME", filepath.Join(env.WorkDir, "userhome"))
-			return nil
-		},
-		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
-			// mode PERM FILE: the file's permission bits are PERM (octal).
-			"mode": func(ts *testscript.TestScript, neg bool, args []string) {
-				if len(args) != 2 {
-					ts.Fatalf("usage: mode PERM FILE")
-				}
-				want, err := strconv.ParseUint(args[0], 8, 32)
-				ts.Check(err)
-				st, err := os.Stat(ts.MkAbs(args[1]))
-				ts.Check(err)
-				if got := uint64(st.Mode().Perm()); (got == want) == neg {
-					ts.Fatalf("mode of %s is %04o, want %s%04o", args[1], got, map[bool]string{true: "not ", false: ""}[neg], want)
-				}
-			},
+	runScripts(t, "config", map[string]scriptCmd{
+		// mode PERM FILE: the file's permission bits are PERM (octal).
+		"mode": func(ts *testscript.TestScript, neg bool, args []string) {
+			if len(args) != 2 {
+				ts.Fatalf("usage: mode PERM FILE")
+			}
+			want, err := strconv.ParseUint(args[0], 8, 32)
+			ts.Check(err)
+			st, err := os.Stat(ts.MkAbs(args[1]))
+			ts.Check(err)
+			if got := uint64(st.Mode().Perm()); (got == want) == neg {
+				ts.Fatalf("mode of %s is %04o, want %s%04o", args[1], got, map[bool]string{true: "not ", false: ""}[neg], want)
+			}
 		},
 	})
 }
@@ -73,7 +65,7 @@ func TestConfigExitCodes(t *testing.T) {
 		{[]string{"config", "show", "--workspace", t.TempDir()}, ExitOK, ""},
 		{[]string{"config"}, ExitUsage, "config needs a subcommand"},
 		{[]string{"config", "show", "extra"}, ExitUsage, "unknown command"},
-		{[]string{"config", "show", "--approval-policy", "sometimes"}, ExitUsage, `--approval-policy must be on-risk, always or never, not "sometimes"`},
+		{[]string{"config", "show", "--approval-policy", "sometimes"}, ExitUsage, `--approval-policy must be ask-on-risk, ask-always or deny-on-risk, not "sometimes"`},
 		{[]string{"config", "show", "--workspace", ws}, ExitFailure, "providers.openai.model: a project config may not set this key"},
 		{[]string{"config", "init"}, ExitOK, ""},
 		{[]string{"config", "init"}, ExitFailure, "already exists"},

@@ -14,10 +14,16 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/scv-agent/scv/internal/app"
+	"github.com/scv-agent/scv/internal/clawbot"
 	"github.com/scv-agent/scv/internal/client"
+	"github.com/scv-agent/scv/internal/config"
 	"github.com/scv-agent/scv/internal/daemon"
 	"github.com/scv-agent/scv/internal/paths"
 	"github.com/scv-agent/scv/internal/proto"
+	"github.com/scv-agent/scv/internal/server"
+	"github.com/scv-agent/scv/internal/store"
+	"github.com/scv-agent/scv/internal/termtext"
 	"github.com/scv-agent/scv/internal/version"
 )
 
@@ -56,7 +62,7 @@ func (g *globals) runDaemon(logger *slog.Logger) error {
 		return err
 	}
 	defer a.Close() // in case daemon.Run fails before Drain
-	loaded, err := a.LoadConfig("", noOverrides)
+	loaded, err := a.LoadConfig("", app.NoOverrides)
 	if err != nil {
 		return err
 	}
@@ -68,16 +74,27 @@ func (g *globals) runDaemon(logger *slog.Logger) error {
 	started := time.Now()
 	ctx, stop := context.WithCancel(g.ctx)
 	defer stop()
+	var bot *clawbot.Supervisor
 	status := func() proto.DaemonStatus {
 		c := tr.Counts()
-		return proto.DaemonStatus{Version: version.Version, PID: os.Getpid(), UptimeSeconds: int64(time.Since(started).Seconds()),
+		ds := proto.DaemonStatus{Version: version.Version, PID: os.Getpid(), UptimeSeconds: int64(time.Since(started).Seconds()),
 			Sessions: a.Sessions(), Delegations: proto.Delegations{Running: c.Running, OrphansReaped: int(c.OrphansReaped)},
 			Database: databaseStatus(ctx, st, logger)}
+		if bot != nil {
+			ds.Clawbot = clawbot.ProtoStatus(bot.Status())
+		}
+		return ds
 	}
-	srv := newServer(a, logger, &loaded.Config, st, "daemon", status, stop)
+	so := serverOptions(a, logger, &loaded.Config, st, "daemon", status, stop)
+	so.Admin = func(ctx context.Context, m proto.Message) (proto.DaemonStatus, error) {
+		err := bot.Request(ctx, m)
+		return status(), err
+	}
+	srv := server.New(so)
+	bot = g.newClawbot(layout, logger, srv, st, &loaded.Config)
 	err = daemon.Run(ctx, daemon.Options{
 		Layout: layout, Server: srv, Logger: logger, Subreaper: true,
-		Reconcile: tr.Reconcile, Drain: a.Close,
+		Reconcile: tr.Reconcile, Drain: a.Close, Components: []func(context.Context){bot.Run},
 		// Retention runs once the lock is ours: one daemon prunes.
 		Ready: func() { prune(ctx, st, loaded.Config.History, logger) },
 	})
@@ -247,12 +264,18 @@ func (g *globals) queryStatus(layout paths.Layout) (proto.DaemonStatus, error) {
 		return proto.DaemonStatus{}, err
 	}
 	defer conn.Close()
-	ev, err := client.CallFor[*proto.DaemonStatusReply](ctx, conn, &proto.DaemonStatusRequest{})
+	return daemonStatusCall(ctx, conn, &proto.DaemonStatusRequest{})
+}
+
+// daemonStatusCall sends msg, a request the daemon answers with
+// daemon.status, and returns the status of the answer.
+func daemonStatusCall(ctx context.Context, conn *client.Conn, msg proto.Message) (proto.DaemonStatus, error) {
+	ev, err := client.CallFor[*proto.DaemonStatusReply](ctx, conn, msg)
 	if err != nil {
 		return proto.DaemonStatus{}, err
 	}
 	if ev.Status == nil {
-		return proto.DaemonStatus{}, fmt.Errorf("daemon.status answer without status")
+		return proto.DaemonStatus{}, fmt.Errorf("%s answer without status", msg.MessageType())
 	}
 	return *ev.Status, nil
 }
@@ -272,7 +295,11 @@ func newStatusCmd(g *globals) *cobra.Command {
 			if err != nil {
 				db := g.offlineDatabase(layout)
 				if jsonOut {
-					printJSON(g.stdio.Out, map[string]any{"running": false, "socket": layout.Socket(), "database": db})
+					out := map[string]any{"running": false, "socket": layout.Socket()}
+					if db != nil {
+						out["database"] = db
+					}
+					printJSON(g.stdio.Out, out)
 				} else {
 					fmt.Fprintf(g.stdio.Out, "scv daemon: not running (no answer on %s)\nstart it with `scv run` (foreground) or `scv start`\n", layout.Socket())
 					if db != nil {
@@ -294,11 +321,30 @@ func newStatusCmd(g *globals) *cobra.Command {
 			if st.Database != nil {
 				fmt.Fprintf(g.stdio.Out, "  database:    %s\n", describeDatabase(st.Database))
 			}
+			for _, a := range st.Clawbot {
+				fmt.Fprintf(g.stdio.Out, "  clawbot %s: %s, remote tools %s, %d restarts (scv clawbot status)\n",
+					termtext.Line(a.Account), termtext.Line(a.State), termtext.Line(a.RemoteTools), a.Restarts)
+			}
 			return nil
 		},
 	}
 	cmd.Flags().BoolVar(&jsonOut, "json", false, "print the status as JSON")
 	return cmd
+}
+
+// newClawbot builds the WeChat bridge's supervisor over the daemon's own
+// store (its delivery state lives beside the sessions it answers in).
+func (g *globals) newClawbot(layout paths.Layout, logger *slog.Logger, srv *server.Server, st *store.Store, cfg *config.Config) *clawbot.Supervisor {
+	ws, err := os.Getwd()
+	if err != nil {
+		ws = "/"
+	}
+	return clawbot.NewSupervisor(clawbot.Options{
+		Layout: layout, Logger: logger, Workspace: ws, Store: st,
+		Daemon:         clawbot.ProtocolDaemon{Serve: srv.Serve, Version: version.Version},
+		MaxToolTimeout: time.Duration(cfg.Tools.MaxTimeoutSeconds) * time.Second,
+		Secrets:        cfg.SecretValues(g.env), UserHome: paths.UserHome(g.env),
+	})
 }
 
 // globalArgs are the global flags a child scv process needs, with home and

@@ -12,6 +12,7 @@ import (
 	"github.com/charmbracelet/x/term"
 	"github.com/spf13/cobra"
 
+	"github.com/scv-agent/scv/internal/app"
 	"github.com/scv-agent/scv/internal/client"
 	"github.com/scv-agent/scv/internal/proto"
 	"github.com/scv-agent/scv/internal/server"
@@ -52,7 +53,7 @@ func newExecCmd(g *globals) *cobra.Command {
 			// The app owns the MCP servers the turn starts; closing it
 			// stops them (and what they spawned) before exec exits.
 			defer a.Close()
-			loaded, err := a.LoadConfig(ws, noOverrides)
+			loaded, err := a.LoadConfig(ws, app.NoOverrides)
 			if err != nil {
 				return err
 			}
@@ -307,7 +308,29 @@ func (t *execTurn) approve(e *proto.ApprovalRequested) {
 	for _, l := range strings.Split(strings.Trim(termtext.Block(e.Summary), "\n"), "\n") {
 		fmt.Fprintf(errw, "scv:   | %s\n", l)
 	}
+	printDiff(errw, e.Diff)
 	_ = t.conn.Send(&proto.ApprovalResolve{SessionID: t.sid, ApprovalID: e.ApprovalID, Approved: t.yes})
+}
+
+// printDiff notes the planned change of a write under its approval: the
+// bounded diff line by line, control characters made visible, and how
+// many lines the server left out.
+func printDiff(w io.Writer, d *proto.Diff) {
+	if d == nil {
+		return
+	}
+	fmt.Fprintf(w, "scv:   diff of %s: +%d -%d lines\n", termtext.Line(d.Path), d.Added, d.Removed)
+	if d.Note != "" {
+		fmt.Fprintf(w, "scv:   | (%s)\n", termtext.Line(d.Note))
+	}
+	if text := strings.TrimSuffix(d.Text, "\n"); text != "" {
+		for _, l := range strings.Split(termtext.Block(text), "\n") {
+			fmt.Fprintf(w, "scv:   | %s\n", l)
+		}
+	}
+	if d.Omitted > 0 {
+		fmt.Fprintf(w, "scv:   | … +%d more lines\n", d.Omitted)
+	}
 }
 
 // isTerminal says w is a terminal (an *os.File on a tty).

@@ -2,14 +2,13 @@ package cli
 
 import (
 	"bytes"
-	"flag"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-)
 
-var updateHelp = flag.Bool("update-help", false, "rewrite testdata/help/*.txt")
+	"github.com/scv-agent/scv/internal/testutil"
+)
 
 // TestHelpGolden pins the --help text of every command (gopls-style golden
 // help), so a changed flag or description shows up in review.
@@ -35,7 +34,7 @@ func TestHelpGolden(t *testing.T) {
 				t.Fatalf("exit %d: %s", code, errb.String())
 			}
 			file := filepath.Join("testdata", "help", name+".txt")
-			if *updateHelp {
+			if testutil.Update() {
 				if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
 					t.Fatal(err)
 				}
@@ -46,10 +45,10 @@ func TestHelpGolden(t *testing.T) {
 			}
 			want, err := os.ReadFile(file)
 			if err != nil {
-				t.Fatalf("%v (run go test ./internal/cli -run TestHelpGolden -update-help)", err)
+				t.Fatalf("%v (run go test ./internal/cli -run TestHelpGolden -update)", err)
 			}
 			if out.String() != string(want) {
-				t.Errorf("help of %s changed (rerun with -update-help if intended):\n--- got\n%s\n--- want\n%s", name, out.String(), want)
+				t.Errorf("help of %s changed (rerun with -update if intended):\n--- got\n%s\n--- want\n%s", name, out.String(), want)
 			}
 		})
 	}

@@ -14,7 +14,7 @@ import (
 	"github.com/scv-agent/scv/internal/app"
 	"github.com/scv-agent/scv/internal/config"
 	"github.com/scv-agent/scv/internal/mcp"
-	"github.com/scv-agent/scv/internal/server"
+	"github.com/scv-agent/scv/internal/paths"
 	"github.com/scv-agent/scv/internal/tool"
 )
 
@@ -34,10 +34,10 @@ func (g *globals) mcpSetup(workspace string) (*app.App, *config.Loaded, string, 
 	if err != nil {
 		return nil, nil, "", err
 	}
-	if ws, err = server.CanonicalDir(ws); err != nil {
+	if ws, err = paths.CanonicalDir(ws); err != nil {
 		return nil, nil, "", usageErr("workspace %v", err)
 	}
-	loaded, err := a.LoadConfig(ws, noOverrides)
+	loaded, err := a.LoadConfig(ws, app.NoOverrides)
 	if err != nil {
 		return nil, nil, "", err
 	}

@@ -2,6 +2,8 @@ package cli
 
 import (
 	"github.com/spf13/cobra"
+
+	"github.com/scv-agent/scv/internal/app"
 )
 
 func newServerCmd(g *globals) *cobra.Command {
@@ -20,7 +22,7 @@ func newServerCmd(g *globals) *cobra.Command {
 				return err
 			}
 			defer a.Close()
-			loaded, err := a.LoadConfig("", noOverrides)
+			loaded, err := a.LoadConfig("", app.NoOverrides)
 			if err != nil {
 				return err
 			}

@@ -62,7 +62,7 @@ func canonicalWorkspace(dir string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if real, err := server.CanonicalDir(abs); err == nil {
+	if real, err := paths.CanonicalDir(abs); err == nil {
 		return real, nil
 	}
 	return abs, nil

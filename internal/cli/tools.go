@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -9,14 +10,16 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/scv-agent/scv/internal/app"
 	"github.com/scv-agent/scv/internal/approval"
 	"github.com/scv-agent/scv/internal/config"
 	"github.com/scv-agent/scv/internal/mcp"
-	"github.com/scv-agent/scv/internal/server"
+	"github.com/scv-agent/scv/internal/paths"
+	"github.com/scv-agent/scv/internal/proto"
+	"github.com/scv-agent/scv/internal/termtext"
 	"github.com/scv-agent/scv/internal/tool"
+	"github.com/scv-agent/scv/internal/toolcall"
 )
-
-var noOverrides = config.Overrides{}
 
 func newToolsCmd(g *globals) *cobra.Command {
 	cmd := &cobra.Command{Use: "tools", Short: "List and call the tools directly (built-in and MCP)"}
@@ -36,10 +39,10 @@ func (g *globals) toolset(workspace string) (*config.Config, string, *tool.Regis
 	if err != nil {
 		return nil, "", nil, nil, err
 	}
-	if ws, err = server.CanonicalDir(ws); err != nil {
+	if ws, err = paths.CanonicalDir(ws); err != nil {
 		return nil, "", nil, nil, usageErr("workspace %v", err)
 	}
-	loaded, err := a.LoadConfig(ws, noOverrides)
+	loaded, err := a.LoadConfig(ws, app.NoOverrides)
 	if err != nil {
 		return nil, "", nil, nil, err
 	}
@@ -85,7 +88,7 @@ func firstLine(s string) string {
 	return strings.TrimSpace(s)
 }
 
-// callOutput is the exact form of runtime.md §12.
+// callOutput is the exact object `scv tools call` prints (docs/runtime.md, section 13).
 type callOutput struct {
 	Name      string          `json:"name"`
 	Success   bool            `json:"success"`
@@ -101,7 +104,7 @@ func newToolsCallCmd(g *globals) *cobra.Command {
 		Use:   "call NAME 'JSON'|-",
 		Short: "Validate, approve and run one tool call; print its result as JSON",
 		Long: "Validate, approve and run one tool call and print {name, success, error?, output, truncated}.\n" +
-			"A call that needs approval is denied unless --yes is given; --yes never overrides --approval-policy never.\n" +
+			"A call that needs approval is denied unless --yes is given; --yes never overrides --approval-policy deny-on-risk.\n" +
 			"JSON '-' reads the arguments from stdin. Exit status: 0 success, 1 failed result, 2 bad usage.",
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -131,20 +134,7 @@ func newToolsCallCmd(g *globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			res := callTool(g, reg, cfg, ws, policy, yes, args[0], raw)
-			out := callOutput{Name: args[0], Success: res.Success, Error: string(res.Error), Truncated: res.Truncated, Output: outputValue(res)}
-			if !res.Success && out.Error == "" {
-				out.Error = string(tool.Failed)
-			}
-			enc := json.NewEncoder(g.stdio.Out)
-			enc.SetEscapeHTML(false)
-			if err := enc.Encode(out); err != nil {
-				return err
-			}
-			if !res.Success {
-				return exitCode(ExitFailure)
-			}
-			return nil
+			return g.callTool(reg, policy, cfg.Tools.OutputLimitBytes, ws, yes, args[0], raw)
 		},
 	}
 	cmd.Flags().StringVar(&workspace, "workspace", "", "workspace directory (default: current directory)")
@@ -152,23 +142,46 @@ func newToolsCallCmd(g *globals) *cobra.Command {
 	return cmd
 }
 
-func callTool(g *globals, reg *tool.Registry, cfg *config.Config, ws string, policy approval.Policy, yes bool, name, raw string) tool.Result {
-	env := tool.Env{Workspace: ws, SessionID: "cli", CallID: "call_1", OutputLimit: cfg.Tools.OutputLimitBytes,
-		Progress: func(text string) {}}
-	plan, res, ok := reg.Prepare(env, name, json.RawMessage(raw))
-	if !ok {
-		return res
+// callTool runs one call through toolcall.Run, the path every tool call
+// of an agent turn takes too (same denials, crash handling and output
+// bound), and prints its result. --yes is the approver.
+func (g *globals) callTool(reg *tool.Registry, policy approval.Policy, limit int, ws string, yes bool, name, raw string) error {
+	res, runErr := toolcall.Run(g.ctx, toolcall.Call{
+		Registry: reg, Policy: policy, Approve: g.flagApprover(yes), Name: name, Args: json.RawMessage(raw),
+		Env: tool.Env{Workspace: ws, SessionID: "cli", CallID: "call_1", OutputLimit: limit},
+	})
+	out := callOutput{Name: name, Success: res.Success, Error: string(res.Error), Truncated: res.Truncated, Output: outputValue(res)}
+	if !res.Success && out.Error == "" {
+		out.Error = string(tool.Failed)
 	}
-	switch approval.Decide(policy, plan.Risk) {
-	case approval.Deny:
-		return tool.Fail(tool.Denied, "denied: approval policy %q does not allow %s risk", policy, plan.Risk)
-	case approval.Ask:
+	enc := json.NewEncoder(g.stdio.Out)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(out); err != nil {
+		return err
+	}
+	if runErr != nil {
+		return runErr
+	}
+	if !res.Success {
+		return exitCode(ExitFailure)
+	}
+	return nil
+}
+
+// flagApprover is the command line's approver: --yes approves a call the
+// policy asks about; without it the call is denied and stderr says how to
+// approve it.
+func (g *globals) flagApprover(yes bool) toolcall.Approver {
+	return func(_ context.Context, r toolcall.Request) toolcall.Answer {
 		if !yes {
-			fmt.Fprintf(g.stdio.Err, "scv: %s needs approval (risk %s): %s\nscv: denied; pass --yes to approve\n", name, plan.Risk, plan.Summary)
-			return tool.Fail(tool.Denied, "denied: %s has %s risk and needs approval; rerun with --yes to approve", name, plan.Risk)
+			fmt.Fprintf(g.stdio.Err, "scv: %s needs approval (risk %s): %s\n", r.Name, r.Risk, termtext.Block(r.Summary))
+			if d := r.Plan.Diff; d != nil {
+				printDiff(g.stdio.Err, &proto.Diff{Path: d.Path, Text: d.Text, Added: d.Added, Removed: d.Removed, Omitted: d.Omitted, Note: d.Note})
+			}
+			fmt.Fprintln(g.stdio.Err, "scv: denied; pass --yes to approve")
 		}
+		return toolcall.Answer{Approved: yes}
 	}
-	return plan.Run(g.ctx)
 }
 
 // outputValue is the tool output as a JSON value when it is JSON, else a

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -22,15 +23,24 @@ import (
 // list` and `scv tools call` through the real command line: approvals, the
 // read, write and bash results and the printed object (docs/runtime.md,
 // sections 7, 12 and 13).
-func TestToolsScripts(t *testing.T) {
+func TestToolsScripts(t *testing.T) { runScripts(t, "tools", nil) }
+
+// scriptCmd is a testscript command.
+type scriptCmd = func(ts *testscript.TestScript, neg bool, args []string)
+
+// runScripts runs the scripts of testdata/script/<dir>, each with SCV_HOME
+// and HOME of its own in its work directory, with `exits` and cmds.
+func runScripts(t *testing.T, dir string, cmds map[string]scriptCmd) {
+	all := map[string]scriptCmd{"exits": cmdExits}
+	maps.Copy(all, cmds)
 	testscript.Run(t, testscript.Params{
-		Dir: filepath.Join("testdata", "script", "tools"),
+		Dir: filepath.Join("testdata", "script", dir),
 		Setup: func(env *testscript.Env) error {
 			env.Setenv("SCV_HOME", filepath.Join(env.WorkDir, "scvhome"))
 			env.Setenv("HOME", filepath.Join(env.WorkDir, "userhome"))
 			return nil
 		},
-		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){"exits": cmdExits},
+		Cmds: all,
 	})
 }
 
@@ -95,14 +105,4 @@ func TestToolsCallTextOutput(t *testing.T) {
 // TestMCPScripts runs the scripts of testdata/script/mcp: `scv mcp list`,
 // `scv mcp test` and MCP tools through `scv tools list` and `scv tools
 // call`, against the fake MCP server (the `mcpfake` command).
-func TestMCPScripts(t *testing.T) {
-	testscript.Run(t, testscript.Params{
-		Dir: filepath.Join("testdata", "script", "mcp"),
-		Setup: func(env *testscript.Env) error {
-			env.Setenv("SCV_HOME", filepath.Join(env.WorkDir, "scvhome"))
-			env.Setenv("HOME", filepath.Join(env.WorkDir, "userhome"))
-			return nil
-		},
-		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){"exits": cmdExits},
-	})
-}
+func TestMCPScripts(t *testing.T) { runScripts(t, "mcp", nil) }

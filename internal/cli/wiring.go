@@ -44,12 +44,16 @@ func (g *globals) newApp(logger *slog.Logger, withTracker bool) (*app.App, paths
 // the user's configuration, persisting to st; name says what the server is
 // in the messages that tell where a session is open.
 func newServer(a *app.App, logger *slog.Logger, cfg *config.Config, st *store.Store, name string, status func() proto.DaemonStatus, shutdown func()) *server.Server {
-	return server.New(server.Options{
+	return server.New(serverOptions(a, logger, cfg, st, name, status, shutdown))
+}
+
+func serverOptions(a *app.App, logger *slog.Logger, cfg *config.Config, st *store.Store, name string, status func() proto.DaemonStatus, shutdown func()) server.Options {
+	return server.Options{
 		Factory: a, Logger: logger, Version: version.Version,
 		MaxClientFrame: cfg.Protocol.MaxClientFrameBytes, MaxServerFrame: cfg.Protocol.MaxServerFrameBytes,
 		MaxSessionsPerConn: cfg.Protocol.MaxSessionsPerConnection, MaxSessions: cfg.Protocol.MaxSessions,
 		Status: status, Shutdown: shutdown, Store: st, Name: name,
-	})
+	}
 }
 
 // refuseDelegated keeps a delegated scv (SCV_DELEGATION_DEPTH > 0) from

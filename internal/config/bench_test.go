@@ -1,8 +1,6 @@
 package config
 
 import (
-	"os"
-	"path/filepath"
 	"testing"
 )
 
@@ -16,8 +14,8 @@ func BenchmarkLoad(b *testing.B) {
 	if err := f.home.Ensure(); err != nil {
 		b.Fatal(err)
 	}
-	mustWrite(b, f.home.ConfigFile(), CommentedTemplate()+"\n[providers.local]\nbase_url = \"http://127.0.0.1:8080/v1\"\nheaders = { X-A = \"1\" }\n[tools]\ncommand_timeout_seconds = 300\n")
-	mustWrite(b, dir+"/ws/.scv/config.toml", "[tools]\napproval_policy = \"always\"\nmax_read_bytes = 100000\n[web]\nenabled = false\n")
+	writeFile(b, f.home.ConfigFile(), CommentedTemplate()+"\n[providers.local]\nbase_url = \"http://127.0.0.1:8080/v1\"\nheaders = { X-A = \"1\" }\n[tools]\ncommand_timeout_seconds = 300\n", 0o600)
+	writeFile(b, dir+"/ws/.scv/config.toml", "[tools]\napproval_policy = \"always\"\nmax_read_bytes = 100000\n[web]\nenabled = false\n", 0o600)
 	opts := f.opts()
 	opts.Env["SCV_MODEL"] = "m"
 	opts.Flags.Provider = "local"
@@ -26,15 +24,5 @@ func BenchmarkLoad(b *testing.B) {
 		if _, err := Load(opts); err != nil {
 			b.Fatal(err)
 		}
-	}
-}
-
-func mustWrite(b *testing.B, path, body string) {
-	b.Helper()
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		b.Fatal(err)
-	}
-	if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
-		b.Fatal(err)
 	}
 }

@@ -29,6 +29,15 @@ type Config struct {
 	Web            Web                      `toml:"web"`
 	Agents         map[string]AgentOverride `toml:"agents"`
 	MCP            MCP                      `toml:"mcp"`
+	Clawbot        Clawbot                  `toml:"clawbot"`
+}
+
+// Clawbot is the [clawbot] table: the WeChat bridge. Only the user config
+// (or --config) may set it; accounts, workspaces and remote authority
+// live in the bridge's own files, never in configuration.
+type Clawbot struct {
+	// BaseURL is the iLink origin `scv clawbot login` signs in at.
+	BaseURL string `toml:"base_url"`
 }
 
 // ProviderChoice is the [provider] table.
@@ -219,8 +228,10 @@ type AgentOverride struct {
 	Permissions string    `toml:"permissions"`
 }
 
-// KnownAgents are the agent names an [agents.<name>] table may use, in the
-// order docs/agents.md lists the adapters.
+// KnownAgents are the agent names an [agents.<name>] table may use: the
+// adapters of internal/tools/agents, in their table's order. config may not
+// import the tools, so the names are written here too; a test in
+// internal/app fails when the two lists differ.
 var KnownAgents = []string{"claude", "codex", "grok", "dsh", "pi"}
 
 // Enumerations.
@@ -229,9 +240,12 @@ const (
 	WireChat      = "chat"
 	WireAnthropic = "anthropic"
 
-	PolicyOnRisk = "on-risk"
-	PolicyAlways = "always"
-	PolicyNever  = "never"
+	// Approval policies: what happens to a call that has a risk (is not
+	// read_only). The first names, "on-risk", "always" and "never", are
+	// deprecated aliases (PolicyAlias).
+	PolicyAskOnRisk  = "ask-on-risk"
+	PolicyAskAlways  = "ask-always"
+	PolicyDenyOnRisk = "deny-on-risk"
 
 	PermissionsDefault = "default"
 	PermissionsFull    = "full"
@@ -307,7 +321,7 @@ func Defaults(skillsDir string) Config {
 		History:   History{MaxSessions: 2000, MaxAgeDays: 180},
 		Context: Context{MaxTokens: 128000, ReserveOutputTokens: 8192, SafetyMarginTokens: 2048,
 			BytesPerToken: 3, SummaryMaxChars: 6000},
-		Tools: Tools{ApprovalPolicy: PolicyOnRisk, CommandTimeoutSeconds: 600, AgentTimeoutSeconds: 3600,
+		Tools: Tools{ApprovalPolicy: PolicyAskOnRisk, CommandTimeoutSeconds: 600, AgentTimeoutSeconds: 3600,
 			MaxTimeoutSeconds: 14400, OutputLimitBytes: 65536, MaxReadBytes: 262144, MaxWriteBytes: 1048576,
 			BashEnvRemove: []string{ProviderKeys}},
 		Protocol: Protocol{MaxClientFrameBytes: 1048576, MaxServerFrameBytes: 8388608,
@@ -319,7 +333,8 @@ func Defaults(skillsDir string) Config {
 		Web: Web{Enabled: true, FetchMaxBytes: 2097152, FetchTimeoutSeconds: 30, MaxRedirects: 5,
 			AutoApproveDomains: append([]string(nil), DefaultAutoApproveDomains...),
 			Search:             SearchOff, BraveAPIKeyEnv: "BRAVE_SEARCH_API_KEY", MaxSearchResults: 8},
-		Agents: agents,
+		Agents:  agents,
+		Clawbot: Clawbot{BaseURL: "https://ilinkai.weixin.qq.com"},
 	}
 }
 

@@ -49,7 +49,7 @@ func TestDefaultValues(t *testing.T) {
 		"history.max_sessions": 2000, "history.max_age_days": 180,
 		"context.max_tokens": 128000, "context.reserve_output_tokens": 8192, "context.safety_margin_tokens": 2048,
 		"context.bytes_per_token": 3, "context.summary_max_chars": 6000,
-		"tools.approval_policy": "on-risk", "tools.command_timeout_seconds": 600, "tools.agent_timeout_seconds": 3600,
+		"tools.approval_policy": "ask-on-risk", "tools.command_timeout_seconds": 600, "tools.agent_timeout_seconds": 3600,
 		"tools.max_timeout_seconds": 14400, "tools.output_limit_bytes": 65536, "tools.max_read_bytes": 262144,
 		"tools.max_write_bytes": 1048576, "tools.bash_env_remove": []string{"@provider_keys"},
 		"protocol.max_client_frame_bytes": 1048576, "protocol.max_server_frame_bytes": 8388608,
@@ -63,6 +63,7 @@ func TestDefaultValues(t *testing.T) {
 		"web.auto_approve_domains":    []string{"docs.rs", "doc.rust-lang.org", "pkg.go.dev", "go.dev", "docs.python.org", "developer.mozilla.org"},
 		"web.allow_private_addresses": false, "web.search": "off", "web.searxng_url": "", "web.brave_url": "",
 		"web.brave_api_key": Secret(""), "web.brave_api_key_env": "BRAVE_SEARCH_API_KEY", "web.max_search_results": 8,
+		"clawbot.base_url": "https://ilinkai.weixin.qq.com",
 	}
 	for _, a := range KnownAgents {
 		for _, k := range []string{"command", "args", "prompt_args", "model_args", "effort_args"} {
@@ -125,7 +126,7 @@ max_redirects = 3
 [tools]
 command_timeout_seconds = 400
 agent_timeout_seconds = 2000
-approval_policy = "always"
+approval_policy = "ask-always"
 `)
 	extra := f.extra(t, `
 [tools]
@@ -139,7 +140,7 @@ wire_api = "chat"
 	opts.Env["SCV_MODEL"] = "env-model"
 	opts.Env["SCV_BASE_URL"] = "http://127.0.0.1:9090/v1"
 	opts.Env["SCV_API_KEY_ENV"] = "LOCAL_KEY"
-	opts.Flags = Overrides{Model: "flag-model", ApprovalPolicy: "never"}
+	opts.Flags = Overrides{Model: "flag-model", ApprovalPolicy: "deny-on-risk"}
 	l := mustLoad(t, opts)
 
 	got := map[string][2]string{}
@@ -157,7 +158,7 @@ wire_api = "chat"
 		"tools.command_timeout_seconds":    {"300", "config " + extra},
 		"tools.agent_timeout_seconds":      {"2000", "project " + project},
 		"tools.output_limit_bytes":         {"60000", "user " + user},
-		"tools.approval_policy":            {`"never"`, "flag --approval-policy"},
+		"tools.approval_policy":            {`"deny-on-risk"`, "flag --approval-policy"},
 		"web.max_redirects":                {"3", "user " + user},
 		"tools.max_timeout_seconds":        {"14400", "default"},
 		"providers.local.headers":          {"{}", "default"},
@@ -222,10 +223,10 @@ func TestExtraFileFromEnv(t *testing.T) {
 
 func TestNoWorkspaceMeansNoProjectLayer(t *testing.T) {
 	f := newFixture(t)
-	f.project(t, "[tools]\napproval_policy = \"never\"\n")
+	f.project(t, "[tools]\napproval_policy = \"deny-on-risk\"\n")
 	opts := f.opts()
 	opts.Workspace = ""
-	if l := mustLoad(t, opts); l.Config.Tools.ApprovalPolicy != "on-risk" {
+	if l := mustLoad(t, opts); l.Config.Tools.ApprovalPolicy != "ask-on-risk" {
 		t.Errorf("approval_policy = %q without a workspace", l.Config.Tools.ApprovalPolicy)
 	}
 }

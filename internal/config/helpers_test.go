@@ -47,8 +47,13 @@ func (f fixture) opts() Options {
 	return Options{Home: f.home, Workspace: f.ws, Env: map[string]string{"HOME": f.dir}}
 }
 
-func writeFile(t *testing.T, path, body string, mode os.FileMode) string {
+// writeFile writes a config file with mode (parents 0700), for tests and
+// benchmarks alike.
+func writeFile(t testing.TB, path, body string, mode os.FileMode) string {
 	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		t.Fatal(err)
+	}
 	if err := os.WriteFile(path, []byte(body), mode); err != nil {
 		t.Fatal(err)
 	}

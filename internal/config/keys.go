@@ -59,7 +59,7 @@ var specs = map[string]keySpec{
 	"context.bytes_per_token":       limit("Bytes per token used to estimate token counts.", 1),
 	"context.summary_max_chars":     limit("Longest summary of compacted history, in characters.", 1),
 
-	"tools.approval_policy":         {doc: `When tool calls need approval: "on-risk", "always" or "never".`, proj: projStricter, check: enum(PolicyOnRisk, PolicyAlways, PolicyNever)},
+	"tools.approval_policy":         {doc: `What happens to calls with side effects: "ask-on-risk" (ask before each), "ask-always" (ask before every call, reads too) or "deny-on-risk" (deny them without asking; reads run). The old names "on-risk", "always" and "never" are deprecated aliases.`, proj: projStricter, check: policyCheck},
 	"tools.command_timeout_seconds": limit("Default timeout of a bash command, in seconds.", 1),
 	"tools.agent_timeout_seconds":   limit("Default timeout of a delegated agent run, in seconds.", 1),
 	"tools.max_timeout_seconds":     limit("Largest timeout a tool call may ask for, in seconds.", 1),
@@ -105,6 +105,8 @@ var specs = map[string]keySpec{
 	"agents.*.model_args":  {doc: "Model selection template holding {model}; empty means no model option.", example: `model_args = ["--model", "{model}"]`},
 	"agents.*.effort_args": {doc: "Effort selection template holding {effort}; empty means no effort option.", example: `effort_args = ["--effort", "{effort}"]`},
 	"agents.*.permissions": {doc: `"default" adds nothing; "full" opts in to the CLI's own full-autonomy switches.`, check: enum(PermissionsDefault, PermissionsFull)},
+
+	"clawbot.base_url": {doc: "iLink origin that `scv clawbot login` signs in at (https; http only for a loopback address). A project config may not set it.", check: httpURL},
 
 	"mcp.servers.*.command":                 {doc: "Executable of a stdio MCP server (a name is looked up in PATH).", check: nonEmpty, example: `command = "npx"`},
 	"mcp.servers.*.args":                    {doc: "Arguments of the stdio server.", example: `args = ["-y", "@modelcontextprotocol/server-filesystem", "."]`},

@@ -48,6 +48,9 @@ func (l *Loaded) apply(path, layer string, mode fs.FileMode, entries []entry, fr
 			continue
 		}
 		nv := get(fresh, e.r.path)
+		if a, ok := l.deprecatedAlias(e.r.pattern, nv, Problem{Source: path, Line: e.line, Key: key}); ok {
+			nv = a
+		}
 		set(root, e.r.path, nv)
 		l.origins[key] = origin{layer: layer, file: path, line: e.line}
 		if msg := validateLeaf(e.r.pattern, nv); msg != "" {
@@ -77,7 +80,7 @@ func (l *Loaded) projectRefusal(e entry, key string, root, fresh reflect.Value, 
 	}
 	if !e.r.leaf {
 		switch e.r.path[0] {
-		case "provider", "providers", "agents":
+		case "provider", "providers", "agents", "clawbot":
 		default:
 			return ""
 		}
@@ -98,9 +101,13 @@ func (l *Loaded) applyOverrides(opts Options) error {
 	var probs []Problem
 	setKey := func(parts []string, o origin, val string) {
 		key := joinKey(parts)
-		set(root, parts, reflect.ValueOf(val))
-		l.origins[key] = o
 		r, _ := resolve(parts)
+		nv := reflect.ValueOf(val)
+		if a, ok := l.deprecatedAlias(r.pattern, nv, Problem{Source: o.String(), Key: key}); ok {
+			nv = a
+		}
+		set(root, parts, nv)
+		l.origins[key] = o
 		if msg := validateLeaf(r.pattern, get(root, parts)); msg != "" {
 			probs = append(probs, Problem{Source: o.String(), Key: key, Msg: msg})
 		}
@@ -199,4 +206,20 @@ func (l *Loaded) crossField(env map[string]string) []Problem {
 			p.BaseURL, joinKey([]string{name}), l.Origin(joinKey([]string{"providers", name, "wire_api"}))))
 	}
 	return probs
+}
+
+// deprecatedAlias replaces a deprecated name of an approval policy by the
+// name it stands for and notes it (Loaded.Deprecated), so everything after
+// loading sees the new names only.
+func (l *Loaded) deprecatedAlias(pattern string, v reflect.Value, where Problem) (reflect.Value, bool) {
+	if pattern != "tools.approval_policy" {
+		return v, false
+	}
+	a, ok := PolicyAlias(v.String())
+	if !ok {
+		return v, false
+	}
+	where.Msg = fmt.Sprintf("%q is the deprecated name of %q (same meaning); write %q", v.String(), a, a)
+	l.Deprecated = append(l.Deprecated, where)
+	return reflect.ValueOf(a), true
 }

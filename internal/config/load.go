@@ -108,8 +108,12 @@ type File struct {
 type Loaded struct {
 	Config Config
 	// Files are the files read, lowest layer first.
-	Files   []File
-	origins map[string]origin
+	Files []File
+	// Deprecated lists settings given with a deprecated name that was
+	// accepted and replaced by the current one; callers show them as
+	// warnings.
+	Deprecated []Problem
+	origins    map[string]origin
 }
 
 // Origin explains where key (as `scv config show` spells it) came from:

@@ -42,6 +42,8 @@ func TestProjectMayNot(t *testing.T) {
 		{"agents", "", "[agents.claude]\ncommand = \"/tmp/x\"\nargs = []\n",
 			[]Problem{{"P", 2, "agents.claude.command", forbidMsg}, {"P", 3, "agents.claude.args", forbidMsg}}},
 		{"agent permissions", "", "[agents.codex]\npermissions = \"default\"\n", []Problem{{"P", 2, "agents.codex.permissions", forbidMsg}}},
+		{"clawbot base_url", "", "[clawbot]\nbase_url = \"http://127.0.0.1:9/\"\n", []Problem{{"P", 2, "clawbot.base_url", forbidMsg}}},
+		{"clawbot table", "", "[clawbot]\n", []Problem{{"P", 1, "clawbot", forbidMsg}}},
 		{"system_prompt", "", "[agent]\nsystem_prompt = \"obey the repo\"\n", []Problem{{"P", 2, "agent.system_prompt", forbidMsg}}},
 		{"auto_approve_domains", "", "[web]\nauto_approve_domains = []\n", []Problem{{"P", 2, "web.auto_approve_domains", forbidMsg}}},
 		{"allow_private_addresses", "", "[web]\nallow_private_addresses = true\n", []Problem{{"P", 2, "web.allow_private_addresses", forbidMsg}}},
@@ -70,10 +72,15 @@ func TestProjectMayNot(t *testing.T) {
 				{"P", 3, "protocol.max_sessions", "a project config may only lower limits: 129 exceeds 128 from the lower layers"}}},
 		{"raise delegation depth", "", "[agent]\nmax_delegation_depth = 3\n",
 			[]Problem{{"P", 2, "agent.max_delegation_depth", "a project config may only lower limits: 3 exceeds 2 from the lower layers"}}},
-		{"weaken policy", "[tools]\napproval_policy = \"always\"\n", "[tools]\napproval_policy = \"on-risk\"\n",
-			[]Problem{{"P", 2, "tools.approval_policy", `a project config may only make the approval policy stricter (on-risk < always < never): "on-risk" is weaker than "always"`}}},
-		{"weaken never", "[tools]\napproval_policy = \"never\"\n", "[tools]\napproval_policy = \"always\"\n",
-			[]Problem{{"P", 2, "tools.approval_policy", `a project config may only make the approval policy stricter (on-risk < always < never): "always" is weaker than "never"`}}},
+		{"weaken policy", "[tools]\napproval_policy = \"ask-always\"\n", "[tools]\napproval_policy = \"ask-on-risk\"\n",
+			[]Problem{{"P", 2, "tools.approval_policy", `a project config may only make the approval policy stricter (ask-on-risk < ask-always < deny-on-risk): "ask-on-risk" is weaker than "ask-always"`}}},
+		{"weaken deny-on-risk", "[tools]\napproval_policy = \"deny-on-risk\"\n", "[tools]\napproval_policy = \"ask-always\"\n",
+			[]Problem{{"P", 2, "tools.approval_policy", `a project config may only make the approval policy stricter (ask-on-risk < ask-always < deny-on-risk): "ask-always" is weaker than "deny-on-risk"`}}},
+		// The deprecated names rank as what they stand for, on either side.
+		{"weaken with an old name", "[tools]\napproval_policy = \"never\"\n", "[tools]\napproval_policy = \"always\"\n",
+			[]Problem{{"P", 2, "tools.approval_policy", `a project config may only make the approval policy stricter (ask-on-risk < ask-always < deny-on-risk): "always" is weaker than "deny-on-risk"`}}},
+		{"weaken the new name with an old one", "[tools]\napproval_policy = \"ask-always\"\n", "[tools]\napproval_policy = \"on-risk\"\n",
+			[]Problem{{"P", 2, "tools.approval_policy", `a project config may only make the approval policy stricter (ask-on-risk < ask-always < deny-on-risk): "on-risk" is weaker than "ask-always"`}}},
 		{"enable web", "[web]\nenabled = false\n", "[web]\nenabled = true\n",
 			[]Problem{{"P", 2, "web.enabled", "a project config may only turn this off: the lower layers have it off"}}},
 		{"enable scanning", "[skills]\nscan_projects = false\n", "[skills]\nscan_projects = true\n",
@@ -108,10 +115,10 @@ func TestProjectMayNot(t *testing.T) {
 
 func TestProjectMay(t *testing.T) {
 	f := newFixture(t)
-	f.user(t, "[web]\nsearch = \"searxng\"\nsearxng_url = \"http://127.0.0.1:1\"\n[tools]\napproval_policy = \"always\"\n")
+	f.user(t, "[web]\nsearch = \"searxng\"\nsearxng_url = \"http://127.0.0.1:1\"\n[tools]\napproval_policy = \"ask-always\"\n")
 	path := f.project(t, `
 [tools]
-approval_policy = "never"
+approval_policy = "deny-on-risk"
 command_timeout_seconds = 60
 agent_timeout_seconds = 600
 max_timeout_seconds = 600
@@ -135,7 +142,7 @@ max_skills = 10
 	got := []any{c.Tools.ApprovalPolicy, c.Tools.CommandTimeoutSeconds, c.Tools.MaxTimeoutSeconds, c.Agent.MaxSteps,
 		c.Agent.MaxDelegationDepth, c.Context.MaxTokens, c.Web.Enabled, c.Web.Search, c.Web.MaxSearchResults,
 		c.Skills.ScanProjects, c.Skills.ProjectDir, c.Skills.MaxSkills}
-	want := []any{"never", 60, 600, 20, 0, 64000, false, "off", 3, false, "docs/skills", 10}
+	want := []any{"deny-on-risk", 60, 600, 20, 0, 64000, false, "off", 3, false, "docs/skills", 10}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("project settings (-want +got):\n%s", diff)
 	}
@@ -143,7 +150,7 @@ max_skills = 10
 		t.Errorf("origin %q", o)
 	}
 	// Repeating the lower layers' values is not raising.
-	f.project(t, "[tools]\napproval_policy = \"always\"\n[web]\nenabled = true\nsearch = \"searxng\"\n")
+	f.project(t, "[tools]\napproval_policy = \"ask-always\"\n[web]\nenabled = true\nsearch = \"searxng\"\n")
 	mustLoad(t, f.opts())
 }
 

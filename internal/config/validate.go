@@ -218,15 +218,41 @@ func validateLeaf(pattern string, v reflect.Value) string {
 	return ""
 }
 
-// policyRank orders the approval policies from weakest to strictest; -1 for
-// an unknown one.
+// PolicyAlias returns the approval policy a deprecated name stands for.
+// "never" read as "never ask" to users of other agents, when it denies
+// every call with side effects; the names now say what happens.
+func PolicyAlias(s string) (string, bool) {
+	switch s {
+	case "on-risk":
+		return PolicyAskOnRisk, true
+	case "always":
+		return PolicyAskAlways, true
+	case "never":
+		return PolicyDenyOnRisk, true
+	}
+	return "", false
+}
+
+// policyCheck accepts the approval policies and their deprecated aliases.
+func policyCheck(s string) string {
+	if _, ok := PolicyAlias(s); ok {
+		return ""
+	}
+	return enum(PolicyAskOnRisk, PolicyAskAlways, PolicyDenyOnRisk)(s)
+}
+
+// policyRank orders the approval policies from weakest to strictest
+// (aliases as what they stand for); -1 for an unknown one.
 func policyRank(p string) int {
+	if a, ok := PolicyAlias(p); ok {
+		p = a
+	}
 	switch p {
-	case PolicyOnRisk:
+	case PolicyAskOnRisk:
 		return 0
-	case PolicyAlways:
+	case PolicyAskAlways:
 		return 1
-	case PolicyNever:
+	case PolicyDenyOnRisk:
 		return 2
 	}
 	return -1
@@ -243,7 +269,7 @@ func projectCheck(pattern string, ov, nv reflect.Value) string {
 	case projStricter:
 		o, n := ov.String(), nv.String()
 		if r := policyRank(n); r >= 0 && r < policyRank(o) {
-			return fmt.Sprintf("a project config may only make the approval policy stricter (on-risk < always < never): %q is weaker than %q", n, o)
+			return fmt.Sprintf("a project config may only make the approval policy stricter (ask-on-risk < ask-always < deny-on-risk): %q is weaker than %q", n, o)
 		}
 	case projDisable:
 		if nv.Bool() && !ov.Bool() {

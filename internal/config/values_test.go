@@ -15,7 +15,7 @@ func TestInvalidValues(t *testing.T) {
 		{"wire_api", "[providers.openai]\nwire_api = \"grpc\"\n",
 			Problem{"F", 2, "providers.openai.wire_api", `"grpc" is not one of "responses", "chat", "anthropic"`}},
 		{"approval_policy", "[tools]\napproval_policy = \"sometimes\"\n",
-			Problem{"F", 2, "tools.approval_policy", `"sometimes" is not one of "on-risk", "always", "never"`}},
+			Problem{"F", 2, "tools.approval_policy", `"sometimes" is not one of "ask-on-risk", "ask-always", "deny-on-risk"`}},
 		{"permissions", "[agents.claude]\npermissions = \"yolo\"\n",
 			Problem{"F", 2, "agents.claude.permissions", `"yolo" is not one of "default", "full"`}},
 		{"search", "[web]\nsearch = \"google\"\n",
@@ -180,7 +180,7 @@ func TestOverrideErrors(t *testing.T) {
 		{"SCV_API_KEY_ENV invalid", map[string]string{"SCV_API_KEY_ENV": "1X"}, Overrides{},
 			[]Problem{{"env SCV_API_KEY_ENV", 0, "providers.openai.api_key_env", `"1X" is not an environment variable name`}}},
 		{"--approval-policy invalid", nil, Overrides{ApprovalPolicy: "maybe"},
-			[]Problem{{"flag --approval-policy", 0, "tools.approval_policy", `"maybe" is not one of "on-risk", "always", "never"`}}},
+			[]Problem{{"flag --approval-policy", 0, "tools.approval_policy", `"maybe" is not one of "ask-on-risk", "ask-always", "deny-on-risk"`}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -231,7 +231,7 @@ func TestErrorMessageFormat(t *testing.T) {
 	f := newFixture(t)
 	path := f.user(t, "[tools]\napproval_policy = \"x\"\n")
 	_, err := Load(f.opts())
-	want := "invalid configuration: " + path + `:2: tools.approval_policy: "x" is not one of "on-risk", "always", "never"`
+	want := "invalid configuration: " + path + `:2: tools.approval_policy: "x" is not one of "ask-on-risk", "ask-always", "deny-on-risk"`
 	if err == nil || err.Error() != want {
 		t.Errorf("error = %v\nwant    %s", err, want)
 	}
@@ -257,5 +257,42 @@ func TestAnthropicPreset(t *testing.T) {
 	}
 	if _, err := l.Config.APIKey(map[string]string{"OPENAI_API_KEY": "sk-x"}); err == nil || !strings.Contains(err.Error(), "ANTHROPIC_API_KEY") {
 		t.Errorf("APIKey without ANTHROPIC_API_KEY: %v", err)
+	}
+}
+
+// TestDeprecatedPolicyNames: the first names of the approval policies are
+// still accepted in every layer, become the new names (so nothing after
+// loading sees an old one), and are reported where they were written.
+func TestDeprecatedPolicyNames(t *testing.T) {
+	f := newFixture(t)
+	user := f.user(t, "[tools]\napproval_policy = \"always\"\n")
+	project := f.project(t, "\n[tools]\napproval_policy = \"never\"\n")
+	l := mustLoad(t, f.opts())
+	if got := l.Config.Tools.ApprovalPolicy; got != PolicyDenyOnRisk {
+		t.Errorf("approval_policy = %q, want %q", got, PolicyDenyOnRisk)
+	}
+	want := []Problem{
+		{user, 2, "tools.approval_policy", `"always" is the deprecated name of "ask-always" (same meaning); write "ask-always"`},
+		{project, 3, "tools.approval_policy", `"never" is the deprecated name of "deny-on-risk" (same meaning); write "deny-on-risk"`},
+	}
+	if d := cmp.Diff(want, l.Deprecated); d != "" {
+		t.Errorf("deprecations (-want +got):\n%s", d)
+	}
+
+	opts := f.opts()
+	opts.Workspace = ""
+	opts.Flags.ApprovalPolicy = "on-risk"
+	l = mustLoad(t, opts)
+	if got := l.Config.Tools.ApprovalPolicy; got != PolicyAskOnRisk {
+		t.Errorf("--approval-policy on-risk gave %q", got)
+	}
+	want = []Problem{want[0], {"flag --approval-policy", 0, "tools.approval_policy", `"on-risk" is the deprecated name of "ask-on-risk" (same meaning); write "ask-on-risk"`}}
+	if d := cmp.Diff(want, l.Deprecated); d != "" {
+		t.Errorf("deprecations with the flag (-want +got):\n%s", d)
+	}
+
+	f.user(t, "[tools]\napproval_policy = \"ask-always\"\n")
+	if l := mustLoad(t, Options{Home: f.home, Env: map[string]string{}}); len(l.Deprecated) != 0 {
+		t.Errorf("the new names are reported as deprecated: %v", l.Deprecated)
 	}
 }

@@ -41,6 +41,10 @@ type Options struct {
 	// lock, the socket and the reaper are still held (it stops what the
 	// sessions shared, such as MCP servers).
 	Drain func()
+	// Components run beside the server once the socket listens (the
+	// WeChat bridge's supervisor). Each must return soon after its ctx
+	// ends; the daemon joins them before Drain.
+	Components []func(ctx context.Context)
 }
 
 // ErrRunning means another daemon holds the home's lock.
@@ -87,10 +91,16 @@ func Run(ctx context.Context, opts Options) error {
 		go func() { defer bg.Done(); reconcileLoop(ctx, opts) }()
 	}
 	opts.Logger.Info("daemon listening", "socket", l.Socket(), "pid", os.Getpid())
+	var comps sync.WaitGroup
+	for _, run := range opts.Components {
+		comps.Go(func() { run(ctx) })
+	}
 	if opts.Ready != nil {
 		opts.Ready()
 	}
 	err = serve(ctx, ln, opts)
+	cancel() // serve may also end on an accept error
+	comps.Wait()
 	if opts.Drain != nil {
 		opts.Drain()
 	}

@@ -7,13 +7,12 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
-	"github.com/scv-agent/scv/internal/proc"
+	"github.com/scv-agent/scv/internal/testutil"
 )
 
 // startOwner runs a stand-in for an SCV process that owns calls: a sleep
@@ -55,21 +54,8 @@ func TestCallOfDeadOwnerReaped(t *testing.T) {
 	waited := make(chan struct{})
 	go func() { work.Wait(); close(waited) }()
 	started(work.Process.Pid)
-	pids := []int{work.Process.Pid}
-	for deadline := time.Now().Add(5 * time.Second); len(pids) < 3 && time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
-		b, _ := os.ReadFile(pidFile)
-		pids = pids[:1]
-		for _, f := range strings.Fields(string(b)) {
-			if p, err := strconv.Atoi(f); err == nil {
-				pids = append(pids, p)
-			}
-		}
-	}
-	t.Cleanup(func() {
-		for _, p := range pids {
-			syscall.Kill(p, syscall.SIGKILL)
-		}
-	})
+	testutil.KillAtCleanup(t, work.Process.Pid)
+	pids := append([]int{work.Process.Pid}, testutil.WaitPIDs(t, pidFile, 2, 5*time.Second)...)
 	if len(pids) < 3 {
 		t.Fatalf("the call's processes did not start: %v", pids)
 	}
@@ -82,7 +68,7 @@ func TestCallOfDeadOwnerReaped(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, p := range pids {
-		if !running(p) {
+		if !testutil.Running(p) {
 			t.Fatalf("reconcile stopped process %d while its owner lives", p)
 		}
 	}
@@ -93,10 +79,10 @@ func TestCallOfDeadOwnerReaped(t *testing.T) {
 		t.Fatal(err)
 	}
 	<-waited
-	for deadline := time.Now().Add(3 * time.Second); time.Now().Before(deadline) && anyRunningOf(pids); {
+	for deadline := time.Now().Add(3 * time.Second); time.Now().Before(deadline) && testutil.AnyRunning(pids...); {
 		time.Sleep(20 * time.Millisecond)
 	}
-	if anyRunningOf(pids) {
+	if testutil.AnyRunning(pids...) {
 		t.Errorf("processes of the dead owner's call survived reconcile: %v", pids)
 	}
 	if ents, _ := os.ReadDir(filepath.Join(home, "run", "calls")); len(ents) != 0 {
@@ -130,36 +116,12 @@ func TestTamperedCallRecordIgnored(t *testing.T) {
 		t.Fatal(err)
 	}
 	time.Sleep(200 * time.Millisecond)
-	if !running(victim.Process.Pid) {
+	if !testutil.Running(victim.Process.Pid) {
 		t.Fatal("a tampered record's tag stopped an unrelated process")
 	}
 	if _, _, err := tr.BeginCall("HOME=/x", "s", "c"); err == nil {
 		t.Error("BeginCall accepted a tag that is not a call tag")
 	}
-}
-
-func running(pid int) bool {
-	st, err := proc.StartTime(pid)
-	return err == nil && proc.Alive(pid, st) && !zombie(pid)
-}
-
-func zombie(pid int) bool {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return false
-	}
-	s := string(b)
-	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-	return len(f) > 0 && f[0] == "Z"
-}
-
-func anyRunningOf(pids []int) bool {
-	for _, p := range pids {
-		if running(p) {
-			return true
-		}
-	}
-	return false
 }
 
 // TestCallFormsMatchTheirRegexps: the hand-written checks (nothing built at

@@ -16,6 +16,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/scv-agent/scv/internal/proc"
+	"github.com/scv-agent/scv/internal/testutil"
 )
 
 // The test binary doubles as an owning SCV process that starts a
@@ -48,7 +49,7 @@ func ownerHelper() int {
 				return
 			}
 			go func() {
-				for waitFile(pidFile, 5*time.Second) != nil {
+				for !testutil.WaitFile(pidFile, 5*time.Second) {
 				}
 				fmt.Println("ready", h, pid)
 			}()
@@ -58,24 +59,9 @@ func ownerHelper() int {
 	return 1
 }
 
-func waitFile(p string, d time.Duration) error {
-	deadline := time.Now().Add(d)
-	for time.Now().Before(deadline) {
-		if b, err := os.ReadFile(p); err == nil && strings.HasSuffix(string(b), "\n") {
-			return nil
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	return fmt.Errorf("%s not written", p)
-}
-
 func readPID(t *testing.T, p string) (int, uint64) {
 	t.Helper()
-	if err := waitFile(p, 5*time.Second); err != nil {
-		t.Fatal(err)
-	}
-	b, _ := os.ReadFile(p)
-	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	pid, err := strconv.Atoi(testutil.WaitLine(t, p, 5*time.Second))
 	if err != nil {
 		t.Fatal(err)
 	}

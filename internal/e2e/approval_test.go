@@ -23,11 +23,14 @@ func TestExecApprovalPolicies(t *testing.T) {
 		readRan   bool
 		notAsking bool
 	}{
-		{"on-risk with yes", "", []string{"exec", "--yes", "go"}, []string{"bash"}, true, true, false},
-		{"always with yes asks for read too", "", []string{"--approval-policy", "always", "exec", "--yes", "go"}, []string{"bash", "read"}, true, true, false},
-		{"always without yes denies both", "[tools]\napproval_policy = \"always\"", []string{"exec", "go"}, []string{"bash", "read"}, false, false, false},
-		{"never denies without asking, even with yes", "", []string{"--approval-policy", "never", "exec", "--yes", "go"}, nil, false, true, true},
-		{"never from the config", "[tools]\napproval_policy = \"never\"", []string{"exec", "--yes", "go"}, nil, false, true, true},
+		{"ask-on-risk with yes", "", []string{"exec", "--yes", "go"}, []string{"bash"}, true, true, false},
+		{"ask-always with yes asks for read too", "", []string{"--approval-policy", "ask-always", "exec", "--yes", "go"}, []string{"bash", "read"}, true, true, false},
+		{"ask-always without yes denies both", "[tools]\napproval_policy = \"ask-always\"", []string{"exec", "go"}, []string{"bash", "read"}, false, false, false},
+		{"deny-on-risk denies without asking, even with yes", "", []string{"--approval-policy", "deny-on-risk", "exec", "--yes", "go"}, nil, false, true, true},
+		{"deny-on-risk from the config", "[tools]\napproval_policy = \"deny-on-risk\"", []string{"exec", "--yes", "go"}, nil, false, true, true},
+		// The deprecated names still mean what they meant.
+		{"never (deprecated) is deny-on-risk", "", []string{"--approval-policy", "never", "exec", "--yes", "go"}, nil, false, true, true},
+		{"always (deprecated) in the config is ask-always", "[tools]\napproval_policy = \"always\"", []string{"exec", "go"}, []string{"bash", "read"}, false, false, false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -5,14 +5,13 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
-	"strings"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/scv-agent/scv/internal/model/modeltest"
 	"github.com/scv-agent/scv/internal/proto"
+	"github.com/scv-agent/scv/internal/testutil"
 )
 
 // TestKilledDaemonBashReapedOnRestart: the daemon is SIGKILLed while an
@@ -36,7 +35,7 @@ func TestKilledDaemonBashReapedOnRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	until(t, c, proto.EventToolStarted)
-	pids := waitPIDs(t, pidFile, 4)
+	pids := testutil.WaitPIDs(t, pidFile, 4, 10*time.Second)
 	if len(pids) < 4 {
 		t.Fatalf("the command's processes did not all start (%v); stderr:\n%s", pids, d.stderr)
 	}
@@ -52,20 +51,20 @@ func TestKilledDaemonBashReapedOnRestart(t *testing.T) {
 	}
 	time.Sleep(300 * time.Millisecond)
 	for _, p := range pids {
-		if !anyRunning([]int{p}) {
+		if !testutil.AnyRunning(p) {
 			t.Fatalf("process %d ended with the daemon; the test needs survivors", p)
 		}
 	}
 
 	d2 := in.startDaemon(in.env)
 	deadline := time.Now().Add(10 * time.Second)
-	for time.Now().Before(deadline) && anyRunning(pids) {
+	for time.Now().Before(deadline) && testutil.AnyRunning(pids...) {
 		time.Sleep(20 * time.Millisecond)
 	}
-	if anyRunning(pids) {
+	if testutil.AnyRunning(pids...) {
 		var alive []int
 		for _, p := range pids {
-			if anyRunning([]int{p}) {
+			if testutil.AnyRunning(p) {
 				alive = append(alive, p)
 			}
 		}
@@ -74,28 +73,6 @@ func TestKilledDaemonBashReapedOnRestart(t *testing.T) {
 	if ents, _ := os.ReadDir(filepath.Join(in.home, "run", "calls")); len(ents) != 0 {
 		t.Errorf("call records left after the restart: %v", ents)
 	}
-}
-
-// waitPIDs reads the PIDs the test's processes write to file until there
-// are n (or 10 s pass) and kills them when the test ends, whatever happened.
-func waitPIDs(t *testing.T, file string, n int) []int {
-	t.Helper()
-	var pids []int
-	for deadline := time.Now().Add(10 * time.Second); len(pids) < n && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-		b, _ := os.ReadFile(file)
-		pids = pids[:0]
-		for _, f := range strings.Fields(string(b)) {
-			if p, err := strconv.Atoi(f); err == nil {
-				pids = append(pids, p)
-			}
-		}
-	}
-	t.Cleanup(func() {
-		for _, p := range pids {
-			_ = syscall.Kill(p, syscall.SIGKILL)
-		}
-	})
-	return pids
 }
 
 func jsonString(t *testing.T, v any) string {

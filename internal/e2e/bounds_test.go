@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/scv-agent/scv/internal/proto"
+	"github.com/scv-agent/scv/internal/testutil"
 )
 
 // floodRSSBoundMiB is the peak resident memory allowed to `scv server
@@ -54,19 +55,9 @@ func TestMemoryBoundUnderFlood(t *testing.T) {
 	cmd.Dir, cmd.Env = in.ws, in.env
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var stderr syncBuffer
+	var stderr testutil.LockedBuffer
 	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	stdin, stdout := testutil.StartPiped(t, cmd)
 	defer func() { cancel(); cmd.Wait() }()
 	pid := cmd.Process.Pid
 

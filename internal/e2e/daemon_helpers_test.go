@@ -12,12 +12,13 @@ import (
 
 	"github.com/scv-agent/scv/internal/client"
 	"github.com/scv-agent/scv/internal/proto"
+	"github.com/scv-agent/scv/internal/testutil"
 )
 
 // daemonProc is a `scv run` child.
 type daemonProc struct {
 	cmd    *exec.Cmd
-	stderr *syncBuffer
+	stderr *testutil.LockedBuffer
 	done   chan struct{} // closed when the process has been waited for
 	err    error         // Wait's error, valid after done
 }
@@ -50,7 +51,7 @@ func (in *instance) startDaemon(env []string) *daemonProc {
 // spawnDaemon starts `scv run` without waiting for its socket.
 func (in *instance) spawnDaemon(env []string) *daemonProc {
 	in.t.Helper()
-	d := &daemonProc{stderr: &syncBuffer{}, done: make(chan struct{})}
+	d := &daemonProc{stderr: &testutil.LockedBuffer{}, done: make(chan struct{})}
 	d.cmd = exec.Command(scvBin, "--scv-home", in.home, "run")
 	d.cmd.Dir = in.ws
 	d.cmd.Env = env
@@ -204,16 +205,6 @@ func eventTypes(evs []proto.Event) []string {
 		out[i] = ev.EventType()
 	}
 	return out
-}
-
-// fileMode is the permission bits of path.
-func fileMode(t *testing.T, path string) os.FileMode {
-	t.Helper()
-	st, err := os.Stat(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return st.Mode().Perm()
 }
 
 func fileExists(path string) bool {

@@ -18,6 +18,7 @@ import (
 	"github.com/scv-agent/scv/internal/client"
 	"github.com/scv-agent/scv/internal/model/modeltest"
 	"github.com/scv-agent/scv/internal/proto"
+	"github.com/scv-agent/scv/internal/testutil"
 )
 
 // checkOwnSession asserts every event belongs to sid and that seq rises by
@@ -138,7 +139,7 @@ func TestDaemonModes(t *testing.T) {
 	if st.Mode()&os.ModeSocket == 0 {
 		t.Errorf("%s is %v, not a socket", in.socket(), st.Mode())
 	}
-	got := map[string]os.FileMode{"socket": st.Mode().Perm(), "home": fileMode(t, in.home)}
+	got := map[string]os.FileMode{"socket": st.Mode().Perm(), "home": testutil.Mode(t, in.home)}
 	want := map[string]os.FileMode{"socket": 0o600, "home": 0o700}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("modes (-want +got):\n%s", diff)
@@ -167,20 +168,28 @@ func TestDaemonStaleSocketReplaced(t *testing.T) {
 	}
 }
 
+// hangingTurn starts a daemon whose model streams "partial " and then never
+// answers, and a turn on it that has streamed that first delta.
+func hangingTurn(t *testing.T) (*instance, *daemonProc, *client.Conn) {
+	t.Helper()
+	fm := modeltest.New(t)
+	fm.Script(modeltest.Text("partial "), modeltest.Hang())
+	in := newInstance(t, providerConfig(fm.URL()))
+	d := in.startDaemon(in.env)
+	c := in.connect()
+	sid := in.startSession(c, proto.SessionStart{}).SessionID
+	sendTurn(t, c, sid, "hang")
+	until(t, c, proto.EventAssistantDelta)
+	return in, d, c
+}
+
 // TestDaemonSignals stops a daemon with a turn streaming from a model that
 // never answers: on SIGTERM or SIGINT it exits within 5 s, cancels the turn
 // and removes the socket (docs/runtime.md, "The daemon").
 func TestDaemonSignals(t *testing.T) {
 	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT} {
 		t.Run(sig.String(), func(t *testing.T) {
-			fm := modeltest.New(t)
-			fm.Script(modeltest.Text("partial "), modeltest.Hang())
-			in := newInstance(t, providerConfig(fm.URL()))
-			d := in.startDaemon(in.env)
-			c := in.connect()
-			sid := in.startSession(c, proto.SessionStart{}).SessionID
-			sendTurn(t, c, sid, "hang")
-			until(t, c, proto.EventAssistantDelta)
+			in, d, c := hangingTurn(t)
 
 			start := time.Now()
 			if err := d.cmd.Process.Signal(sig); err != nil {
@@ -281,7 +290,13 @@ func TestStatus(t *testing.T) {
 
 	st := in.status(t)
 	st.UptimeSeconds = 0
-	want := statusJSON{Running: true, DaemonStatus: proto.DaemonStatus{Version: ver, PID: pid, Sessions: 2}}
+	if st.Database == nil || st.Database.FileBytes <= 0 {
+		t.Errorf("status --json database = %+v, want the database with its size", st.Database)
+	} else {
+		st.Database.FileBytes, st.Database.FreeBytes = 0, 0
+	}
+	want := statusJSON{Running: true, DaemonStatus: proto.DaemonStatus{Version: ver, PID: pid, Sessions: 2,
+		Database: &proto.Database{Path: filepath.Join(in.home, "state", "scv.db")}}}
 	if diff := cmp.Diff(want, st); diff != "" {
 		t.Errorf("status --json (-want +got):\n%s", diff)
 	}
@@ -306,14 +321,7 @@ func TestStatus(t *testing.T) {
 // TestStopEndsRun: scv stop ends a foreground daemon that has a turn
 // streaming from a model that never answers.
 func TestStopEndsRun(t *testing.T) {
-	fm := modeltest.New(t)
-	fm.Script(modeltest.Text("partial "), modeltest.Hang())
-	in := newInstance(t, providerConfig(fm.URL()))
-	d := in.startDaemon(in.env)
-	c := in.connect()
-	sid := in.startSession(c, proto.SessionStart{}).SessionID
-	sendTurn(t, c, sid, "hang")
-	until(t, c, proto.EventAssistantDelta)
+	in, d, _ := hangingTurn(t)
 	r := in.run(in.env, "", "stop")
 	if r.code != 0 || !strings.Contains(r.stdout, "stopped") {
 		t.Fatalf("scv stop: exit %d stdout %q stderr %q", r.code, r.stdout, r.stderr)

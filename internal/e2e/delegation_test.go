@@ -11,6 +11,7 @@ import (
 
 	"github.com/scv-agent/scv/internal/model/modeltest"
 	"github.com/scv-agent/scv/internal/proto"
+	"github.com/scv-agent/scv/internal/testutil"
 )
 
 // TestDaemonSIGTERMStopsDelegations: a daemon stopped with SIGTERM while a
@@ -44,12 +45,12 @@ func TestDaemonSIGTERMStopsDelegations(t *testing.T) {
 	}
 	until(t, c, proto.EventToolStarted)
 
-	pids := waitPIDs(t, pidFile, 2)
+	pids := testutil.WaitPIDs(t, pidFile, 2, 10*time.Second)
 	if len(pids) < 2 {
 		t.Fatalf("the fake agent did not start (pids %v); stderr:\n%s", pids, d.stderr)
 	}
 	for _, p := range pids {
-		if !anyRunning([]int{p}) {
+		if !testutil.AnyRunning(p) {
 			t.Fatalf("process %d of the delegation is not running before SIGTERM", p)
 		}
 	}
@@ -64,23 +65,13 @@ func TestDaemonSIGTERMStopsDelegations(t *testing.T) {
 		t.Fatalf("daemon still running 6 s after SIGTERM; stderr:\n%s", d.stderr)
 	}
 	deadline := time.Now().Add(2500 * time.Millisecond)
-	for time.Now().Before(deadline) && anyRunning(pids) {
+	for time.Now().Before(deadline) && testutil.AnyRunning(pids...) {
 		time.Sleep(20 * time.Millisecond)
 	}
-	if anyRunning(pids) {
+	if testutil.AnyRunning(pids...) {
 		t.Fatalf("delegated processes %v survived the daemon's SIGTERM", pids)
 	}
 	if ents, _ := os.ReadDir(filepath.Join(in.home, "run", "delegations")); len(ents) != 0 {
 		t.Errorf("delegation records left: %v", ents)
 	}
-}
-
-// anyRunning reports whether any pid is a live (non-zombie) process.
-func anyRunning(pids []int) bool {
-	for _, p := range pids {
-		if state, _, ok := statOf(p); ok && state != "Z" {
-			return true
-		}
-	}
-	return false
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/scv-agent/scv/internal/model/modeltest"
 	"github.com/scv-agent/scv/internal/proto"
+	"github.com/scv-agent/scv/internal/testutil"
 )
 
 // callOutput is the function_call_output the model was sent for callID, or
@@ -296,7 +297,7 @@ func TestExecInterrupt(t *testing.T) {
 	cmd := exec.Command(scvBin, "--scv-home", in.home, "exec", "--yes", "hang")
 	cmd.Dir, cmd.Env = in.ws, in.env
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	stdout, stderr := &syncBuffer{}, &syncBuffer{}
+	stdout, stderr := &testutil.LockedBuffer{}, &testutil.LockedBuffer{}
 	cmd.Stdout, cmd.Stderr = stdout, stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -332,5 +333,42 @@ func TestExecInterrupt(t *testing.T) {
 	}
 	if !strings.Contains(stderr.String(), "turn cancelled") {
 		t.Errorf("stderr does not say the turn was cancelled:\n%s", stderr)
+	}
+}
+
+// TestExecShowsWriteDiff: a write's approval note on stderr carries the
+// planned change as a diff, its control characters made visible, and the
+// model never receives the diff, only the call's result.
+func TestExecShowsWriteDiff(t *testing.T) {
+	fm := modeltest.New(t)
+	fm.Script(modeltest.ToolCall("c1", "write", `{"path":"a.txt","content":"hello from a.txt\nnew \u001b[8mhidden line\n","mode":"replace"}`))
+	fm.Script(modeltest.Text("written"))
+	in := newInstance(t, providerConfig(fm.URL()))
+	r := in.run(in.env, "", "exec", "--yes", "edit a.txt")
+	if r.code != 0 {
+		t.Fatalf("exit %d; stderr:\n%s", r.code, r.stderr)
+	}
+	want := "scv: approval for write (risk filesystem): approved (--yes)\n" +
+		"scv:   | replace a.txt (37 bytes)\n" +
+		"scv:   diff of a.txt: +1 -0 lines\n" +
+		"scv:   | --- a/a.txt\n" +
+		"scv:   | +++ b/a.txt\n" +
+		"scv:   | @@ -1 +1,2 @@\n" +
+		"scv:   |  hello from a.txt\n" +
+		"scv:   | +new ␛[8mhidden line\n"
+	if !strings.Contains(r.stderr, want) {
+		t.Errorf("stderr lacks the approval with its diff:\n%s\nwant:\n%s", r.stderr, want)
+	}
+	if strings.Contains(r.stderr, "\x1b[8m") {
+		t.Error("a raw escape from the file content reached stderr")
+	}
+	reqs := fm.Requests()
+	if len(reqs) != 2 {
+		t.Fatalf("%d model requests, want 2", len(reqs))
+	}
+	for i, req := range reqs {
+		if b, _ := json.Marshal(req.Body); strings.Contains(string(b), "+++ b/a.txt") || strings.Contains(string(b), "@@ -1") {
+			t.Errorf("request %d carries the diff: %s", i+1, b)
+		}
 	}
 }

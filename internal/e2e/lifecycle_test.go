@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"fmt"
 	"net"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
@@ -16,21 +15,8 @@ import (
 	"github.com/scv-agent/scv/internal/client"
 	"github.com/scv-agent/scv/internal/model/modeltest"
 	"github.com/scv-agent/scv/internal/proto"
+	"github.com/scv-agent/scv/internal/testutil"
 )
-
-// waitFile waits up to 30 s for path to hold a line.
-func waitFile(t *testing.T, path string) string {
-	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for time.Now().Before(deadline) {
-		if b, err := os.ReadFile(path); err == nil && strings.HasSuffix(string(b), "\n") {
-			return strings.TrimSpace(string(b))
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	t.Fatalf("%s not written within 30 s", path)
-	return ""
-}
 
 // TestStdioEOFCancelsTurn: EOF on stdin while a bash command runs ends
 // `scv server --stdio`, and the command it started is killed with it.
@@ -38,20 +24,10 @@ func TestStdioEOFCancelsTurn(t *testing.T) {
 	fm := modeltest.New(t)
 	fm.Script(modeltest.ToolCall("c1", "bash", `{"command":"echo $$ > pid.txt; exec sleep 120"}`))
 	in := newInstance(t, providerConfig(fm.URL()))
-	cmd := exec.Command(scvBin, "--scv-home", in.home, "--approval-policy", "on-risk", "server", "--stdio")
+	cmd := exec.Command(scvBin, "--scv-home", in.home, "--approval-policy", "ask-on-risk", "server", "--stdio")
 	cmd.Dir, cmd.Env = in.ws, in.env
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	stdin, stdout := testutil.StartPiped(t, cmd)
 	done := make(chan struct{})
 	go func() { _ = cmd.Wait(); close(done) }()
 	t.Cleanup(func() {
@@ -70,7 +46,7 @@ func TestStdioEOFCancelsTurn(t *testing.T) {
 		t.Fatal(err)
 	}
 	until(t, c, proto.EventToolStarted)
-	pid, err := strconv.Atoi(waitFile(t, filepath.Join(in.ws, "pid.txt")))
+	pid, err := strconv.Atoi(testutil.WaitLine(t, filepath.Join(in.ws, "pid.txt"), 30*time.Second))
 	if err != nil || processGone(pid) {
 		t.Fatalf("bash pid %d (%v) is not running", pid, err)
 	}

@@ -9,7 +9,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -17,6 +16,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/scv-agent/scv/internal/mcp/mcptest"
+	"github.com/scv-agent/scv/internal/testutil"
 )
 
 // scvBin is the scv binary TestMain builds once.
@@ -35,7 +35,7 @@ func runMain(m *testing.M) int {
 		return 1
 	}
 	defer os.RemoveAll(dir)
-	if err := buildSCV(dir); err != nil {
+	if scvBin, err = testutil.BuildSCV(dir); err != nil {
 		fmt.Fprintln(os.Stderr, "e2e:", err)
 		return 1
 	}
@@ -47,25 +47,6 @@ func runMain(m *testing.M) int {
 		}
 	}
 	return code
-}
-
-// buildSCV builds ./cmd/scv from the module root into dir/scv.
-func buildSCV(dir string) error {
-	out, err := exec.Command("go", "env", "GOMOD").Output()
-	if err != nil {
-		return fmt.Errorf("go env GOMOD: %w", err)
-	}
-	gomod := strings.TrimSpace(string(out))
-	if gomod == "" || gomod == os.DevNull {
-		return errors.New("go env GOMOD: not inside the scv module")
-	}
-	scvBin = filepath.Join(dir, "scv")
-	build := exec.Command("go", "build", "-o", scvBin, "./cmd/scv")
-	build.Dir = filepath.Dir(gomod)
-	if b, err := build.CombinedOutput(); err != nil {
-		return fmt.Errorf("go build ./cmd/scv: %v\n%s", err, b)
-	}
-	return nil
 }
 
 // instance is one test's SCV home, workspace and child environment.
@@ -176,22 +157,4 @@ func (in *instance) runBare(limit time.Duration, env []string, stdin string, arg
 		in.t.Fatalf("scv %.60q did not finish within %v; stderr:\n%s", args, limit, r.stderr)
 	}
 	return r
-}
-
-// syncBuffer is a bytes.Buffer safe for a child's output copier and the test.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }

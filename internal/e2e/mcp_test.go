@@ -15,6 +15,7 @@ import (
 	"github.com/scv-agent/scv/internal/mcp/mcptest"
 	"github.com/scv-agent/scv/internal/model/modeltest"
 	"github.com/scv-agent/scv/internal/proto"
+	"github.com/scv-agent/scv/internal/testutil"
 )
 
 // mcpConfig is a [mcp.servers.NAME] table running command with args and
@@ -151,7 +152,7 @@ func TestDaemonMCPSharedAndStopped(t *testing.T) {
 			_ = syscall.Kill(p, syscall.SIGKILL)
 		}
 	})
-	if !anyRunning([]int{escapee}) || !anyRunning(pids[:1]) {
+	if !testutil.AnyRunning(escapee) || !testutil.AnyRunning(pids[:1]...) {
 		t.Fatal("server or escapee not running before the stop")
 	}
 	if r := in.run(in.env, "", "stop"); r.code != 0 {
@@ -161,10 +162,10 @@ func TestDaemonMCPSharedAndStopped(t *testing.T) {
 		t.Fatalf("daemon still running after scv stop; stderr:\n%s", d.stderr)
 	}
 	deadline := time.Now().Add(2500 * time.Millisecond)
-	for time.Now().Before(deadline) && anyRunning(pids) {
+	for time.Now().Before(deadline) && testutil.AnyRunning(pids...) {
 		time.Sleep(20 * time.Millisecond)
 	}
-	if anyRunning(pids) {
+	if testutil.AnyRunning(pids...) {
 		t.Fatalf("MCP processes %v survived the daemon's stop; stderr:\n%s", pids, d.stderr)
 	}
 	if !strings.Contains(d.stderr.String(), "mcp server started") {

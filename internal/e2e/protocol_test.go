@@ -5,9 +5,7 @@ import (
 	"encoding/json"
 	"io"
 	"net"
-	"os/exec"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -91,32 +89,7 @@ func (in *instance) openRaw(transport string) *rawConn {
 		in.t.Cleanup(func() { nc.Close() })
 		return &rawConn{t: in.t, w: nc, r: bufio.NewReaderSize(nc, 1<<16)}
 	}
-	cmd := exec.Command(scvBin, "--scv-home", in.home, "server", "--stdio")
-	cmd.Dir, cmd.Env = in.ws, in.env
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		in.t.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		in.t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		in.t.Fatal(err)
-	}
-	in.t.Cleanup(func() {
-		stdin.Close()
-		done := make(chan struct{})
-		go func() { _ = cmd.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(10 * time.Second):
-			in.t.Errorf("scv server --stdio still running 10 s after EOF")
-			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-			<-done
-		}
-	})
+	stdin, stdout, _ := in.stdioChild(in.env)
 	return &rawConn{t: in.t, w: stdin, r: bufio.NewReaderSize(stdout, 1<<16)}
 }
 

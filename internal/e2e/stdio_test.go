@@ -21,35 +21,26 @@ import (
 	"github.com/scv-agent/scv/internal/client"
 	"github.com/scv-agent/scv/internal/model/modeltest"
 	"github.com/scv-agent/scv/internal/proto"
+	"github.com/scv-agent/scv/internal/testutil"
 )
 
-// startStdio runs `scv server --stdio` and speaks the protocol over its
-// stdin/stdout. At the end of the test the connection is closed (EOF ends
-// the server) and the process is waited for, killed if it lingers.
-func (in *instance) startStdio(env []string) *client.Conn {
+// stdioChild starts `scv server --stdio` with env and returns its stdin and
+// stdout. When the test ends its stdin is closed, and the server must end
+// within 10 s (EOF ends it); else the test fails and its group is killed.
+func (in *instance) stdioChild(env []string) (io.WriteCloser, io.Reader, *testutil.LockedBuffer) {
 	in.t.Helper()
 	cmd := exec.Command(scvBin, "--scv-home", in.home, "server", "--stdio")
-	cmd.Dir = in.ws
-	cmd.Env = env
-	stderr := &syncBuffer{}
+	cmd.Dir, cmd.Env = in.ws, env
+	stderr := &testutil.LockedBuffer{}
 	cmd.Stderr = stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		in.t.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		in.t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		in.t.Fatal(err)
-	}
-	done := make(chan struct{})
-	go func() { _ = cmd.Wait(); close(done) }()
-	c := client.NewConn(stdout, stdin)
+	stdin, stdout := testutil.StartPiped(in.t, cmd)
 	in.t.Cleanup(func() {
-		c.Close()
+		stdin.Close()
+		// Wait closes stdout once the process exits, so it starts only now
+		// that the test has read what it wanted (EOF included).
+		done := make(chan struct{})
+		go func() { _ = cmd.Wait(); close(done) }()
 		select {
 		case <-done:
 		case <-time.After(10 * time.Second):
@@ -58,8 +49,17 @@ func (in *instance) startStdio(env []string) *client.Conn {
 			<-done
 		}
 	})
-	ctx := in.t.Context()
-	if _, err := c.Initialize(ctx, "e2e", "test"); err != nil {
+	return stdin, stdout, stderr
+}
+
+// startStdio runs `scv server --stdio` and speaks the protocol over its
+// stdin/stdout; the connection is closed at the end of the test.
+func (in *instance) startStdio(env []string) *client.Conn {
+	in.t.Helper()
+	stdin, stdout, stderr := in.stdioChild(env)
+	c := client.NewConn(stdout, stdin)
+	in.t.Cleanup(func() { c.Close() })
+	if _, err := c.Initialize(in.t.Context(), "e2e", "test"); err != nil {
 		in.t.Fatalf("initialize: %v; stderr:\n%s", err, stderr)
 	}
 	return c

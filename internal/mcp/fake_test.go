@@ -12,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/scv-agent/scv/internal/mcp/mcptest"
+	"github.com/scv-agent/scv/internal/testutil"
 	"github.com/scv-agent/scv/internal/tool"
 )
 
@@ -175,7 +176,7 @@ func TestHangTimesOut(t *testing.T) {
 	if res.Error != tool.Limit || !strings.Contains(res.Output, "did not answer within 0 s (mcp.servers.fake.tool_timeout_seconds)") {
 		t.Errorf("result = %+v", res)
 	}
-	if !waitFile(filepath.Join(dir, "cancelled-1"), 5*time.Second) {
+	if !testutil.WaitFile(filepath.Join(dir, "cancelled-1"), 5*time.Second) {
 		t.Error("the server was not told to stop the call")
 	}
 	// The server still works.
@@ -206,7 +207,7 @@ func TestCancelNotifiesAndReturns(t *testing.T) {
 	if res.Error != tool.Cancelled || !strings.Contains(res.Output, "told to stop the call") {
 		t.Errorf("result = %+v", res)
 	}
-	if !waitFile(filepath.Join(dir, "cancelled-1"), 5*time.Second) {
+	if !testutil.WaitFile(filepath.Join(dir, "cancelled-1"), 5*time.Second) {
 		t.Error("the server did not see notifications/cancelled")
 	}
 }

@@ -1,14 +1,11 @@
 package mcp
 
 import (
-	"bytes"
 	"encoding/json"
 	"log/slog"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -16,6 +13,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/scv-agent/scv/internal/mcp/mcptest"
+	"github.com/scv-agent/scv/internal/testutil"
 	"github.com/scv-agent/scv/internal/tool"
 )
 
@@ -24,28 +22,10 @@ func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m)
 }
 
-// logBuffer is a slog destination tests can read.
-type logBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *logBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *logBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 // newManager is a Manager with short timings, closed when the test ends.
-func newManager(t *testing.T, mod func(*Options)) (*Manager, *logBuffer) {
+func newManager(t *testing.T, mod func(*Options)) (*Manager, *testutil.LockedBuffer) {
 	t.Helper()
-	logs := &logBuffer{}
+	logs := &testutil.LockedBuffer{}
 	opts := Options{Logger: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
 		InstanceID: "test-" + strconv.Itoa(os.Getpid()), Version: "test", Grace: 500 * time.Millisecond,
 		Backoff: 200 * time.Millisecond, MaxBackoff: time.Second, IdleTimeout: time.Minute}
@@ -117,43 +97,6 @@ func readPid(t *testing.T, path string) int {
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("no pid in %s", path)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
-// running says pid is a live, non-zombie process.
-func running(pid int) bool {
-	b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
-	if err != nil {
-		return false
-	}
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
-	return i > 0 && i+2 < len(s) && s[i+2] != 'Z' && s[i+2] != 'X'
-}
-
-// waitGone waits up to d for pid to end.
-func waitGone(pid int, d time.Duration) bool {
-	deadline := time.Now().Add(d)
-	for running(pid) {
-		if time.Now().After(deadline) {
-			return false
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	return true
-}
-
-// waitFile waits up to d for path to exist.
-func waitFile(path string, d time.Duration) bool {
-	deadline := time.Now().Add(d)
-	for {
-		if _, err := os.Stat(path); err == nil {
-			return true
-		}
-		if time.Now().After(deadline) {
-			return false
 		}
 		time.Sleep(10 * time.Millisecond)
 	}

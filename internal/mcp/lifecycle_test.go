@@ -14,6 +14,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/scv-agent/scv/internal/mcp/mcptest"
+	"github.com/scv-agent/scv/internal/testutil"
 	"github.com/scv-agent/scv/internal/tool"
 )
 
@@ -44,7 +45,7 @@ func TestSharedPerWorkspaceAndIdleStop(t *testing.T) {
 	b.Release()
 	c.Release()
 	for _, p := range started {
-		if !waitGone(p, 5*time.Second) {
+		if !testutil.WaitGone(5*time.Second, p) {
 			t.Errorf("server %d still runs after the idle timeout", p)
 		}
 	}
@@ -89,7 +90,7 @@ func TestCloseStopsSetsidChild(t *testing.T) {
 	r := registry(t, l)
 	escapee := readPid(t, filepath.Join(dir, "setsid.pid"))
 	server := pids(t, dir)[0]
-	if !running(escapee) || !running(server) {
+	if !testutil.Running(escapee) || !testutil.Running(server) {
 		t.Fatal("not started")
 	}
 	began := time.Now()
@@ -98,7 +99,7 @@ func TestCloseStopsSetsidChild(t *testing.T) {
 		t.Errorf("Close took %v", took)
 	}
 	for _, p := range []int{server, escapee} {
-		if !waitGone(p, time.Second) {
+		if !testutil.WaitGone(time.Second, p) {
 			t.Errorf("process %d survived Close", p)
 		}
 	}
@@ -157,7 +158,7 @@ func TestStartFailures(t *testing.T) {
 				t.Errorf("state during backoff: %v", l.States()[0].Err)
 			}
 			for _, p := range pids(t, dir) {
-				if !waitGone(p, 3*time.Second) {
+				if !testutil.WaitGone(3*time.Second, p) {
 					t.Errorf("failed server %d still runs", p)
 				}
 			}

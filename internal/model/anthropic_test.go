@@ -160,16 +160,7 @@ func TestAnthropicStops(t *testing.T) {
 			srv.Script(tc.steps...)
 			c, _ := anthropicClient(t, srv.URL(), nil)
 			r, _, err := run(t, c, hello)
-			if tc.wantErr != "" {
-				wantErr(t, err, model.CodeProvider, tc.wantErr)
-				return
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			if d := cmp.Diff(tc.want, r); d != "" {
-				t.Errorf("response (-want +got):\n%s", d)
-			}
+			wantResponse(t, r, err, tc.want, tc.wantErr)
 		})
 	}
 }

@@ -4,8 +4,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
-
 	"github.com/scv-agent/scv/internal/model"
 )
 
@@ -18,22 +16,30 @@ func sse(payloads ...string) string {
 	return b.String()
 }
 
+// stream streams req and returns the response, the answer and reasoning
+// deltas joined, and the error.
+func stream(t *testing.T, c model.Client, req model.Request) (r model.Response, text, reasoning string, err error) {
+	t.Helper()
+	var tb, rb strings.Builder
+	r, err = c.Stream(t.Context(), req, func(d model.Delta) {
+		if d.Kind == model.DeltaReasoning {
+			rb.WriteString(d.Text)
+		} else {
+			tb.WriteString(d.Text)
+		}
+	})
+	return r, tb.String(), rb.String(), err
+}
+
 // streamAll streams req and returns the response, the reasoning text and
 // the error; it checks that the answer deltas add up to the content.
 func streamAll(t *testing.T, c model.Client, req model.Request) (model.Response, string, error) {
 	t.Helper()
-	var text, reasoning strings.Builder
-	r, err := c.Stream(t.Context(), req, func(d model.Delta) {
-		if d.Kind == model.DeltaReasoning {
-			reasoning.WriteString(d.Text)
-		} else {
-			text.WriteString(d.Text)
-		}
-	})
-	if err == nil && text.String() != r.Content {
-		t.Errorf("answer deltas %q do not add up to the content %q", text.String(), r.Content)
+	r, text, reasoning, err := stream(t, c, req)
+	if err == nil && text != r.Content {
+		t.Errorf("answer deltas %q do not add up to the content %q", text, r.Content)
 	}
-	return r, reasoning.String(), err
+	return r, reasoning, err
 }
 
 const completed = `{"type":"response.completed","response":{"status":"completed"}}`
@@ -210,15 +216,8 @@ func TestTrafficClasses(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			c, _ := newClient(t, tc.wire, rawServer(t, tc.body), func(o *model.Options) { o.MaxRetries = 0 })
 			r, reasoning, err := streamAll(t, c, hello)
-			if tc.wantErr != "" {
-				wantErr(t, err, model.CodeProvider, tc.wantErr)
+			if !wantResponse(t, r, err, tc.want, tc.wantErr) {
 				return
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			if d := cmp.Diff(tc.want, r); d != "" {
-				t.Errorf("response (-want +got):\n%s", d)
 			}
 			if reasoning != tc.reasoning {
 				t.Errorf("reasoning = %q, want %q", reasoning, tc.reasoning)

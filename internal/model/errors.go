@@ -5,6 +5,8 @@ import (
 	"errors"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/scv-agent/scv/internal/textcut"
 )
 
 // maxMessage bounds Error.Message: one line of at most 300 bytes.
@@ -56,11 +58,7 @@ func cleanMessage(msg string, secrets []string) string {
 		msg = "model request failed with no message from the provider"
 	}
 	if len(msg) > maxMessage {
-		cut := maxMessage - len("…")
-		for cut > 0 && !utf8.RuneStart(msg[cut]) {
-			cut--
-		}
-		msg = msg[:cut] + "…"
+		msg = textcut.Prefix(msg, maxMessage-len("…")) + "…"
 	}
 	return msg
 }

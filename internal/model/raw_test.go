@@ -6,8 +6,6 @@ import (
 	"net/http/httptest"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
-
 	"github.com/scv-agent/scv/internal/model"
 )
 
@@ -87,16 +85,7 @@ func TestRawStreams(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			c, _ := newClient(t, tc.wire, rawServer(t, tc.body), func(o *model.Options) { o.MaxRetries = 0 })
 			r, _, err := run(t, c, hello)
-			if tc.wantErr != "" {
-				wantErr(t, err, model.CodeProvider, tc.wantErr)
-				return
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			if d := cmp.Diff(tc.want, r); d != "" {
-				t.Errorf("response (-want +got):\n%s", d)
-			}
+			wantResponse(t, r, err, tc.want, tc.wantErr)
 		})
 	}
 }

@@ -176,14 +176,7 @@ func TestRecordedStreams(t *testing.T) {
 
 func checkReplay(t *testing.T, c model.Client, want outcome) {
 	t.Helper()
-	var text, reasoning strings.Builder
-	r, err := c.Stream(t.Context(), hello, func(d model.Delta) {
-		if d.Kind == model.DeltaReasoning {
-			reasoning.WriteString(d.Text)
-		} else {
-			text.WriteString(d.Text)
-		}
-	})
+	r, text, reasoning, err := stream(t, c, hello)
 	if want.Err != "" {
 		var me *model.Error
 		if !errors.As(err, &me) || me.Code != model.CodeProvider || !strings.Contains(me.Message, want.Err) {
@@ -194,12 +187,12 @@ func checkReplay(t *testing.T, c model.Client, want outcome) {
 	if err != nil {
 		t.Fatalf("Stream: %v (want content %.80q)", err, want.Content)
 	}
-	got := outcome{Content: r.Content, Calls: r.ToolCalls, Usage: r.Usage, Reasoning: squeeze(reasoning.String())}
+	got := outcome{Content: r.Content, Calls: r.ToolCalls, Usage: r.Usage, Reasoning: squeeze(reasoning)}
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("response (-want +got):\n%s", d)
 	}
-	if text.String() != r.Content {
-		t.Errorf("answer deltas add up to %.80q, content is %.80q", text.String(), r.Content)
+	if text != r.Content {
+		t.Errorf("answer deltas add up to %.80q, content is %.80q", text, r.Content)
 	}
 }
 

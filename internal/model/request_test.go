@@ -31,6 +31,20 @@ var history = model.Request{
 	},
 }
 
+// firstRequest is the first request srv received; it checks the body is
+// want and that the conversation's tools (bash, list) were offered.
+func firstRequest(t *testing.T, srv *modeltest.Server, want any) modeltest.Recorded {
+	t.Helper()
+	rec := srv.Requests()[0]
+	if d := cmp.Diff(want, any(rec.Body)); d != "" {
+		t.Errorf("body (-want +got):\n%s", d)
+	}
+	if d := cmp.Diff([]string{"bash", "list"}, rec.ToolNames()); d != "" {
+		t.Errorf("ToolNames (-want +got):\n%s", d)
+	}
+	return rec
+}
+
 func TestResponsesRequestShape(t *testing.T) {
 	srv := modeltest.New(t)
 	srv.Script(modeltest.Text("ok"))
@@ -61,13 +75,7 @@ func TestResponsesRequestShape(t *testing.T) {
 			 "parameters": {"type":"object","properties":{}}}
 		]
 	}`)
-	rec := srv.Requests()[0]
-	if d := cmp.Diff(want, any(rec.Body)); d != "" {
-		t.Errorf("body (-want +got):\n%s", d)
-	}
-	if d := cmp.Diff([]string{"bash", "list"}, rec.ToolNames()); d != "" {
-		t.Errorf("ToolNames (-want +got):\n%s", d)
-	}
+	rec := firstRequest(t, srv, want)
 	if rec.HasHostedWebSearch() || len(rec.InputItems()) != 10 || rec.Wire() != "responses" {
 		t.Errorf("helpers: web_search=%v items=%d wire=%q", rec.HasHostedWebSearch(), len(rec.InputItems()), rec.Wire())
 	}
@@ -108,13 +116,7 @@ func TestChatRequestShape(t *testing.T) {
 			 "parameters": {"type":"object","properties":{}}}}
 		]
 	}`)
-	rec := srv.Requests()[0]
-	if d := cmp.Diff(want, any(rec.Body)); d != "" {
-		t.Errorf("body (-want +got):\n%s", d)
-	}
-	if d := cmp.Diff([]string{"bash", "list"}, rec.ToolNames()); d != "" {
-		t.Errorf("ToolNames (-want +got):\n%s", d)
-	}
+	rec := firstRequest(t, srv, want)
 	if rec.HasHostedWebSearch() || len(rec.Messages()) != 9 {
 		t.Errorf("chat request offered web_search or lost messages: %s", rec.Raw)
 	}

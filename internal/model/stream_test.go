@@ -154,6 +154,24 @@ func TestEmptyAnswerIsAnError(t *testing.T) {
 
 // wantErr checks err is a one-line *model.Error with code, containing sub,
 // at most 300 bytes and free of the key.
+// wantResponse checks a stream's outcome: a provider_error containing
+// wantErrText when it is set, else no error and exactly want. It reports
+// whether the stream succeeded as wanted, for checks that follow.
+func wantResponse(t *testing.T, r model.Response, err error, want model.Response, wantErrText string) bool {
+	t.Helper()
+	if wantErrText != "" {
+		wantErr(t, err, model.CodeProvider, wantErrText)
+		return false
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := cmp.Diff(want, r); d != "" {
+		t.Errorf("response (-want +got):\n%s", d)
+	}
+	return true
+}
+
 func wantErr(t *testing.T, err error, code, sub string) *model.Error {
 	t.Helper()
 	var me *model.Error

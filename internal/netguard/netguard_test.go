@@ -7,12 +7,13 @@ import (
 	"net/netip"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"code.dny.dev/ssrf"
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/scv-agent/scv/internal/testutil"
 )
 
 func TestClassify(t *testing.T) {
@@ -273,25 +274,25 @@ func TestAllowPrivate(t *testing.T) {
 // port is reachable, the same address on another port is refused before any
 // connection (the second listener counts accepts).
 func TestPortAwareException(t *testing.T) {
-	allowed := listen(t)
-	other := listen(t)
-	g := New(Options{AllowAddrPorts: []netip.AddrPort{allowed.addr}})
+	allowed := testutil.Listen(t)
+	other := testutil.Listen(t)
+	g := New(Options{AllowAddrPorts: []netip.AddrPort{allowed.Addr}})
 
-	c, err := g.DialContext(t.Context(), "tcp", allowed.addr.String())
+	c, err := g.DialContext(t.Context(), "tcp", allowed.Addr.String())
 	if err != nil {
 		t.Fatalf("dial excepted port: %v", err)
 	}
 	c.Close()
-	for _, a := range []string{other.addr.String(), "localhost:" + other.port(), "2130706433:" + other.port()} {
+	for _, a := range []string{other.Addr.String(), "localhost:" + other.Port(), "2130706433:" + other.Port()} {
 		if _, err := g.DialContext(t.Context(), "tcp", a); err == nil {
 			t.Errorf("dial %s was not refused", a)
 		}
 	}
 	time.Sleep(50 * time.Millisecond)
-	if n := other.count.Load(); n != 0 {
+	if n := other.Accepted(); n != 0 {
 		t.Errorf("refused listener accepted %d connections", n)
 	}
-	if n := allowed.count.Load(); n != 1 {
+	if n := allowed.Accepted(); n != 1 {
 		t.Errorf("allowed listener accepted %d connections, want 1", n)
 	}
 }
@@ -299,46 +300,14 @@ func TestPortAwareException(t *testing.T) {
 // TestDefaultDialerControl: the default dialer's Control refuses an
 // unchecked address even when called directly.
 func TestDefaultDialerControl(t *testing.T) {
-	l := listen(t)
+	l := testutil.Listen(t)
 	g := New(Options{})
 	d := &net.Dialer{Control: g.control}
-	if _, err := d.DialContext(t.Context(), "tcp", l.addr.String()); err == nil {
+	if _, err := d.DialContext(t.Context(), "tcp", l.Addr.String()); err == nil {
 		t.Fatal("control did not refuse loopback")
 	}
 	time.Sleep(50 * time.Millisecond)
-	if n := l.count.Load(); n != 0 {
+	if n := l.Accepted(); n != 0 {
 		t.Errorf("listener accepted %d connections", n)
 	}
-}
-
-type countingListener struct {
-	addr  netip.AddrPort
-	count atomic.Int64
-}
-
-func (c *countingListener) port() string {
-	return strings.TrimPrefix(c.addr.String(), c.addr.Addr().String()+":")
-}
-
-func listen(t *testing.T) *countingListener {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	cl := &countingListener{addr: l.Addr().(*net.TCPAddr).AddrPort()}
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			cl.count.Add(1)
-			c.Close()
-		}
-	}()
-	t.Cleanup(func() { l.Close(); <-done })
-	return cl
 }

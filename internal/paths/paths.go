@@ -1,6 +1,7 @@
 // Package paths derives the layout of an SCV instance home ($SCV_HOME,
 // default ~/.scv) as pure functions of the home directory and the
-// environment. Nothing else in SCV builds these paths by hand.
+// environment, and settles a workspace directory in its canonical form.
+// Nothing else in SCV builds these paths by hand.
 package paths
 
 import (
@@ -83,6 +84,15 @@ func (l Layout) Logs() string { return filepath.Join(l.Home, "logs") }
 // DaemonLog is the background daemon's log file.
 func (l Layout) DaemonLog() string { return filepath.Join(l.Logs(), "daemon.log") }
 
+// Clawbot is the WeChat bridge's directory, $SCV_HOME/clawbot.
+func (l Layout) Clawbot() string { return filepath.Join(l.Home, "clawbot") }
+
+// ClawbotAccounts holds the bridge's credentials, one file per account.
+func (l Layout) ClawbotAccounts() string { return filepath.Join(l.Clawbot(), "accounts") }
+
+// ClawbotSettings holds the bridge's settings, one file per account.
+func (l Layout) ClawbotSettings() string { return filepath.Join(l.Clawbot(), "settings") }
+
 // ProjectConfig is the project config of a workspace, <ws>/.scv/config.toml.
 func ProjectConfig(workspace string) string {
 	return filepath.Join(workspace, ".scv", "config.toml")
@@ -112,4 +122,28 @@ func EnsureDir(dir string) error {
 		return fmt.Errorf("create %s: %w", dir, err)
 	}
 	return nil
+}
+
+// CanonicalDir requires an absolute existing directory and resolves
+// symlinks: how session.start, `scv tools call --workspace` and a WeChat
+// bridge account's workspace setting settle a workspace.
+func CanonicalDir(dir string) (string, error) {
+	if dir == "" {
+		return "", fmt.Errorf("an absolute directory is required")
+	}
+	if !filepath.IsAbs(dir) {
+		return "", fmt.Errorf("%q must be an absolute path", dir)
+	}
+	real, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		return "", fmt.Errorf("%q: %v", dir, err)
+	}
+	st, err := os.Stat(real)
+	if err != nil {
+		return "", fmt.Errorf("%q: %v", dir, err)
+	}
+	if !st.IsDir() {
+		return "", fmt.Errorf("%q is not a directory", dir)
+	}
+	return filepath.Clean(real), nil
 }

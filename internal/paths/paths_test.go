@@ -3,6 +3,7 @@ package paths
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -35,6 +36,8 @@ func TestLayout(t *testing.T) {
 	l := Layout{Home: "/x"}
 	for got, want := range map[string]string{
 		l.ConfigFile():            "/x/config.toml",
+		l.ClawbotAccounts():       "/x/clawbot/accounts",
+		l.ClawbotSettings():       "/x/clawbot/settings",
 		l.Socket():                "/x/server.sock",
 		l.Lock():                  "/x/server.lock",
 		l.DelegationRecord("h-1"): "/x/run/delegations/h-1.json",
@@ -65,5 +68,46 @@ func TestEnsureTightensMode(t *testing.T) {
 	}
 	if st.Mode().Perm() != 0o700 {
 		t.Fatalf("mode = %v, want 0700", st.Mode().Perm())
+	}
+}
+
+// CanonicalDir accepts an absolute existing directory, resolving symbolic
+// links, and names what is wrong with anything else.
+func TestCanonicalDir(t *testing.T) {
+	dir, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	real := filepath.Join(dir, "real")
+	file := filepath.Join(dir, "file")
+	link := filepath.Join(dir, "link")
+	if err := os.Mkdir(real, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(file, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(real, link); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct{ in, want, err string }{
+		{in: real, want: real},
+		{in: link + "/", want: real},
+		{in: "", err: "an absolute directory is required"},
+		{in: "rel/dir", err: `"rel/dir" must be an absolute path`},
+		{in: filepath.Join(dir, "missing"), err: "no such file or directory"},
+		{in: file, err: "is not a directory"},
+	}
+	for _, tc := range tests {
+		got, err := CanonicalDir(tc.in)
+		if tc.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.err) {
+				t.Errorf("CanonicalDir(%q) = %q, %v; want an error with %q", tc.in, got, err, tc.err)
+			}
+			continue
+		}
+		if err != nil || got != tc.want {
+			t.Errorf("CanonicalDir(%q) = %q, %v; want %q", tc.in, got, err, tc.want)
+		}
 	}
 }

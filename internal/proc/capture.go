@@ -3,7 +3,8 @@ package proc
 import (
 	"fmt"
 	"sync"
-	"unicode/utf8"
+
+	"github.com/scv-agent/scv/internal/textcut"
 )
 
 // Capture keeps a bounded head and tail of everything written to it, so a
@@ -99,42 +100,18 @@ func (c *Capture) render() (string, int64) {
 	// one is never longer, so the result stays within the limit.
 	budget := c.limit - len(marker(c.total))
 	if budget < 2 {
-		h := trimEnd(c.head[:min(len(c.head), c.limit)])
+		h := textcut.TrimEnd(c.head[:min(len(c.head), c.limit)])
 		return string(h), c.total - int64(len(h))
 	}
 	hn := min(budget/2, len(c.head))
 	tn := min(budget-hn, len(tail))
-	h := trimEnd(c.head[:hn])
-	t := trimStart(tail[len(tail)-tn:])
+	h := textcut.TrimEnd(c.head[:hn])
+	t := textcut.TrimStart(tail[len(tail)-tn:])
 	cut := c.total - int64(len(h)+len(t))
 	return string(h) + marker(cut) + string(t), cut
 }
 
 func marker(cut int64) string { return fmt.Sprintf("\n[… %d bytes cut …]\n", cut) }
-
-// trimEnd drops an incomplete UTF-8 sequence at the end of b.
-func trimEnd(b []byte) []byte {
-	for i := len(b) - 1; i >= 0 && i >= len(b)-utf8.UTFMax; i-- {
-		if utf8.RuneStart(b[i]) {
-			if !utf8.FullRune(b[i:]) {
-				return b[:i]
-			}
-			return b
-		}
-	}
-	return b
-}
-
-// trimStart drops the continuation bytes of a character cut at the start of b.
-// Valid UTF-8 has at most three continuation bytes in a row.
-func trimStart(b []byte) []byte {
-	for i := 0; i < len(b) && i < utf8.UTFMax-1; i++ {
-		if utf8.RuneStart(b[i]) {
-			return b[i:]
-		}
-	}
-	return b[min(len(b), utf8.UTFMax-1):]
-}
 
 // Tail keeps the last n bytes written to it (for stderr tails). It is safe
 // for concurrent writers.
@@ -162,7 +139,7 @@ func (t *Tail) String() string {
 	defer t.mu.Unlock()
 	b := t.r.bytes()
 	if t.total > int64(len(b)) {
-		b = trimStart(b)
+		b = textcut.TrimStart(b)
 	}
 	return string(b)
 }

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/scv-agent/scv/internal/testutil"
 )
 
 func startChild(t *testing.T, script string, mod func(*Spec)) *Child {
@@ -85,13 +87,12 @@ func TestChildStop(t *testing.T) {
 		s.Tag = "SCV_PROC_CHILD_TEST=" + strconv.FormatInt(time.Now().UnixNano(), 10)
 	})
 	pids := readPids(t, pidfile, 3)
-	killAtCleanup(t, pids)
 	began := time.Now()
 	c.Stop()
 	if took := time.Since(began); took > 3*time.Second {
 		t.Errorf("Stop took %v", took)
 	}
-	if !waitGone(pids, time.Second) {
+	if !testutil.WaitGone(time.Second, pids...) {
 		t.Fatalf("processes %v survived Stop", pids)
 	}
 	if res := c.Result(); !res.Cancelled || res.Signal == "" {
@@ -107,8 +108,7 @@ func TestChildLeaderExitStopsGroup(t *testing.T) {
 	c := startChild(t, `sleep 600 & echo $! > `+pidfile+`; exit 0`, nil)
 	waitDone(t, c, 5*time.Second)
 	pids := readPids(t, pidfile, 1)
-	killAtCleanup(t, pids)
-	if !waitGone(pids, time.Second) {
+	if !testutil.WaitGone(time.Second, pids...) {
 		t.Fatalf("background member %v survived the leader", pids)
 	}
 	if res := c.Result(); res.Cancelled || res.ExitCode == nil || *res.ExitCode != 0 {
@@ -117,12 +117,12 @@ func TestChildLeaderExitStopsGroup(t *testing.T) {
 }
 
 func TestChildStartFailure(t *testing.T) {
-	fds := countFDs(t)
+	fds := testutil.OpenFDs(t)
 	_, err := Start(Spec{Path: "/nonexistent/server"})
 	if err == nil || !strings.Contains(err.Error(), "/nonexistent/server") {
 		t.Fatalf("err = %v", err)
 	}
-	if after := countFDs(t); after != fds {
+	if after := testutil.OpenFDs(t); after != fds {
 		t.Errorf("descriptors %d before, %d after a failed start", fds, after)
 	}
 }
@@ -134,9 +134,9 @@ func TestChildStartFailure(t *testing.T) {
 func TestChildStopAfterExitNotCancelled(t *testing.T) {
 	pidfile := filepath.Join(t.TempDir(), "pids")
 	c := startChild(t, `(trap '' TERM; echo $BASHPID > `+pidfile+`; exec sleep 600) & while [ ! -s `+pidfile+` ]; do sleep 0.01; done; exit 5`, nil)
-	killAtCleanup(t, readPids(t, pidfile, 1))
+	readPids(t, pidfile, 1)
 	deadline := time.Now().Add(5 * time.Second)
-	for anyAlive([]int{c.PID()}) && time.Now().Before(deadline) {
+	for testutil.AnyRunning(c.PID()) && time.Now().Before(deadline) {
 		time.Sleep(5 * time.Millisecond)
 	}
 	c.Stop()

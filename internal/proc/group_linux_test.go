@@ -11,61 +11,19 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/scv-agent/scv/internal/testutil"
 )
 
-// readPids waits (bounded) until file holds n PIDs, one a line, and returns them.
+// readPids waits (bounded) until file holds n PIDs and returns them; the
+// processes are killed when the test ends.
 func readPids(t *testing.T, file string, n int) []int {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		b, _ := os.ReadFile(file)
-		if lines := strings.Fields(string(b)); len(lines) >= n {
-			pids := make([]int, 0, n)
-			for _, l := range lines {
-				pid, err := strconv.Atoi(l)
-				if err != nil {
-					t.Fatalf("pidfile %s: %v", file, err)
-				}
-				pids = append(pids, pid)
-			}
-			return pids
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("pidfile %s has %q, want %d pids", file, b, n)
-		}
-		time.Sleep(5 * time.Millisecond)
+	pids := testutil.WaitPIDs(t, file, n, 10*time.Second)
+	if len(pids) < n {
+		t.Fatalf("pidfile %s has %v, want %d pids", file, pids, n)
 	}
-}
-
-// anyAlive says one of pids still runs (zombies do not count).
-func anyAlive(pids []int) bool {
-	for _, pid := range pids {
-		if s, err := readStat(pid); err == nil && !s.dead() {
-			return true
-		}
-	}
-	return false
-}
-
-// waitGone polls until none of pids runs or d elapses.
-func waitGone(pids []int, d time.Duration) bool {
-	deadline := time.Now().Add(d)
-	for anyAlive(pids) {
-		if time.Now().After(deadline) {
-			return false
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	return true
-}
-
-// killAtCleanup makes sure a test never leaves its processes behind.
-func killAtCleanup(t *testing.T, pids []int) {
-	t.Cleanup(func() {
-		for _, pid := range pids {
-			_ = syscall.Kill(pid, syscall.SIGKILL)
-		}
-	})
+	return pids
 }
 
 type runOut struct {
@@ -111,10 +69,9 @@ func TestCancelTermIgnored(t *testing.T) {
 	defer cancel()
 	done := startBash(t, ctx, `trap '' TERM; sleep 600 & echo $! >> `+pidfile+`; echo $$ >> `+pidfile+`; wait`, nil)
 	pids := readPids(t, pidfile, 2)
-	killAtCleanup(t, pids)
 	cancel()
 	cancelled := time.Now()
-	if !waitGone(pids, 2500*time.Millisecond) {
+	if !testutil.WaitGone(2500*time.Millisecond, pids...) {
 		t.Fatalf("processes %v still alive 2.5 s after cancellation", pids)
 	}
 	r := await(t, done, 5*time.Second)
@@ -134,13 +91,12 @@ func TestCancelTermHonoured(t *testing.T) {
 	defer cancel()
 	done := startBash(t, ctx, `sleep 600 & echo $! >> `+pidfile+`; echo $$ >> `+pidfile+`; wait`, nil)
 	pids := readPids(t, pidfile, 2)
-	killAtCleanup(t, pids)
 	cancel()
 	r := await(t, done, 2500*time.Millisecond)
 	if diff := cmp.Diff(Result{Cancelled: true, Signal: "terminated"}, r.res, ignoreDuration); diff != "" {
 		t.Errorf("result (-want +got):\n%s", diff)
 	}
-	if anyAlive(pids) {
+	if testutil.AnyRunning(pids...) {
 		t.Errorf("processes %v alive after Run returned", pids)
 	}
 }
@@ -153,12 +109,11 @@ func TestDeadlineKills(t *testing.T) {
 		s.Timeout = 300 * time.Millisecond
 	})
 	pids := readPids(t, pidfile, 1)
-	killAtCleanup(t, pids)
 	r := await(t, done, 2*time.Second)
 	if diff := cmp.Diff(runOut{Result{TimedOut: true, Signal: "killed"}, "started\n"}, r, ignoreDuration, cmp.AllowUnexported(runOut{})); diff != "" {
 		t.Errorf("result (-want +got):\n%s", diff)
 	}
-	if anyAlive(pids) {
+	if testutil.AnyRunning(pids...) {
 		t.Errorf("background child %v alive after the deadline kill", pids)
 	}
 }
@@ -181,7 +136,6 @@ func TestLeaderExitStopsGroup(t *testing.T) {
 			start := time.Now()
 			done := startBash(t, t.Context(), strings.ReplaceAll(tt.script, "PIDFILE", pidfile), nil)
 			pids := readPids(t, pidfile, 1)
-			killAtCleanup(t, pids)
 			r := await(t, done, 10*time.Second)
 			if took := time.Since(start); took > 2500*time.Millisecond {
 				t.Errorf("Run took %v, want about 2 s at most", took)
@@ -189,7 +143,7 @@ func TestLeaderExitStopsGroup(t *testing.T) {
 			if diff := cmp.Diff(runOut{Result{ExitCode: intp(0)}, "started\n"}, r, ignoreDuration, cmp.AllowUnexported(runOut{})); diff != "" {
 				t.Errorf("result (-want +got):\n%s", diff)
 			}
-			if anyAlive(pids) {
+			if testutil.AnyRunning(pids...) {
 				t.Errorf("child %v alive after Run returned", pids)
 			}
 		})
@@ -236,7 +190,6 @@ func TestSetsidEscapee(t *testing.T) {
 				}
 			})
 			pids := readPids(t, pidfile, 1)
-			killAtCleanup(t, pids)
 			r := await(t, done, 10*time.Second)
 			if took := time.Since(start); took > 2500*time.Millisecond {
 				t.Errorf("Run took %v with a setsid child, want about 2 s at most", took)
@@ -246,7 +199,7 @@ func TestSetsidEscapee(t *testing.T) {
 			}
 			// The test's own sweep KILLs without waiting: give the kernel a
 			// moment to finish the process after it closed the pipe.
-			if alive := !waitGone(pids, 500*time.Millisecond); alive != tt.wantAlive {
+			if alive := !testutil.WaitGone(500*time.Millisecond, pids...); alive != tt.wantAlive {
 				t.Errorf("setsid child %v alive = %v after Run, want %v", pids, alive, tt.wantAlive)
 			}
 			if !tt.wantAlive {
@@ -265,7 +218,7 @@ func TestNoZombiesNoLeakedFDs(t *testing.T) {
 	if testing.Short() {
 		t.Skip("1,000 processes")
 	}
-	fdsBefore := countFDs(t)
+	fdsBefore := testutil.OpenFDs(t)
 	for i := range 1000 {
 		script := "echo $$"
 		if i%50 == 0 {
@@ -280,29 +233,19 @@ func TestNoZombiesNoLeakedFDs(t *testing.T) {
 	if z := zombieChildren(os.Getpid()); len(z) != 0 {
 		t.Errorf("zombie children left: %v", z)
 	}
-	if after := countFDs(t); after != fdsBefore {
+	if after := testutil.OpenFDs(t); after != fdsBefore {
 		t.Errorf("open descriptors %d before, %d after 1,000 calls", fdsBefore, after)
 	}
-}
-
-func countFDs(t *testing.T) int {
-	t.Helper()
-	ents, err := os.ReadDir("/proc/self/fd")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return len(ents)
 }
 
 func TestStopGroup(t *testing.T) {
 	pidfile := filepath.Join(t.TempDir(), "pids")
 	done := startBash(t, context.Background(), `trap '' TERM; sleep 600 & echo $! >> `+pidfile+`; echo $$ >> `+pidfile+`; wait`, nil)
 	pids := readPids(t, pidfile, 2)
-	killAtCleanup(t, pids)
 	leader := pids[1]
 	start := time.Now()
 	StopGroup(leader, 200*time.Millisecond)
-	if anyAlive(pids) {
+	if testutil.AnyRunning(pids...) {
 		t.Errorf("processes %v alive after StopGroup", pids)
 	}
 	if took := time.Since(start); took < 200*time.Millisecond {

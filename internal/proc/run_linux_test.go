@@ -11,6 +11,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/scv-agent/scv/internal/testutil"
 )
 
 const bash = "/bin/bash"
@@ -144,7 +146,7 @@ func TestRunOnStartAndAfterExit(t *testing.T) {
 	var bgAliveAfterExit bool
 	res, c := runBash(t, t.Context(), `sleep 600 & echo $! > `+pidfile+`; echo $$`, func(s *Spec) {
 		s.OnStart = func(pid int) { started = pid }
-		s.AfterExit = func() { bgAliveAfterExit = anyAlive(readPids(t, pidfile, 1)) }
+		s.AfterExit = func() { bgAliveAfterExit = testutil.AnyRunning(readPids(t, pidfile, 1)...) }
 	})
 	if diff := cmp.Diff(Result{ExitCode: intp(0)}, res, ignoreDuration); diff != "" {
 		t.Errorf("result (-want +got):\n%s", diff)

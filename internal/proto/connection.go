@@ -7,6 +7,7 @@ const (
 	TypeInitialize     = "initialize"
 	TypeDaemonStatus   = "daemon.status"
 	TypeDaemonShutdown = "daemon.shutdown"
+	TypeDaemonReload   = "daemon.reload"
 
 	EventInitialized  = "initialized"
 	EventError        = "error"
@@ -65,9 +66,19 @@ type DaemonShutdown struct {
 
 func (*DaemonShutdown) MessageType() string { return TypeDaemonShutdown }
 
+// DaemonReload asks the daemon to reconcile its components now (the WeChat
+// bridges; scv reload). Daemon socket only; answered by daemon.status with
+// Status once done. An SCV extension.
+type DaemonReload struct {
+	Envelope
+}
+
+func (*DaemonReload) MessageType() string { return TypeDaemonReload }
+
 // DaemonStatusReply is the daemon.status event. It answers daemon.status
-// with Status, and daemon.shutdown with Message instead; each field is
-// present only in its answer.
+// and the daemon's component requests (daemon.reload, clawbot.settings,
+// clawbot.logout) with Status, and daemon.shutdown with Message instead;
+// each field is present only in its answer.
 type DaemonStatusReply struct {
 	Header
 	Status  *DaemonStatus `json:"status,omitempty"`
@@ -83,6 +94,8 @@ type DaemonStatus struct {
 	UptimeSeconds int64       `json:"uptime_seconds"`
 	Sessions      int         `json:"sessions"`
 	Delegations   Delegations `json:"delegations"`
+	// Clawbot lists the WeChat bridge accounts the daemon knows of.
+	Clawbot []ClawbotAccount `json:"clawbot,omitempty"`
 	// Database is the session database's state; absent when the daemon
 	// could not read it.
 	Database *Database `json:"database,omitempty"`

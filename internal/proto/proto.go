@@ -7,7 +7,8 @@
 // Files: wire.go holds what every message and event shares (the envelope,
 // the event headers, encoding and decoding by type); the other files hold
 // one family each — connection.go (handshake, errors, daemon), session.go,
-// turn.go, tool.go — with each request beside the events that answer it.
+// turn.go, tool.go, clawbot.go (the daemon's WeChat bridge accounts) — with
+// each request beside the events that answer it.
 package proto
 
 // Version is the protocol version a client names in initialize.
@@ -38,8 +39,11 @@ const (
 	ErrTurnActive       = "turn_active"
 	ErrTurnNotFound     = "turn_not_found"
 	ErrApprovalNotFound = "approval_not_found"
-	ErrUnsupported      = "unsupported"
-	ErrInternal         = "internal_error"
+	// ErrGrantNotFound refuses approval.revoke of a grant the session does
+	// not have. An SCV extension.
+	ErrGrantNotFound = "grant_not_found"
+	ErrUnsupported   = "unsupported"
+	ErrInternal      = "internal_error"
 	// ErrLimit refuses a request that would pass a server bound (queued
 	// turns of a session, sessions of a connection or of the server); the
 	// connection goes on. An SCV extension.

@@ -139,6 +139,10 @@ type SessionResume struct {
 	Envelope
 	SessionID string `json:"session_id"`
 	MaxTurns  int    `json:"max_turns,omitempty"`
+	// NoTools opens the session without tools, as session.start's
+	// no_tools does (the WeChat bridge resumes a remote sender's session
+	// so); it is not stored, so every resume says it again.
+	NoTools bool `json:"no_tools,omitempty"`
 }
 
 func (*SessionResume) MessageType() string { return TypeSessionResume }
@@ -152,6 +156,8 @@ type SessionFork struct {
 	TurnID    string `json:"turn_id"`
 	Origin    string `json:"origin,omitempty"`
 	MaxTurns  int    `json:"max_turns,omitempty"`
+	// NoTools opens the fork without tools, as in session.resume.
+	NoTools bool `json:"no_tools,omitempty"`
 }
 
 func (*SessionFork) MessageType() string { return TypeSessionFork }

@@ -2,11 +2,15 @@ package proto
 
 import "encoding/json"
 
-// The tool family: the lifecycle of one tool call inside a turn, and its
-// approval.
+// The tool family: the lifecycle of one tool call inside a turn, its
+// approval, and the session's grants ("allow for this session").
 
 const (
 	TypeApprovalResolve = "approval.resolve"
+	TypeApprovalGrants  = "approval.grants"
+	TypeApprovalRevoke  = "approval.revoke"
+
+	EventApprovalGrants = "approval.grants"
 
 	EventToolProposed      = "tool.proposed"
 	EventApprovalRequested = "approval.requested"
@@ -27,7 +31,9 @@ type ToolProposed struct {
 func (*ToolProposed) EventType() string { return EventToolProposed }
 
 // ApprovalRequested asks the client to approve a call; Summary says exactly
-// what it would do and Risk is its risk class.
+// what it would do and Risk is its risk class. Diff (a write's planned
+// change) and Grant (what "allow for this session" would cover; absent
+// when the call can never be allowed so) are SCV extensions.
 type ApprovalRequested struct {
 	TurnHeader
 	Cwd        string `json:"cwd"`
@@ -36,30 +42,105 @@ type ApprovalRequested struct {
 	ApprovalID string `json:"approval_id"`
 	Risk       string `json:"risk"`
 	Summary    string `json:"summary"`
+	Diff       *Diff  `json:"diff,omitempty"`
+	Grant      *Grant `json:"grant,omitempty"`
 }
 
 func (*ApprovalRequested) EventType() string { return EventApprovalRequested }
 
-// ApprovalResolve answers approval.requested.
+// Diff is the planned change of one file, shown to the approver and never
+// to the model: a unified diff bounded in lines and bytes (Text, empty
+// when Note says why there is none), the line counts of the whole change,
+// and how many diff lines Text leaves out.
+type Diff struct {
+	Path    string `json:"path"`
+	Text    string `json:"text"`
+	Added   int    `json:"added"`
+	Removed int    `json:"removed"`
+	Omitted int    `json:"omitted_lines,omitempty"`
+	Note    string `json:"note,omitempty"`
+}
+
+// Grant is one session grant: later calls of Tool with Risk (and, for a
+// command tool, whose command starts with Prefix) run without asking.
+// GrantID is set in approval.grants and absent in an offer.
+type Grant struct {
+	GrantID string `json:"grant_id,omitempty"`
+	Tool    string `json:"tool"`
+	Risk    string `json:"risk"`
+	Prefix  string `json:"prefix,omitempty"`
+}
+
+// Scopes of an approval.resolve.
+const (
+	ScopeCall    = "call"
+	ScopeSession = "session"
+)
+
+// MaxReasonBytes bounds approval.resolve.reason.
+const MaxReasonBytes = 2000
+
+// ApprovalResolve answers approval.requested. The optional fields are SCV
+// extensions: Scope "session" (with Approved) also allows later matching
+// calls, Prefix is the command prefix such a grant covers, Reason goes to
+// the model with a denial, and CancelTurn denies and cancels the turn in
+// one step.
 type ApprovalResolve struct {
 	Envelope
 	SessionID  string `json:"session_id"`
 	ApprovalID string `json:"approval_id"`
 	Approved   bool   `json:"approved"`
+	Scope      string `json:"scope,omitempty"`
+	Prefix     string `json:"prefix,omitempty"`
+	Reason     string `json:"reason,omitempty"`
+	CancelTurn bool   `json:"cancel_turn,omitempty"`
 }
 
 func (*ApprovalResolve) MessageType() string { return TypeApprovalResolve }
 func (m *ApprovalResolve) Target() string    { return m.SessionID }
 
+// ApprovalGrantsRequest asks for the session's grants; approval.grants
+// answers. An SCV extension.
+type ApprovalGrantsRequest struct {
+	Envelope
+	SessionID string `json:"session_id"`
+}
+
+func (*ApprovalGrantsRequest) MessageType() string { return TypeApprovalGrants }
+func (m *ApprovalGrantsRequest) Target() string    { return m.SessionID }
+
+// ApprovalRevoke removes one grant of the session; approval.grants answers
+// with those left. An SCV extension.
+type ApprovalRevoke struct {
+	Envelope
+	SessionID string `json:"session_id"`
+	GrantID   string `json:"grant_id"`
+}
+
+func (*ApprovalRevoke) MessageType() string { return TypeApprovalRevoke }
+func (m *ApprovalRevoke) Target() string    { return m.SessionID }
+
+// ApprovalGrantsReply lists the session's grants, oldest first; it answers
+// approval.grants and approval.revoke. An SCV extension.
+type ApprovalGrantsReply struct {
+	SessionHeader
+	Grants []Grant `json:"grants"`
+}
+
+func (*ApprovalGrantsReply) EventType() string { return EventApprovalGrants }
+
 // ToolStarted says a call runs now (after its approval, if one was asked).
 // Summary (an SCV extension, the approval's text) is present when the tool
 // gave one, so a call that ran without an approval still shows what it
-// does.
+// does; so is Diff, for a call that ran without an approval.requested.
+// GrantID names the session grant that let it run without asking.
 type ToolStarted struct {
 	TurnHeader
 	CallID  string `json:"call_id"`
 	Name    string `json:"name"`
 	Summary string `json:"summary,omitempty"`
+	Diff    *Diff  `json:"diff,omitempty"`
+	GrantID string `json:"grant_id,omitempty"`
 }
 
 func (*ToolStarted) EventType() string { return EventToolStarted }

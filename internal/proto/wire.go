@@ -188,10 +188,20 @@ func NewMessage(typ string) Message {
 		return new(SessionRename)
 	case TypeSessionDelete:
 		return new(SessionDelete)
+	case TypeApprovalGrants:
+		return new(ApprovalGrantsRequest)
+	case TypeApprovalRevoke:
+		return new(ApprovalRevoke)
 	case TypeDaemonStatus:
 		return new(DaemonStatusRequest)
 	case TypeDaemonShutdown:
 		return new(DaemonShutdown)
+	case TypeDaemonReload:
+		return new(DaemonReload)
+	case TypeClawbotSettings:
+		return new(ClawbotSettings)
+	case TypeClawbotLogout:
+		return new(ClawbotLogout)
 	}
 	return nil
 }
@@ -200,7 +210,9 @@ func NewMessage(typ string) Message {
 func MessageTypes() []string {
 	return []string{
 		TypeInitialize, TypeSessionStart, TypeSessionClear, TypeSessionClose,
-		TypeTurnStart, TypeTurnCancel, TypeApprovalResolve, TypeDaemonStatus, TypeDaemonShutdown,
+		TypeTurnStart, TypeTurnCancel, TypeApprovalResolve, TypeApprovalGrants, TypeApprovalRevoke,
+		TypeDaemonStatus, TypeDaemonShutdown,
+		TypeDaemonReload, TypeClawbotSettings, TypeClawbotLogout,
 		TypeSessionList, TypeSessionResume, TypeSessionFork, TypeSessionTurns, TypeSessionRename, TypeSessionDelete,
 	}
 }
@@ -262,6 +274,8 @@ func NewEvent(typ string) Event {
 		return new(SessionRenamed)
 	case EventSessionDeleted:
 		return new(SessionDeleted)
+	case EventApprovalGrants:
+		return new(ApprovalGrantsReply)
 	}
 	return nil
 }
@@ -276,5 +290,6 @@ func EventTypes() []string {
 		EventTurnCompleted, EventTurnCancelled, EventTurnFailed,
 		EventToolProposed, EventApprovalRequested, EventToolStarted, EventToolProgress, EventToolCompleted,
 		EventSessionListed, EventSessionResumed, EventSessionTurns, EventSessionRenamed, EventSessionDeleted,
+		EventApprovalGrants,
 	}
 }

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -24,9 +23,8 @@ import (
 	"github.com/scv-agent/scv/internal/model/modeltest"
 	"github.com/scv-agent/scv/internal/paths"
 	"github.com/scv-agent/scv/internal/server"
+	"github.com/scv-agent/scv/internal/testutil"
 )
-
-var update = flag.Bool("update", false, "rewrite the want sections of testdata/conversations")
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
@@ -37,7 +35,9 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 // Sections: config.toml (appended to a user config pointing at the fake
 // model; $MODEL_URL is the fake's base URL), model.json (modeltest.LoadScript format),
 // store-fault (store write operations that fail, one per line), files.txtar-like
-// "ws/<name>" sections (workspace files), script (the conversation), want.
+// "ws/<name>" sections (workspace files), script (the conversation), want,
+// and model-requests (optional: how many requests the fake model must have
+// received when the conversation ends).
 // Script lines: "> JSON" sends a line (with $S1, $T1, $A1, $Q1, $WORK and
 // $REPEAT(c,n) substituted), "wait TYPE" waits for the next unseen event of
 // that type, "raw TEXT" sends TEXT verbatim.
@@ -102,10 +102,7 @@ func runConversation(t *testing.T, file string) {
 		}
 	}
 	home := t.TempDir()
-	ws, err := filepath.EvalSymlinks(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
+	ws := testutil.TempDir(t)
 	for _, f := range a.Files {
 		if name, ok := strings.CutPrefix(f.Name, "ws/"); ok {
 			p := filepath.Join(ws, name)
@@ -137,8 +134,13 @@ func runConversation(t *testing.T, file string) {
 
 	script, _ := section(a, "script")
 	got := converse(t, srv, ws, home, script)
+	if n, ok := section(a, "model-requests"); ok {
+		if want := strings.TrimSpace(n); strconv.Itoa(len(fake.Requests())) != want {
+			t.Errorf("the fake model got %d requests, want %s", len(fake.Requests()), want)
+		}
+	}
 	want, _ := section(a, "want")
-	if *update {
+	if testutil.Update() {
 		for i := range a.Files {
 			if a.Files[i].Name == "want" {
 				a.Files[i].Data = []byte(got)

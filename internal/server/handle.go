@@ -5,11 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 
 	"github.com/google/uuid"
 
+	"github.com/scv-agent/scv/internal/approval"
+	"github.com/scv-agent/scv/internal/paths"
 	"github.com/scv-agent/scv/internal/proto"
 	"github.com/scv-agent/scv/internal/store"
 )
@@ -71,11 +71,34 @@ func (c *conn) handle(line []byte) bool {
 		}
 		c.reply(m.RequestID, &proto.DaemonStatusReply{Message: "shutting down"}, nil)
 		c.srv.opts.Shutdown()
+	case *proto.DaemonReload, *proto.ClawbotSettings, *proto.ClawbotLogout:
+		c.admin(m)
 	default:
 		c.srv.opts.Logger.Error("message type without a handler", "type", env.Type)
 		c.reqError(m.Env().RequestID, proto.ErrInternal, fmt.Sprintf("%s has no handler in this server", env.Type), false)
 	}
 	return false
+}
+
+// admin runs a request about the daemon's components in its own goroutine
+// (a reload joins components, which may take seconds) and answers it with
+// daemon.status.
+func (c *conn) admin(m proto.Message) {
+	id := m.Env().RequestID
+	if c.srv.opts.Admin == nil {
+		c.reqError(id, proto.ErrUnsupported, m.MessageType()+" is served only on the daemon socket", false)
+		return
+	}
+	c.wg.Add(1)
+	go func() {
+		defer c.wg.Done()
+		st, err := c.srv.opts.Admin(c.ctx, m)
+		if err != nil {
+			c.reqError(id, proto.ErrInvalidRequest, err.Error(), false)
+			return
+		}
+		c.reply(id, &proto.DaemonStatusReply{Status: &st}, nil)
+	}()
 }
 
 // handleSession processes a message addressed to the open session s.
@@ -87,6 +110,10 @@ func (c *conn) handleSession(s *session, msg proto.SessionMessage) {
 		c.turnCancel(s, m)
 	case *proto.ApprovalResolve:
 		c.approvalResolve(s, m)
+	case *proto.ApprovalGrantsRequest:
+		c.reply(m.RequestID, &proto.ApprovalGrantsReply{Grants: s.agent.Grants()}, s)
+	case *proto.ApprovalRevoke:
+		c.approvalRevoke(s, m)
 	case *proto.SessionClear:
 		c.sessionClear(s, m)
 	case *proto.SessionClose:
@@ -112,7 +139,7 @@ func (c *conn) initialize(m *proto.Initialize) bool {
 }
 
 func (c *conn) sessionStart(m *proto.SessionStart) {
-	cwd, err := CanonicalDir(m.Cwd)
+	cwd, err := paths.CanonicalDir(m.Cwd)
 	if err != nil {
 		c.reqError(m.RequestID, proto.ErrInvalidRequest, "cwd "+err.Error(), false)
 		return
@@ -202,30 +229,6 @@ func (c *conn) attach(s *session, requestID string, opened proto.Event) {
 	}()
 }
 
-// CanonicalDir requires an absolute existing directory and resolves
-// symlinks: how session.start (and `scv tools call --workspace`) settle the
-// workspace.
-func CanonicalDir(dir string) (string, error) {
-	if dir == "" {
-		return "", fmt.Errorf("an absolute directory is required")
-	}
-	if !filepath.IsAbs(dir) {
-		return "", fmt.Errorf("%q must be an absolute path", dir)
-	}
-	real, err := filepath.EvalSymlinks(dir)
-	if err != nil {
-		return "", fmt.Errorf("%q: %v", dir, err)
-	}
-	st, err := os.Stat(real)
-	if err != nil {
-		return "", fmt.Errorf("%q: %v", dir, err)
-	}
-	if !st.IsDir() {
-		return "", fmt.Errorf("%q is not a directory", dir)
-	}
-	return filepath.Clean(real), nil
-}
-
 // session finds an open session of the connection; an unknown id is
 // answered with session_not_found and gives nil.
 func (c *conn) session(requestID, id string) *session {
@@ -272,9 +275,47 @@ func (c *conn) turnCancel(s *session, m *proto.TurnCancel) {
 }
 
 func (c *conn) approvalResolve(s *session, m *proto.ApprovalResolve) {
-	if !s.agent.Resolve(m.ApprovalID, m.Approved) {
+	notFound := func() {
 		c.reqError(m.RequestID, proto.ErrApprovalNotFound, fmt.Sprintf("no pending approval %q in session %s", m.ApprovalID, m.SessionID), false)
 	}
+	invalid := func(msg string) {
+		c.reqError(m.RequestID, proto.ErrInvalidRequest, "approval.resolve: "+msg+"; the approval is still pending", false)
+	}
+	if m.CancelTurn {
+		if m.Approved || m.Scope != "" || m.Reason != "" || m.Prefix != "" {
+			invalid("cancel_turn denies the call: send it with approved false and no scope, prefix or reason")
+			return
+		}
+		// A pending approval belongs to the running turn, so cancelling
+		// that turn while the approval is still pending denies the call
+		// and stops the turn before its next model request.
+		s.mu.Lock()
+		cancel := s.cancel
+		s.mu.Unlock()
+		if !s.agent.CancelApproval(m.ApprovalID, cancel) {
+			notFound()
+		}
+		return
+	}
+	if m.Scope != "" && m.Scope != proto.ScopeCall && m.Scope != proto.ScopeSession {
+		invalid(fmt.Sprintf("scope %q is not %q or %q", m.Scope, proto.ScopeCall, proto.ScopeSession))
+		return
+	}
+	err := s.agent.Resolve(m.ApprovalID, approval.Answer{Approved: m.Approved, Session: m.Scope == proto.ScopeSession, Prefix: m.Prefix, Reason: m.Reason})
+	switch {
+	case errors.Is(err, approval.ErrNotPending):
+		notFound()
+	case err != nil:
+		invalid(err.Error())
+	}
+}
+
+func (c *conn) approvalRevoke(s *session, m *proto.ApprovalRevoke) {
+	if !s.agent.Revoke(m.GrantID) {
+		c.reqError(m.RequestID, proto.ErrGrantNotFound, fmt.Sprintf("no grant %q in session %s; approval.grants lists them", m.GrantID, m.SessionID), false)
+		return
+	}
+	c.reply(m.RequestID, &proto.ApprovalGrantsReply{Grants: s.agent.Grants()}, s)
 }
 
 func (c *conn) sessionClear(s *session, m *proto.SessionClear) {

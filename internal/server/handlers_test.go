@@ -8,6 +8,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/scv-agent/scv/internal/approval"
 	"github.com/scv-agent/scv/internal/client"
 	"github.com/scv-agent/scv/internal/model/modeltest"
 	"github.com/scv-agent/scv/internal/proto"
@@ -61,4 +62,12 @@ func describe(ev proto.Event, re *client.RequestError) string {
 		return "error " + re.Code
 	}
 	return fmt.Sprint(ev.EventType())
+}
+
+// TestReasonBoundsAgree: the reason bound clients read in proto is the
+// one the broker enforces.
+func TestReasonBoundsAgree(t *testing.T) {
+	if proto.MaxReasonBytes != approval.MaxReasonBytes {
+		t.Errorf("proto.MaxReasonBytes %d != approval.MaxReasonBytes %d", proto.MaxReasonBytes, approval.MaxReasonBytes)
+	}
 }

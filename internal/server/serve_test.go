@@ -17,6 +17,7 @@ import (
 	"github.com/scv-agent/scv/internal/proto"
 	"github.com/scv-agent/scv/internal/server"
 	"github.com/scv-agent/scv/internal/store"
+	"github.com/scv-agent/scv/internal/testutil"
 )
 
 // newTestServer builds a server over the real app with a fake model.
@@ -43,10 +44,7 @@ func writeFile(t *testing.T, dir, name, text string) {
 func newTestServerWith(t *testing.T, fake *modeltest.Server, extra string, opts server.Options) (*server.Server, string) {
 	t.Helper()
 	home := t.TempDir()
-	ws, err := filepath.EvalSymlinks(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
+	ws := testutil.TempDir(t)
 	cfg := fmt.Sprintf("[providers.openai]\nbase_url = %q\nmax_retries = 0\n%s", fake.URL(), extra)
 	if err := os.WriteFile(filepath.Join(home, "config.toml"), []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
@@ -252,10 +250,7 @@ func lineOf(out, typ string) string {
 func TestSessionBoundsAcrossConnections(t *testing.T) {
 	fake := modeltest.New(t)
 	home := t.TempDir()
-	ws, err := filepath.EvalSymlinks(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
+	ws := testutil.TempDir(t)
 	if err := os.WriteFile(filepath.Join(home, "config.toml"), []byte(fmt.Sprintf("[providers.openai]\nbase_url = %q\n", fake.URL())), 0o600); err != nil {
 		t.Fatal(err)
 	}

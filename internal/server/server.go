@@ -66,6 +66,12 @@ type Options struct {
 	Status func() proto.DaemonStatus
 	// Shutdown handles daemon.shutdown (scv stop); nil makes it unsupported.
 	Shutdown func()
+	// Admin handles the daemon's requests about its components: m is a
+	// *proto.DaemonReload, *proto.ClawbotSettings or *proto.ClawbotLogout.
+	// It runs in its own goroutine, may take seconds, and is answered with
+	// daemon.status; an error is answered with invalid_request and its
+	// message. nil makes them unsupported.
+	Admin func(ctx context.Context, m proto.Message) (proto.DaemonStatus, error)
 	// OnSessions is told the change in open sessions (+1/-1), for status.
 	OnSessions func(delta int)
 	// MaxQueuedTurns bounds the turns waiting behind a session's active

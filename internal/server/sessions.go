@@ -11,6 +11,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/scv-agent/scv/internal/paths"
 	"github.com/scv-agent/scv/internal/proto"
 	"github.com/scv-agent/scv/internal/store"
 )
@@ -132,7 +133,7 @@ func (c *conn) sessionList(ctx context.Context, st *store.Store, m *proto.Sessio
 			c.reqError(m.RequestID, proto.ErrInvalidRequest, fmt.Sprintf("workspace %q must be an absolute path", ws), false)
 			return
 		}
-		if real, err := CanonicalDir(ws); err == nil {
+		if real, err := paths.CanonicalDir(ws); err == nil {
 			ws = real // stored workspaces have their links resolved
 		}
 	}
@@ -184,7 +185,7 @@ func timestamp(t time.Time) string {
 }
 
 func (c *conn) sessionResume(ctx context.Context, st *store.Store, m *proto.SessionResume) {
-	c.openStored(ctx, st, m.RequestID, m.SessionID, m.MaxTurns)
+	c.openStored(ctx, st, m.RequestID, m.SessionID, m.MaxTurns, m.NoTools)
 }
 
 func (c *conn) sessionFork(ctx context.Context, st *store.Store, m *proto.SessionFork) {
@@ -217,13 +218,14 @@ func (c *conn) sessionFork(ctx context.Context, st *store.Store, m *proto.Sessio
 		c.reqError(m.RequestID, code, msg, false)
 		return
 	}
-	c.openStored(ctx, st, m.RequestID, id, m.MaxTurns)
+	c.openStored(ctx, st, m.RequestID, id, m.MaxTurns, m.NoTools)
 }
 
 // openStored opens stored session id on this connection: its lease taken,
 // an agent built for its workspace, provider and model, its history
-// loaded, and session.resumed sent with its last turns.
-func (c *conn) openStored(ctx context.Context, st *store.Store, requestID, id string, maxTurns int) {
+// loaded, and session.resumed sent with its last turns. noTools opens it
+// without tools.
+func (c *conn) openStored(ctx context.Context, st *store.Store, requestID, id string, maxTurns int, noTools bool) {
 	if maxTurns < 0 || maxTurns > proto.MaxResumeTurns {
 		c.reqError(requestID, proto.ErrInvalidRequest, fmt.Sprintf("max_turns %d is outside 0..%d", maxTurns, proto.MaxResumeTurns), false)
 		return
@@ -265,13 +267,13 @@ func (c *conn) openStored(ctx context.Context, st *store.Store, requestID, id st
 		c.storeError(requestID, id, fmt.Errorf("%w (it was started from %s)", err, origin))
 		return
 	}
-	cwd, err := CanonicalDir(x.Workspace)
+	cwd, err := paths.CanonicalDir(x.Workspace)
 	if err != nil {
 		fail(proto.ErrInvalidRequest, fmt.Sprintf("cannot resume session %s: its workspace %v", id, err))
 		return
 	}
 	ag, info, err := c.srv.opts.Factory.NewSession(c.ctx, id, proto.SessionStart{Cwd: cwd, Provider: x.Provider, Model: x.Model,
-		DelegationDepth: x.DelegationDepth, Origin: string(x.Origin)})
+		DelegationDepth: x.DelegationDepth, Origin: string(x.Origin), NoTools: noTools})
 	if err != nil {
 		fail(proto.ErrInvalidRequest, fmt.Sprintf("cannot resume session %s: %v", id, err))
 		return

@@ -19,12 +19,9 @@ const secretLine = "https://ada:ghp_s3cr3tTOKENvalue@github.com"
 // directory "outside" holding secrets, and returns the workspace.
 func hostileRepo(t *testing.T) string {
 	t.Helper()
-	base, err := filepath.EvalSymlinks(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
+	base := testutil.TempDir(t)
 	outside, ws := filepath.Join(base, "outside"), filepath.Join(base, "repo")
-	tree(t, outside, map[string]string{".git-credentials": secretLine + "\n", "SKILL.md": secretLine + "\n"})
+	testutil.Files(t, outside, map[string]string{".git-credentials": secretLine + "\n", "SKILL.md": secretLine + "\n"})
 	testutil.Tree(t, filepath.Join("testdata", "hostile-repo.txtar"), ws,
 		map[string]string{"SECRET": filepath.Join(outside, ".git-credentials"), "SECRETDIR": outside})
 	return ws

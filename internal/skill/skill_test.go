@@ -1,40 +1,14 @@
 package skill
 
 import (
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-)
 
-// tree creates files below base: a value starting with "->" makes a
-// symbolic link, a key ending in "/" a directory.
-func tree(t *testing.T, base string, files map[string]string) {
-	t.Helper()
-	for name, content := range files {
-		p := filepath.Join(base, name)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		switch {
-		case strings.HasSuffix(name, "/"):
-			err := os.MkdirAll(p, 0o755)
-			if err != nil {
-				t.Fatal(err)
-			}
-		case strings.HasPrefix(content, "->"):
-			if err := os.Symlink(strings.TrimPrefix(content, "->"), p); err != nil {
-				t.Fatal(err)
-			}
-		default:
-			if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
-}
+	"github.com/scv-agent/scv/internal/testutil"
+)
 
 // brief is the comparable part of a Skill.
 type brief struct {
@@ -51,13 +25,10 @@ func briefs(ss []Skill) []brief {
 
 func setup(t *testing.T) (ws, user, out string) {
 	t.Helper()
-	base, err := filepath.EvalSymlinks(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
+	base := testutil.TempDir(t)
 	ws, user, out = filepath.Join(base, "repo"), filepath.Join(base, "home-skills"), filepath.Join(base, "outside")
-	tree(t, out, map[string]string{"evil/SKILL.md": "evil skill"})
-	tree(t, ws, map[string]string{
+	testutil.Files(t, out, map[string]string{"evil/SKILL.md": "evil skill"})
+	testutil.Files(t, ws, map[string]string{
 		".scv/skills/alpha/SKILL.md":      "---\nname: alpha\ndescription: Alpha from the project\n---\n# Alpha\nbody\n",
 		".scv/skills/beta/SKILL.md":       "# Beta\n\nBeta from the project\n",
 		".scv/skills/no-file/":            "",
@@ -68,7 +39,7 @@ func setup(t *testing.T) (ws, user, out string) {
 		".scv/skills/alias":               "->beta",
 		".scv/skills/notes.txt":           "a file, not a skill",
 	})
-	tree(t, user, map[string]string{
+	testutil.Files(t, user, map[string]string{
 		"beta/SKILL.md":  "Beta from the user",
 		"gamma/SKILL.md": "Gamma from the user",
 	})
@@ -104,7 +75,7 @@ func TestDiscoverOrderAndPrecedence(t *testing.T) {
 
 func TestDiscoverMaxSkills(t *testing.T) {
 	ws, user, _ := setup(t)
-	tree(t, ws, map[string]string{".agents/skills/lint/SKILL.md": "Lint"})
+	testutil.Files(t, ws, map[string]string{".agents/skills/lint/SKILL.md": "Lint"})
 	for _, tc := range []struct {
 		max  int
 		want []string
@@ -131,7 +102,7 @@ func TestDiscoverMaxSkills(t *testing.T) {
 
 func TestDiscoverProjects(t *testing.T) {
 	ws, _, out := setup(t)
-	tree(t, ws, map[string]string{
+	testutil.Files(t, ws, map[string]string{
 		".agents/skills/lint/SKILL.md":        "Lint the repo",
 		".claude/skills/fmt/SKILL.md":         "Format the repo",
 		".claude/skills/lint/SKILL.md":        "second lint, loses",
@@ -142,7 +113,7 @@ func TestDiscoverProjects(t *testing.T) {
 		"linked":                              "->" + out,
 		"file.txt":                            "not a project",
 	})
-	tree(t, out, map[string]string{".agents/skills/y/SKILL.md": "outside project"})
+	testutil.Files(t, out, map[string]string{".agents/skills/y/SKILL.md": "outside project"})
 	set, err := Discover(Options{Workspace: ws, ScanProjects: true})
 	if err != nil {
 		t.Fatal(err)
@@ -186,7 +157,7 @@ func TestDiscoverProjects(t *testing.T) {
 
 func TestDiscoverProjectDir(t *testing.T) {
 	ws, _, out := setup(t)
-	tree(t, ws, map[string]string{"custom/one/SKILL.md": "One", "to-out": "->" + out})
+	testutil.Files(t, ws, map[string]string{"custom/one/SKILL.md": "One", "to-out": "->" + out})
 	tests := []struct {
 		dir   string
 		names []string
@@ -260,7 +231,7 @@ func TestDescribe(t *testing.T) {
 
 func TestPromptSection(t *testing.T) {
 	ws, user, _ := setup(t)
-	tree(t, ws, map[string]string{"web/.agents/skills/deploy/SKILL.md": "Deploy the site"})
+	testutil.Files(t, ws, map[string]string{"web/.agents/skills/deploy/SKILL.md": "Deploy the site"})
 	set, err := Discover(Options{Workspace: ws, UserDir: user, ScanProjects: true})
 	if err != nil {
 		t.Fatal(err)

@@ -3,27 +3,32 @@ package store
 import (
 	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/scv-agent/scv/internal/testutil"
 )
 
-// writeFixture makes the code write testdata/v<SchemaVersion>.db: the
+// TestWriteFixture makes the code write testdata/v<SchemaVersion>.db: the
 // database a user of this schema version would have. Run it once when a
 // version is released (before its successor's migration is written) and
-// commit the file; migration tests open every older fixture.
+// commit the file; migration tests open every older fixture. -update writes
+// only a fixture that does not exist yet: a released version's file is never
+// rewritten (delete it first to replace it on purpose).
 //
-//	go test ./internal/store -run TestWriteFixture -write-fixture
-var writeFixture = flag.Bool("write-fixture", false, "write testdata/v<schema>.db with this code")
-
+//	go test ./internal/store -run TestWriteFixture -update
 func TestWriteFixture(t *testing.T) {
-	if !*writeFixture {
-		t.Skip("run with -write-fixture to write testdata/v<schema>.db")
+	if !testutil.Update() {
+		t.Skip("run with -update to write testdata/v<schema>.db")
 	}
 	out := filepath.Join("testdata", fmt.Sprintf("v%d.db", SchemaVersion()))
+	if _, err := os.Stat(out); err == nil {
+		t.Skipf("%s exists; a released fixture is not rewritten (remove it to write it again)", out)
+	}
 	tmp := filepath.Join(t.TempDir(), "scv.db")
 	s := openAt(t, tmp, nil)
 	fillFixture(t, s)
@@ -48,6 +53,10 @@ func TestWriteFixture(t *testing.T) {
 //   - "fx-b": one completed turn and one left running under the lease of
 //     a process that is gone (pid 4242).
 //   - "fx-c": a fork of fx-a at its third turn.
+//   - (from schema 3) bridge account "fx": bound to "fp-fx", cursor
+//     "fx-cursor", messages 1 (claimed, left in flight), 2 (completed
+//     with a reply of two chunks) and 3 (seen only), and the session of
+//     user "alice" (fx-a).
 func fillFixture(t *testing.T, s *Store) {
 	t.Helper()
 	ctx := context.Background()
@@ -80,32 +89,87 @@ func fillFixture(t *testing.T, s *Store) {
 		t.Fatal(err)
 	}
 	seq = runTurn(t, gone, "fx-b", "b1", "fixture prompt about numbats", "numbat answer", 0)
-	tl, err = gone.BeginTurn(ctx, "fx-b", "b2", "fixture prompt left running")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := tl.Append(ctx, ev(seq+1, "turn.started", "")); err != nil {
-		t.Fatal(err)
-	}
-	if err := tl.Flush(ctx); err != nil {
-		t.Fatal(err)
-	}
+	startTurn(t, gone, "fx-b", "b2", "fixture prompt left running", seq)
 	gone.Close()
 	if _, err := s.Fork(ctx, "fx-a", "a3", "fx-c", OriginTUI); err != nil {
 		t.Fatal(err)
 	}
+	fillBridgeFixture(t, s)
 	// The writing process ends cleanly, except the one holding fx-b.
 	if err := s.ReleaseAll(ctx); err != nil {
 		t.Fatal(err)
 	}
 }
 
+var fixtureUsed = time.Date(2026, 2, 3, 4, 5, 6, 0, time.UTC)
+
+func fillBridgeFixture(t *testing.T, s *Store) {
+	t.Helper()
+	ctx := context.Background()
+	if err := s.BridgeBind(ctx, "fx", "fp-fx"); err != nil {
+		t.Fatal(err)
+	}
+	msgs := []BridgeMessage{
+		{ID: "1", Claim: true, Recipient: "alice", ContextToken: "tok-1"},
+		{ID: "2", Claim: true, Recipient: "bob", ContextToken: "tok-2", GroupID: "g"},
+		{ID: "3"},
+	}
+	if _, err := s.BridgeAccept(ctx, "fx", BridgeBatch{Messages: msgs, Cursor: "fx-cursor"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.BridgeComplete(ctx, "fx", "2", []BridgeChunk{{N: 0, ClientID: "c-0", Text: "one"}, {N: 1, ClientID: "c-1", Text: "two"}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.BridgeSetSession(ctx, "fx", BridgeSession{UserID: "alice", SessionID: "fx-a", NoTools: true, Used: fixtureUsed}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// checkBridgeFixture checks the bridge state of a fixture written at
+// schema version v (none before 3), then that the state works.
+func checkBridgeFixture(t *testing.T, s *Store, v int) {
+	t.Helper()
+	ctx := context.Background()
+	st, err := s.BridgeState(ctx, "fx")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v >= 3 {
+		if st.Fingerprint != "fp-fx" || st.Cursor != "fx-cursor" || len(st.Claims) != 1 || st.Claims[0].MessageID != "1" ||
+			len(st.Replies) != 1 || len(st.Replies[0].Chunks) != 2 || st.Replies[0].Chunks[1].ClientID != "c-1" || st.Replies[0].Recipient != "bob" {
+			t.Errorf("bridge state of the fixture = %+v", st)
+		}
+		if seen, err := s.BridgeSeen(ctx, "fx", "3"); err != nil || !seen {
+			t.Errorf("message 3 seen = %v, %v", seen, err)
+		}
+		if x, err := s.BridgeSession(ctx, "fx", "", "alice"); err != nil || x.SessionID != "fx-a" || !x.NoTools || !x.Used.Equal(fixtureUsed) {
+			t.Errorf("alice's session = %+v, %v", x, err)
+		}
+		if err := s.BridgeComplete(ctx, "fx", "1", []BridgeChunk{{ClientID: "c-r", Text: "restarted"}}); err != nil {
+			t.Errorf("complete the fixture's claim: %v", err)
+		}
+	} else if st.Fingerprint != "" || st.Cursor != "" || len(st.Claims)+len(st.Replies) != 0 {
+		t.Errorf("bridge state of a version %d fixture = %+v, want none", v, st)
+	}
+	claims, err := s.BridgeAccept(ctx, "fx", BridgeBatch{Messages: []BridgeMessage{{ID: "3", Claim: true, Recipient: "x", ContextToken: "t"}, {ID: "4", Claim: true, Recipient: "x", ContextToken: "t"}}, Cursor: "next"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := 1 // message 3 was seen at version 3
+	if v < 3 {
+		want = 2
+	}
+	if len(claims) != want {
+		t.Errorf("claims after migration = %+v, want %d", claims, want)
+	}
+}
+
 // fixtureAlive says the fixture's lease holder (pid 4242) is gone.
 func fixtureAlive(h Holder) bool { return h.PID != 4242 }
 
-// checkFixture verifies a migrated fixture through the current API,
-// including that it can be resumed and written.
-func checkFixture(t *testing.T, s *Store) {
+// checkFixture verifies a migrated fixture, written at schema version v,
+// through the current API, including that it can be resumed and written.
+func checkFixture(t *testing.T, s *Store, v int) {
 	t.Helper()
 	ctx := context.Background()
 	p, err := s.ListSessions(ctx, ListOptions{Workspace: "/home/u/project"})
@@ -176,11 +240,12 @@ func checkFixture(t *testing.T, s *Store) {
 	if h, _ := s.History(ctx, "fx-b"); len(h) != 4 {
 		t.Errorf("fx-b history after a new turn: %d messages, want 4", len(h))
 	}
+	checkBridgeFixture(t, s, v)
 }
 
 // TestFixtureOfThisVersion keeps fillFixture and checkFixture in step.
 func TestFixtureOfThisVersion(t *testing.T) {
 	s := openAt(t, filepath.Join(t.TempDir(), "scv.db"), func(o *Options) { o.Alive = fixtureAlive })
 	fillFixture(t, s)
-	checkFixture(t, s)
+	checkFixture(t, s, SchemaVersion())
 }

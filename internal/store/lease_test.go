@@ -74,16 +74,7 @@ func TestLeaseTakeoverInterruptsRunningTurn(t *testing.T) {
 		t.Fatal(err)
 	}
 	seq := runTurn(t, a, "s1", "t1", "p1", "a1", 0)
-	tl, err := a.BeginTurn(ctx, "s1", "t2", "p2")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := tl.Append(ctx, ev(seq+1, "turn.started", "")); err != nil {
-		t.Fatal(err)
-	}
-	if err := tl.Flush(ctx); err != nil {
-		t.Fatal(err)
-	}
+	tl := startTurn(t, a, "s1", "t2", "p2", seq)
 	dead[self.PID] = true
 	if _, err := b.Acquire(ctx, "s1"); err != nil {
 		t.Fatalf("takeover from a dead holder: %v", err)

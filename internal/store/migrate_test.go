@@ -32,9 +32,9 @@ func TestMigrations(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			if _, err := os.Stat(filepath.Join("testdata", name)); err != nil {
 				if v == SchemaVersion() {
-					t.Skipf("no fixture of the current version yet (write it with -write-fixture when releasing it)")
+					t.Skipf("no fixture of the current version yet (write it with -update when releasing it)")
 				}
-				t.Fatalf("no fixture for schema version %d: write it with -write-fixture at the commit that released it (%v)", v, err)
+				t.Fatalf("no fixture for schema version %d: write it with -update at the commit that released it (%v)", v, err)
 			}
 			s := openAt(t, copyFixture(t, name), func(o *Options) { o.Alive = fixtureAlive })
 			st, err := s.Stats(context.Background())
@@ -44,7 +44,7 @@ func TestMigrations(t *testing.T) {
 			if st.Schema != SchemaVersion() {
 				t.Fatalf("schema %d after open, want %d", st.Schema, SchemaVersion())
 			}
-			checkFixture(t, s)
+			checkFixture(t, s, v)
 		})
 	}
 }
@@ -71,7 +71,7 @@ func TestConcurrentMigration(t *testing.T) {
 		}
 	}
 	s := openAt(t, p, func(o *Options) { o.Alive = fixtureAlive })
-	checkFixture(t, s)
+	checkFixture(t, s, 1)
 }
 
 func TestNewerSchemaRefused(t *testing.T) {

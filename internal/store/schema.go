@@ -15,14 +15,19 @@ type migration struct {
 	apply   func(ctx context.Context, tx *sql.Tx) error
 }
 
-// migrations is the schema history, oldest first.
-var migrations = []migration{
-	{1, execAll(schemaV1...)},
-	{2, execAll(schemaV2...)},
+// migrations is the schema history, oldest first. It is built when used:
+// a package-level list of closures would be built by every scv command at
+// start-up.
+func migrations() []migration {
+	return []migration{
+		{1, execAll(schemaV1...)},
+		{2, execAll(schemaV2...)},
+		{3, execAll(schemaV3...)},
+	}
 }
 
 // SchemaVersion is the schema version this code writes.
-func SchemaVersion() int { return migrations[len(migrations)-1].version }
+func SchemaVersion() int { m := migrations(); return m[len(m)-1].version }
 
 // schemaV1 is the first schema. Times are Unix nanoseconds. Sessions carry
 // their lease and their history window; history messages are numbered per
@@ -117,6 +122,60 @@ var schemaV2 = []string{
 	`INSERT INTO search(rowid, prompt, answer) SELECT id, prompt, answer FROM turns WHERE state != 'running'`,
 }
 
+// schemaV3 adds the delivery state of chat bridges (the WeChat bridge):
+// per account the identity fingerprint its state is bound to, the poll
+// cursor and a counter numbering seen message ids; the newest seen ids
+// (the dedupe window); in-flight claims; pending reply chunks, each with
+// the client id it is sent under; and which session serves each
+// conversation. Ids are kept as the exact text the remote service sent.
+var schemaV3 = []string{
+	`CREATE TABLE bridge_accounts (
+		account     TEXT PRIMARY KEY,
+		fingerprint TEXT NOT NULL DEFAULT '',
+		cursor      TEXT NOT NULL DEFAULT '',
+		seen_n      INTEGER NOT NULL DEFAULT 0,
+		updated_ns  INTEGER NOT NULL
+	)`,
+	`CREATE TABLE bridge_seen (
+		account TEXT NOT NULL,
+		msg_id  TEXT NOT NULL,
+		n       INTEGER NOT NULL,
+		PRIMARY KEY (account, msg_id)
+	) WITHOUT ROWID`,
+	`CREATE INDEX bridge_seen_by_n ON bridge_seen(account, n)`,
+	`CREATE TABLE bridge_claims (
+		id            INTEGER PRIMARY KEY,
+		account       TEXT NOT NULL,
+		msg_id        TEXT NOT NULL,
+		recipient     TEXT NOT NULL,
+		context_token TEXT NOT NULL,
+		group_id      TEXT NOT NULL DEFAULT '',
+		claimed_ns    INTEGER NOT NULL,
+		UNIQUE (account, msg_id)
+	)`,
+	`CREATE TABLE bridge_replies (
+		id            INTEGER PRIMARY KEY,
+		account       TEXT NOT NULL,
+		msg_id        TEXT NOT NULL,
+		chunk         INTEGER NOT NULL,
+		recipient     TEXT NOT NULL,
+		context_token TEXT NOT NULL,
+		client_id     TEXT NOT NULL,
+		text          TEXT NOT NULL,
+		created_ns    INTEGER NOT NULL,
+		UNIQUE (account, msg_id, chunk)
+	)`,
+	`CREATE TABLE bridge_sessions (
+		account    TEXT NOT NULL,
+		group_id   TEXT NOT NULL,
+		user_id    TEXT NOT NULL,
+		session_id TEXT NOT NULL,
+		no_tools   INTEGER NOT NULL,
+		used_ns    INTEGER NOT NULL,
+		PRIMARY KEY (account, group_id, user_id)
+	) WITHOUT ROWID`,
+}
+
 func execAll(stmts ...string) func(ctx context.Context, tx *sql.Tx) error {
 	return func(ctx context.Context, tx *sql.Tx) error {
 		for _, q := range stmts {
@@ -170,7 +229,7 @@ func (s *Store) migrate(ctx context.Context) error {
 	if v > SchemaVersion() {
 		return fmt.Errorf("the database has schema version %d, newer than this scv understands (%d): upgrade scv, or point it at another database", v, SchemaVersion())
 	}
-	for _, m := range migrations {
+	for _, m := range migrations() {
 		if m.version <= v {
 			continue
 		}

@@ -7,7 +7,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
-	"unicode/utf8"
+
+	"github.com/scv-agent/scv/internal/textcut"
 )
 
 // NewSession describes a session to create.
@@ -241,14 +242,7 @@ func titleLine(text string) string {
 		if line == "" {
 			continue
 		}
-		if len(line) > maxTitleBytes {
-			cut := maxTitleBytes
-			for cut > 0 && !utf8.RuneStart(line[cut]) {
-				cut--
-			}
-			line = line[:cut]
-		}
-		return line
+		return textcut.Prefix(line, maxTitleBytes)
 	}
 	return ""
 }

@@ -61,6 +61,24 @@ func mustSession(t testing.TB, s *Store, id string) {
 
 // runTurn stores one completed turn with a user and an assistant message
 // and returns the next seq.
+// startTurn begins a turn and records its turn.started event, flushed,
+// leaving the turn running (what a process that dies mid-turn leaves).
+func startTurn(t testing.TB, s *Store, sid, tid, prompt string, seq uint64) *TurnLog {
+	t.Helper()
+	ctx := context.Background()
+	tl, err := s.BeginTurn(ctx, sid, tid, prompt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tl.Append(ctx, ev(seq+1, "turn.started", "")); err != nil {
+		t.Fatal(err)
+	}
+	if err := tl.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	return tl
+}
+
 func runTurn(t testing.TB, s *Store, sid, tid, prompt, answer string, seq uint64) uint64 {
 	t.Helper()
 	ctx := context.Background()

@@ -1,5 +1,9 @@
-// Package testutil holds helpers shared by the tests of several packages;
-// nothing outside tests imports it.
+// Package testutil holds the helpers the tests of several packages share:
+// fixture trees (txtar archives or maps), locked buffers, a counting
+// loopback listener, process and PID-file waits, descriptor and RSS
+// readings, building the scv binary, result checks and the -update flag.
+// Nothing but tests (and the measurement programs under bench/) imports it;
+// it imports no SCV package that imports it back.
 package testutil
 
 import (

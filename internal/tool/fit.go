@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strconv"
 	"unicode/utf8"
+
+	"github.com/scv-agent/scv/internal/textcut"
 )
 
 // Every result a tool returns fits Env.OutputLimit bytes as the model sees
@@ -57,10 +59,7 @@ func FitText(s string, limit int) (string, bool) {
 		return TruncateUTF8(s, limit), true
 	}
 	head := TruncateUTF8(s, room/2)
-	tail := s[len(s)-(room-len(head)):]
-	for len(tail) > 0 && !utf8.RuneStart(tail[0]) {
-		tail = tail[1:]
-	}
+	tail := textcut.TrimStart(s[len(s)-(room-len(head)):])
 	return head + CutMarker(int64(len(s)-len(head)-len(tail))) + tail, true
 }
 

@@ -4,38 +4,16 @@ import (
 	"bytes"
 	"encoding/json"
 	"unicode/utf8"
+
+	"github.com/scv-agent/scv/internal/textcut"
 )
 
 // Helpers every tool needs to keep its output within a byte budget without
 // breaking UTF-8 or JSON.
 
-// TruncateUTF8 cuts s to at most n bytes on a character boundary.
-func TruncateUTF8(s string, n int) string {
-	if n < 0 {
-		n = 0
-	}
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n]
-}
-
-// TrimPartialRune drops an incomplete multi-byte character at the end of b
-// (left by a byte-limited read).
-func TrimPartialRune(b []byte) []byte {
-	for i := len(b) - 1; i >= 0 && i >= len(b)-utf8.UTFMax; i-- {
-		if utf8.RuneStart(b[i]) {
-			if !utf8.FullRune(b[i:]) {
-				return b[:i]
-			}
-			return b
-		}
-	}
-	return b
-}
+// TruncateUTF8 cuts s to at most n bytes on a character boundary. It is
+// textcut.Prefix under the name every tool already cuts its output with.
+func TruncateUTF8(s string, n int) string { return textcut.Prefix(s, n) }
 
 // EncodeJSON marshals v without HTML escaping (source code is full of <, >
 // and &, which json.Marshal would turn into six-byte escapes) and without

@@ -77,9 +77,29 @@ type Plan struct {
 	Risk Risk
 	// Summary is what an approver sees: the full command, URL, path, etc.
 	Summary string
+	// Diff, when set, previews the change a call makes to a file, for the
+	// approver; it is never part of what the model sees.
+	Diff *Diff
+	// Command is the command line of a call that runs one (bash): a
+	// session grant for such a call covers only commands that start with
+	// a prefix of words the approver confirms.
+	Command string
+	// NoGrant says no session grant may ever cover the call: it is asked
+	// about every time (a delegated agent with full permissions, a read of
+	// a secret-like file).
+	NoGrant bool
 	// Run executes the call. It must honour ctx and return promptly after
 	// cancellation, with a Cancelled result.
 	Run func(ctx context.Context) Result
+}
+
+// Diff is the bounded unified diff of a planned file change (see
+// internal/diff): Text is empty when Note says why there is none; Added
+// and Removed count the lines of the whole change, Omitted the diff lines
+// left out of Text.
+type Diff struct {
+	Path, Text, Note        string
+	Added, Removed, Omitted int
 }
 
 // Tool is one built-in tool.

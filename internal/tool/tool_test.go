@@ -155,12 +155,6 @@ func TestTextHelpers(t *testing.T) {
 	if got := TruncateUTF8("héllo", 2); got != "h" {
 		t.Errorf("TruncateUTF8 = %q", got)
 	}
-	if got := TrimPartialRune([]byte("ab\xc3")); string(got) != "ab" {
-		t.Errorf("TrimPartialRune = %q", got)
-	}
-	if got := TrimPartialRune([]byte("abé")); string(got) != "abé" {
-		t.Errorf("TrimPartialRune cut a whole rune: %q", got)
-	}
 	s, err := EncodeJSON(map[string]string{"a": "<&>"})
 	if err != nil || s != `{"a":"<&>"}` {
 		t.Errorf("EncodeJSON = %q, %v", s, err)

@@ -5,43 +5,243 @@ import (
 	"strings"
 
 	"github.com/charmbracelet/x/ansi"
+
+	"github.com/scv-agent/scv/internal/proto"
 )
 
-// Approval panel bounds: the summary shows at most maxSummaryRows lines at
-// a time (fewer when the window is short) and scrolls with ↑/↓; it never
-// cuts a line or drops one, so everything that is approved can be read.
+// Approval panel bounds: the summary and the diff show at most
+// maxSummaryRows lines at a time (fewer when the window is short) and
+// scroll with ↑/↓; they never cut a line or drop one, so everything that
+// is approved can be read.
 const (
 	maxSummaryRows = 16
 	minSummaryRows = 3
-	// panelChrome is the panel's fixed rows: border (2), title, tool,
-	// risk, cwd, summary header, keys.
-	panelChrome = 8
 	// minBodyRows is the transcript left visible beside a long summary.
 	minBodyRows = 3
 )
 
-// summaryLines is the approval summary wrapped to the panel's width.
-// Control characters were made visible when the event arrived; tabs become
-// spaces here so widths are exact.
-func (m *Model) summaryLines() []string {
-	a := m.approval
-	text := strings.ReplaceAll(strings.Trim(a.summary, "\n"), "\t", "    ")
-	w := max(m.width-4-2, 8) // border, padding, indent
-	return strings.Split(ansi.Wrap(text, w, ""), "\n")
+// approvalMode is what the keys of the panel do: choose an answer, or
+// edit the prefix of a session grant, or the reason of a denial.
+type approvalMode int
+
+const (
+	modeChoose approvalMode = iota
+	modePrefix
+	modeReason
+)
+
+// approvalReq is the approval shown in the panel; scroll is the first
+// scrolled line shown. The wrapped and styled lines are kept per width,
+// so a frame with a long diff open costs the lines it shows.
+type approvalReq struct {
+	id, callID, name, risk, cwd, summary string
+	diff                                 *proto.Diff
+	grant                                *proto.Grant
+	scroll                               int
+	mode                                 approvalMode
+	input                                string
+
+	cacheWidth int
+	sumLines   []string // the summary wrapped
+	diffLines  []string // the diff header, lines and omission, styled
+	inline     bool     // the summary fits beside its label
+	scrolled   []string // what the panel scrolls (see Model.scrolled)
+	// panel is the last rendered panel, valid while panelKey holds: a
+	// frame asks for it twice (layout and drawing).
+	panel    []string
+	panelKey panelKey
 }
 
-// summaryRows is how many summary lines the panel shows at once.
+type panelKey struct {
+	width, height, scroll, queue, composer int
+	mode                                   approvalMode
+	input                                  string
+}
+
+// layoutLines wraps the summary and styles the diff for the panel's
+// width, once per width.
+func (m *Model) layoutLines() {
+	a := m.approval
+	if a.cacheWidth == m.width && a.sumLines != nil {
+		return
+	}
+	st := m.render.styles
+	w := max(m.width-4-2, 8) // border, padding, indent
+	text := strings.ReplaceAll(strings.Trim(a.summary, "\n"), "\t", "    ")
+	a.sumLines = strings.Split(ansi.Wrap(text, w, ""), "\n")
+	a.diffLines = nil
+	if d := a.diff; d != nil {
+		if d.Note != "" {
+			a.diffLines = append(a.diffLines, st.dim.Render("("+oneLine(d.Note)+")"))
+		}
+		paint := newPainter(st)
+		for _, l := range diffLines(d.Text) {
+			l = strings.ReplaceAll(l, "\t", "    ")
+			if len(l) <= w || ansi.StringWidth(l) <= w { // bytes ≥ cells
+				a.diffLines = append(a.diffLines, paint.line(l))
+				continue
+			}
+			for _, part := range strings.Split(ansi.Wrap(l, w, ""), "\n") {
+				a.diffLines = append(a.diffLines, paint.styled(l, part))
+			}
+		}
+		if d.Omitted > 0 {
+			a.diffLines = append(a.diffLines, st.dim.Render(fmt.Sprintf("… +%d more lines", d.Omitted)))
+		}
+	}
+	a.inline = len(a.sumLines) == 1 && ansi.StringWidth(a.sumLines[0]) <= max(m.width-4, 10)-9
+	a.scrolled = nil
+	if !a.inline {
+		a.scrolled = append(a.scrolled, a.sumLines...)
+	}
+	if a.diff != nil {
+		if !a.inline {
+			a.scrolled = append(a.scrolled, st.bold.Render("diff: ")+diffStat(a.diff))
+		}
+		a.scrolled = append(a.scrolled, a.diffLines...)
+	}
+	a.cacheWidth = m.width
+}
+
+// diffLines splits a diff's text into its lines.
+func diffLines(text string) []string {
+	text = strings.TrimSuffix(text, "\n")
+	if text == "" {
+		return nil
+	}
+	return strings.Split(text, "\n")
+}
+
+// diffStyle colours a diff line by its mark.
+func diffStyle(st styles, l string) interface{ Render(...string) string } {
+	switch {
+	case strings.HasPrefix(l, "+++ "), strings.HasPrefix(l, "--- "):
+		return st.bold
+	case strings.HasPrefix(l, "@@"):
+		return st.accent
+	case strings.HasPrefix(l, "+"):
+		return st.ok
+	case strings.HasPrefix(l, "-"):
+		return st.err
+	case strings.HasPrefix(l, `\`):
+		return st.dim
+	}
+	return plainStyle{}
+}
+
+// painter colours diff lines with the escape sequences of the styles,
+// taken once: a style's Render per line costs more than the rest of a
+// 5,000-line diff's layout together.
+type painter struct {
+	pre, suf [5]string // bold, accent, ok, err, dim
+}
+
+func newPainter(st styles) *painter {
+	p := &painter{}
+	for i, s := range []interface{ Render(...string) string }{st.bold, st.accent, st.ok, st.err, st.dim} {
+		r := s.Render("\x00")
+		if j := strings.IndexByte(r, 0); j >= 0 {
+			p.pre[i], p.suf[i] = r[:j], r[j+1:]
+		}
+	}
+	return p
+}
+
+// line colours l by its own mark.
+func (p *painter) line(l string) string { return p.styled(l, l) }
+
+// styled colours part (a piece of the diff line l) by l's mark.
+func (p *painter) styled(l, part string) string {
+	i := -1
+	switch {
+	case strings.HasPrefix(l, "+++ "), strings.HasPrefix(l, "--- "):
+		i = 0
+	case strings.HasPrefix(l, "@@"):
+		i = 1
+	case strings.HasPrefix(l, "+"):
+		i = 2
+	case strings.HasPrefix(l, "-"):
+		i = 3
+	case strings.HasPrefix(l, `\`):
+		i = 4
+	}
+	if i < 0 {
+		return part
+	}
+	return p.pre[i] + part + p.suf[i]
+}
+
+type plainStyle struct{}
+
+func (plainStyle) Render(s ...string) string { return strings.Join(s, " ") }
+
+// diffStat is "path +a −r".
+func diffStat(d *proto.Diff) string {
+	return fmt.Sprintf("%s +%d −%d", oneLine(d.Path), d.Added, d.Removed)
+}
+
+// inlineSummary says the summary is one line that fits beside its label.
+func (m *Model) inlineSummary() bool {
+	m.layoutLines()
+	return m.approval.inline
+}
+
+// scrolled is what the panel scrolls: the summary when it does not fit on
+// its line, then the diff (under a header line of its own when the
+// summary is scrolled with it).
+func (m *Model) scrolled() []string {
+	m.layoutLines()
+	return m.approval.scrolled
+}
+
+// keyLines are the answers the panel takes, or the line being edited
+// with its keys, wrapped to the panel.
+func (m *Model) keyLines() []string {
+	a := m.approval
+	st := m.render.styles
+	inner := max(m.width-4, 10)
+	var rows []string
+	switch a.mode {
+	case modePrefix:
+		rows = append(rows, st.bold.Render(fmt.Sprintf("allow for this session the %s commands starting with:", oneLine(a.name))),
+			"› "+a.input+"█",
+			st.dim.Render("enter allow · esc back · commands that chain or redirect (; & | < > $ ` …) are still asked"))
+	case modeReason:
+		rows = append(rows, st.bold.Render("deny with a reason (the model reads it):"),
+			"› "+a.input+"█",
+			st.dim.Render("enter deny · esc back"))
+	default:
+		keys := "y approve"
+		if g := a.grant; g != nil {
+			if g.Prefix != "" {
+				keys += " · a allow `" + oneLine(g.Prefix) + " …` for this session"
+			} else {
+				keys += " · a allow " + oneLine(g.Tool) + " for this session"
+			}
+		}
+		keys += " · n deny · r deny with a reason · esc deny and cancel the turn"
+		rows = append(rows, st.dim.Render(keys))
+	}
+	var out []string
+	for _, r := range rows {
+		out = append(out, strings.Split(ansi.Wrap(r, inner, ""), "\n")...)
+	}
+	return out
+}
+
+// summaryRows is how many scrolled lines the panel shows at once.
 func (m *Model) summaryRows() int {
-	avail := m.height - (4 + m.composer.Height()) - panelChrome - len(m.queueLines()) - minBodyRows
+	chrome := 2 + 5 + len(m.keyLines()) // border; title, tool, risk, cwd, header
+	avail := m.height - (4 + m.composer.Height()) - chrome - len(m.queueLines()) - minBodyRows
 	return max(minSummaryRows, min(avail, maxSummaryRows))
 }
 
-// scrollApproval moves the summary by d lines, within its bounds.
+// scrollApproval moves the scrolled lines by d, within their bounds.
 func (m *Model) scrollApproval(d int) bool {
 	if m.approval == nil {
 		return false
 	}
-	n, rows := len(m.summaryLines()), m.summaryRows()
+	n, rows := len(m.scrolled()), m.summaryRows()
 	if n <= rows {
 		return false
 	}
@@ -49,12 +249,16 @@ func (m *Model) scrollApproval(d int) bool {
 	return true
 }
 
-// approvalLines is the approval panel: tool, risk, cwd and summary, with
-// the keys that answer it. Empty when no approval is shown.
+// approvalLines is the approval panel: tool, risk, cwd, summary and diff,
+// with the keys that answer it. Empty when no approval is shown.
 func (m *Model) approvalLines() []string {
 	a := m.approval
 	if a == nil {
 		return nil
+	}
+	key := panelKey{width: m.width, height: m.height, scroll: a.scroll, queue: len(m.queueLines()), composer: m.composer.Height(), mode: a.mode, input: a.input}
+	if a.panel != nil && a.panelKey == key {
+		return a.panel
 	}
 	st := m.render.styles
 	inner := max(m.width-4, 10) // border and padding
@@ -67,26 +271,35 @@ func (m *Model) approvalLines() []string {
 		field("risk:    ", a.risk),
 		field("cwd:     ", a.cwd),
 	}
-	lines := m.summaryLines()
+	inline := m.inlineSummary()
+	if inline {
+		rows = append(rows, st.bold.Render("summary: ")+a.sumLines[0])
+	}
+	lines := m.scrolled()
 	show := m.summaryRows()
+	label, info := st.bold.Render("summary: "), fmt.Sprintf("%d lines", len(lines))
+	if inline && a.diff != nil {
+		label, info = st.bold.Render("diff:    "), diffStat(a.diff)+fmt.Sprintf(" · %d lines", len(lines))
+	}
 	switch {
-	case len(lines) == 1 && ansi.StringWidth(lines[0]) <= inner-9:
-		rows = append(rows, st.bold.Render("summary: ")+lines[0])
+	case len(lines) == 0:
 	case len(lines) <= show:
-		rows = append(rows, st.bold.Render("summary: ")+st.dim.Render(fmt.Sprintf("%d lines", len(lines))))
+		rows = append(rows, ansi.Truncate(label+st.dim.Render(info), inner, "…"))
 		for _, l := range lines {
 			rows = append(rows, "  "+l)
 		}
 	default:
 		first := min(max(a.scroll, 0), len(lines)-show)
 		a.scroll = first
-		head := fmt.Sprintf("%d lines, showing %d–%d · ↑/↓ scroll", len(lines), first+1, first+show)
-		rows = append(rows, st.bold.Render("summary: ")+st.warn.Render(head))
+		head := fmt.Sprintf("%s, showing %d–%d · ↑/↓ scroll", info, first+1, first+show)
+		rows = append(rows, ansi.Truncate(label+st.warn.Render(head), inner, "…"))
 		for _, l := range lines[first : first+show] {
 			rows = append(rows, "  "+l)
 		}
 	}
-	rows = append(rows, st.dim.Render("y approve · n deny · esc deny and cancel the turn"))
+	rows = append(rows, m.keyLines()...)
 	box := st.panel.Width(m.width).Render(strings.Join(rows, "\n"))
-	return strings.Split(box, "\n")
+	key.scroll = a.scroll // as clamped above
+	a.panel, a.panelKey = strings.Split(box, "\n"), key
+	return a.panel
 }

@@ -2,7 +2,6 @@ package tui
 
 import (
 	"fmt"
-	"os"
 	"runtime"
 	"strconv"
 	"strings"
@@ -12,6 +11,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/scv-agent/scv/internal/proto"
+	"github.com/scv-agent/scv/internal/testutil"
 )
 
 // feedTurn plays one scripted turn: prompt, streamed Markdown answer, one
@@ -105,23 +105,9 @@ func BenchmarkThousandTurns(b *testing.B) {
 		var ms runtime.MemStats
 		runtime.ReadMemStats(&ms)
 		b.ReportMetric(float64(ms.HeapAlloc)/(1<<20), "heap-MiB")
-		b.ReportMetric(rssMiB(), "rss-MiB")
+		b.ReportMetric(testutil.RSSMiB(0), "rss-MiB")
 		runtime.KeepAlive(h)
 	}
-}
-
-func rssMiB() float64 {
-	b, err := os.ReadFile("/proc/self/status")
-	if err != nil {
-		return 0
-	}
-	for _, l := range strings.Split(string(b), "\n") {
-		if rest, ok := strings.CutPrefix(l, "VmRSS:"); ok {
-			kb, _ := strconv.Atoi(strings.TrimSuffix(strings.TrimSpace(rest), " kB"))
-			return float64(kb) / 1024
-		}
-	}
-	return 0
 }
 
 // BenchmarkComposerKeystroke is one typed character and the frame after
@@ -166,4 +152,80 @@ func BenchmarkFrameWithDraft(b *testing.B) {
 		last.touch()
 		_ = h.m.View()
 	}
+}
+
+// diff5000 is a unified diff of 5,000 lines (the server's bound).
+func diff5000() *proto.Diff {
+	var b strings.Builder
+	b.WriteString("--- a/big.go\n+++ b/big.go\n")
+	n := 2
+	for h := 0; n < 5000; h++ {
+		fmt.Fprintf(&b, "@@ -%d,7 +%d,7 @@\n", h*20+1, h*20+1)
+		n++
+		for i := 0; i < 7 && n < 5000; i++ {
+			mark := " "
+			switch i {
+			case 3:
+				mark = "-"
+			case 4:
+				mark = "+"
+			}
+			fmt.Fprintf(&b, "%s\tvalue%d := compute(%d, \"a line of ordinary source text\") // %d\n", mark, i, h, n)
+			n++
+		}
+	}
+	return &proto.Diff{Path: "big.go", Text: b.String(), Added: 625, Removed: 625}
+}
+
+// BenchmarkApprovalDiff5000 is the frame time with a 5,000-line diff open
+// in the approval panel: "first" builds the panel's wrapped, coloured
+// lines (the first frame after approval.requested), "scroll" is a frame
+// after ↓ (the steady state while reading), "resize" re-wraps at a new
+// width every frame.
+func BenchmarkApprovalDiff5000(b *testing.B) {
+	d := diff5000()
+	ev := func() *proto.ApprovalRequested {
+		return &proto.ApprovalRequested{TurnHeader: th("t1"), ApprovalID: "a1", CallID: "c1", Name: "write", Risk: "filesystem", Cwd: "/w",
+			Summary: "replace big.go (1048576 bytes)", Diff: d, Grant: &proto.Grant{Tool: "write", Risk: "filesystem"}}
+	}
+	setup := func() *harness {
+		h := newHarness(&testing.T{}, func(c *Config) { c.Width = 120; c.Height = 40 })
+		for i := 0; i < 50; i++ {
+			feedTurn(h, i)
+		}
+		h.prompt("rewrite big.go", "t1")
+		return h
+	}
+	b.Run("first", func(b *testing.B) {
+		h := setup()
+		b.ReportAllocs()
+		for b.Loop() {
+			h.m.approval = nil
+			h.m.approvalRequested(ev())
+			_ = h.m.View()
+		}
+	})
+	b.Run("scroll", func(b *testing.B) {
+		h := setup()
+		h.ev(ev())
+		_ = h.m.View()
+		b.ReportAllocs()
+		for b.Loop() {
+			if !h.m.scrollApproval(1) {
+				h.m.approval.scroll = 0
+			}
+			_ = h.m.View()
+		}
+	})
+	b.Run("resize", func(b *testing.B) {
+		h := setup()
+		h.ev(ev())
+		w := 100
+		b.ReportAllocs()
+		for b.Loop() {
+			w = 220 - w // 120, 100, 120, …
+			h.m.Update(tea.WindowSizeMsg{Width: w, Height: 40})
+			_ = h.m.View()
+		}
+	})
 }

@@ -4,13 +4,13 @@ import (
 	"bytes"
 	"os"
 	"os/exec"
-	"strconv"
-	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/creack/pty"
+
+	"github.com/scv-agent/scv/internal/testutil"
 )
 
 // ptyRun starts scv in a 100×30 pty and collects its output.
@@ -121,7 +121,7 @@ func BenchmarkBinaryRSS1000Turns(b *testing.B) {
 		r := startPTY(b, scv, home)
 		r.waitOutput(b, "blast-finished")
 		time.Sleep(200 * time.Millisecond) // let the last frames settle
-		b.ReportMetric(procRSSMiB(r.cmd.Process.Pid), "rss-MiB")
+		b.ReportMetric(testutil.RSSMiB(r.cmd.Process.Pid), "rss-MiB")
 		r.stop()
 	}
 }
@@ -135,20 +135,6 @@ func scvBinaryB(b *testing.B) string {
 		b.Fatal(buildErr)
 	}
 	return builtSCV
-}
-
-func procRSSMiB(pid int) float64 {
-	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
-	if err != nil {
-		return 0
-	}
-	for _, l := range strings.Split(string(data), "\n") {
-		if rest, ok := strings.CutPrefix(l, "VmRSS:"); ok {
-			kb, _ := strconv.Atoi(strings.TrimSuffix(strings.TrimSpace(rest), " kB"))
-			return float64(kb) / 1024
-		}
-	}
-	return 0
 }
 
 // BenchmarkBinaryResume1000 is the time from starting `scv --resume ID`

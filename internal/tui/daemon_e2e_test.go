@@ -1,45 +1,26 @@
 package tui_test
 
 import (
-	"bytes"
 	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/scv-agent/scv/internal/client"
 	"github.com/scv-agent/scv/internal/model/modeltest"
+	"github.com/scv-agent/scv/internal/testutil"
 )
-
-// lockedBuffer collects the daemon's output for failure messages.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 // startDaemon runs `scv run --scv-home home` and waits for its socket.
 func startDaemon(t testing.TB, scv, home string) {
 	t.Helper()
 	cmd := exec.Command(scv, "run", "--scv-home", home)
 	cmd.Env = []string{"HOME=" + t.TempDir(), "PATH=" + os.Getenv("PATH")}
-	logs := &lockedBuffer{}
+	logs := &testutil.LockedBuffer{}
 	cmd.Stdout, cmd.Stderr = logs, logs
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -78,6 +59,17 @@ func startDaemon(t testing.TB, scv, home string) {
 	}
 }
 
+// openTUI points home's configuration at the fake model, starts its daemon
+// and opens the TUI in ws in a w×h pane, once it shows it is ready.
+func openTUI(t *testing.T, scv, home, ws string, fake *modeltest.Server, w, h int) *pane {
+	t.Helper()
+	writeConfig(t, home, fake.URL())
+	startDaemon(t, scv, home)
+	p := startPane(t, w, h, "cd "+shellQuote(ws)+" && "+shellQuote(scv)+" --scv-home "+shellQuote(home))
+	p.waitFor("fake-model", "connected", "ready")
+	return p
+}
+
 // TestEndToEndWithDaemon runs the real binary twice: `scv run` as the
 // daemon with a provider pointing at the scripted fake model server, and
 // `scv` in a tmux pane. A prompt leads to a bash call that is approved
@@ -92,11 +84,7 @@ func TestEndToEndWithDaemon(t *testing.T) {
 	fake.Script(modeltest.Text("The command printed ", "e2e-bash-output. All done."), modeltest.Usage(600, 12))
 	fake.Script(modeltest.ToolCall("call_2", "bash", `{"command":"sleep 30"}`))
 	fake.Script(modeltest.Text("Queued prompt answered."))
-	writeConfig(t, home, fake.URL())
-	startDaemon(t, scv, home)
-
-	p := startPane(t, 100, 32, "cd "+shellQuote(ws)+" && "+shellQuote(scv)+" --scv-home "+shellQuote(home))
-	p.waitFor("fake-model", "connected", "ready")
+	p := openTUI(t, scv, home, ws, fake, 100, 32)
 	p.text("please echo something")
 	p.keys("Enter")
 	p.waitFor("Approve this tool call?", "bash", "risk:")

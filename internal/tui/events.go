@@ -63,13 +63,21 @@ func (m *Model) apply(ev proto.Event) tea.Cmd {
 		if !it.asked {
 			it.summary = strings.Trim(e.Summary, "\n")
 		}
+		if e.Diff != nil {
+			it.diff = e.Diff
+		}
+		it.granted = e.GrantID != ""
 		it.touch()
+		m.callMoved(e.CallID)
 	case *proto.ToolProgress:
 		it := m.toolItem(e.CallID, "")
 		it.progress = e.Text
 		it.touch()
 	case *proto.ToolCompleted:
+		m.callMoved(e.CallID)
 		m.toolCompleted(e)
+	case *proto.ApprovalGrantsReply:
+		m.grantsListed(e)
 	case *proto.TurnCompleted:
 		m.turnEnded()
 		if e.Usage != nil {
@@ -83,6 +91,7 @@ func (m *Model) apply(ev proto.Event) tea.Cmd {
 		}
 	case *proto.TurnCancelled:
 		m.turnEnded()
+		m.answered = nil
 		m.finishOpenTools(toolCancelled)
 		m.addItem(&item{kind: kindNotice, text: "turn cancelled"})
 	case *proto.TurnFailed:
@@ -173,8 +182,22 @@ func (m *Model) approvalRequested(ev *proto.ApprovalRequested) {
 	if name == "" {
 		name = it.name
 	}
-	m.approval = &approvalReq{id: ev.ApprovalID, callID: ev.CallID, name: name, risk: ev.Risk, cwd: ev.Cwd, summary: ev.Summary}
+	it.diff = ev.Diff
+	m.approval = &approvalReq{id: ev.ApprovalID, callID: ev.CallID, name: name, risk: ev.Risk, cwd: ev.Cwd, summary: ev.Summary,
+		diff: ev.Diff, grant: ev.Grant}
+	m.answered = nil
 	m.layout()
+}
+
+// callMoved forgets the answered approval of a call that went on: the
+// answer was taken.
+func (m *Model) callMoved(callID string) {
+	if a := m.answered; a != nil && a.req.callID == callID {
+		m.answered = nil
+		if a.notice != "" {
+			m.addItem(&item{kind: kindNotice, text: a.notice})
+		}
+	}
 }
 
 func (m *Model) toolCompleted(ev *proto.ToolCompleted) {
@@ -235,6 +258,33 @@ func (m *Model) finishOpenTools(s toolState) {
 }
 
 func (m *Model) requestError(ev *proto.Error) {
+	if m.quiet[ev.RequestID] {
+		delete(m.quiet, ev.RequestID)
+		switch ev.Code {
+		case proto.ErrTurnNotFound:
+			return // the turn ended before the cancel arrived
+		case proto.ErrApprovalNotFound:
+			// The approval ended before the cancel arrived; if its turn
+			// still runs, cancel that instead.
+			m.answered = nil
+			if m.turnID != "" {
+				m.cancelTurn()
+			}
+			return
+		}
+	}
+	if a := m.answered; a != nil && a.requestID == ev.RequestID {
+		m.answered = nil
+		if ev.Code == proto.ErrInvalidRequest && m.approval == nil && m.turnID != "" {
+			// The server refused the answer and still waits for one.
+			m.approval = a.req
+			m.layout()
+			if it, ok := m.tr.tools[a.req.callID]; ok {
+				it.state = toolAwaiting
+				it.touch()
+			}
+		}
+	}
 	for i, p := range m.pending {
 		if p.requestID == ev.RequestID {
 			m.pending = append(m.pending[:i:i], m.pending[i+1:]...)

@@ -31,11 +31,7 @@ func TestHostileApprovalUnderTmux(t *testing.T) {
 	fake.Script(modeltest.Text("Understood."))
 	fake.Script(modeltest.ToolCall("call_2", "bash", jsonArgs(t, strings.Join(long, "\n"))))
 	fake.Script(modeltest.Text("Left alone."))
-	writeConfig(t, home, fake.URL())
-	startDaemon(t, scv, home)
-
-	p := startPane(t, 100, 40, "cd "+shellQuote(ws)+" && "+shellQuote(scv)+" --scv-home "+shellQuote(home))
-	p.waitFor("fake-model", "connected", "ready")
+	p := openTUI(t, scv, home, ws, fake, 100, 40)
 	p.text("run the thing")
 	p.keys("Enter")
 	s := p.waitFor("Approve this tool call?", "evil.example")

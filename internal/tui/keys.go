@@ -2,6 +2,7 @@ package tui
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 
 	tea "charm.land/bubbletea/v2"
@@ -10,23 +11,33 @@ import (
 )
 
 // helpText is what /help shows.
-const helpText = `Keys: Enter send (queued while a turn runs) · Ctrl+J newline · Esc cancel the turn (denies a shown approval) · Ctrl+C clear input, else cancel the turn, else quit · PageUp/PageDown scroll (PageUp at the top loads earlier turns of a resumed session) · Up/Down prompt history · Ctrl+O expand/collapse the latest tool output · y/n answer an approval, Up/Down scroll its summary when it is longer than the panel · Ctrl+P stored sessions: ↑/↓, Enter open, Tab this workspace/all, Del delete, Esc close · Ctrl+R rewind: pick an earlier prompt, edit it, Enter sends it as a new session forked before that turn (Esc cancels).
-Commands: /help this text · /clear start the conversation afresh (idle only) · /context context use · /sessions (Ctrl+P) · /rewind (Ctrl+R) · /quit leave.`
+const helpText = `Keys: Enter send (queued while a turn runs) · Ctrl+J newline · Esc cancel the turn (denies a shown approval in the same step) · Ctrl+C clear input, else cancel the turn, else quit · PageUp/PageDown scroll (PageUp at the top loads earlier turns of a resumed session) · Up/Down prompt history · Ctrl+O expand/collapse the latest tool output or diff · in an approval: y approve, a allow for this session, n deny, r deny with a reason, Up/Down scroll its summary and diff when they are longer than the panel · Ctrl+P stored sessions: ↑/↓, Enter open, Tab this workspace/all, Del delete, Esc close · Ctrl+R rewind: pick an earlier prompt, edit it, Enter sends it as a new session forked before that turn (Esc cancels).
+Commands: /help this text · /clear start the conversation afresh (idle only) · /context context use · /approvals list the session's grants, /approvals revoke N (or all) · /sessions (Ctrl+P) · /rewind (Ctrl+R) · /quit leave.`
 
 // handleKey routes a key press: approval panel first, then global keys,
 // then the composer.
 func (m *Model) handleKey(k tea.KeyPressMsg) tea.Cmd {
 	s := k.String()
+	if m.approval != nil && m.approval.mode != modeChoose {
+		m.editApproval(k)
+		return nil
+	}
 	if m.picker != nil {
 		return m.pickerKey(k)
 	}
 	if m.approval != nil {
 		switch s {
 		case "y", "Y":
-			m.resolveApproval(true)
+			m.resolveApproval(proto.ApprovalResolve{Approved: true})
 			return nil
 		case "n", "N":
-			m.resolveApproval(false)
+			m.resolveApproval(proto.ApprovalResolve{})
+			return nil
+		case "a", "A":
+			m.allowForSession()
+			return nil
+		case "r", "R":
+			m.approval.mode, m.approval.input = modeReason, ""
 			return nil
 		case "up", "down":
 			// A summary longer than the panel scrolls; the approver
@@ -97,30 +108,131 @@ func (m *Model) handleKey(k tea.KeyPressMsg) tea.Cmd {
 	return nil
 }
 
-func (m *Model) resolveApproval(ok bool) {
+// resolveApproval sends the answer r to the shown approval (its ids are
+// filled in here) and closes the panel. The panel is kept aside until the
+// call moves on: a refused answer (invalid_request) shows it again.
+func (m *Model) resolveApproval(r proto.ApprovalResolve) {
 	a := m.approval
 	m.approval = nil
 	m.layout()
-	m.sendMsg(&proto.ApprovalResolve{Envelope: proto.Envelope{RequestID: m.nextRequestID()},
-		SessionID: m.session.SessionID, ApprovalID: a.id, Approved: ok})
-	if it, found := m.tr.tools[a.callID]; found && !ok {
-		it.state = toolDenied
-		it.touch()
-	} else if found {
-		it.state = toolPending
+	r.RequestID, r.SessionID, r.ApprovalID = m.nextRequestID(), m.session.SessionID, a.id
+	a.mode, a.input = modeChoose, ""
+	m.answered = &answeredApproval{requestID: r.RequestID, req: a}
+	if r.CancelTurn {
+		m.quiet[r.RequestID] = true
+	}
+	m.sendMsg(&r)
+	if it, found := m.tr.tools[a.callID]; found {
+		switch {
+		case r.CancelTurn:
+			it.state = toolCancelled
+		case r.Approved:
+			it.state = toolPending
+		default:
+			it.state = toolDenied
+		}
 		it.touch()
 	}
 }
 
-// cancelTurn denies a shown approval and cancels the running turn.
+// allowForSession answers "allow for this session": at once for a tool
+// grant, after the prefix is confirmed for a command.
+func (m *Model) allowForSession() {
+	a := m.approval
+	switch {
+	case a.grant == nil:
+		m.addItem(&item{kind: kindNotice, text: "this call cannot be allowed for the session (the server offers no grant for it); y approves it once"})
+	case a.grant.Prefix != "":
+		a.mode, a.input = modePrefix, a.grant.Prefix
+	default:
+		g := *a.grant
+		m.resolveApproval(proto.ApprovalResolve{Approved: true, Scope: proto.ScopeSession})
+		m.answered.notice = "allowed for this session: " + grantText(g) + " · /approvals lists and revokes grants"
+	}
+}
+
+// editApproval handles a key while the prefix or the reason is edited.
+func (m *Model) editApproval(k tea.KeyPressMsg) {
+	a := m.approval
+	limit := proto.MaxReasonBytes
+	if a.mode == modePrefix {
+		limit = maxPrefixBytes
+	}
+	switch k.String() {
+	case "esc":
+		a.mode, a.input = modeChoose, ""
+	case "enter":
+		text := strings.TrimSpace(a.input)
+		if a.mode == modePrefix {
+			if text == "" {
+				return
+			}
+			g := *a.grant
+			g.Prefix = strings.Join(strings.Fields(text), " ")
+			m.resolveApproval(proto.ApprovalResolve{Approved: true, Scope: proto.ScopeSession, Prefix: text})
+			m.answered.notice = "allowed for this session: " + grantText(g) + " · /approvals lists and revokes grants"
+			return
+		}
+		m.resolveApproval(proto.ApprovalResolve{Reason: text})
+	case "backspace":
+		r := []rune(a.input)
+		if len(r) > 0 {
+			a.input = string(r[:len(r)-1])
+		}
+	case "ctrl+u":
+		a.input = ""
+	case "ctrl+w":
+		a.input = strings.TrimRight(a.input, " ")
+		if i := strings.LastIndexByte(a.input, ' '); i >= 0 {
+			a.input = a.input[:i+1]
+		} else {
+			a.input = ""
+		}
+	case "space":
+		a.appendInput(" ", limit)
+	default:
+		if k.Mod&(tea.ModCtrl|tea.ModAlt) == 0 {
+			a.appendInput(k.Text, limit)
+		}
+	}
+}
+
+// appendInput adds typed or pasted text to the edited line: one line,
+// printable characters only, within limit bytes.
+func (a *approvalReq) appendInput(text string, limit int) {
+	text = strings.Map(func(r rune) rune {
+		switch {
+		case r == '\n' || r == '\t' || r == '\r':
+			return ' '
+		case r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0):
+			return -1
+		}
+		return r
+	}, text)
+	if len(a.input)+len(text) <= limit {
+		a.input += text
+	}
+}
+
+// maxPrefixBytes bounds a typed prefix (the server's own bound).
+const maxPrefixBytes = 256
+
+// cancelTurn cancels the running turn. A shown approval is denied in the
+// same step (approval.resolve with cancel_turn), so the turn cannot go on
+// to another model request between the denial and the cancel. An answer
+// saying the turn or approval is already over is not an error for the
+// user: the turn they wanted stopped has stopped.
 func (m *Model) cancelTurn() {
 	if m.approval != nil {
-		m.resolveApproval(false)
+		m.resolveApproval(proto.ApprovalResolve{CancelTurn: true})
+		return
 	}
 	if m.turnID == "" {
 		return
 	}
-	m.sendMsg(&proto.TurnCancel{Envelope: proto.Envelope{RequestID: m.nextRequestID()},
+	id := m.nextRequestID()
+	m.quiet[id] = true
+	m.sendMsg(&proto.TurnCancel{Envelope: proto.Envelope{RequestID: id},
 		SessionID: m.session.SessionID, TurnID: m.turnID})
 }
 
@@ -165,9 +277,15 @@ func (m *Model) sendPrompt(text string) bool {
 	return true
 }
 
-// localCommand runs /help, /clear, /context and /quit; other text,
-// including other slash words, is a prompt.
+// localCommand runs /help, /clear, /context, /approvals and /quit; other
+// text, including other slash words, is a prompt.
 func (m *Model) localCommand(text string) (tea.Cmd, bool) {
+	if text == "/approvals" || strings.HasPrefix(text, "/approvals ") {
+		m.approvalsCommand(strings.Fields(text)[1:])
+		m.remember(text)
+		m.scroll = 0
+		return nil, true
+	}
 	switch text {
 	case "/help":
 		m.addItem(&item{kind: kindNotice, text: helpText})
@@ -268,4 +386,74 @@ func (m *Model) toggleExpand() {
 	} else {
 		m.render.expanded = it
 	}
+}
+
+// approvalsCommand lists the session's grants (/approvals) or revokes
+// them (/approvals revoke N, /approvals revoke all); N numbers the last
+// list shown.
+func (m *Model) approvalsCommand(args []string) {
+	if m.conn == disconnected {
+		m.addItem(&item{kind: kindError, text: "not connected; the grants ended with the session"})
+		return
+	}
+	if len(args) == 0 {
+		m.grantsReq = m.nextRequestID()
+		m.sendMsg(&proto.ApprovalGrantsRequest{Envelope: proto.Envelope{RequestID: m.grantsReq}, SessionID: m.session.SessionID})
+		return
+	}
+	usage := "usage: /approvals lists the session's grants; /approvals revoke N revokes grant N of that list; /approvals revoke all revokes them all"
+	if args[0] != "revoke" || len(args) != 2 {
+		m.addItem(&item{kind: kindError, text: usage})
+		return
+	}
+	var ids []string
+	if args[1] == "all" {
+		for _, g := range m.grants {
+			ids = append(ids, g.GrantID)
+		}
+	} else {
+		n, err := strconv.Atoi(args[1])
+		if err != nil || n < 1 || n > len(m.grants) {
+			m.addItem(&item{kind: kindError, text: fmt.Sprintf("no grant %q in the last list (%d grants); /approvals shows the list", args[1], len(m.grants))})
+			return
+		}
+		ids = []string{m.grants[n-1].GrantID}
+	}
+	if len(ids) == 0 {
+		m.addItem(&item{kind: kindNotice, text: "no grants to revoke"})
+		return
+	}
+	for _, id := range ids {
+		m.grantsReq = m.nextRequestID()
+		m.sendMsg(&proto.ApprovalRevoke{Envelope: proto.Envelope{RequestID: m.grantsReq}, SessionID: m.session.SessionID, GrantID: id})
+	}
+}
+
+// grantsListed shows the grants of an approval.grants answer and keeps
+// them for /approvals revoke N. Only the answer to the latest request is
+// shown (revoking all sends one request per grant).
+func (m *Model) grantsListed(e *proto.ApprovalGrantsReply) {
+	m.grants = e.Grants
+	if e.RequestID != m.grantsReq {
+		return
+	}
+	if len(e.Grants) == 0 {
+		m.addItem(&item{kind: kindNotice, text: "no session grants: every call that needs approval is asked (in an approval, a allows such calls for the rest of the session)"})
+		return
+	}
+	var b strings.Builder
+	b.WriteString("session grants (these calls run without asking until the session ends):")
+	for i, g := range e.Grants {
+		fmt.Fprintf(&b, "\n%d. %s", i+1, grantText(g))
+	}
+	b.WriteString("\n/approvals revoke N revokes one · /approvals revoke all revokes them all")
+	m.addItem(&item{kind: kindNotice, text: b.String()})
+}
+
+// grantText says in words what a grant allows.
+func grantText(g proto.Grant) string {
+	if g.Prefix != "" {
+		return fmt.Sprintf("%s commands starting with `%s` (risk %s)", oneLine(g.Tool), oneLine(g.Prefix), oneLine(g.Risk))
+	}
+	return fmt.Sprintf("%s calls (risk %s)", oneLine(g.Tool), oneLine(g.Risk))
 }

@@ -11,6 +11,8 @@ import (
 	"github.com/charmbracelet/x/ansi"
 	"github.com/google/go-cmp/cmp"
 	"github.com/yuin/goldmark/text"
+
+	"github.com/scv-agent/scv/internal/testutil"
 )
 
 // TestMarkdownGolden pins the layout of every construct the renderer knows
@@ -34,7 +36,7 @@ func TestMarkdownGolden(t *testing.T) {
 				b.WriteByte('\n')
 			}
 			file := filepath.Join("testdata", "markdown", "sample_w"+strconv.Itoa(width)+".golden")
-			if *update {
+			if testutil.Update() {
 				if err := os.WriteFile(file, []byte(b.String()), 0o644); err != nil {
 					t.Fatal(err)
 				}

@@ -66,11 +66,13 @@ type pendingPrompt struct {
 	queued    bool // the server answered queue.enqueued
 }
 
-// approvalReq is the approval shown in the panel; scroll is the first
-// summary line shown.
-type approvalReq struct {
-	id, callID, name, risk, cwd, summary string
-	scroll                               int
+// answeredApproval is an approval whose answer was sent: shown again when
+// the server refuses the answer.
+type answeredApproval struct {
+	requestID string
+	req       *approvalReq
+	// notice is shown once the server took the answer (the call moved on).
+	notice string
 }
 
 // Model is the Bubble Tea model of the TUI. Use it through a pointer.
@@ -108,12 +110,20 @@ type Model struct {
 	turnThinking []*item
 	pending      []pendingPrompt
 	approval     *approvalReq
-	reqSeq       int
-	usage        proto.Usage
-	haveUsage    bool
-	totalUsage   int64
-	compacted    int
-	ticking      bool // one tick chain refreshes the elapsed time
+	answered     *answeredApproval
+	// quiet are request ids whose turn_not_found or approval_not_found
+	// answer is no error to show (a cancel of a turn that just ended).
+	quiet map[string]bool
+	// grants is the last list of session grants; grantsReq the request
+	// whose answer is shown.
+	grants     []proto.Grant
+	grantsReq  string
+	reqSeq     int
+	usage      proto.Usage
+	haveUsage  bool
+	totalUsage int64
+	compacted  int
+	ticking    bool // one tick chain refreshes the elapsed time
 
 	// st is the stored side of the session (replay.go); picker, when
 	// set, takes the transcript's place (picker.go).
@@ -135,6 +145,7 @@ func New(cfg Config) *Model {
 		width:   max(cfg.Width, 20),
 		height:  max(cfg.Height, 8),
 		tr:      newTranscript(cfg.MaxItems),
+		quiet:   map[string]bool{},
 		render:  &renderer{styles: defaultStyles()},
 	}
 	m.composer = newComposer()
@@ -177,6 +188,14 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case tea.KeyPressMsg:
 		return m, m.handleKey(msg)
 	case tea.PasteMsg:
+		if a := m.approval; a != nil && a.mode != modeChoose {
+			limit := proto.MaxReasonBytes
+			if a.mode == modePrefix {
+				limit = maxPrefixBytes
+			}
+			a.appendInput(msg.Content, limit)
+			return m, nil
+		}
 		if refused := m.composer.Update(msg); refused != "" {
 			m.addItem(&item{kind: kindError, text: refused})
 		}
@@ -211,7 +230,7 @@ func (m *Model) disconnect(err error) {
 		return
 	}
 	m.conn, m.connErr = disconnected, err
-	m.turnID, m.approval, m.pending = "", nil, nil
+	m.turnID, m.approval, m.pending, m.answered = "", nil, nil, nil
 	if m.streaming != nil {
 		m.streaming.streaming = false
 		m.streaming.touch()

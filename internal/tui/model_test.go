@@ -2,7 +2,6 @@ package tui
 
 import (
 	"encoding/json"
-	"flag"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -15,9 +14,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/scv-agent/scv/internal/proto"
+	"github.com/scv-agent/scv/internal/testutil"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files in testdata")
 
 // recorder is the Sender of model tests: it keeps what the model sent.
 type recorder struct {
@@ -151,7 +149,7 @@ func (h *harness) golden(name string) {
 		h.t.Errorf("%s: frame has %d lines, want the window height %d", name, n, h.m.height)
 	}
 	path := filepath.Join("testdata", name+".golden")
-	if *update {
+	if testutil.Update() {
 		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
 			h.t.Fatal(err)
 		}
@@ -284,14 +282,18 @@ func TestApproval(t *testing.T) {
 }
 
 func TestDenial(t *testing.T) {
+	denyAndCancel := resolve("tui-2", false)
+	denyAndCancel.CancelTurn = true
 	tests := []struct {
-		name string
-		key  tea.KeyPressMsg
-		sent []any
+		name  string
+		key   tea.KeyPressMsg
+		sent  []any
+		state toolState
 	}{
-		{"n denies", key('n'), []any{resolve("tui-2", false)}},
-		{"esc denies and cancels", esc, []any{resolve("tui-2", false), cancel("tui-3")}},
-		{"ctrl+c with empty input denies and cancels", ctrlC, []any{resolve("tui-2", false), cancel("tui-3")}},
+		{"n denies", key('n'), []any{resolve("tui-2", false)}, toolDenied},
+		// One message denies and cancels: nothing can start between them.
+		{"esc denies and cancels", esc, []any{denyAndCancel}, toolCancelled},
+		{"ctrl+c with empty input denies and cancels", ctrlC, []any{denyAndCancel}, toolCancelled},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -304,8 +306,8 @@ func TestDenial(t *testing.T) {
 			if h.m.approval != nil {
 				t.Error("approval panel still shown")
 			}
-			if got := h.m.tr.tools["c1"].state; got != toolDenied {
-				t.Errorf("row state = %v, want denied", got)
+			if got := h.m.tr.tools["c1"].state; got != tc.state {
+				t.Errorf("row state = %v, want %v", got, tc.state)
 			}
 		})
 	}

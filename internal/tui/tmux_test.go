@@ -11,6 +11,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/scv-agent/scv/internal/testutil"
 )
 
 // This file holds the harness of the end-to-end tests: the real scv binary
@@ -44,11 +46,7 @@ func buildSCV() {
 	if buildErr != nil {
 		return
 	}
-	builtSCV = filepath.Join(buildDir, "scv")
-	out, err := exec.Command("go", "build", "-o", builtSCV, "github.com/scv-agent/scv/cmd/scv").CombinedOutput()
-	if err != nil {
-		buildErr = fmt.Errorf("go build: %v\n%s", err, out)
-	}
+	builtSCV, buildErr = testutil.BuildSCV(buildDir)
 }
 
 func TestMain(m *testing.M) {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/charmbracelet/x/ansi"
 
+	"github.com/scv-agent/scv/internal/proto"
 	"github.com/scv-agent/scv/internal/termtext"
 )
 
@@ -72,6 +73,11 @@ type item struct {
 	truncated bool
 	errKind   string
 	notes     []string // from the result shape: exit status, …
+	// diff is a write's planned change (from its approval, or from
+	// tool.started when no one was asked); granted says a session grant
+	// let the call run without asking.
+	diff    *proto.Diff
+	granted bool
 
 	// render cache: lines at width, valid while !dirty.
 	dirty    bool
@@ -136,10 +142,11 @@ func (t *transcript) last() *item {
 	return t.items[len(t.items)-1]
 }
 
-// latestOutput is the newest tool row with output (the Ctrl+O target).
+// latestOutput is the newest tool row with output or a diff (the Ctrl+O
+// target).
 func (t *transcript) latestOutput() *item {
 	for i := len(t.items) - 1; i >= 0; i-- {
-		if it := t.items[i]; it.kind == kindTool && it.output != "" {
+		if it := t.items[i]; it.kind == kindTool && (it.output != "" || it.diff != nil && it.diff.Text != "") {
 			return it
 		}
 	}
@@ -274,6 +281,12 @@ func renderTool(it *item, width int, expanded bool, r *renderer) []string {
 			lines = append(lines, st.dim.Render(fmt.Sprintf("    … %d more lines of the call's summary", n-len(sum))))
 		}
 	}
+	if it.granted {
+		lines = append(lines, st.dim.Render("  ✓ allowed by a session grant (/approvals lists them)"))
+	}
+	if it.diff != nil {
+		lines = append(lines, diffRows(it.diff, width, expanded, st)...)
+	}
 	if it.state == toolRunning && it.progress != "" {
 		lines = append(lines, st.dim.Render("  │ "+ansi.Truncate(strings.ReplaceAll(it.progress, "\t", " "), max(width-4, 8), "…")))
 	}
@@ -314,4 +327,30 @@ func renderTool(it *item, width int, expanded bool, r *renderer) []string {
 		lines = append(lines, st.dim.Render("    "+ansi.Truncate(strings.Join(more, " · "), max(width-4, 8), "…")))
 	}
 	return lines
+}
+
+// diffRows is a write's change on its row: the stat, and with Ctrl+O the
+// diff itself, coloured, at most ExpandedLines lines, each cut to the
+// width.
+func diffRows(d *proto.Diff, width int, expanded bool, st styles) []string {
+	stat := "  ± " + diffStat(d)
+	lines := diffLines(d.Text)
+	switch {
+	case d.Note != "":
+		stat += " · " + oneLine(d.Note)
+	case len(lines) > 0 && !expanded:
+		stat += " · ctrl+o to show the diff"
+	}
+	out := []string{st.dim.Render(ansi.Truncate(stat, max(width, 8), "…"))}
+	if !expanded || len(lines) == 0 {
+		return out
+	}
+	shown := lines[:min(len(lines), ExpandedLines)]
+	for _, l := range shown {
+		out = append(out, "    "+diffStyle(st, l).Render(ansi.Truncate(strings.ReplaceAll(l, "\t", "    "), max(width-4, 8), "…")))
+	}
+	if more := len(lines) - len(shown) + d.Omitted; more > 0 {
+		out = append(out, st.dim.Render(fmt.Sprintf("    … +%d more lines of the diff (ctrl+o to collapse)", more)))
+	}
+	return out
 }

@@ -40,6 +40,10 @@ func visibleEvent[T proto.Event](ev T) T {
 			if e.Status.Database != nil {
 				line(&e.Status.Database.Path)
 			}
+			for i := range e.Status.Clawbot {
+				a := &e.Status.Clawbot[i]
+				line(&a.Account, &a.BotID, &a.OwnerUserID, &a.Workspace, &a.RemoteTools, &a.State, &a.LastError, &a.LastPoll)
+			}
 		}
 	case *proto.SessionStarted:
 		line(&e.Cwd, &e.Model)
@@ -63,9 +67,16 @@ func visibleEvent[T proto.Event](ev T) T {
 	case *proto.ApprovalRequested:
 		line(&e.Cwd, &e.Name, &e.Risk)
 		block(&e.Summary)
+		visibleDiff(e.Diff)
+		visibleGrant(e.Grant)
 	case *proto.ToolStarted:
 		line(&e.Name)
 		block(&e.Summary)
+		visibleDiff(e.Diff)
+	case *proto.ApprovalGrantsReply:
+		for i := range e.Grants {
+			visibleGrant(&e.Grants[i])
+		}
 	case *proto.ToolProgress:
 		// Progress lines are often columns; a tab there is only spacing.
 		e.Text = strings.ReplaceAll(e.Text, "\t", " ")
@@ -102,5 +113,19 @@ func storedTurns(ts []proto.StoredTurn) {
 		t := &ts[i]
 		t.State, t.ErrorCode, t.Started, t.Ended = termtext.Line(t.State), termtext.Line(t.ErrorCode), termtext.Line(t.Started), termtext.Line(t.Ended)
 		t.Prompt, t.ErrorMessage = termtext.Block(t.Prompt), termtext.Block(t.ErrorMessage)
+	}
+}
+
+// visibleDiff makes a diff's text visible: the file content it quotes is
+// as untrusted as any tool output.
+func visibleDiff(d *proto.Diff) {
+	if d != nil {
+		d.Path, d.Note, d.Text = termtext.Line(d.Path), termtext.Line(d.Note), termtext.Block(d.Text)
+	}
+}
+
+func visibleGrant(g *proto.Grant) {
+	if g != nil {
+		g.Tool, g.Risk, g.Prefix = termtext.Line(g.Tool), termtext.Line(g.Risk), termtext.Line(g.Prefix)
 	}
 }

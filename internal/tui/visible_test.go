@@ -149,7 +149,7 @@ func TestAutoRunCallShowsItsWholeSummary(t *testing.T) {
 
 // identifiers are the fields visibleEvent leaves alone: ids the client
 // sends back, and the type.
-var identifiers = map[string]bool{"type": true, "request_id": true, "session_id": true, "turn_id": true, "call_id": true, "approval_id": true, "queue_id": true}
+var identifiers = map[string]bool{"type": true, "request_id": true, "session_id": true, "turn_id": true, "call_id": true, "approval_id": true, "queue_id": true, "grant_id": true}
 
 // TestEveryTextFieldMadeVisible fills every text field of every event type
 // the protocol package knows with control characters and checks that

@@ -1,9 +1,9 @@
 // Package agents holds the native agent adapters: one descriptor per agent
 // CLI (claude, codex, grok, dsh, pi) with its default command line, private
-// home layout, scrubbed variables, permission switches, output format and
-// sign-in method; the argv and environment builders; the stream parsers that
-// keep only a run's reply, usage and error; the agent_<name> tools; and the
-// sign-in files SCV writes itself (dsh's key, pi's provider, codex import).
+// home layout, scrubbed variables, permission switches and output format;
+// the argv and environment builders; the stream parsers that keep only a
+// run's reply, usage and error; and the agent_<name> tools. Signing an agent
+// in to its private home is internal/signin's.
 package agents
 
 import (

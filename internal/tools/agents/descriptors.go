@@ -1,21 +1,8 @@
 package agents
 
-// SignIn is how an agent signs in inside its private home.
-type SignIn string
-
-// Sign-in methods.
-const (
-	// SignInCommand: the CLI's own login/logout commands (claude, codex, grok).
-	SignInCommand SignIn = "command"
-	// SignInKeyFile: SCV writes the agent's credential file (dsh).
-	SignInKeyFile SignIn = "key-file"
-	// SignInInteractive: the CLI's interactive UI (pi's /login), or SCV
-	// writing pi's provider files.
-	SignInInteractive SignIn = "interactive"
-)
-
-// Descriptor is everything SCV knows about one agent CLI. Adding an agent is
-// one more entry in descriptors.
+// Descriptor is everything SCV knows about running one agent CLI. Adding an
+// agent is one more entry in descriptors, its sign-in in internal/signin's
+// For and its name in config.KnownAgents (tests keep the three lists equal).
 type Descriptor struct {
 	// Name is the agent name; the tool is agent_<Name>.
 	Name string
@@ -53,14 +40,6 @@ type Descriptor struct {
 	Scrub []string
 	// Format is the stdout format.
 	Format Format
-	// SignIn is how the agent signs in; LoginArgs/LogoutArgs/StatusArgs are
-	// its own commands for SignInCommand (and pi's interactive login).
-	SignIn                            SignIn
-	LoginArgs, LogoutArgs, StatusArgs []string
-	// CredentialFiles are glob patterns (relative to the private home) of
-	// files whose presence means a stored sign-in, for agents whose status
-	// SCV reads rather than asking the CLI.
-	CredentialFiles []string
 }
 
 // commonScrub is removed from every agent's environment: SCV's selector
@@ -92,9 +71,6 @@ var descriptors = []Descriptor{
 		EffortArgs: []string{"--effort", "{effort}"},
 		ModelHint:  "a Claude model alias such as sonnet, opus or haiku, or a full Claude model ID",
 		Format:     FormatClaude,
-		SignIn:     SignInCommand,
-		LoginArgs:  []string{"auth", "login"}, LogoutArgs: []string{"auth", "logout"},
-		StatusArgs: []string{"auth", "status"},
 	},
 	{
 		Name: "codex", Title: "Codex", Command: "codex",
@@ -105,10 +81,7 @@ var descriptors = []Descriptor{
 		EffortArgs: []string{"-c", `model_reasoning_effort="{effort}"`},
 		ModelHint:  "an OpenAI model ID such as gpt-5.1-codex",
 		StateVar:   "CODEX_HOME", StateDir: "",
-		Format:    FormatCodex,
-		SignIn:    SignInCommand,
-		LoginArgs: []string{"login"}, LogoutArgs: []string{"logout"},
-		StatusArgs: []string{"login", "status"},
+		Format: FormatCodex,
 	},
 	{
 		Name: "grok", Title: "Grok Build", Command: "grok",
@@ -119,20 +92,15 @@ var descriptors = []Descriptor{
 		PromptArgs:   []string{"-p"},
 		ModelHint:    "a Grok model ID such as grok-4",
 		StateVar:     "GROK_HOME", StateDir: ".grok",
-		ExtraEnv:  []string{"GROK_DISABLE_AUTOUPDATER=1"},
-		Format:    FormatText,
-		SignIn:    SignInCommand,
-		LoginArgs: []string{"login"}, LogoutArgs: []string{"logout"},
-		CredentialFiles: []string{".grok/*auth*", ".grok/*cred*"},
+		ExtraEnv: []string{"GROK_DISABLE_AUTOUPDATER=1"},
+		Format:   FormatText,
 	},
 	{
 		Name: "dsh", Title: "DeepSeek Harness", Command: "dsh",
 		Args:     []string{"--profile", "headless"},
 		FullEnv:  []string{"DSH_PERMISSION_MODE=danger-full-access"},
 		StateVar: "DSH_HOME", StateDir: ".dsh",
-		Format:          FormatText,
-		SignIn:          SignInKeyFile,
-		CredentialFiles: []string{".dsh/.credentials.yaml"},
+		Format: FormatText,
 	},
 	{
 		Name: "pi", Title: "pi", Command: "pi",
@@ -142,9 +110,7 @@ var descriptors = []Descriptor{
 		EffortArgs: []string{"--thinking", "{effort}"},
 		ModelHint:  "a pi model pattern or provider/id such as scv/gpt-5.1",
 		StateVar:   "PI_CODING_AGENT_DIR", StateDir: ".pi/agent",
-		Format:          FormatPi,
-		SignIn:          SignInInteractive,
-		CredentialFiles: []string{".pi/agent/auth.json"},
+		Format: FormatPi,
 	},
 }
 

@@ -4,8 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"strings"
-	"unicode/utf8"
 
+	"github.com/scv-agent/scv/internal/textcut"
 	"github.com/scv-agent/scv/internal/tool"
 )
 
@@ -143,7 +143,7 @@ func (p *parser) finish() outcome {
 	}
 	text, cut := boundText(string(p.text), p.textLimit)
 	if p.out.TextTruncated {
-		text = trimPartialRune(text)
+		text = textcut.TrimEnd(text)
 	}
 	p.out.Text = text
 	p.out.TextTruncated = p.out.TextTruncated || cut
@@ -302,20 +302,6 @@ func boundText(s string, limit int) (string, bool) {
 	return tool.TruncateUTF8(s, limit), true
 }
 
-// trimPartialRune drops an incomplete UTF-8 sequence at the end of s (left
-// by a byte-limited cut).
-func trimPartialRune(s string) string {
-	for i := len(s) - 1; i >= 0 && i >= len(s)-utf8.UTFMax; i-- {
-		if utf8.RuneStart(s[i]) {
-			if !utf8.FullRuneInString(s[i:]) {
-				return s[:i]
-			}
-			break
-		}
-	}
-	return s
-}
-
 // tailBuffer keeps the last n bytes written to it.
 type tailBuffer struct {
 	n     int
@@ -340,9 +326,7 @@ func (t *tailBuffer) Write(b []byte) (int, error) {
 func (t *tailBuffer) String() string {
 	b := t.buf
 	if t.total > int64(len(b)) {
-		for len(b) > 0 && !utf8.RuneStart(b[0]) {
-			b = b[1:]
-		}
+		b = textcut.TrimStart(b)
 	}
 	return strings.ToValidUTF8(string(b), "\uFFFD")
 }

@@ -77,6 +77,9 @@ func (t *agentTool) plan(env tool.Env, p Params) (tool.Plan, error) {
 	return tool.Plan{
 		Risk:    tool.Delegate,
 		Summary: t.summary(env, c),
+		// An agent with its own approvals switched off is asked about
+		// every time, never allowed for the rest of a session.
+		NoGrant: t.a.Full,
 		Run:     func(ctx context.Context) tool.Result { return t.run(ctx, env, p.Cwd, c) },
 	}, nil
 }

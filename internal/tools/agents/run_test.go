@@ -205,6 +205,10 @@ func TestRunChildEnvironment(t *testing.T) {
 	if !strings.Contains(p.Summary, "FULL PERMISSIONS") {
 		t.Errorf("summary lacks FULL PERMISSIONS:\n%s", p.Summary)
 	}
+	// No session grant may ever cover an agent with its approvals off.
+	if !p.NoGrant {
+		t.Error("a full-permission agent's call may be allowed for the session")
+	}
 	p.Run(t.Context())
 	if env := f.childEnv(t); env["IS_SANDBOX"] != "1" {
 		t.Errorf("IS_SANDBOX = %q with full permissions", env["IS_SANDBOX"])

@@ -13,11 +13,11 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/google/jsonschema-go/jsonschema"
 
 	"github.com/scv-agent/scv/internal/proc"
+	"github.com/scv-agent/scv/internal/textcut"
 	"github.com/scv-agent/scv/internal/tool"
 )
 
@@ -117,6 +117,7 @@ func New(opts Options) tool.Tool {
 		return tool.Plan{
 			Risk:    tool.Process,
 			Summary: fmt.Sprintf("%s\n(in %s, timeout %d s)", p.Command, env.Workspace, int(timeout/time.Second)),
+			Command: p.Command,
 			Run:     c.run,
 		}, nil
 	})
@@ -217,21 +218,9 @@ func encode(success bool, kind tool.ErrorKind, r Result, c *proc.Capture, limit 
 	// Both sides are cut on character boundaries. When the output was
 	// whole, head and tail are the same text, and since the two parts
 	// together encode to less than the whole they cannot overlap.
-	h := tool.FitJSON(string(tool.TrimPartialRune(head)), room/2)
-	t := tool.FitJSONSuffix(string(trimLeadingPartial(tail)), room-tool.JSONLen(h))
+	h := tool.FitJSON(string(textcut.TrimEnd(head)), room/2)
+	t := tool.FitJSONSuffix(string(textcut.TrimStart(tail)), room-tool.JSONLen(h))
 	cut := total - int64(len(h)+len(t))
 	r.Output, r.Truncated = h+tool.CutMarker(cut)+t, true
 	return tool.JSONWithin(success, kind, r, true, limit)
-}
-
-// trimLeadingPartial drops the continuation bytes of a character cut at
-// the start of b (the capture's tail is kept by bytes); valid UTF-8 has at
-// most three in a row.
-func trimLeadingPartial(b []byte) []byte {
-	for i := 0; i < len(b) && i < utf8.UTFMax-1; i++ {
-		if utf8.RuneStart(b[i]) {
-			return b[i:]
-		}
-	}
-	return b[min(len(b), utf8.UTFMax-1):]
 }

@@ -9,13 +9,13 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"go.uber.org/goleak"
 
+	"github.com/scv-agent/scv/internal/testutil"
 	"github.com/scv-agent/scv/internal/tool"
 )
 
@@ -35,10 +35,7 @@ func newRegistry(t *testing.T, opts Options) *tool.Registry {
 
 func callEnv(t *testing.T) tool.Env {
 	t.Helper()
-	ws, err := filepath.EvalSymlinks(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
+	ws := testutil.TempDir(t)
 	return tool.Env{Workspace: ws, SessionID: "s", CallID: "c", OutputLimit: 65536}
 }
 
@@ -158,6 +155,12 @@ func TestPlanRiskAndSummary(t *testing.T) {
 		if diff := cmp.Diff([]any{tool.Process, tt.summary}, []any{p.Risk, p.Summary}); diff != "" {
 			t.Errorf("plan (-want +got):\n%s", diff)
 		}
+		// The command is what a session grant's prefix is matched against.
+		var a struct{ Command string }
+		_ = json.Unmarshal([]byte(tt.args), &a)
+		if p.Command != a.Command || p.NoGrant {
+			t.Errorf("plan command %q (no grant %v), want %q", p.Command, p.NoGrant, a.Command)
+		}
 	}
 }
 
@@ -249,33 +252,6 @@ func TestNotTruncatedAtTheLimit(t *testing.T) {
 	}
 }
 
-func waitPid(t *testing.T, file string) int {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for time.Now().Before(deadline) {
-		if b, err := os.ReadFile(file); err == nil {
-			if pid, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil {
-				t.Cleanup(func() { _ = syscall.Kill(pid, syscall.SIGKILL) })
-				return pid
-			}
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	t.Fatalf("no pid in %s", file)
-	return 0
-}
-
-// alive says pid runs (a zombie left to init does not count).
-func alive(pid int) bool {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return false
-	}
-	s := string(b)
-	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-	return len(f) > 0 && f[0] != "Z" && f[0] != "X"
-}
-
 func TestTimeoutKillsEverything(t *testing.T) {
 	env := callEnv(t)
 	pidfile := filepath.Join(env.Workspace, "pid")
@@ -295,7 +271,7 @@ func TestTimeoutKillsEverything(t *testing.T) {
 			if diff := cmp.Diff(want, decode(t, res)); diff != "" {
 				t.Errorf("result (-want +got):\n%s", diff)
 			}
-			if pid := waitPid(t, pidfile); alive(pid) {
+			if pid := testutil.WaitPID(t, pidfile, 10*time.Second); testutil.Running(pid) {
 				t.Errorf("background sleep %d alive after the timeout", pid)
 			}
 		})
@@ -309,7 +285,7 @@ func TestCancelled(t *testing.T) {
 	p := plan(t, newRegistry(t, Options{}), env, args("trap '' TERM; sleep 600 & echo $! > pid; echo started; wait"))
 	done := make(chan tool.Result, 1)
 	go func() { done <- p.Run(ctx) }()
-	pid := waitPid(t, filepath.Join(env.Workspace, "pid"))
+	pid := testutil.WaitPID(t, filepath.Join(env.Workspace, "pid"), 10*time.Second)
 	cancel()
 	var res tool.Result
 	select {
@@ -321,7 +297,7 @@ func TestCancelled(t *testing.T) {
 	if diff := cmp.Diff(want, decode(t, res)); diff != "" {
 		t.Errorf("result (-want +got):\n%s", diff)
 	}
-	if alive(pid) {
+	if testutil.Running(pid) {
 		t.Errorf("TERM-ignoring sleep %d alive after cancellation", pid)
 	}
 }
@@ -340,7 +316,7 @@ func TestBackgroundChild(t *testing.T) {
 	if diff := cmp.Diff(want, decode(t, res)); diff != "" {
 		t.Errorf("result (-want +got):\n%s", diff)
 	}
-	if pid := waitPid(t, filepath.Join(env.Workspace, "pid")); alive(pid) {
+	if pid := testutil.WaitPID(t, filepath.Join(env.Workspace, "pid"), 10*time.Second); testutil.Running(pid) {
 		t.Errorf("background sleep %d alive after the call", pid)
 	}
 }
@@ -354,7 +330,7 @@ func TestSetsidDescendantStopped(t *testing.T) {
 	if diff := cmp.Diff(want, decode(t, res)); diff != "" {
 		t.Errorf("result (-want +got):\n%s", diff)
 	}
-	if pid := waitPid(t, filepath.Join(env.Workspace, "pid")); alive(pid) {
+	if pid := testutil.WaitPID(t, filepath.Join(env.Workspace, "pid"), 10*time.Second); testutil.Running(pid) {
 		t.Errorf("setsid sleep %d alive after the call", pid)
 	}
 }
@@ -435,7 +411,7 @@ func TestThousandCalls(t *testing.T) {
 	}
 	r := newRegistry(t, Options{})
 	env := callEnv(t)
-	fds := countFDs(t)
+	fds := testutil.OpenFDs(t)
 	for i := range 1000 {
 		command := "echo $$"
 		if i%100 == 0 {
@@ -448,18 +424,9 @@ func TestThousandCalls(t *testing.T) {
 	if z := zombieChildren(t); len(z) != 0 {
 		t.Errorf("zombie children left: %v", z)
 	}
-	if after := countFDs(t); after != fds {
+	if after := testutil.OpenFDs(t); after != fds {
 		t.Errorf("open descriptors %d before, %d after 1,000 calls", fds, after)
 	}
-}
-
-func countFDs(t *testing.T) int {
-	t.Helper()
-	ents, err := os.ReadDir("/proc/self/fd")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return len(ents)
 }
 
 // zombieChildren lists this process's children that exited unreaped.

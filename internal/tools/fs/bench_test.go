@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/scv-agent/scv/internal/testutil"
 	"github.com/scv-agent/scv/internal/tool"
 )
 
@@ -40,7 +41,7 @@ func BenchmarkWrite1M(b *testing.B) {
 		b.Fatal(err)
 	}
 	wr := NewWrite(Options{})
-	args := json.RawMessage(mustJSON(map[string]any{"path": "f.txt", "mode": "replace", "content": content}))
+	args := json.RawMessage(testutil.JSON(map[string]any{"path": "f.txt", "mode": "replace", "content": content}))
 	b.SetBytes(1 << 20)
 	for b.Loop() {
 		p, err := wr.Plan(tool.Env{Workspace: ws}, args)

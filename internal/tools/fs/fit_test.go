@@ -19,7 +19,7 @@ import (
 func TestResultsFitTheLimit(t *testing.T) {
 	ws := t.TempDir()
 	ctrl := strings.Repeat("\x01", 70000)
-	makeTree(t, ws, map[string]string{"ctrl.txt": ctrl, "mixed.txt": strings.Repeat(mixed, 3000), "d/x.txt": "x"})
+	testutil.Files(t, ws, map[string]string{"ctrl.txt": ctrl, "mixed.txt": strings.Repeat(mixed, 3000), "d/x.txt": "x"})
 	reg, err := tool.NewRegistry(NewRead(Options{}), NewWrite(Options{}))
 	if err != nil {
 		t.Fatal(err)
@@ -29,11 +29,11 @@ func TestResultsFitTheLimit(t *testing.T) {
 	tests := []struct{ name, tool, args string }{
 		{"read control bytes", "read", `{"path":"ctrl.txt"}`},
 		{"read mixed text", "read", `{"path":"mixed.txt"}`},
-		{"read a missing long path", "read", mustJSON(map[string]any{"path": longPath})},
-		{"read a long path that resolves", "read", mustJSON(map[string]any{"path": deepPath})},
+		{"read a missing long path", "read", testutil.JSON(map[string]any{"path": longPath})},
+		{"read a long path that resolves", "read", testutil.JSON(map[string]any{"path": deepPath})},
 		{"read offset past the end", "read", `{"path":"d/x.txt","offset":99}`},
-		{"read invalid arguments", "read", mustJSON(map[string]any{"path": "x", "nope": strings.Repeat("\x01", 50000)})},
-		{"write a long path", "write", mustJSON(map[string]any{"path": longPath, "content": "x", "mode": "create"})},
+		{"read invalid arguments", "read", testutil.JSON(map[string]any{"path": "x", "nope": strings.Repeat("\x01", 50000)})},
+		{"write a long path", "write", testutil.JSON(map[string]any{"path": longPath, "content": "x", "mode": "create"})},
 		{"write ok", "write", `{"path":"new/file.txt","content":"hello","mode":"create"}`},
 		{"write over an existing file", "write", `{"path":"d/x.txt","content":"hello","mode":"create"}`},
 		{"unknown tool", "nope", `{}`},

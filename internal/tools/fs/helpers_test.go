@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/scv-agent/scv/internal/testutil"
 	"github.com/scv-agent/scv/internal/tool"
 )
 
@@ -24,40 +25,6 @@ func call(t *testing.T, tl tool.Tool, ws, args string) (tool.Plan, tool.Result) 
 		return tool.Plan{}, tool.Result{Error: te.Kind, Output: te.Message}
 	}
 	return p, p.Run(t.Context())
-}
-
-func mustJSON(v any) string {
-	b, err := json.Marshal(v)
-	if err != nil {
-		panic(err)
-	}
-	return string(b)
-}
-
-// files is a description of a directory tree: path → content, or a value
-// starting with "->" for a symbolic link, or "/" suffix key for a directory.
-func makeTree(t *testing.T, base string, files map[string]string) {
-	t.Helper()
-	for name, content := range files {
-		p := filepath.Join(base, name)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		switch {
-		case strings.HasSuffix(name, "/"):
-			if err := os.MkdirAll(p, 0o755); err != nil {
-				t.Fatal(err)
-			}
-		case strings.HasPrefix(content, "->"):
-			if err := os.Symlink(strings.TrimPrefix(content, "->"), p); err != nil {
-				t.Fatal(err)
-			}
-		default:
-			if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
 }
 
 // tempFiles lists the leftover temporary files under dir.
@@ -86,4 +53,14 @@ func readString(t *testing.T, p string) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// besideSecret makes a workspace directory ws and, beside it, a directory
+// out holding secret.txt ("SECRET"): what no tool call may read or write.
+func besideSecret(t *testing.T) (ws, out string) {
+	t.Helper()
+	base := t.TempDir()
+	ws, out = filepath.Join(base, "ws"), filepath.Join(base, "outside")
+	testutil.Files(t, out, map[string]string{"secret.txt": "SECRET"})
+	return ws, out
 }

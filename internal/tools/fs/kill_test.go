@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/scv-agent/scv/internal/testutil"
 	"github.com/scv-agent/scv/internal/tool"
 )
 
@@ -42,7 +43,7 @@ func writeHelper(ws string) int {
 		}
 		time.Sleep(3 * time.Millisecond)
 	})
-	args := mustJSON(map[string]any{"path": "d/big.txt", "mode": "replace", "content": strings.Repeat("N", newSize)})
+	args := testutil.JSON(map[string]any{"path": "d/big.txt", "mode": "replace", "content": strings.Repeat("N", newSize)})
 	p, err := wr.Plan(tool.Env{Workspace: ws}, []byte(args))
 	if err != nil {
 		fmt.Println(err)
@@ -124,7 +125,7 @@ func TestWriteKilled(t *testing.T) {
 				t.Errorf("temporary file %s is not in the destination directory", p)
 			}
 			rel, _ := filepath.Rel(ws, p)
-			_, res := call(t, rd, ws, mustJSON(map[string]any{"path": rel}))
+			_, res := call(t, rd, ws, testutil.JSON(map[string]any{"path": rel}))
 			if res.Success || !strings.Contains(res.Output, "reserved prefix") {
 				t.Errorf("read of leftover %s: %+v", rel, res)
 			}
@@ -137,7 +138,7 @@ func TestWriteKilled(t *testing.T) {
 	wr := NewWrite(Options{})
 	for _, mode := range []string{"replace", "create"} {
 		name := map[string]string{"replace": "d/big.txt", "create": "d/next.txt"}[mode]
-		_, res := call(t, wr, ws, mustJSON(map[string]any{"path": name, "mode": mode, "content": "after"}))
+		_, res := call(t, wr, ws, testutil.JSON(map[string]any{"path": name, "mode": mode, "content": "after"}))
 		if !res.Success {
 			t.Fatalf("%s after killed writers: %+v", mode, res)
 		}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/scv-agent/scv/internal/testutil"
 	"github.com/scv-agent/scv/internal/tool"
 )
 
@@ -16,7 +17,7 @@ const mixed = "plain <html> & \"quotes\" \\ back\nnew\ttab\r\x01\x1f\x7f é€�
 func TestReadFitsOutputLimit(t *testing.T) {
 	ws := t.TempDir()
 	text := strings.Repeat(mixed, 20)
-	makeTree(t, ws, map[string]string{"m.txt": text})
+	testutil.Files(t, ws, map[string]string{"m.txt": text})
 	rd := NewRead(Options{})
 	for _, outLimit := range []int{120, 200, 1000, 65536} {
 		t.Run("", func(t *testing.T) {
@@ -27,7 +28,7 @@ func TestReadFitsOutputLimit(t *testing.T) {
 				if calls > len(text) {
 					t.Fatal("paging does not advance")
 				}
-				p, err := rd.Plan(tool.Env{Workspace: ws, OutputLimit: outLimit}, json.RawMessage(mustJSON(map[string]any{"path": "m.txt", "offset": offset})))
+				p, err := rd.Plan(tool.Env{Workspace: ws, OutputLimit: outLimit}, json.RawMessage(testutil.JSON(map[string]any{"path": "m.txt", "offset": offset})))
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -57,7 +58,7 @@ func TestReadFitsOutputLimit(t *testing.T) {
 
 func TestReadOutputDetails(t *testing.T) {
 	ws := t.TempDir()
-	makeTree(t, ws, map[string]string{"html.txt": "<a href=\"x\">&amp;</a>", "cut.txt": "0123456\u00e99"})
+	testutil.Files(t, ws, map[string]string{"html.txt": "<a href=\"x\">&amp;</a>", "cut.txt": "0123456\u00e99"})
 	small := NewRead(Options{MaxReadBytes: 8})
 	tests := []struct {
 		name    string

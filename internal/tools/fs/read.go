@@ -11,6 +11,7 @@ import (
 
 	"github.com/google/jsonschema-go/jsonschema"
 
+	"github.com/scv-agent/scv/internal/textcut"
 	"github.com/scv-agent/scv/internal/tool"
 )
 
@@ -76,6 +77,8 @@ func newReadTool(opts Options) tool.Tool {
 		return tool.Plan{
 			Risk:    risk,
 			Summary: "read " + rel,
+			// A secret-like read is asked about every time.
+			NoGrant: risk != tool.ReadOnly,
 			Run: func(ctx context.Context) tool.Result {
 				return readFile(ctx, ws, sel)
 			},
@@ -95,7 +98,7 @@ type selection struct {
 	// is kept within it so it stays valid JSON.
 	outputLimit int
 	// approved says the call had the secret-like risk (and so was asked
-	// for, under on-risk); a read_only call refuses a file that turns out
+	// for, under ask-on-risk); a read_only call refuses a file that turns out
 	// secret-like when opened (a link changed since the plan).
 	approved bool
 }
@@ -136,7 +139,7 @@ func readFile(ctx context.Context, workspace string, sel selection) tool.Result 
 	}
 	buf = buf[:n]
 	if !sel.explicit && offset+int64(n) < total {
-		buf = tool.TrimPartialRune(buf)
+		buf = textcut.TrimEnd(buf)
 	}
 	if msg := utf8Problem(buf, offset); msg != "" {
 		return tool.Fail(tool.Failed, "%q: the selected bytes %d to %d are not valid UTF-8: %s", rel, offset, offset+int64(n), msg)

@@ -11,16 +11,15 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/scv-agent/scv/internal/testutil"
 	"github.com/scv-agent/scv/internal/tool"
 )
 
 // readWorkspace builds a workspace and a sibling directory outside it.
 func readWorkspace(t *testing.T) (ws, out string) {
 	t.Helper()
-	base := t.TempDir()
-	ws, out = filepath.Join(base, "ws"), filepath.Join(base, "outside")
-	makeTree(t, out, map[string]string{"secret.txt": "SECRET"})
-	makeTree(t, ws, map[string]string{
+	ws, out = besideSecret(t)
+	testutil.Files(t, ws, map[string]string{
 		"hello.txt":          "hello world",
 		"empty.txt":          "",
 		"twenty.txt":         "0123456789abcdefghij",
@@ -88,7 +87,7 @@ func TestRead(t *testing.T) {
 		{"dot-dot staying inside", full, `{"path":"sub/../hello.txt"}`, ok("hello.txt", 0, "hello world", 11, false), "", nil},
 		{"symlink inside", full, `{"path":"link-in"}`, ok("link-in", 0, "hello world", 11, false), "", nil},
 		{"symlinked directory inside", full, `{"path":"link-in-dir/inner.txt"}`, ok("link-in-dir/inner.txt", 0, "inner", 5, false), "", nil},
-		{"absolute path inside the workspace", full, mustJSON(map[string]string{"path": filepath.Join(ws, "hello.txt")}), nil, tool.InvalidArguments, []string{inside, "absolute"}},
+		{"absolute path inside the workspace", full, testutil.JSON(map[string]string{"path": filepath.Join(ws, "hello.txt")}), nil, tool.InvalidArguments, []string{inside, "absolute"}},
 		{"absolute path outside", full, `{"path":"/etc/passwd"}`, nil, tool.InvalidArguments, []string{inside}},
 		{"dot-dot escape", full, `{"path":"../outside/secret.txt"}`, nil, tool.InvalidArguments, []string{inside, ".."}},
 		{"nested dot-dot escape", full, `{"path":"sub/../../outside/secret.txt"}`, nil, tool.InvalidArguments, []string{inside}},
@@ -210,9 +209,12 @@ func TestReadRiskAndSummary(t *testing.T) {
 	rd := NewRead(Options{})
 	for _, tc := range tests {
 		t.Run(tc.path, func(t *testing.T) {
-			p, err := rd.Plan(tool.Env{Workspace: t.TempDir()}, json.RawMessage(mustJSON(map[string]string{"path": tc.path})))
+			p, err := rd.Plan(tool.Env{Workspace: t.TempDir()}, json.RawMessage(testutil.JSON(map[string]string{"path": tc.path})))
 			if err != nil {
 				t.Fatal(err)
+			}
+			if p.NoGrant != (tc.risk != tool.ReadOnly) {
+				t.Errorf("NoGrant = %v for risk %s: a secret-like read is asked every time", p.NoGrant, tc.risk)
 			}
 			if p.Risk != tc.risk {
 				t.Errorf("risk = %s, want %s", p.Risk, tc.risk)
@@ -233,8 +235,8 @@ func TestReadRiskAndSummary(t *testing.T) {
 func TestReadSymlinkSwappedDuringCalls(t *testing.T) {
 	base := t.TempDir()
 	ws, out := filepath.Join(base, "ws"), filepath.Join(base, "out")
-	makeTree(t, ws, map[string]string{"sub": "->real", "real/f.txt": "inside", "spare/f.txt": "inside"})
-	makeTree(t, out, map[string]string{"f.txt": "SECRET"})
+	testutil.Files(t, ws, map[string]string{"sub": "->real", "real/f.txt": "inside", "spare/f.txt": "inside"})
+	testutil.Files(t, out, map[string]string{"f.txt": "SECRET"})
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
 	wg.Go(func() { swapLoop(t, ws, out, stop) })
@@ -286,7 +288,7 @@ func swapLoop(t *testing.T, ws, out string, stop <-chan struct{}) {
 // refused when opened.
 func TestReadJudgesLinkTargets(t *testing.T) {
 	ws := t.TempDir()
-	makeTree(t, ws, map[string]string{
+	testutil.Files(t, ws, map[string]string{
 		".env": "TOKEN=s3cret", "notes.txt": "plain", "conf/.ssh/id_rsa": "KEY",
 		"README.md": "->.env", "docs/setup.txt": "->../.env", "sshdir": "->conf/.ssh", "fine.md": "->notes.txt",
 		"swap": "->notes.txt",
@@ -294,7 +296,7 @@ func TestReadJudgesLinkTargets(t *testing.T) {
 	rd := NewRead(Options{})
 	plan := func(p string) tool.Plan {
 		t.Helper()
-		pl, err := rd.Plan(tool.Env{Workspace: ws}, json.RawMessage(mustJSON(map[string]string{"path": p})))
+		pl, err := rd.Plan(tool.Env{Workspace: ws}, json.RawMessage(testutil.JSON(map[string]string{"path": p})))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -87,6 +87,7 @@ func (w *writer) plan(env tool.Env, p WriteParams) (tool.Plan, error) {
 	return tool.Plan{
 		Risk:    tool.Filesystem,
 		Summary: mode + " " + rel + " (" + strconv.Itoa(len(content)) + " bytes)",
+		Diff:    preview(ws, rel, mode, content),
 		Run: func(ctx context.Context) tool.Result {
 			return writeResult(w.write(ctx, ws, rel, mode, content, want), limit)
 		},

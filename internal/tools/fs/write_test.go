@@ -12,6 +12,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/scv-agent/scv/internal/testutil"
 	"github.com/scv-agent/scv/internal/tool"
 )
 
@@ -22,10 +23,8 @@ func sha(s string) string {
 
 func writeWorkspace(t *testing.T) (ws, out string) {
 	t.Helper()
-	base := t.TempDir()
-	ws, out = filepath.Join(base, "ws"), filepath.Join(base, "outside")
-	makeTree(t, out, map[string]string{"secret.txt": "SECRET"})
-	makeTree(t, ws, map[string]string{
+	ws, out = besideSecret(t)
+	testutil.Files(t, ws, map[string]string{
 		"old.txt":          "old content",
 		"dir/":             "",
 		"link-in":          "->old.txt",
@@ -122,7 +121,7 @@ func TestWrite(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			ws, out := writeWorkspace(t)
-			plan, res := call(t, wr, ws, mustJSON(tc.args))
+			plan, res := call(t, wr, ws, testutil.JSON(tc.args))
 			if tc.want != nil {
 				if !res.Success || !res.JSON {
 					t.Fatalf("want success, got %+v", res)
@@ -210,7 +209,7 @@ func TestWriteRaces(t *testing.T) {
 			ws := t.TempDir()
 			target := filepath.Join(ws, "f.txt")
 			if tc.setup != "" {
-				makeTree(t, ws, map[string]string{"f.txt": tc.setup})
+				testutil.Files(t, ws, map[string]string{"f.txt": tc.setup})
 			}
 			var once sync.Once
 			wr := newWrite(Options{}, func() {
@@ -220,7 +219,7 @@ func TestWriteRaces(t *testing.T) {
 					}
 				})
 			})
-			_, res := call(t, wr, ws, mustJSON(tc.args))
+			_, res := call(t, wr, ws, testutil.JSON(tc.args))
 			if res.Success || res.Error != tool.Failed {
 				t.Fatalf("want failure, got %+v", res)
 			}
@@ -247,10 +246,10 @@ func TestWriteRaces(t *testing.T) {
 
 func TestWriteCancelled(t *testing.T) {
 	ws := t.TempDir()
-	makeTree(t, ws, map[string]string{"f.txt": "old"})
+	testutil.Files(t, ws, map[string]string{"f.txt": "old"})
 	ctx, cancel := contextWithCancel(t)
 	wr := newWrite(Options{}, cancel)
-	p, err := wr.Plan(tool.Env{Workspace: ws}, json.RawMessage(mustJSON(map[string]any{"path": "f.txt", "mode": "replace", "content": strings.Repeat("x", 3*chunkSize)})))
+	p, err := wr.Plan(tool.Env{Workspace: ws}, json.RawMessage(testutil.JSON(map[string]any{"path": "f.txt", "mode": "replace", "content": strings.Repeat("x", 3*chunkSize)})))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -272,15 +271,15 @@ func TestWriteCancelled(t *testing.T) {
 func TestWriteSymlinkSwappedDuringCalls(t *testing.T) {
 	base := t.TempDir()
 	ws, out := filepath.Join(base, "ws"), filepath.Join(base, "out")
-	makeTree(t, ws, map[string]string{"sub": "->real", "real/": ""})
-	makeTree(t, out, map[string]string{"keep.txt": "x"})
+	testutil.Files(t, ws, map[string]string{"sub": "->real", "real/": ""})
+	testutil.Files(t, out, map[string]string{"keep.txt": "x"})
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
 	wg.Go(func() { swapLoop(t, ws, out, stop) })
 	wr := NewWrite(Options{})
 	seen := map[string]int{}
 	for i := range 300 {
-		_, res := call(t, wr, ws, mustJSON(map[string]any{"path": "sub/f" + strings.Repeat("x", i%3) + ".txt", "content": "c", "mode": "create"}))
+		_, res := call(t, wr, ws, testutil.JSON(map[string]any{"path": "sub/f" + strings.Repeat("x", i%3) + ".txt", "content": "c", "mode": "create"}))
 		seen[string(res.Error)]++
 		_ = os.Remove(filepath.Join(ws, "real", "f"+strings.Repeat("x", i%3)+".txt"))
 	}

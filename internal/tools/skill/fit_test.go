@@ -16,14 +16,11 @@ import (
 // an unknown name and a name list too long for the limit all fit it, at
 // limits down to a few bytes.
 func TestResultsFitTheLimit(t *testing.T) {
-	base, err := filepath.EvalSymlinks(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
+	base := testutil.TempDir(t)
 	ws := filepath.Join(base, "repo")
-	write(t, filepath.Join(ws, ".scv/skills/ctrl/SKILL.md"), "# Ctrl\n"+strings.Repeat("\x01\n\"", 40000))
+	testutil.WriteFile(t, filepath.Join(ws, ".scv/skills/ctrl/SKILL.md"), "# Ctrl\n"+strings.Repeat("\x01\n\"", 40000))
 	for i := range 30 {
-		write(t, filepath.Join(ws, fmt.Sprintf(".scv/skills/skill-with-a-long-name-%02d/SKILL.md", i)), "x")
+		testutil.WriteFile(t, filepath.Join(ws, fmt.Sprintf(".scv/skills/skill-with-a-long-name-%02d/SKILL.md", i)), "x")
 	}
 	set, err := skillset.Discover(skillset.Options{Workspace: ws})
 	if err != nil {

@@ -16,6 +16,7 @@ import (
 	"strings"
 
 	skillset "github.com/scv-agent/scv/internal/skill"
+	"github.com/scv-agent/scv/internal/textcut"
 	"github.com/scv-agent/scv/internal/tool"
 )
 
@@ -127,7 +128,7 @@ func read(sk skillset.Skill, maxBytes, outputLimit int) tool.Result {
 	}
 	truncated := len(b) > maxBytes
 	if truncated {
-		b = tool.TrimPartialRune(b[:maxBytes])
+		b = textcut.TrimEnd(b[:maxBytes])
 	}
 	res := Result{Name: sk.Name, Path: filepath.Join(sk.Dir, skillset.FileName), Content: strings.ToValidUTF8(string(b), "\uFFFD"), Truncated: truncated}
 	return encode(res, outputLimit)

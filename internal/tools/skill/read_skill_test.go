@@ -12,35 +12,23 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	skillset "github.com/scv-agent/scv/internal/skill"
+	"github.com/scv-agent/scv/internal/testutil"
 	"github.com/scv-agent/scv/internal/tool"
 )
-
-func write(t *testing.T, p, content string) {
-	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-		t.Fatal(err)
-	}
-}
 
 // fixture discovers a workspace with one project skill dir, a user dir and a
 // workspace project skill, plus an outside directory holding "EVIL".
 func fixture(t *testing.T) (set *skillset.Set, ws, user, out string) {
 	t.Helper()
-	base, err := filepath.EvalSymlinks(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
+	base := testutil.TempDir(t)
 	ws, user, out = filepath.Join(base, "repo"), filepath.Join(base, "user"), filepath.Join(base, "out")
-	write(t, filepath.Join(ws, ".scv/skills/release-checks/SKILL.md"), "# Release\nCheck the release.\n")
-	write(t, filepath.Join(ws, ".scv/skills/other/SKILL.md"), "Other")
-	write(t, filepath.Join(ws, ".scv/skills/other/extra.md"), "extra")
-	write(t, filepath.Join(user, "utf/SKILL.md"), "ab\u20accd")
-	write(t, filepath.Join(ws, "web/.agents/skills/deploy/SKILL.md"), "Deploy")
-	write(t, filepath.Join(out, "SKILL.md"), "EVIL")
-	set, err = skillset.Discover(skillset.Options{Workspace: ws, UserDir: user, ScanProjects: true})
+	testutil.WriteFile(t, filepath.Join(ws, ".scv/skills/release-checks/SKILL.md"), "# Release\nCheck the release.\n")
+	testutil.WriteFile(t, filepath.Join(ws, ".scv/skills/other/SKILL.md"), "Other")
+	testutil.WriteFile(t, filepath.Join(ws, ".scv/skills/other/extra.md"), "extra")
+	testutil.WriteFile(t, filepath.Join(user, "utf/SKILL.md"), "ab\u20accd")
+	testutil.WriteFile(t, filepath.Join(ws, "web/.agents/skills/deploy/SKILL.md"), "Deploy")
+	testutil.WriteFile(t, filepath.Join(out, "SKILL.md"), "EVIL")
+	set, err := skillset.Discover(skillset.Options{Workspace: ws, UserDir: user, ScanProjects: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,7 +73,7 @@ func TestReadSkill(t *testing.T) {
 		{"unknown name", 0, `{"name":"nope"}`, nil, tool.InvalidArguments,
 			[]string{`unknown skill "nope"`, "other, release-checks, utf, web:deploy"}},
 		{"a path is not a name", 0, `{"name":"../out/SKILL.md"}`, nil, tool.InvalidArguments, []string{"unknown skill"}},
-		{"an absolute path is not a name", 0, mustJSON(map[string]string{"name": filepath.Join(ws, ".scv/skills/other/extra.md")}), nil, tool.InvalidArguments, []string{"unknown skill"}},
+		{"an absolute path is not a name", 0, testutil.JSON(map[string]string{"name": filepath.Join(ws, ".scv/skills/other/extra.md")}), nil, tool.InvalidArguments, []string{"unknown skill"}},
 		{"a file inside a skill is not a name", 0, `{"name":"other/extra.md"}`, nil, tool.InvalidArguments, []string{"unknown skill"}},
 		{"missing name", 0, `{}`, nil, tool.InvalidArguments, []string{"missing required field `name`"}},
 		{"extra path field", 0, `{"name":"other","path":"x"}`, nil, tool.InvalidArguments, []string{"unknown field"}},
@@ -122,15 +110,10 @@ func TestReadSkill(t *testing.T) {
 	}
 }
 
-func mustJSON(v any) string {
-	b, _ := json.Marshal(v)
-	return string(b)
-}
-
 func TestReadSkillUnknownListsAFew(t *testing.T) {
 	base := t.TempDir()
 	for i := range 15 {
-		write(t, filepath.Join(base, fmt.Sprintf("s%02d/SKILL.md", i)), "x")
+		testutil.WriteFile(t, filepath.Join(base, fmt.Sprintf("s%02d/SKILL.md", i)), "x")
 	}
 	set, err := skillset.Discover(skillset.Options{Workspace: t.TempDir(), UserDir: base})
 	if err != nil {
@@ -225,7 +208,7 @@ func TestReadSkillFitsOutputLimit(t *testing.T) {
 	set, _, _, _ := fixture(t)
 	rs := New(Options{Set: set})
 	sk, _ := set.Lookup("release-checks")
-	head := len(mustJSON(Result{Name: sk.Name, Path: filepath.Join(sk.Dir, "SKILL.md"), Truncated: true}))
+	head := len(testutil.JSON(Result{Name: sk.Name, Path: filepath.Join(sk.Dir, "SKILL.md"), Truncated: true}))
 	for _, limit := range []int{head + 10, head + 11, 100000} {
 		p, err := rs.Plan(tool.Env{Workspace: t.TempDir(), OutputLimit: limit}, json.RawMessage(`{"name":"release-checks"}`))
 		if err != nil {

@@ -1,46 +1,28 @@
 package web
 
 import (
-	"bytes"
 	"context"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
-	"os"
-	"path/filepath"
 	"testing"
 
 	htmltomarkdown "github.com/JohannesKaufmann/html-to-markdown/v2"
 
 	"github.com/scv-agent/scv/internal/netguard"
+	"github.com/scv-agent/scv/internal/testutil"
 	"github.com/scv-agent/scv/internal/tool"
 )
 
-// bigPage repeats the bodies of the golden pages inside one document until
-// it reaches size bytes (bench/web_fetch builds the same page).
+// bigPage is the benchmarks' 2 MiB page (bench/web_fetch fetches the same).
 func bigPage(b *testing.B, size int) []byte {
 	b.Helper()
-	var bodies [][]byte
-	for _, n := range []string{"docs", "article", "table", "links"} {
-		raw, err := os.ReadFile(filepath.Join("testdata", n+".html"))
-		if err != nil {
-			b.Fatal(err)
-		}
-		if i := bytes.Index(raw, []byte("<body")); i >= 0 {
-			raw = raw[i:]
-		}
-		bodies = append(bodies, raw)
+	page, err := testutil.BigHTMLPage("testdata", size)
+	if err != nil {
+		b.Fatal(err)
 	}
-	var buf bytes.Buffer
-	buf.WriteString("<!DOCTYPE html><html><head><title>big</title></head><body>")
-	for i := 0; buf.Len() < size; i++ {
-		buf.WriteString("<section>")
-		buf.Write(bodies[i%len(bodies)])
-		buf.WriteString("</section>")
-	}
-	buf.WriteString("</body></html>")
-	return buf.Bytes()
+	return page
 }
 
 func BenchmarkHTMLToText(b *testing.B) {

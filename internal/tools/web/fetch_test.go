@@ -3,7 +3,6 @@ package web
 import (
 	"bytes"
 	"context"
-	"flag"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -18,11 +17,10 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/scv-agent/scv/internal/testutil"
 	"github.com/scv-agent/scv/internal/tool"
 	"github.com/scv-agent/scv/internal/version"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files")
 
 func TestHTMLGolden(t *testing.T) {
 	for _, name := range []string{"docs", "article", "table", "links"} {
@@ -36,7 +34,7 @@ func TestHTMLGolden(t *testing.T) {
 				t.Fatal(err)
 			}
 			golden := filepath.Join("testdata", name+".golden")
-			if *update {
+			if testutil.Update() {
 				if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
 					t.Fatal(err)
 				}
@@ -361,7 +359,7 @@ func TestProxyIgnored(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("direct")) }))
 	defer srv.Close()
 	fx, g := newFixture(t, srv)
-	proxy := "http://" + fx.trap.addr.String()
+	proxy := "http://" + fx.trap.Addr.String()
 	for _, k := range []string{"HTTP_PROXY", "http_proxy", "HTTPS_PROXY", "https_proxy", "ALL_PROXY", "all_proxy"} {
 		t.Setenv(k, proxy)
 	}
@@ -373,7 +371,7 @@ func TestProxyIgnored(t *testing.T) {
 		t.Errorf("result %+v", res)
 	}
 	time.Sleep(50 * time.Millisecond)
-	if n := fx.trap.count.Load(); n != 0 {
+	if n := fx.trap.Accepted(); n != 0 {
 		t.Errorf("proxy received %d connections", n)
 	}
 }

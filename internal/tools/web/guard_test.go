@@ -105,7 +105,7 @@ func TestRefusedTargets(t *testing.T) {
 	}
 	cases := 0
 	for _, tt := range refusedTargets {
-		target := strings.ReplaceAll(tt.url, ":P/", ":"+fx.trap.port()+"/")
+		target := strings.ReplaceAll(tt.url, ":P/", ":"+fx.trap.Port()+"/")
 		for _, via := range []string{"direct", "redirect"} {
 			u := target
 			if via == "redirect" {
@@ -127,7 +127,7 @@ func TestRefusedTargets(t *testing.T) {
 		}
 	}
 	time.Sleep(100 * time.Millisecond) // let the trap's accept loop catch up
-	if n := fx.trap.count.Load(); n != 0 {
+	if n := fx.trap.Accepted(); n != 0 {
 		t.Errorf("trap accepted %d connections", n)
 	}
 	if len(fx.net.wild) != 0 {

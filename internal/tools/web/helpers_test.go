@@ -17,48 +17,13 @@ import (
 	"net/netip"
 	"strconv"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/scv-agent/scv/internal/netguard"
+	"github.com/scv-agent/scv/internal/testutil"
 	"github.com/scv-agent/scv/internal/tool"
 )
-
-// trap is a local listener that counts accepted connections; refused
-// loopback targets point at its port, so a broken guard shows up as a count.
-type trap struct {
-	addr  netip.AddrPort
-	count atomic.Int64
-}
-
-func (tr *trap) port() string { return strconv.Itoa(int(tr.addr.Port())) }
-
-func newTrap(t *testing.T) *trap {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	tr := &trap{addr: l.Addr().(*net.TCPAddr).AddrPort()}
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			tr.count.Add(1)
-			c.Close()
-		}
-	}()
-	t.Cleanup(func() {
-		l.Close()
-		<-done
-	})
-	return tr
-}
 
 // testNet is the injected resolver and dialer. The dialer dials loopback
 // addresses for real (the allowed servers, or the trap if the guard is
@@ -131,13 +96,13 @@ func testNames() map[string][]netip.Addr {
 
 type fixture struct {
 	net  *testNet
-	trap *trap
+	trap *testutil.Listener
 }
 
 // newFixture builds a guard allowing exactly the given servers' ports.
 func newFixture(t *testing.T, servers ...*httptest.Server) (*fixture, *netguard.Guard) {
 	t.Helper()
-	f := &fixture{net: &testNet{t: t, names: testNames()}, trap: newTrap(t)}
+	f := &fixture{net: &testNet{t: t, names: testNames()}, trap: testutil.Listen(t)}
 	var allow []netip.AddrPort
 	for _, s := range servers {
 		allow = append(allow, s.Listener.Addr().(*net.TCPAddr).AddrPort())
@@ -151,7 +116,7 @@ func newFixture(t *testing.T, servers ...*httptest.Server) (*fixture, *netguard.
 // takes such a dial to the server's real port, so URLs carry no port.
 func newFixtureOn443(t *testing.T, srv *httptest.Server) (*fixture, *netguard.Guard) {
 	t.Helper()
-	f := &fixture{net: &testNet{t: t, names: testNames(), to443: srv.Listener.Addr().String()}, trap: newTrap(t)}
+	f := &fixture{net: &testNet{t: t, names: testNames(), to443: srv.Listener.Addr().String()}, trap: testutil.Listen(t)}
 	allow := []netip.AddrPort{srv.Listener.Addr().(*net.TCPAddr).AddrPort(), netip.MustParseAddrPort("127.0.0.1:443")}
 	g := netguard.New(netguard.Options{Resolver: f.net.resolve, Dial: f.net.dial, AllowAddrPorts: allow})
 	return f, g

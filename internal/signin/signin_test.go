@@ -1,54 +1,65 @@
-package agents
+package signin
 
 import (
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/scv-agent/scv/internal/testutil"
+	"github.com/scv-agent/scv/internal/tools/agents"
 )
 
-func mode(t *testing.T, p string) os.FileMode {
+// newAgent is the named agent without override, its private home below a
+// fresh temporary directory.
+func newAgent(t *testing.T, name string) Agent {
 	t.Helper()
-	st, err := os.Stat(p)
+	d, ok := agents.Lookup(name)
+	if !ok {
+		t.Fatalf("no adapter %q", name)
+	}
+	a, err := agents.Apply(d, agents.Override{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return st.Mode().Perm()
+	return Agent{Adapter: a, Home: filepath.Join(t.TempDir(), "adapters", name)}
 }
 
 func TestDshKeyFile(t *testing.T) {
-	home := filepath.Join(t.TempDir(), "adapters", "dsh")
-	if err := WriteDshKey(home, "sk-deep-123"); err != nil {
+	d := dsh{newAgent(t, "dsh")}
+	home := d.Home
+	if err := d.writeKey("sk-deep-123"); err != nil {
 		t.Fatal(err)
 	}
-	p := DshCredentialFile(home)
+	p := dshCredentialFile(home)
 	b, _ := os.ReadFile(p)
 	want := "# Written by `scv agents login dsh`.\nrefs:\n  DEEPSEEK_API_KEY: \"sk-deep-123\"\n"
 	if diff := cmp.Diff(want, string(b)); diff != "" {
 		t.Errorf("file (-want +got):\n%s", diff)
 	}
-	if m := mode(t, p); m != 0o600 {
+	if m := testutil.Mode(t, p); m != 0o600 {
 		t.Errorf("mode %v", m)
 	}
-	if m := mode(t, home); m != 0o700 {
+	if m := testutil.Mode(t, home); m != 0o700 {
 		t.Errorf("home mode %v", m)
 	}
-	a, _ := Apply(mustLookup("dsh"), Override{})
-	if !StoredCredential(a, home) {
+	if !storedCredential(home, dshCredentials) {
 		t.Error("stored key not seen")
 	}
 	for _, bad := range []string{"", "two words", "quo\"te", "tab\there", "ключ"} {
-		if err := WriteDshKey(home, bad); err == nil {
+		if err := d.writeKey(bad); err == nil {
 			t.Errorf("key %q accepted", bad)
 		}
 	}
-	if ok, err := RemoveFile(p); !ok || err != nil {
+	if ok, err := removeFile(p); !ok || err != nil {
 		t.Errorf("remove: %v %v", ok, err)
 	}
-	if StoredCredential(a, home) {
+	if storedCredential(home, dshCredentials) {
 		t.Error("removed key still seen")
 	}
 }
@@ -79,8 +90,8 @@ func TestPiEndpointKeepsOtherProviders(t *testing.T) {
 	writeJSONFile(t, filepath.Join(dir, "models.json"), `{"providers":{"ollama":{"baseUrl":"http://localhost:11434/v1","api":"openai-completions","apiKey":"x","models":[{"id":"llama"}]}},"other":1}`)
 	writeJSONFile(t, filepath.Join(dir, "auth.json"), `{"anthropic":{"type":"oauth","refresh":"r"}}`)
 	writeJSONFile(t, filepath.Join(dir, "settings.json"), `{"theme":"dark","defaultProvider":"anthropic"}`)
-	e := PiEndpoint{BaseURL: "https://relay.example/v1/", WireAPI: "responses", Model: "gpt-5.1", APIKey: "sk-relay-1"}
-	if err := WritePiEndpoint(dir, e); err != nil {
+	e := Endpoint{BaseURL: "https://relay.example/v1/", WireAPI: "responses", Model: "gpt-5.1", APIKey: "sk-relay-1"}
+	if err := writeEndpoint(dir, e); err != nil {
 		t.Fatal(err)
 	}
 	wantModels := map[string]any{
@@ -98,11 +109,11 @@ func TestPiEndpointKeepsOtherProviders(t *testing.T) {
 		if diff := cmp.Diff(want, readJSONFile(t, p)); diff != "" {
 			t.Errorf("%s (-want +got):\n%s", name, diff)
 		}
-		if m := mode(t, p); m != 0o600 {
+		if m := testutil.Mode(t, p); m != 0o600 {
 			t.Errorf("%s mode %v", name, m)
 		}
 	}
-	st, err := ReadPiStatus(dir)
+	st, err := readPiStatus(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,14 +122,14 @@ func TestPiEndpointKeepsOtherProviders(t *testing.T) {
 	}
 	// Chat wire API: no compat block.
 	e.WireAPI = "chat"
-	if err := WritePiEndpoint(dir, e); err != nil {
+	if err := writeEndpoint(dir, e); err != nil {
 		t.Fatal(err)
 	}
 	scv := readJSONFile(t, filepath.Join(dir, "models.json")).(map[string]any)["providers"].(map[string]any)["scv"].(map[string]any)
 	if scv["api"] != "openai-completions" || scv["compat"] != nil {
 		t.Errorf("chat provider %v", scv)
 	}
-	did, err := RemovePiEndpoint(dir)
+	did, err := removeEndpoint(dir)
 	if err != nil || len(did) != 3 {
 		t.Fatalf("logout: %v %v", did, err)
 	}
@@ -136,8 +147,8 @@ func TestPiEndpointKeepsOtherProviders(t *testing.T) {
 
 func TestPiEndpointValidatedBeforeWriting(t *testing.T) {
 	dir := t.TempDir()
-	good := PiEndpoint{BaseURL: "http://127.0.0.1:8080/v1", WireAPI: "chat", Model: "m", APIKey: "k"}
-	bad := []PiEndpoint{
+	good := Endpoint{BaseURL: "http://127.0.0.1:8080/v1", WireAPI: "chat", Model: "m", APIKey: "k"}
+	bad := []Endpoint{
 		{BaseURL: "ftp://x", WireAPI: "chat", Model: "m", APIKey: "k"},
 		{BaseURL: "http://x", WireAPI: "grpc", Model: "m", APIKey: "k"},
 		{BaseURL: "http://x", WireAPI: "chat", Model: "-m", APIKey: "k"},
@@ -145,12 +156,12 @@ func TestPiEndpointValidatedBeforeWriting(t *testing.T) {
 		{BaseURL: "http://x", WireAPI: "chat", Model: "m", APIKey: "!cat /etc/shadow"},
 	}
 	for _, e := range bad {
-		if err := WritePiEndpoint(dir, e); err == nil {
+		if err := writeEndpoint(dir, e); err == nil {
 			t.Errorf("%+v accepted", e)
 		}
 	}
 	writeJSONFile(t, filepath.Join(dir, "settings.json"), `{not json`)
-	if err := WritePiEndpoint(dir, good); err == nil {
+	if err := writeEndpoint(dir, good); err == nil {
 		t.Error("written over an unreadable settings.json")
 	}
 	for _, f := range []string{"models.json", "auth.json"} {
@@ -178,13 +189,13 @@ trust_level = "trusted"
 `
 	tests := []struct {
 		name, auth string
-		want       CodexImport
+		want       codexImport
 		authCopied bool
 	}{
-		{"api key", `{"OPENAI_API_KEY":"sk-abc"}`, CodexImport{ConfigCopied: true, AuthCopied: true}, true},
+		{"api key", `{"OPENAI_API_KEY":"sk-abc"}`, codexImport{ConfigCopied: true, AuthCopied: true}, true},
 		{"chatgpt", `{"OPENAI_API_KEY":null,"tokens":{"refresh_token":"r"},"auth_mode":"chatgpt"}`,
-			CodexImport{ConfigCopied: true, AuthSkipped: "it holds a ChatGPT sign-in, which is never copied: run `scv agents login codex` for that"}, false},
-		{"no auth", "", CodexImport{ConfigCopied: true}, false},
+			codexImport{ConfigCopied: true, AuthSkipped: "it holds a ChatGPT sign-in, which is never copied: run `scv agents login codex` for that"}, false},
+		{"no auth", "", codexImport{ConfigCopied: true}, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -193,7 +204,7 @@ trust_level = "trusted"
 			if tt.auth != "" {
 				os.WriteFile(filepath.Join(from, "auth.json"), []byte(tt.auth), 0o644)
 			}
-			got, err := ImportCodex(from, home)
+			got, err := importCodex(from, home)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -203,7 +214,7 @@ trust_level = "trusted"
 			if diff := cmp.Diff(want, got); diff != "" {
 				t.Errorf("report (-want +got):\n%s", diff)
 			}
-			if b, _ := os.ReadFile(filepath.Join(home, "config.toml")); string(b) != cfg || mode(t, filepath.Join(home, "config.toml")) != 0o600 {
+			if b, _ := os.ReadFile(filepath.Join(home, "config.toml")); string(b) != cfg || testutil.Mode(t, filepath.Join(home, "config.toml")) != 0o600 {
 				t.Errorf("config.toml not copied whole with 0600")
 			}
 			_, err = os.Stat(filepath.Join(home, "auth.json"))
@@ -222,7 +233,7 @@ trust_level = "trusted"
 			for n, c := range files {
 				os.WriteFile(filepath.Join(from, n), []byte(c), 0o644)
 			}
-			if _, err := ImportCodex(from, home); err == nil {
+			if _, err := importCodex(from, home); err == nil {
 				t.Errorf("%v imported", files)
 			}
 			if ents, _ := os.ReadDir(home); len(ents) != 0 {
@@ -250,9 +261,9 @@ func TestStatusSummariesHideSecrets(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := SummarizeCodexStatus(tt.out, tt.code)
+			got := summarizeCodex(tt.out, tt.code)
 			if tt.claude {
-				got = SummarizeClaudeStatus(tt.out, tt.code)
+				got = summarizeClaude(tt.out, tt.code)
 			}
 			if got != tt.want {
 				t.Errorf("summary %q, want %q", got, tt.want)
@@ -261,5 +272,36 @@ func TestStatusSummariesHideSecrets(t *testing.T) {
 				t.Errorf("summary leaks: %q", got)
 			}
 		})
+	}
+}
+
+// TestEveryAdapterSignsIn: the sign-in list of For and the adapter table
+// name the same agents, and the agents Importers names import something
+// while the others refuse as a usage error.
+func TestEveryAdapterSignsIn(t *testing.T) {
+	for _, name := range agents.Names() {
+		m, ok := For(newAgent(t, name))
+		if !ok {
+			t.Errorf("adapter %s has no sign-in in For", name)
+			continue
+		}
+		err := m.Import(t.Context(), IO{}, ImportRequest{})
+		var ue *UsageError
+		isUsage := errors.As(err, &ue)
+		imports := slices.Contains(Importers(), name)
+		if imports && isUsage && strings.HasPrefix(err.Error(), "import supports") {
+			t.Errorf("%s is listed in Importers but refuses to import: %v", name, err)
+		}
+		if !imports && !isUsage {
+			t.Errorf("%s is not in Importers, but Import said %v", name, err)
+		}
+	}
+	for _, name := range Importers() {
+		if _, ok := agents.Lookup(name); !ok {
+			t.Errorf("Importers names %s, which is no adapter", name)
+		}
+	}
+	if _, ok := For(Agent{Adapter: agents.Adapter{Descriptor: agents.Descriptor{Name: "nope"}}}); ok {
+		t.Error("For accepted an agent without an adapter")
 	}
 }

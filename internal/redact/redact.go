@@ -1,37 +1,55 @@
-package agent
+// Package redact removes key values from text SCV shows but did not write
+// itself: tool progress lines (a command may print a key), provider error
+// messages (an endpoint may echo the key it refused) and the WeChat
+// bridge's replies. Credentials catches key-shaped text by its form; Values
+// catches the configured values themselves, in any letter case and
+// URL-encoded, and a piece of one cut at either end of the text. It imports
+// only the standard library.
+package redact
 
 import (
 	"net/url"
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 )
 
-// Key values are redacted wherever the runtime shows text it did not
-// write itself to a client: progress lines (a command may print a key) and
-// provider error messages (an endpoint may echo the key it refused). The
-// pattern-based Redact catches key-shaped text; secrets catches the
-// configured values themselves, in any letter case and URL-encoded, and a
-// piece of one cut at either end of the text.
+// credentialPattern is compiled on first use: compiled when the program
+// starts, it would cost every command.
+const credentialPattern = `(?i)(bearer\s+\S+|\b(sk|pk|rk|ghp|gho|ghs|xox[abp]|glpat)[-_][A-Za-z0-9_\-]{8,}|\bAKIA[0-9A-Z]{12,}|\b[A-Za-z0-9_]*(api[_-]?key|token|secret|password|passwd)[A-Za-z0-9_]*\s*[=:]\s*\S+)`
 
-// minSecretLen is the shortest value searched for: a shorter one would
+// Credentials replaces credential-looking values with "…".
+func Credentials(s string) string {
+	credential.once.Do(func() { credential.re = regexp.MustCompile(credentialPattern) })
+	return credential.re.ReplaceAllString(s, "…")
+}
+
+var credential struct {
+	once sync.Once
+	re   *regexp.Regexp
+}
+
+// MinValueLen is the shortest value searched for: a shorter one would
 // match ordinary words and says little on its own.
-const minSecretLen = 8
+const MinValueLen = 8
 
 // minPartial is the shortest piece of a value, cut at an end of the text,
 // that is still redacted.
 const minPartial = 6
 
-// secrets redacts the configured key values; the zero value redacts none.
-type secrets struct {
+// Values redacts configured key values; the zero value redacts none.
+type Values struct {
 	re    *regexp.Regexp
 	forms []string // lower-cased forms, for the pieces at the ends
 }
 
-func newSecrets(values []string) secrets {
+// NewValues returns the redactor of values; values shorter than
+// MinValueLen are left out.
+func NewValues(values []string) Values {
 	var forms []string
 	for _, v := range values {
-		if len(v) < minSecretLen {
+		if len(v) < MinValueLen {
 			continue
 		}
 		for _, f := range []string{v, url.QueryEscape(v), url.PathEscape(v)} {
@@ -41,7 +59,7 @@ func newSecrets(values []string) secrets {
 	slices.Sort(forms)
 	forms = slices.Compact(forms)
 	if len(forms) == 0 {
-		return secrets{}
+		return Values{}
 	}
 	// Longest first, so a value is never half-replaced by a shorter one.
 	slices.SortFunc(forms, func(a, b string) int { return len(b) - len(a) })
@@ -49,13 +67,13 @@ func newSecrets(values []string) secrets {
 	for i, f := range forms {
 		quoted[i] = regexp.QuoteMeta(f)
 	}
-	return secrets{re: regexp.MustCompile(`(?i)(` + strings.Join(quoted, "|") + `)`), forms: forms}
+	return Values{re: regexp.MustCompile(`(?i)(` + strings.Join(quoted, "|") + `)`), forms: forms}
 }
 
-// redact replaces every occurrence of a value (any case, plain or
+// Redact replaces every occurrence of a value (any case, plain or
 // URL-encoded) with "…", and a piece of at least minPartial bytes of one
 // at the very start or end of s (left by a cut).
-func (k secrets) redact(s string) string {
+func (k Values) Redact(s string) string {
 	if k.re == nil {
 		return s
 	}

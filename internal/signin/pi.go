@@ -1,6 +1,7 @@
-package agents
+package signin
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -11,17 +12,99 @@ import (
 	"strings"
 
 	"github.com/scv-agent/scv/internal/delegation"
+	"github.com/scv-agent/scv/internal/tools/agents"
 )
 
-// PiProviderName is the provider SCV writes into pi's models.json.
-const PiProviderName = "scv"
+// pi signs in through its own interactive /login, or SCV writes an
+// OpenAI-compatible provider into its files.
+type pi struct{ Agent }
+
+func (p pi) Login(ctx context.Context, io IO, req LoginRequest) error {
+	if !req.OpenAICompatible {
+		fmt.Fprintln(io.Err, "Opening pi: run /login, then /quit.")
+		return p.runAttached(ctx, io, req.Extra)
+	}
+	e := req.Endpoint
+	var err error
+	if e.BaseURL == "" {
+		if e.BaseURL, err = io.Prompt.Line("Base URL (e.g. https://relay.example/v1): "); err != nil {
+			return err
+		}
+	}
+	if e.WireAPI == "" {
+		if e.WireAPI, err = io.Prompt.Line("Wire API (responses or chat): "); err != nil {
+			return err
+		}
+	}
+	if e.Model == "" {
+		if e.Model, err = io.Prompt.Line("Default model: "); err != nil {
+			return err
+		}
+	}
+	if e.APIKey, err = io.Prompt.Secret("API key: "); err != nil {
+		return err
+	}
+	return p.write(io, e)
+}
+
+// write points pi at e and reports the resulting status.
+func (p pi) write(io IO, e Endpoint) error {
+	if err := p.EnsureHome(p.Home); err != nil {
+		return err
+	}
+	dir := p.StateDirPath(p.Home)
+	if err := writeEndpoint(dir, e); err != nil {
+		return fmt.Errorf("pi: %w", err)
+	}
+	st, err := readPiStatus(dir)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(io.Out, "pi: %s\n", st)
+	return nil
+}
+
+func (p pi) Logout(_ context.Context, io IO, _ []string) error {
+	did, err := removeEndpoint(p.StateDirPath(p.Home))
+	if err != nil {
+		return err
+	}
+	if len(did) == 0 {
+		did = []string{"nothing to remove"}
+	}
+	fmt.Fprintf(io.Out, "pi: %s\n", strings.Join(did, "; "))
+	return nil
+}
+
+func (p pi) Status(context.Context) string {
+	st, err := readPiStatus(p.StateDirPath(p.Home))
+	if err != nil {
+		return "unreadable files: " + err.Error()
+	}
+	return st.String() + p.installed()
+}
+
+// Import points pi at SCV's active provider, with its key read now.
+func (p pi) Import(_ context.Context, io IO, req ImportRequest) error {
+	if !req.FromProvider || req.From != "" {
+		return usage("use: scv agents import pi --from-scv-provider")
+	}
+	e, err := req.Provider()
+	if err != nil {
+		return err
+	}
+	return p.write(io, e)
+}
+
+// piProvider is the provider SCV writes into pi's models.json.
+const piProvider = "scv"
 
 // piKeyPlaceholder fills models.json's apiKey, which pi requires non-empty
 // for a custom provider; the real key is in auth.json, which pi prefers.
 const piKeyPlaceholder = "SCV_KEY_IS_IN_AUTH_JSON"
 
-// PiEndpoint is an OpenAI-compatible endpoint for pi.
-type PiEndpoint struct {
+// Endpoint is an OpenAI-compatible endpoint for pi.
+type Endpoint struct {
 	BaseURL string
 	// WireAPI is "responses" or "chat".
 	WireAPI string
@@ -30,7 +113,7 @@ type PiEndpoint struct {
 }
 
 // Validate checks every field before anything is written.
-func (e PiEndpoint) Validate() error {
+func (e Endpoint) validate() error {
 	u, err := url.Parse(e.BaseURL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return fmt.Errorf("base URL %q: use http(s)://host/…", e.BaseURL)
@@ -38,10 +121,10 @@ func (e PiEndpoint) Validate() error {
 	if e.WireAPI != "responses" && e.WireAPI != "chat" {
 		return fmt.Errorf("wire API %q: use responses or chat", e.WireAPI)
 	}
-	if !ValidModel(e.Model) {
+	if !agents.ValidModel(e.Model) {
 		return fmt.Errorf("model %q: use 1-128 ASCII letters, digits or ._:/@[]-", e.Model)
 	}
-	if err := ValidKey(e.APIKey); err != nil {
+	if err := validKey(e.APIKey); err != nil {
 		return err
 	}
 	if strings.HasPrefix(e.APIKey, "!") {
@@ -90,13 +173,13 @@ func objectAt(m map[string]any, key string) map[string]any {
 	return o
 }
 
-// WritePiEndpoint points pi (state directory agentDir, i.e.
+// writeEndpoint points pi (state directory agentDir, i.e.
 // $SCV_HOME/adapters/pi/.pi/agent) at e: provider "scv" in models.json, its
 // key in auth.json and the defaults in settings.json. Other providers and
 // settings are kept; all three files are read and checked before any is
 // written, and each is written atomically with mode 0600.
-func WritePiEndpoint(agentDir string, e PiEndpoint) error {
-	if err := e.Validate(); err != nil {
+func writeEndpoint(agentDir string, e Endpoint) error {
+	if err := e.validate(); err != nil {
 		return err
 	}
 	mp, ap, sp := piFiles(agentDir)
@@ -124,9 +207,9 @@ func WritePiEndpoint(agentDir string, e PiEndpoint) error {
 		// underscores in header names.
 		prov["compat"] = map[string]any{"sessionAffinityFormat": "openai-nosession"}
 	}
-	objectAt(models, "providers")[PiProviderName] = prov
-	auth[PiProviderName] = map[string]any{"type": "api_key", "key": e.APIKey}
-	settings["defaultProvider"] = PiProviderName
+	objectAt(models, "providers")[piProvider] = prov
+	auth[piProvider] = map[string]any{"type": "api_key", "key": e.APIKey}
+	settings["defaultProvider"] = piProvider
 	settings["defaultModel"] = e.Model
 	if err := os.MkdirAll(agentDir, 0o700); err != nil {
 		return fmt.Errorf("create %s: %w", agentDir, err)
@@ -142,13 +225,13 @@ func WritePiEndpoint(agentDir string, e PiEndpoint) error {
 	return nil
 }
 
-// RemovePiEndpoint signs pi out: auth.json is removed, the scv provider is
+// removeEndpoint signs pi out: auth.json is removed, the scv provider is
 // dropped from models.json and a default pointing at it from settings.json.
 // It returns what it changed.
-func RemovePiEndpoint(agentDir string) ([]string, error) {
+func removeEndpoint(agentDir string) ([]string, error) {
 	mp, ap, sp := piFiles(agentDir)
 	var did []string
-	if ok, err := RemoveFile(ap); err != nil {
+	if ok, err := removeFile(ap); err != nil {
 		return did, err
 	} else if ok {
 		did = append(did, "removed auth.json")
@@ -158,8 +241,8 @@ func RemovePiEndpoint(agentDir string) ([]string, error) {
 		return did, err
 	}
 	if provs, ok := models["providers"].(map[string]any); ok {
-		if _, ok := provs[PiProviderName]; ok {
-			delete(provs, PiProviderName)
+		if _, ok := provs[piProvider]; ok {
+			delete(provs, piProvider)
 			if err := writeJSON(mp, models); err != nil {
 				return did, err
 			}
@@ -170,7 +253,7 @@ func RemovePiEndpoint(agentDir string) ([]string, error) {
 	if err != nil {
 		return did, err
 	}
-	if settings["defaultProvider"] == PiProviderName {
+	if settings["defaultProvider"] == piProvider {
 		delete(settings, "defaultProvider")
 		delete(settings, "defaultModel")
 		if err := writeJSON(sp, settings); err != nil {
@@ -181,8 +264,8 @@ func RemovePiEndpoint(agentDir string) ([]string, error) {
 	return did, nil
 }
 
-// PiStatus summarises pi's sign-in without any key.
-type PiStatus struct {
+// piStatus summarises pi's sign-in without any key.
+type piStatus struct {
 	DefaultProvider, API, Host, Model string
 	// SignedIn lists the providers with stored sign-ins in auth.json.
 	SignedIn []string
@@ -190,14 +273,14 @@ type PiStatus struct {
 
 // String is one line such as
 // "default scv/gpt-5.1 (openai-responses at relay.example); sign-ins: scv".
-func (s PiStatus) String() string {
+func (s piStatus) String() string {
 	var b strings.Builder
 	if s.DefaultProvider == "" {
 		b.WriteString("no default provider")
 	} else {
-		fmt.Fprintf(&b, "default %s/%s", s.DefaultProvider, orDash(s.Model))
+		fmt.Fprintf(&b, "default %s/%s", s.DefaultProvider, dash(s.Model))
 		if s.API != "" || s.Host != "" {
-			fmt.Fprintf(&b, " (%s at %s)", orDash(s.API), orDash(s.Host))
+			fmt.Fprintf(&b, " (%s at %s)", dash(s.API), dash(s.Host))
 		}
 	}
 	if len(s.SignedIn) == 0 {
@@ -208,17 +291,10 @@ func (s PiStatus) String() string {
 	return b.String()
 }
 
-func orDash(s string) string {
-	if s == "" {
-		return "-"
-	}
-	return s
-}
-
-// ReadPiStatus reads pi's files in agentDir.
-func ReadPiStatus(agentDir string) (PiStatus, error) {
+// readPiStatus reads pi's files in agentDir.
+func readPiStatus(agentDir string) (piStatus, error) {
 	mp, ap, sp := piFiles(agentDir)
-	var st PiStatus
+	var st piStatus
 	settings, err := readJSONObject(sp)
 	if err != nil {
 		return st, err
@@ -246,4 +322,14 @@ func ReadPiStatus(agentDir string) (PiStatus, error) {
 	}
 	sort.Strings(st.SignedIn)
 	return st, nil
+}
+
+// hostOf is the host of a URL, for summaries that must not print paths or
+// query strings (which sometimes carry tokens).
+func hostOf(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil || u.Host == "" {
+		return "?"
+	}
+	return u.Host
 }

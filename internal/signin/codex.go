@@ -1,6 +1,7 @@
-package agents
+package signin
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -13,12 +14,65 @@ import (
 	"github.com/scv-agent/scv/internal/delegation"
 )
 
+// codex signs in with its own commands and can import the user's own
+// Codex setup.
+type codex struct{ command }
+
+// Import copies a Codex setup into the private home and reports what it
+// copied; it never prints a key.
+func (c codex) Import(_ context.Context, io IO, req ImportRequest) error {
+	if req.FromProvider {
+		return usage("--from-scv-provider is for pi")
+	}
+	from := req.From
+	if from == "" {
+		from = req.UserEnv["CODEX_HOME"]
+	}
+	if from == "" {
+		if req.UserEnv["HOME"] == "" {
+			return errors.New("cannot find ~/.codex without HOME: pass --from DIR")
+		}
+		from = filepath.Join(req.UserEnv["HOME"], ".codex")
+	}
+	if err := c.EnsureHome(c.Home); err != nil {
+		return err
+	}
+	rep, err := importCodex(from, c.Home)
+	if err != nil {
+		return err
+	}
+	out := io.Out
+	if rep.ConfigCopied {
+		fmt.Fprintf(out, "codex: copied config.toml (model %s, provider %s, effort %s, sandbox_mode %s, approval_policy %s)\n",
+			dash(rep.Model), dash(rep.Provider), dash(rep.Effort), dash(rep.Sandbox), dash(rep.Approval))
+	} else {
+		fmt.Fprintln(out, "codex: no config.toml to copy")
+	}
+	if rep.AuthCopied {
+		fmt.Fprintln(out, "codex: copied auth.json (API key)")
+	} else if rep.AuthSkipped != "" {
+		fmt.Fprintf(out, "codex: auth.json not copied: %s\n", rep.AuthSkipped)
+	}
+	for _, k := range rep.EnvKeys {
+		fmt.Fprintf(io.Err, "warning: provider %s reads its key from the environment (env_key), but delegated agents never inherit key variables and the user service does not load your shell profile: use a key in auth.json or experimental_bearer_token instead\n", k)
+	}
+	fmt.Fprintln(out, "codex: this is a snapshot; re-run the import after changing your own Codex configuration")
+	return nil
+}
+
+func dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
 // maxCodexFileBytes bounds the files an import reads.
 const maxCodexFileBytes = 1 << 20
 
-// CodexImport says what `scv agents import codex` copied; it never holds a
+// codexImport says what `scv agents import codex` copied; it never holds a
 // key.
-type CodexImport struct {
+type codexImport struct {
 	ConfigCopied bool
 	Model        string
 	Provider     string
@@ -52,12 +106,12 @@ func readSmall(p string) ([]byte, bool, error) {
 	return b, true, nil
 }
 
-// ImportCodex copies a Codex setup from dir into codexHome (the codex
+// importCodex copies a Codex setup from dir into codexHome (the codex
 // adapter home): config.toml whole, auth.json only when it holds an API key
 // (a ChatGPT sign-in's rotating refresh token must stay in one home). Both
 // files are validated before either is written; copies are atomic, 0600.
-func ImportCodex(from, codexHome string) (CodexImport, error) {
-	var rep CodexImport
+func importCodex(from, codexHome string) (codexImport, error) {
+	var rep codexImport
 	cfg, haveCfg, err := readSmall(filepath.Join(from, "config.toml"))
 	if err != nil {
 		return rep, err
@@ -112,7 +166,7 @@ func ImportCodex(from, codexHome string) (CodexImport, error) {
 	return rep, nil
 }
 
-func (rep *CodexImport) readConfig(b []byte) error {
+func (rep *codexImport) readConfig(b []byte) error {
 	var c struct {
 		Model           string `toml:"model"`
 		ModelProvider   string `toml:"model_provider"`

@@ -1,0 +1,140 @@
+// Package toolcall runs one tool call the same way wherever it comes from,
+// the agent loop or `scv tools call`: look the tool up and validate the
+// arguments, apply the approval policy to the call's risk, ask an approver
+// when the policy says so, run the plan with a crash turned into a runtime
+// error, and bound the result. Callers differ only in the approver they pass
+// (the session's approval broker, or a command-line flag) and in what they
+// tell their own clients before and after.
+package toolcall
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/scv-agent/scv/internal/approval"
+	"github.com/scv-agent/scv/internal/tool"
+)
+
+// Request is what an approver is shown about a call the policy asks a
+// person about.
+type Request struct {
+	CallID string
+	Name   string
+	Risk   tool.Risk
+	// Summary is the plan's own account of what the call would do: the
+	// full command, URL or path.
+	Summary string
+	// Plan is the whole plan: its diff, its command (what a session grant
+	// matches) and whether a grant may cover it at all.
+	Plan tool.Plan
+}
+
+// Answer is an approver's reply to one Request.
+type Answer struct {
+	Approved bool
+	// Reason is the person's reason for a denial; it reaches the model in
+	// the failed result.
+	Reason string
+	// GrantID names the session grant that approved the call without
+	// asking anyone ("" when a person answered).
+	GrantID string
+}
+
+// Approver answers one Request. It may block until a person answers or ctx
+// ends; a call whose context has ended while it waited is cancelled rather
+// than denied.
+type Approver func(ctx context.Context, req Request) Answer
+
+// Call is one tool call and what it runs against.
+type Call struct {
+	Registry *tool.Registry
+	Policy   approval.Policy
+	// Approve answers calls the policy asks about; nil denies them all.
+	Approve Approver
+	// Env carries the workspace, the ids, the output limit (which also
+	// bounds the final result) and the progress sink.
+	Env  tool.Env
+	Name string
+	Args json.RawMessage
+	// Started, when set, is called once after approval, just before the
+	// tool runs, with the plan that runs and how it was approved (asked
+	// says a person saw the call; a zero Answer with asked false means the
+	// policy let it run unasked).
+	Started func(plan tool.Plan, ans Answer, asked bool)
+}
+
+// Run validates, approves and runs c and returns the bounded result: what
+// the model (or the user at the command line) sees. A tool that panics is a
+// failure of the runtime, not of the call: Run then returns a failed result
+// saying the tool crashed and an error, which ends an agent turn.
+func Run(ctx context.Context, c Call) (tool.Result, error) {
+	plan, res, ok := c.Registry.Prepare(c.Env, c.Name, c.Args)
+	if !ok {
+		return Bound(res, c.Env.OutputLimit), nil
+	}
+	ans, asked, res, stop := c.approve(ctx, plan)
+	if stop {
+		return Bound(res, c.Env.OutputLimit), nil
+	}
+	if c.Started != nil {
+		c.Started(plan, ans, asked)
+	}
+	res, err := runRecovered(ctx, c.Name, plan)
+	return Bound(res, c.Env.OutputLimit), err
+}
+
+// approve applies the policy and, when it asks, the approver; asked says
+// the approver was consulted, stop says the call must not run and res is
+// its result.
+func (c Call) approve(ctx context.Context, plan tool.Plan) (ans Answer, asked bool, res tool.Result, stop bool) {
+	switch approval.Decide(c.Policy, plan.Risk) {
+	case approval.Deny:
+		return ans, false, tool.Fail(tool.Denied, "denied: the approval policy %q does not allow %s calls (risk %s); do not retry this call", c.Policy, c.Name, plan.Risk), true
+	case approval.Ask:
+		asked = true
+		if c.Approve != nil {
+			ans = c.Approve(ctx, Request{CallID: c.Env.CallID, Name: c.Name, Risk: plan.Risk, Summary: plan.Summary, Plan: plan})
+		}
+		switch {
+		case ans.Approved:
+		case ctx.Err() != nil:
+			return ans, true, tool.Fail(tool.Cancelled, "cancelled: the turn was cancelled while the call awaited approval"), true
+		case ans.Reason != "":
+			return ans, true, tool.Fail(tool.Denied, "denied: the user did not approve this %s call. The user's reason: %s", c.Name, ans.Reason), true
+		default:
+			return ans, true, tool.Fail(tool.Denied, "denied: the user did not approve this %s call", c.Name), true
+		}
+	}
+	if ctx.Err() != nil {
+		return ans, asked, tool.Fail(tool.Cancelled, "cancelled before it started"), true
+	}
+	return ans, asked, tool.Result{}, false
+}
+
+// runRecovered runs the plan; a panicking tool becomes a failed result and
+// an error (the process, and in the daemon every other session, lives on).
+func runRecovered(ctx context.Context, name string, plan tool.Plan) (res tool.Result, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			res = tool.Fail(tool.Failed, "the %s tool crashed", name)
+			err = fmt.Errorf("tool %s crashed: %v", name, v)
+		}
+	}()
+	return plan.Run(ctx), nil
+}
+
+// Bound caps a result at limit bytes (0: no limit) as the last line of
+// defence: tools fit their own output first, so this cut only meets a tool
+// that did not. The cut result is text, marked truncated, and says how much
+// of it is shown.
+func Bound(res tool.Result, limit int) tool.Result {
+	if limit <= 0 || len(res.Output) <= limit {
+		return res
+	}
+	cut := tool.TruncateUTF8(res.Output, limit-64)
+	res.Output = cut + fmt.Sprintf("\n[output cut: %d of %d bytes shown]", len(cut), len(res.Output))
+	res.Truncated = true
+	res.JSON = false
+	return res
+}

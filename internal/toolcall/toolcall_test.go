@@ -1,0 +1,173 @@
+package toolcall
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/scv-agent/scv/internal/approval"
+	"github.com/scv-agent/scv/internal/tool"
+)
+
+type params struct {
+	Text string `json:"text,omitempty"`
+}
+
+// testRegistry holds a read_only tool, a process-risk tool, one that
+// panics and one whose output ignores the limit; ran counts the runs.
+func testRegistry(t *testing.T, ran *int) *tool.Registry {
+	t.Helper()
+	def := func(name string, risk tool.Risk, run func(p params) tool.Result) tool.Tool {
+		return tool.MustDefine(name, name+" tool", nil, func(env tool.Env, p params) (tool.Plan, error) {
+			return tool.Plan{Risk: risk, Summary: name + " " + p.Text, Run: func(context.Context) tool.Result {
+				*ran++
+				return run(p)
+			}}, nil
+		})
+	}
+	reg, err := tool.NewRegistry(
+		def("look", tool.ReadOnly, func(p params) tool.Result { return tool.Result{Success: true, Output: "saw " + p.Text} }),
+		def("exec", tool.Process, func(p params) tool.Result { return tool.Result{Success: true, Output: "ran " + p.Text} }),
+		def("boom", tool.ReadOnly, func(params) tool.Result { panic("kaput") }),
+		def("flood", tool.ReadOnly, func(params) tool.Result {
+			return tool.Result{Success: true, JSON: true, Output: `"` + strings.Repeat("é", 500) + `"`}
+		}),
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return reg
+}
+
+func TestRun(t *testing.T) {
+	yes := func(context.Context, Request) Answer { return Answer{Approved: true} }
+	no := func(context.Context, Request) Answer { return Answer{} }
+	because := func(context.Context, Request) Answer { return Answer{Reason: "use the staging copy"} }
+	tests := []struct {
+		name     string
+		policy   approval.Policy
+		approve  Approver
+		call     string
+		args     string
+		want     tool.Result
+		wantRuns int
+		// asked is the request the approver must see ("" name: none).
+		asked Request
+	}{
+		{name: "read_only runs unasked", policy: approval.AskOnRisk, call: "look", args: `{"text":"a"}`,
+			want: tool.Result{Success: true, Output: "saw a"}, wantRuns: 1},
+		{name: "approved", policy: approval.AskOnRisk, approve: yes, call: "exec", args: `{"text":"b"}`,
+			want: tool.Result{Success: true, Output: "ran b"}, wantRuns: 1,
+			asked: Request{CallID: "c1", Name: "exec", Risk: tool.Process, Summary: "exec b"}},
+		{name: "not approved", policy: approval.AskOnRisk, approve: no, call: "exec", args: `{"text":"b"}`,
+			want:  tool.Result{Error: tool.Denied, Output: "denied: the user did not approve this exec call"},
+			asked: Request{CallID: "c1", Name: "exec", Risk: tool.Process, Summary: "exec b"}},
+		{name: "denied with a reason", policy: approval.AskOnRisk, approve: because, call: "exec", args: `{"text":"b"}`,
+			want:  tool.Result{Error: tool.Denied, Output: "denied: the user did not approve this exec call. The user's reason: use the staging copy"},
+			asked: Request{CallID: "c1", Name: "exec", Risk: tool.Process, Summary: "exec b"}},
+		{name: "no approver denies", policy: approval.AskAlways, call: "look", args: `{"text":"c"}`,
+			want: tool.Result{Error: tool.Denied, Output: "denied: the user did not approve this look call"}},
+		{name: "policy never", policy: approval.DenyOnRisk, approve: yes, call: "exec", args: `{"text":"d"}`,
+			want: tool.Result{Error: tool.Denied, Output: `denied: the approval policy "deny-on-risk" does not allow exec calls (risk process); do not retry this call`}},
+		{name: "unknown tool", policy: approval.AskOnRisk, approve: yes, call: "nope", args: `{}`,
+			want: tool.Result{Error: tool.UnknownTool}},
+		{name: "invalid arguments", policy: approval.AskOnRisk, approve: yes, call: "look", args: `{"text":3}`,
+			want: tool.Result{Error: tool.InvalidArguments}},
+		{name: "bounded", policy: approval.AskOnRisk, call: "flood", args: `{}`,
+			want: tool.Result{Success: true, Truncated: true}, wantRuns: 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			runs, started := 0, 0
+			var asked Request
+			approve := tt.approve
+			if approve != nil {
+				approve = func(ctx context.Context, r Request) Answer { asked = r; return tt.approve(ctx, r) }
+			}
+			res, err := Run(t.Context(), Call{
+				Registry: testRegistry(t, &runs), Policy: tt.policy, Approve: approve,
+				Env:  tool.Env{Workspace: t.TempDir(), CallID: "c1", OutputLimit: 200},
+				Name: tt.call, Args: json.RawMessage(tt.args),
+				Started: func(tool.Plan, Answer, bool) { started++ },
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tt.want.Error == tool.UnknownTool || tt.want.Error == tool.InvalidArguments || tt.want.Truncated {
+				// The registry and the bound word these; their kind and
+				// size are what this path decides.
+				if res.Error != tt.want.Error || res.Success != tt.want.Success || res.Truncated != tt.want.Truncated || len(res.Output) > 200 {
+					t.Errorf("result %+v, want kind %q, success %v, truncated %v, at most 200 bytes", res, tt.want.Error, tt.want.Success, tt.want.Truncated)
+				}
+			} else if d := cmp.Diff(tt.want, res); d != "" {
+				t.Errorf("result (-want +got):\n%s", d)
+			}
+			if runs != tt.wantRuns || started != tt.wantRuns {
+				t.Errorf("ran %d times, Started %d times; want %d", runs, started, tt.wantRuns)
+			}
+			if d := cmp.Diff(tt.asked, asked, cmpopts.IgnoreFields(Request{}, "Plan")); d != "" {
+				t.Errorf("approval request (-want +got):\n%s", d)
+			}
+		})
+	}
+}
+
+// A call whose turn ends while it awaits approval is cancelled, not
+// denied; one whose context ended before it could start never runs.
+func TestRunCancelled(t *testing.T) {
+	runs := 0
+	reg := testRegistry(t, &runs)
+	ctx, cancel := context.WithCancel(t.Context())
+	waiting := func(ctx context.Context, _ Request) Answer { cancel(); <-ctx.Done(); return Answer{} }
+	res, err := Run(ctx, Call{Registry: reg, Policy: approval.AskOnRisk, Approve: waiting, Name: "exec", Args: json.RawMessage(`{"text":"x"}`)})
+	want := tool.Result{Error: tool.Cancelled, Output: "cancelled: the turn was cancelled while the call awaited approval"}
+	if d := cmp.Diff(want, res); d != "" || err != nil {
+		t.Errorf("cancelled while awaiting approval (-want +got):\n%s%v", d, err)
+	}
+	res, err = Run(ctx, Call{Registry: reg, Policy: approval.AskOnRisk, Name: "look", Args: json.RawMessage(`{"text":"x"}`)})
+	want = tool.Result{Error: tool.Cancelled, Output: "cancelled before it started"}
+	if d := cmp.Diff(want, res); d != "" || err != nil {
+		t.Errorf("cancelled before start (-want +got):\n%s%v", d, err)
+	}
+	if runs != 0 {
+		t.Errorf("a cancelled call ran %d times", runs)
+	}
+}
+
+// A panicking tool is a runtime failure: a failed result naming the tool
+// and an error carrying the panic value.
+func TestRunRecoversPanic(t *testing.T) {
+	runs := 0
+	res, err := Run(t.Context(), Call{Registry: testRegistry(t, &runs), Policy: approval.AskOnRisk, Name: "boom", Args: json.RawMessage(`{}`),
+		Env: tool.Env{OutputLimit: 4096}})
+	if d := cmp.Diff(tool.Result{Error: tool.Failed, Output: "the boom tool crashed"}, res); d != "" {
+		t.Errorf("result (-want +got):\n%s", d)
+	}
+	if err == nil || !strings.Contains(err.Error(), "kaput") {
+		t.Errorf("err = %v, want the panic value", err)
+	}
+}
+
+func TestBoundCapsOutput(t *testing.T) {
+	res := Bound(tool.Result{Success: true, Output: strings.Repeat("é", 500), JSON: true}, 200)
+	if len(res.Output) > 200 || !res.Truncated || res.JSON {
+		t.Fatalf("bound = %d bytes, truncated %v, JSON %v", len(res.Output), res.Truncated, res.JSON)
+	}
+	if !strings.HasSuffix(res.Output, "\n[output cut: 136 of 1000 bytes shown]") {
+		t.Errorf("no cut marker: %q", res.Output[len(res.Output)-60:])
+	}
+	if !json.Valid([]byte(`"` + res.Output[:10] + `"`)) {
+		t.Fatal("cut broke UTF-8")
+	}
+	small := tool.Result{Success: true, Output: "fits", JSON: true}
+	if d := cmp.Diff(small, Bound(small, 200)); d != "" {
+		t.Errorf("a result within the limit changed:\n%s", d)
+	}
+	if d := cmp.Diff(small, Bound(small, 0)); d != "" {
+		t.Errorf("limit 0 changed a result:\n%s", d)
+	}
+}

@@ -1,0 +1,118 @@
+package tui_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/scv-agent/scv/internal/model/modeltest"
+)
+
+// callOutputs are the function_call_output items of a recorded Responses
+// request, by call id.
+func callOutputs(r modeltest.Recorded) map[string]string {
+	out := map[string]string{}
+	for _, it := range r.InputItems() {
+		if it["type"] == "function_call_output" {
+			id, _ := it["call_id"].(string)
+			s, _ := it["output"].(string)
+			out[id] = s
+		}
+	}
+	return out
+}
+
+// TestApprovalAnswersEndToEnd drives the real `scv` against the real
+// `scv run` and the scripted fake model, in one session:
+//
+//  1. "a" on a bash approval, the offered prefix edited down to `echo`:
+//     the next `echo` call of the model runs without a question, its row
+//     says a session grant allowed it, and /approvals lists the grant;
+//  2. "r" with a reason: the model's next request carries the reason in
+//     the denied call's output;
+//  3. Esc on an approval while the model would answer at once: the turn
+//     is cancelled, no further request reaches the model, and no error is
+//     shown.
+func TestApprovalAnswersEndToEnd(t *testing.T) {
+	scv := scvBinary(t)
+	requireRun(t, scv)
+	home, ws := t.TempDir(), t.TempDir()
+	fake := modeltest.New(t)
+	fake.Script(modeltest.ToolCall("c1", "bash", `{"command":"echo grant-one"}`))
+	fake.Script(modeltest.ToolCall("c2", "bash", `{"command":"echo grant-two"}`))
+	fake.Script(modeltest.Text("Both echoes ran."))
+	fake.Script(modeltest.ToolCall("c3", "bash", `{"command":"rm -rf build"}`))
+	fake.Script(modeltest.Text("Understood, not removing it."))
+	fake.Script(modeltest.ToolCall("c4", "bash", `{"command":"printf cancelled-call"}`))
+	fake.Script(modeltest.Text("This answer must never be requested."))
+	writeConfig(t, home, fake.URL())
+	startDaemon(t, scv, home)
+
+	p := startPane(t, 100, 40, "cd "+shellQuote(ws)+" && "+shellQuote(scv)+" --scv-home "+shellQuote(home))
+	p.waitFor("fake-model", "connected", "ready")
+
+	// 1. Allow for this session, with the prefix edited to `echo`.
+	p.text("echo twice")
+	p.keys("Enter")
+	p.waitFor("Approve this tool call?", "a allow `echo grant-one …` for this session")
+	p.keys("a")
+	p.waitFor("allow for this session the bash commands starting with:", "› echo grant-one")
+	for range len(" grant-one") {
+		p.keys("BSpace")
+	}
+	p.waitFor("› echo█")
+	p.keys("Enter")
+	s := p.waitFor("Both echoes ran.", "✓ allowed by a session grant", "ready")
+	if strings.Contains(s, "Approve this tool call?") {
+		t.Errorf("the second echo was asked about:\n%s", s)
+	}
+	if n := len(fake.Requests()); n != 3 {
+		t.Fatalf("%d model requests after the first prompt, want 3", n)
+	}
+	if out := callOutputs(fake.Requests()[2])["c2"]; !strings.Contains(out, "grant-two") {
+		t.Errorf("the granted call's output %q does not show it ran", out)
+	}
+	p.text("/approvals")
+	p.keys("Enter")
+	p.waitFor("1. bash commands starting with `echo` (risk process)")
+
+	// 2. Deny with a reason the model reads.
+	p.text("clean up")
+	p.keys("Enter")
+	p.waitFor("Approve this tool call?", "rm -rf build")
+	p.keys("r")
+	p.waitFor("deny with a reason (the model reads it):")
+	p.text("use make clean instead")
+	p.keys("Enter")
+	p.waitFor("Understood, not removing it.", "ready")
+	reqs := fake.Requests()
+	if len(reqs) != 5 {
+		t.Fatalf("%d model requests after the second prompt, want 5", len(reqs))
+	}
+	if out := callOutputs(reqs[4])["c3"]; !strings.Contains(out, "The user's reason: use make clean instead") {
+		t.Errorf("the denied call's output the model got: %q", out)
+	}
+
+	// 3. Esc on an approval: one step denies and cancels; the model, which
+	// would answer at once, is not asked again, and nothing is an error.
+	p.text("print it")
+	p.keys("Enter")
+	p.waitFor("Approve this tool call?", "printf cancelled-call")
+	p.keys("Escape")
+	s = p.waitFor("turn cancelled", "[cancelled]", "ready")
+	time.Sleep(500 * time.Millisecond) // room for a request that should not come
+	if n := len(fake.Requests()); n != 6 {
+		t.Errorf("%d model requests after Esc, want 6 (none after the cancelled approval)", n)
+	}
+	if n := fake.Pending(); n != 1 {
+		t.Errorf("%d scripted responses left, want 1 (the one never requested)", n)
+	}
+	s = p.screen()
+	for _, bad := range []string{"error (", "turn_not_found", "approval_not_found"} {
+		if strings.Contains(s, bad) {
+			t.Errorf("the screen shows %q after Esc:\n%s", bad, s)
+		}
+	}
+	p.keys("C-c")
+	p.assertRestored(0)
+}
