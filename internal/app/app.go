@@ -296,7 +296,7 @@ func (a *App) NewSession(ctx context.Context, id string, req proto.SessionStart)
 		Model: client, ModelName: modelName, ReasoningEffort: prof.ReasoningEffort, Registry: ts.Registry, Tools: ts.Current, Policy: policy,
 		SystemPrompt: agent.Prompt(cfg.Agent.SystemPrompt, req.Cwd, agentsMD, skills), HostedWebSearch: ts.HostedSearch,
 		MaxSteps: cfg.Agent.MaxSteps, Workspace: req.Cwd, SessionID: id, OutputLimit: cfg.Tools.OutputLimitBytes,
-		Secrets: cfg.SecretValues(a.opts.Env),
+		Secrets: cfg.SecretValues(a.opts.Env), Undo: fs.Undo,
 		Context: agent.ContextOptions{MaxTokens: cfg.Context.MaxTokens, ReserveOutputTokens: cfg.Context.ReserveOutputTokens,
 			SafetyMarginTokens: cfg.Context.SafetyMarginTokens, BytesPerToken: cfg.Context.BytesPerToken, SummaryMaxChars: cfg.Context.SummaryMaxChars},
 		History: agent.HistoryOptions{MaxBytes: cfg.Session.MaxHistoryBytes, MaxMessages: cfg.Session.MaxMessages},
