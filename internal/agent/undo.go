@@ -79,31 +79,3 @@ func (s *Session) NoteUndo(files []proto.UndoFile) (json.RawMessage, error) {
 	s.hist.turnStart = len(s.hist.msgs)
 	return raw, nil
 }
-
-// Configure sets the model and reasoning effort of the next turns ("" keeps
-// either); a running turn keeps the ones it started with.
-func (s *Session) Configure(modelName, effort string) (string, string) {
-	s.cfgMu.Lock()
-	defer s.cfgMu.Unlock()
-	if modelName != "" {
-		s.opts.ModelName = modelName
-	}
-	if effort != "" {
-		s.opts.ReasoningEffort = effort
-	}
-	return s.opts.ModelName, s.opts.ReasoningEffort
-}
-
-// ModelName returns the model the next turn uses.
-func (s *Session) ModelName() string {
-	s.cfgMu.Lock()
-	defer s.cfgMu.Unlock()
-	return s.opts.ModelName
-}
-
-// turnModel returns the model and effort a starting turn keeps.
-func (s *Session) turnModel() (string, string) {
-	s.cfgMu.Lock()
-	defer s.cfgMu.Unlock()
-	return s.opts.ModelName, s.opts.ReasoningEffort
-}
