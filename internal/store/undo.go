@@ -98,6 +98,11 @@ func (s *Store) MarkUndone(ctx context.Context, sessionID, turnID string, note j
 	if err := checkMessages(add); err != nil {
 		return fmt.Errorf("mark turn %s undone: %w", turnID, err)
 	}
+	// The history statements are prepared outside the write, as
+	// UpdateHistory does: preparing them inside it would wait for itself.
+	if err := s.prepareHot(ctx); err != nil {
+		return fmt.Errorf("mark turn %s undone: %w", turnID, err)
+	}
 	return s.write(ctx, "mark turn undone", true, func(tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, `UPDATE turns SET undone_ns = ? WHERE turn_id = ? AND undone_ns = 0 AND sid = (SELECT sid FROM sessions WHERE id = ?)`, s.now(), turnID, sessionID)
 		if err != nil {

@@ -48,6 +48,12 @@ func TestUndoRecordsAfterMigration(t *testing.T) {
 	if d := cmp.Diff(want, u); d != "" {
 		t.Fatalf("last undoable (-want +got):\n%s", d)
 	}
+	// A fresh store, as a new process (scv undo) opens it: nothing
+	// prepared yet.
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s = openAt(t, s.Path(), nil)
 	note := msg("user", "[scv] undone")
 	if err := s.MarkUndone(ctx, "u", "t2", note); err != nil {
 		t.Fatal(err)
