@@ -1,12 +1,16 @@
 package e2e
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/scv-agent/scv/internal/client"
 	"github.com/scv-agent/scv/internal/model/modeltest"
+	"github.com/scv-agent/scv/internal/proto"
 )
 
 // TestUndoEndToEnd drives `scv undo` through the real binary with no
@@ -63,5 +67,54 @@ func TestUndoEndToEnd(t *testing.T) {
 	}
 	if n := len(fm.Requests()); n != 3 {
 		t.Errorf("the model got %d requests; undo must send none", n)
+	}
+}
+
+// TestUndoOfASessionLiveInTheDaemon: a session a client has open in the
+// daemon is not taken over by `scv undo` (it names where the session is
+// open and changes nothing); the client undoes it itself with
+// session.undo over the socket; once the client is gone, `scv undo` finds
+// the daemon's undo recorded (nothing left to undo).
+func TestUndoOfASessionLiveInTheDaemon(t *testing.T) {
+	fm := modeltest.New(t)
+	fm.Script(modeltest.ToolCall("c1", "write", `{"path":"a.txt","content":"changed\n","mode":"replace"}`))
+	fm.Script(modeltest.Text("done"))
+	in := newInstance(t, providerConfig(fm.URL()))
+	in.startDaemon(in.env)
+	c := in.connect()
+	started := in.startSession(c, proto.SessionStart{Origin: proto.OriginTUI})
+	sendTurn(t, c, started.SessionID, "edit a.txt")
+	ap := last[*proto.ApprovalRequested](t, until(t, c, proto.EventApprovalRequested))
+	if err := c.Send(&proto.ApprovalResolve{SessionID: started.SessionID, ApprovalID: ap.ApprovalID, Approved: true}); err != nil {
+		t.Fatal(err)
+	}
+	until(t, c, proto.EventTurnCompleted)
+	a := filepath.Join(in.ws, "a.txt")
+
+	r := in.run(in.env, "", "undo", "--yes")
+	if b, _ := os.ReadFile(a); r.code != 1 || !strings.Contains(r.stderr, "/undo") || string(b) != "changed\n" {
+		t.Fatalf("scv undo of a live session: exit %d, stderr %s, a.txt %q", r.code, r.stderr, b)
+	}
+
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	done, err := client.CallFor[*proto.SessionUndone](ctx, c, &proto.SessionUndo{SessionID: started.SessionID})
+	if err != nil || len(done.Files) != 1 || done.Files[0].Action != proto.UndoRestore {
+		t.Fatalf("session.undo over the socket: %+v, %v", done, err)
+	}
+	if b, _ := os.ReadFile(a); string(b) != "hello from a.txt\n" {
+		t.Fatalf("a.txt after the daemon's undo = %q", b)
+	}
+	c.Close()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		r = in.run(in.env, "", "undo", "--yes")
+		if strings.Contains(r.stderr, "nothing to undo") || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if r.code != 1 || !strings.Contains(r.stderr, "nothing to undo") {
+		t.Errorf("scv undo after the daemon's undo: exit %d, stderr %s", r.code, r.stderr)
 	}
 }
