@@ -23,6 +23,7 @@ import (
 	"github.com/scv-agent/scv/internal/model/modeltest"
 	"github.com/scv-agent/scv/internal/paths"
 	"github.com/scv-agent/scv/internal/server"
+	"github.com/scv-agent/scv/internal/store"
 	"github.com/scv-agent/scv/internal/testutil"
 )
 
@@ -34,7 +35,8 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 //
 // Sections: config.toml (appended to a user config pointing at the fake
 // model; $MODEL_URL is the fake's base URL), model.json (modeltest.LoadScript format),
-// store-fault (store write operations that fail, one per line), files.txtar-like
+// store-fault (store write operations that fail, one per line), no-store
+// (present: the server keeps sessions in memory only), files.txtar-like
 // "ws/<name>" sections (workspace files), models (ids the fake lists on
 // GET /models), script (the conversation), want, model-requests (optional:
 // how many requests the fake model must have received when the
@@ -137,9 +139,13 @@ func runConversation(t *testing.T, file string) {
 		t.Fatal(err)
 	}
 	pc := loaded.Config.Protocol
+	var st *store.Store
+	if _, ok := section(a, "no-store"); !ok {
+		st = openTestStore(t, home, storeFault(a))
+	}
 	srv := server.New(server.Options{Factory: ap, Version: "test", MaxClientFrame: pc.MaxClientFrameBytes,
 		MaxServerFrame: pc.MaxServerFrameBytes, MaxSessionsPerConn: pc.MaxSessionsPerConnection, MaxSessions: pc.MaxSessions,
-		Store: openTestStore(t, home, storeFault(a)), Name: "test server"})
+		Store: st, Name: "test server"})
 
 	script, _ := section(a, "script")
 	got := converse(t, srv, ws, home, script)
