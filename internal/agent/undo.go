@@ -19,14 +19,23 @@ var ErrNoUndo = errors.New("this session cannot undo file changes")
 // changes: the first write of a path keeps the content before the turn,
 // later ones only update what the turn left.
 func (s *Session) noteChange(c tool.FileChange) {
+	kept := 0
 	for i := range s.changes {
 		if s.changes[i].Path == c.Path {
 			s.changes[i].After = c.After
 			return
 		}
+		kept += len(s.changes[i].Before)
+	}
+	if kept+len(c.Before) > MaxTurnUndoBytes {
+		c.Before, c.Unkept = nil, fmt.Sprintf("the turn's earlier file contents already took the %d bytes undo keeps per turn", MaxTurnUndoBytes)
 	}
 	s.changes = append(s.changes, c)
 }
+
+// MaxTurnUndoBytes bounds the earlier file content kept for one turn's
+// undo; files past it are recorded as not undoable.
+const MaxTurnUndoBytes = 16 << 20
 
 // TurnChanges returns the files the last turn (or the running one, when
 // called from its events) wrote, in the order first written.
