@@ -1,6 +1,7 @@
 package fs
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -59,12 +60,23 @@ func Undo(ctx context.Context, workspace string, changes []tool.FileChange, dryR
 	defer root.Close()
 	out := make([]tool.FileUndo, 0, len(changes))
 	perms := make([]fs.FileMode, len(changes))
+	// done marks files already as they were before the turn: an undo
+	// that restored them and stopped before it was recorded is finished,
+	// not refused.
+	done := make([]bool, len(changes))
 	for i, c := range changes {
 		if _, terr := cleanPath(c.Path); terr != nil {
 			return nil, &tool.UndoConflict{Reason: fmt.Sprintf("%s: %s", c.Path, terr.Message)}
 		}
 		if c.Unkept != "" {
 			return nil, &tool.UndoConflict{Reason: fmt.Sprintf("%s cannot be undone: %s", c.Path, c.Unkept)}
+		}
+		u := tool.FileUndo{Path: c.Path, Remove: !c.Existed}
+		already := &tool.Diff{Path: c.Path, Note: "already as it was before the turn (an earlier undo stopped before it was recorded)"}
+		if _, err := root.Lstat(c.Path); !c.Existed && errors.Is(err, fs.ErrNotExist) {
+			u.Diff, done[i] = already, true
+			out = append(out, u)
+			continue
 		}
 		fi, res, ok := existingFile(root, c.Path)
 		if !ok {
@@ -76,9 +88,13 @@ func Undo(ctx context.Context, workspace string, changes []tool.FileChange, dryR
 			return nil, &tool.UndoConflict{Reason: fmt.Sprintf("%s changed since the turn wrote it (%v); nothing was undone", c.Path, err)}
 		}
 		if sum := sha256.Sum256(cur); hex.EncodeToString(sum[:]) != c.After {
+			if c.Existed && bytes.Equal(cur, c.Before) {
+				u.Diff, done[i] = already, true
+				out = append(out, u)
+				continue
+			}
 			return nil, &tool.UndoConflict{Reason: fmt.Sprintf("%s changed since the turn wrote it; nothing was undone (restore it yourself, or undo after putting back what the turn wrote)", c.Path)}
 		}
-		u := tool.FileUndo{Path: c.Path, Remove: !c.Existed}
 		var r diff.Result
 		if c.Existed {
 			r = diff.Replace(c.Path, cur, true, c.Before, diff.Bounds{})
@@ -98,6 +114,9 @@ func Undo(ctx context.Context, workspace string, changes []tool.FileChange, dryR
 	for i, c := range changes {
 		if err := ctx.Err(); err != nil {
 			return out[:i], fmt.Errorf("undo cancelled after %d of %d files", i, len(changes))
+		}
+		if done[i] {
+			continue
 		}
 		if !c.Existed {
 			if err := root.Remove(c.Path); err != nil && !errors.Is(err, fs.ErrNotExist) {

@@ -78,3 +78,27 @@ func TestUndo(t *testing.T) {
 		t.Errorf("the link was touched: %v", err)
 	}
 }
+
+// TestUndoFinishesAnInterruptedUndo: files already back to their content
+// before the turn (an undo restored them, then its process died before
+// the store recorded it) are not a conflict; the rest is undone.
+func TestUndoFinishesAnInterruptedUndo(t *testing.T) {
+	ws := t.TempDir()
+	for name, content := range map[string]string{"a.txt": "before\n", "c.txt": "turn c\n"} {
+		if err := os.WriteFile(filepath.Join(ws, name), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	changes := []tool.FileChange{
+		{Path: "a.txt", Existed: true, Before: []byte("before\n"), After: sum("turn a\n")}, // restored already
+		{Path: "b.txt", After: sum("created\n")},                                        // removed already
+		{Path: "c.txt", Existed: true, Before: []byte("before c\n"), After: sum("turn c\n")},
+	}
+	files, err := Undo(context.Background(), ws, changes, false)
+	if err != nil || len(files) != 3 || !strings.Contains(files[0].Diff.Note, "already") || !strings.Contains(files[1].Diff.Note, "already") {
+		t.Fatalf("undo: %+v, %v", files, err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(ws, "c.txt")); string(b) != "before c\n" {
+		t.Errorf("c.txt = %q", b)
+	}
+}
