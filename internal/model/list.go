@@ -31,7 +31,11 @@ const (
 func (c *core) ListModels(ctx context.Context) ([]string, error) {
 	ctx, cancel := context.WithTimeout(ctx, listTimeout)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.base.String()+"/models", nil)
+	u := c.base.String() + "/models"
+	if c.anthropic {
+		u += "?limit=1000" // its listing is paged, 20 ids by default
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 	if err != nil {
 		return nil, c.newError(CodeProvider, "build request: "+err.Error(), err)
 	}

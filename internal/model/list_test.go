@@ -17,9 +17,9 @@ import (
 // an error status, an answer of another shape, an oversized answer and a
 // redirect are errors that say what happened, never echoing the key.
 func TestListModels(t *testing.T) {
-	var auth, key string
+	var auth, key, query string
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		auth, key = r.Header.Get("Authorization"), r.Header.Get("x-api-key")
+		auth, key, query = r.Header.Get("Authorization"), r.Header.Get("x-api-key"), r.URL.RawQuery
 		switch r.URL.Path {
 		case "/ok/models":
 			_, _ = w.Write([]byte(`{"object":"list","data":[{"id":"zeta"},{"id":"alpha","owned_by":"x"},{"id":""}]}`))
@@ -51,6 +51,9 @@ func TestListModels(t *testing.T) {
 		}
 		if wire == "anthropic" && key != "sk-secret-123" || wire != "anthropic" && auth != "Bearer sk-secret-123" {
 			t.Errorf("%s: authorization %q, x-api-key %q", wire, auth, key)
+		}
+		if want := map[bool]string{true: "limit=1000"}[wire == "anthropic"]; query != want {
+			t.Errorf("%s: query %q, want %q", wire, query, want)
 		}
 	}
 	for base, want := range map[string]string{
