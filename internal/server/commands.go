@@ -94,7 +94,7 @@ func (c *conn) modelsList(s *session, m *proto.ModelsList) {
 		case errors.Is(err, agent.ErrNoModelList):
 			c.reqError(m.RequestID, proto.ErrUnsupported, "this session's provider cannot list its models; name one with session.configure", false)
 		case err != nil:
-			c.reqError(m.RequestID, proto.ErrInvalidRequest, "the provider did not list its models: "+strings.TrimPrefix(err.Error(), proto.FailProvider+": "), false)
+			c.reqError(m.RequestID, proto.ErrInvalidRequest, strings.TrimPrefix(err.Error(), proto.FailProvider+": ")+"; name a model with session.configure", false)
 		default:
 			c.reply(m.RequestID, &proto.ModelsListed{Current: s.agent.ModelName(), Models: ids}, s)
 		}
