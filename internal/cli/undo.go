@@ -46,7 +46,8 @@ func newUndoCmd(g *globals) *cobra.Command {
 				return usageErr("stdin is not a terminal, so scv undo cannot ask: pass --yes to undo without asking")
 			}
 			logger := g.stderrLogger()
-			a, layout, _, err := g.newApp(logger, true)
+			// Undo runs no turn, so the provider's key is not needed.
+			a, layout, _, err := g.newAppWith(logger, false, func(o *app.Options) { o.KeyOptional = true })
 			if err != nil {
 				return err
 			}

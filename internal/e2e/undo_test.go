@@ -16,7 +16,8 @@ import (
 // TestUndoEndToEnd drives `scv undo` through the real binary with no
 // daemon: scv exec --yes replaces a.txt and creates b.txt; scv undo
 // without --yes on a non-terminal stdin is refused; --yes shows the diff,
-// restores a.txt and removes b.txt; a second undo finds nothing.
+// restores a.txt and removes b.txt (with no API key set: undo runs no
+// turn); a second undo finds nothing.
 func TestUndoEndToEnd(t *testing.T) {
 	fm := modeltest.New(t)
 	in := newInstance(t, providerConfig(fm.URL()))
@@ -42,9 +43,10 @@ func TestUndoEndToEnd(t *testing.T) {
 		t.Fatalf("undo without --yes on a pipe: exit %d, stderr %s, a.txt %q", r.code, r.stderr, read("a.txt"))
 	}
 
-	r = in.run(in.env, "", "undo", "--yes")
+	// Undo runs no turn: it needs no API key.
+	r = in.run(in.withEnv("OPENAI_API_KEY"), "", "undo", "--yes")
 	if r.code != 0 {
-		t.Fatalf("undo --yes: exit %d: %s", r.code, r.stderr)
+		t.Fatalf("undo --yes without a key: exit %d: %s", r.code, r.stderr)
 	}
 	for _, want := range []string{"restore a.txt", "-changed", "+hello from a.txt", "remove b.txt", "not tracked"} {
 		if !strings.Contains(r.stderr, want) {
