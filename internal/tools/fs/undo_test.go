@@ -91,7 +91,7 @@ func TestUndoFinishesAnInterruptedUndo(t *testing.T) {
 	}
 	changes := []tool.FileChange{
 		{Path: "a.txt", Existed: true, Before: []byte("before\n"), After: sum("turn a\n")}, // restored already
-		{Path: "b.txt", After: sum("created\n")},                                        // removed already
+		{Path: "b.txt", After: sum("created\n")},                                           // removed already
 		{Path: "c.txt", Existed: true, Before: []byte("before c\n"), After: sum("turn c\n")},
 	}
 	files, err := Undo(context.Background(), ws, changes, false)
