@@ -10,6 +10,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 
 	"github.com/google/uuid"
 
@@ -45,6 +46,9 @@ type Options struct {
 	// Secrets are the values of the keys SCV knows of; they never reach
 	// a client in a progress line or a provider error message.
 	Secrets []string
+	// Undo reverts recorded file changes in the workspace (session.undo);
+	// nil: the session cannot undo.
+	Undo tool.UndoFunc
 }
 
 // Emit receives the session's events in order, each with its turn_id set.
@@ -61,6 +65,11 @@ type Session struct {
 	fixed   int // tokens of the system prompt and tool schemas
 	lastCut int // removed_messages of the last context.compacted
 	secrets redact.Values
+	// changes are the files the current (or last) turn wrote.
+	changes []tool.FileChange
+	// cfgMu guards opts.ModelName and opts.ReasoningEffort, which
+	// session.configure changes while a turn may run.
+	cfgMu sync.Mutex
 }
 
 // New returns an empty session.
@@ -139,6 +148,7 @@ func (s *Session) RunTurn(ctx context.Context, turnID, prompt string, emit Emit)
 		emit(e)
 	}
 	saved := s.hist.snapshot()
+	s.changes = nil
 	ev(&proto.TurnStarted{})
 	steps, usage, err := s.loop(ctx, prompt, ev)
 	if err == nil {
@@ -162,6 +172,7 @@ func (s *Session) loop(ctx context.Context, prompt string, ev Emit) (int, *proto
 	if err := s.trim(ev); err != nil {
 		return 0, nil, err
 	}
+	modelName, effort := s.turnModel()
 	var usage *proto.Usage
 	for step := 0; ; step++ {
 		if step >= s.opts.MaxSteps {
@@ -180,12 +191,12 @@ func (s *Session) loop(ctx context.Context, prompt string, ev Emit) (int, *proto
 			return step, usage, err
 		}
 		resp, err := s.opts.Model.Stream(ctx, model.Request{
-			Model:           s.opts.ModelName,
+			Model:           modelName,
 			Instructions:    s.opts.SystemPrompt,
 			Messages:        msgs,
 			Tools:           s.tools,
 			HostedWebSearch: s.opts.HostedWebSearch,
-			ReasoningEffort: s.opts.ReasoningEffort,
+			ReasoningEffort: effort,
 			MaxOutputTokens: s.opts.Context.ReserveOutputTokens,
 		}, func(d model.Delta) {
 			if d.Kind == model.DeltaReasoning {
@@ -281,7 +292,7 @@ func addUsage(total *proto.Usage, u *model.Usage) *proto.Usage {
 // events. The returned result is what the model sees.
 func (s *Session) call(ctx context.Context, call model.ToolCall, ev Emit) (tool.Result, error) {
 	ev(&proto.ToolProposed{CallID: call.ID, Name: call.Name, Arguments: rawArgs(call.Arguments)})
-	env := tool.Env{Workspace: s.opts.Workspace, SessionID: s.opts.SessionID, CallID: call.ID, OutputLimit: s.opts.OutputLimit}
+	env := tool.Env{Workspace: s.opts.Workspace, SessionID: s.opts.SessionID, CallID: call.ID, OutputLimit: s.opts.OutputLimit, Changed: s.noteChange}
 	var stopProgress func()
 	env.Progress, stopProgress = newProgress(call.ID, ev, s.secrets)
 	res, err := toolcall.Run(ctx, toolcall.Call{

@@ -51,6 +51,11 @@ type Options struct {
 	Tracker *delegation.Tracker
 	// InstanceID names this SCV process in SCV_PARENT tags.
 	InstanceID string
+	// KeyOptional builds sessions even when the provider's key is
+	// missing: their model client fails every request with the message
+	// naming the variable to set. For processes that open sessions
+	// without running turns (scv undo).
+	KeyOptional bool
 }
 
 // App builds sessions and registries.
@@ -274,6 +279,10 @@ func (a *App) NewSession(ctx context.Context, id string, req proto.SessionStart)
 		return nil, server.SessionInfo{}, err
 	}
 	client, modelName, err := a.ModelClient(cfg)
+	if _, keyErr := cfg.APIKey(a.opts.Env); err != nil && keyErr != nil && a.opts.KeyOptional {
+		_, prof := cfg.ActiveProvider()
+		client, modelName, err = keyless{keyErr}, prof.Model, nil
+	}
 	if err != nil {
 		ts.Release()
 		return nil, server.SessionInfo{}, err
@@ -296,7 +305,7 @@ func (a *App) NewSession(ctx context.Context, id string, req proto.SessionStart)
 		Model: client, ModelName: modelName, ReasoningEffort: prof.ReasoningEffort, Registry: ts.Registry, Tools: ts.Current, Policy: policy,
 		SystemPrompt: agent.Prompt(cfg.Agent.SystemPrompt, req.Cwd, agentsMD, skills), HostedWebSearch: ts.HostedSearch,
 		MaxSteps: cfg.Agent.MaxSteps, Workspace: req.Cwd, SessionID: id, OutputLimit: cfg.Tools.OutputLimitBytes,
-		Secrets: cfg.SecretValues(a.opts.Env),
+		Secrets: cfg.SecretValues(a.opts.Env), Undo: fs.Undo,
 		Context: agent.ContextOptions{MaxTokens: cfg.Context.MaxTokens, ReserveOutputTokens: cfg.Context.ReserveOutputTokens,
 			SafetyMarginTokens: cfg.Context.SafetyMarginTokens, BytesPerToken: cfg.Context.BytesPerToken, SummaryMaxChars: cfg.Context.SummaryMaxChars},
 		History: agent.HistoryOptions{MaxBytes: cfg.Session.MaxHistoryBytes, MaxMessages: cfg.Session.MaxMessages},
@@ -338,6 +347,14 @@ func (a *App) ModelClient(cfg *config.Config) (model.Client, string, error) {
 		return nil, "", fmt.Errorf("provider %s: %w", name, err)
 	}
 	return client, prof.Model, nil
+}
+
+// keyless is the model client of a session whose provider key is missing
+// (Options.KeyOptional): every request fails with the key's message.
+type keyless struct{ err error }
+
+func (k keyless) Stream(context.Context, model.Request, func(model.Delta)) (model.Response, error) {
+	return model.Response{}, &model.Error{Code: model.CodeProvider, Message: k.err.Error()}
 }
 
 // NoOverrides is LoadConfig without session overrides.

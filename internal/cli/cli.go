@@ -145,6 +145,7 @@ func newRootCmd(g *globals) *cobra.Command {
 		newSessionsCmd(g),
 		newReloadCmd(g),
 		newClawbotCmd(g),
+		newUndoCmd(g),
 	)
 	attachTUIRoot(root, g)
 	return root

@@ -18,6 +18,11 @@ import (
 // newApp builds the composition root for this process. withTracker enables
 // delegation records (and so the agent tools).
 func (g *globals) newApp(logger *slog.Logger, withTracker bool) (*app.App, paths.Layout, *delegation.Tracker, error) {
+	return g.newAppWith(logger, withTracker, nil)
+}
+
+// newAppWith is newApp with a last change to the app's options.
+func (g *globals) newAppWith(logger *slog.Logger, withTracker bool, adjust func(*app.Options)) (*app.App, paths.Layout, *delegation.Tracker, error) {
 	layout, err := paths.Resolve(g.scvHome, g.env)
 	if err != nil {
 		return nil, layout, nil, err
@@ -32,12 +37,15 @@ func (g *globals) newApp(logger *slog.Logger, withTracker bool) (*app.App, paths
 			return nil, layout, nil, err
 		}
 	}
-	a := app.New(app.Options{
+	opts := app.Options{
 		Layout: layout, Env: g.env, ExtraConfig: g.configPath, Logger: logger, Tracker: tr,
 		InstanceID: fmt.Sprintf("scv-%d", os.Getpid()),
 		Flags:      config.Overrides{Model: g.model, Provider: g.provider, BaseURL: g.baseURL, ApprovalPolicy: g.approvalPolicy},
-	})
-	return a, layout, tr, nil
+	}
+	if adjust != nil {
+		adjust(&opts)
+	}
+	return app.New(opts), layout, tr, nil
 }
 
 // newServer wraps the app in a protocol server, with the frame limits of

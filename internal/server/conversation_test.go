@@ -23,6 +23,7 @@ import (
 	"github.com/scv-agent/scv/internal/model/modeltest"
 	"github.com/scv-agent/scv/internal/paths"
 	"github.com/scv-agent/scv/internal/server"
+	"github.com/scv-agent/scv/internal/store"
 	"github.com/scv-agent/scv/internal/testutil"
 )
 
@@ -34,13 +35,20 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 //
 // Sections: config.toml (appended to a user config pointing at the fake
 // model; $MODEL_URL is the fake's base URL), model.json (modeltest.LoadScript format),
-// store-fault (store write operations that fail, one per line), files.txtar-like
-// "ws/<name>" sections (workspace files), script (the conversation), want,
-// and model-requests (optional: how many requests the fake model must have
-// received when the conversation ends).
+// store-fault (store write operations that fail, one per line), no-store
+// (present: the server keeps sessions in memory only), files.txtar-like
+// "ws/<name>" sections (workspace files), models (ids the fake lists on
+// GET /models), script (the conversation), want, model-requests (optional:
+// how many requests the fake model must have received when the
+// conversation ends), want-request-models (optional: the "model" and
+// "reasoning" of each request the fake received, one line each) and
+// want-last-request-has (optional: text the last request's body holds),
+// want-ws (optional: the workspace at the end, `NAME "content"` or
+// `NAME absent` per line).
 // Script lines: "> JSON" sends a line (with $S1, $T1, $A1, $Q1, $WORK and
 // $REPEAT(c,n) substituted), "wait TYPE" waits for the next unseen event of
-// that type, "raw TEXT" sends TEXT verbatim.
+// that type, "raw TEXT" sends TEXT verbatim, `file NAME "content"` writes
+// a workspace file (Go-quoted content).
 func TestConversations(t *testing.T) {
 	files, err := filepath.Glob("testdata/conversations/*.txtar")
 	if err != nil || len(files) == 0 {
@@ -101,6 +109,9 @@ func runConversation(t *testing.T, file string) {
 			fake.Script(s...)
 		}
 	}
+	if ids, ok := section(a, "models"); ok {
+		fake.Models = strings.Fields(ids)
+	}
 	home := t.TempDir()
 	ws := testutil.TempDir(t)
 	for _, f := range a.Files {
@@ -128,15 +139,37 @@ func runConversation(t *testing.T, file string) {
 		t.Fatal(err)
 	}
 	pc := loaded.Config.Protocol
+	var st *store.Store
+	if _, ok := section(a, "no-store"); !ok {
+		st = openTestStore(t, home, storeFault(a))
+	}
 	srv := server.New(server.Options{Factory: ap, Version: "test", MaxClientFrame: pc.MaxClientFrameBytes,
 		MaxServerFrame: pc.MaxServerFrameBytes, MaxSessionsPerConn: pc.MaxSessionsPerConnection, MaxSessions: pc.MaxSessions,
-		Store: openTestStore(t, home, storeFault(a)), Name: "test server"})
+		Store: st, Name: "test server"})
 
 	script, _ := section(a, "script")
 	got := converse(t, srv, ws, home, script)
 	if n, ok := section(a, "model-requests"); ok {
 		if want := strings.TrimSpace(n); strconv.Itoa(len(fake.Requests())) != want {
 			t.Errorf("the fake model got %d requests, want %s", len(fake.Requests()), want)
+		}
+	}
+	if w, ok := section(a, "want-ws"); ok {
+		checkWorkspace(t, ws, w)
+	}
+	if w, ok := section(a, "want-request-models"); ok {
+		var got []string
+		for _, r := range fake.Requests() {
+			got = append(got, fmt.Sprintf("%v %v", r.Body["model"], r.Body["reasoning"]))
+		}
+		if g := strings.Join(got, "\n"); g != strings.TrimSpace(w) {
+			t.Errorf("the fake model's requests named the models\n%s\nwant\n%s", g, strings.TrimSpace(w))
+		}
+	}
+	if w, ok := section(a, "want-last-request-has"); ok {
+		reqs := fake.Requests()
+		if len(reqs) == 0 || !strings.Contains(string(reqs[len(reqs)-1].Raw), strings.TrimSpace(w)) {
+			t.Errorf("the fake model's last request does not contain %q", strings.TrimSpace(w))
 		}
 	}
 	want, _ := section(a, "want")
@@ -210,6 +243,15 @@ func converse(t *testing.T, srv *server.Server, ws, home, script string) string 
 		case line == "" || strings.HasPrefix(line, "#"):
 		case strings.HasPrefix(line, "> "):
 			send(t, cw, n.expand(strings.TrimPrefix(line, "> ")))
+		case strings.HasPrefix(line, "file "):
+			name, content, _ := strings.Cut(strings.TrimPrefix(line, "file "), " ")
+			text, err := strconv.Unquote(content)
+			if err != nil {
+				t.Fatalf("bad file line %q: %v", line, err)
+			}
+			if err := os.WriteFile(filepath.Join(ws, name), []byte(text), 0o644); err != nil {
+				t.Fatal(err)
+			}
 		case strings.HasPrefix(line, "raw "):
 			send(t, cw, n.expand(strings.TrimPrefix(line, "raw ")))
 		case strings.HasPrefix(line, "wait "):
@@ -249,6 +291,29 @@ func converse(t *testing.T, srv *server.Server, ws, home, script string) string 
 	mu.Lock()
 	defer mu.Unlock()
 	return strings.Join(lines, "\n") + "\n"
+}
+
+// checkWorkspace compares the workspace with want's lines: `NAME "content"`
+// (Go-quoted) or `NAME absent`.
+func checkWorkspace(t *testing.T, ws, want string) {
+	t.Helper()
+	for _, l := range strings.Split(strings.TrimSpace(want), "\n") {
+		name, content, _ := strings.Cut(strings.TrimSpace(l), " ")
+		b, err := os.ReadFile(filepath.Join(ws, name))
+		if content == "absent" {
+			if !errors.Is(err, os.ErrNotExist) {
+				t.Errorf("%s: want no file, got %q (%v)", name, b, err)
+			}
+			continue
+		}
+		text, qerr := strconv.Unquote(content)
+		if qerr != nil {
+			t.Fatalf("bad want-ws line %q: %v", l, qerr)
+		}
+		if err != nil || string(b) != text {
+			t.Errorf("%s: got %q (%v), want %q", name, b, err, text)
+		}
+	}
 }
 
 func send(t *testing.T, w io.Writer, line string) {

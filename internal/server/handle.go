@@ -118,6 +118,12 @@ func (c *conn) handleSession(s *session, msg proto.SessionMessage) {
 		c.sessionClear(s, m)
 	case *proto.SessionClose:
 		c.sessionClose(s, m)
+	case *proto.SessionConfigure:
+		c.sessionConfigure(s, m)
+	case *proto.ModelsList:
+		c.modelsList(s, m)
+	case *proto.SessionUndo:
+		c.sessionUndo(s, m)
 	default:
 		c.srv.opts.Logger.Error("message type without a handler", "type", msg.MessageType())
 		c.reqError(msg.Env().RequestID, proto.ErrInternal, fmt.Sprintf("%s has no handler in this server", msg.MessageType()), false)

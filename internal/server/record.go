@@ -108,7 +108,8 @@ func (c *conn) record(s *session, rec *recorder, ev proto.TurnEvent, b []byte) [
 		appended, drop, err := s.agent.HistoryChange(rec.mark)
 		if err == nil {
 			err = rec.log.Complete(ctx, store.Completion{Events: []store.Event{line},
-				History: store.HistoryUpdate{Append: appended, Drop: drop}, Usage: storeUsage(e.Usage), Answer: rec.answerText()})
+				History: store.HistoryUpdate{Append: appended, Drop: drop}, Usage: storeUsage(e.Usage), Answer: rec.answerText(),
+				Files: storeFiles(s.agent.TurnChanges())})
 		}
 		if err == nil {
 			return b
@@ -118,7 +119,8 @@ func (c *conn) record(s *session, rec *recorder, ev proto.TurnEvent, b []byte) [
 		return c.storeFailure(ctx, s, rec, e.TurnID, seq,
 			fmt.Sprintf("the turn completed, but it could not be saved to the session database, so it is not part of the session: %v", err))
 	case *proto.TurnFailed:
-		err := rec.log.End(ctx, store.TurnEnd{State: store.TurnFailed, Code: e.Code, Message: e.Message, Events: []store.Event{line}, Answer: rec.answerText()})
+		err := rec.log.End(ctx, store.TurnEnd{State: store.TurnFailed, Code: e.Code, Message: e.Message, Events: []store.Event{line}, Answer: rec.answerText(),
+			Files: storeFiles(s.agent.TurnChanges())})
 		if err == nil {
 			return b
 		}
@@ -126,7 +128,8 @@ func (c *conn) record(s *session, rec *recorder, ev proto.TurnEvent, b []byte) [
 		return c.storeFailure(ctx, s, rec, e.TurnID, seq,
 			fmt.Sprintf("the turn failed (%s: %s), and it could not be saved to the session database: %v", e.Code, e.Message, err))
 	case *proto.TurnCancelled:
-		err := rec.log.End(ctx, store.TurnEnd{State: store.TurnCancelled, Events: []store.Event{line}, Answer: rec.answerText()})
+		err := rec.log.End(ctx, store.TurnEnd{State: store.TurnCancelled, Events: []store.Event{line}, Answer: rec.answerText(),
+			Files: storeFiles(s.agent.TurnChanges())})
 		if err == nil {
 			return b
 		}

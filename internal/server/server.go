@@ -321,6 +321,12 @@ func (c *conn) oversized(ev proto.Event) []byte {
 		e.Summary = cut(e.Summary, 4096)
 	case *proto.ToolCompleted:
 		e.Output, e.Truncated = msg, true
+	case *proto.SessionUndone:
+		for i := range e.Files {
+			if d := e.Files[i].Diff; d != nil {
+				d.Text, d.Omitted, d.Note = "", 0, "the diff was left out: the diffs of this undo are larger than protocol.max_server_frame_bytes"
+			}
+		}
 	}
 	b, err := proto.EncodeEvent(ev)
 	if err != nil || len(b) > c.srv.opts.MaxServerFrame {

@@ -10,6 +10,9 @@ import (
 	"github.com/scv-agent/scv/internal/store"
 )
 
+// maxMemoryUndo bounds the undoable turns a session without a store keeps.
+const maxMemoryUndo = 16
+
 // pending is a prompt waiting for its turn.
 type pending struct {
 	turnID, requestID, prompt string
@@ -38,6 +41,9 @@ type session struct {
 	closing  bool
 	done     chan struct{}
 	released bool
+	// undo holds the turns whose writes can be undone, oldest first, when
+	// there is no store (the store keeps them otherwise).
+	undo []undoTurn
 }
 
 func newSession(id string, ag *agent.Session, info SessionInfo) *session {
@@ -112,6 +118,12 @@ func (s *session) run(c *conn) {
 		cancel()
 		s.mu.Lock()
 		s.active, s.cancel = "", nil
+		if ch := s.agent.TurnChanges(); rec == nil && len(ch) > 0 {
+			s.undo = append(s.undo, undoTurn{turnID: p.turnID, changes: ch})
+			if len(s.undo) > maxMemoryUndo {
+				s.undo = s.undo[1:]
+			}
+		}
 		s.mu.Unlock()
 	}
 }

@@ -23,6 +23,7 @@ func migrations() []migration {
 		{1, execAll(schemaV1...)},
 		{2, execAll(schemaV2...)},
 		{3, execAll(schemaV3...)},
+		{4, execAll(schemaV4...)},
 	}
 }
 
@@ -174,6 +175,25 @@ var schemaV3 = []string{
 		used_ns    INTEGER NOT NULL,
 		PRIMARY KEY (account, group_id, user_id)
 	) WITHOUT ROWID`,
+}
+
+// schemaV4 keeps what undo needs: per turn, each file the write tool
+// changed, with its content before the turn (NULL with a reason in unkept
+// when it was not kept) and the SHA-256 of what the turn left; and when a
+// turn's writes were undone.
+var schemaV4 = []string{
+	`ALTER TABLE turns ADD COLUMN undone_ns INTEGER NOT NULL DEFAULT 0`,
+	`CREATE TABLE turn_files (
+		id      INTEGER PRIMARY KEY,
+		turn    INTEGER NOT NULL REFERENCES turns(id) ON DELETE CASCADE,
+		n       INTEGER NOT NULL,
+		path    TEXT NOT NULL,
+		existed INTEGER NOT NULL,
+		before  BLOB,
+		unkept  TEXT NOT NULL DEFAULT '',
+		after   TEXT NOT NULL,
+		UNIQUE (turn, n)
+	)`,
 }
 
 func execAll(stmts ...string) func(ctx context.Context, tx *sql.Tx) error {

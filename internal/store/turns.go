@@ -229,6 +229,8 @@ type Completion struct {
 	Usage   Usage
 	// Answer is the assistant's visible answer (what search finds).
 	Answer string
+	// Files are the workspace files the turn wrote (what undo reverts).
+	Files []TurnFile
 }
 
 // Complete ends the turn as completed: the remaining events, the new
@@ -249,6 +251,8 @@ type TurnEnd struct {
 	Usage   Usage
 	// Answer is any partial answer (kept for search).
 	Answer string
+	// Files are the workspace files the turn wrote before it ended.
+	Files []TurnFile
 }
 
 // End ends the turn as failed or cancelled: its events are kept and the
@@ -259,7 +263,7 @@ func (t *TurnLog) End(ctx context.Context, e TurnEnd) error {
 	if e.State != TurnFailed && e.State != TurnCancelled {
 		return fmt.Errorf("end turn %s: state %q is not failed or cancelled", t.turnID, e.State)
 	}
-	return t.end(ctx, "end turn", e.State, e.Code, e.Message, Completion{Events: e.Events, Usage: e.Usage, Answer: e.Answer})
+	return t.end(ctx, "end turn", e.State, e.Code, e.Message, Completion{Events: e.Events, Usage: e.Usage, Answer: e.Answer, Files: e.Files})
 }
 
 func (t *TurnLog) end(ctx context.Context, op string, st TurnState, code, msg string, c Completion) error {
@@ -288,6 +292,9 @@ func (t *TurnLog) end(ctx context.Context, op string, st TurnState, code, msg st
 			return err
 		}
 		if err := t.insertEvents(ctx, tx, c.Events); err != nil {
+			return err
+		}
+		if err := insertFiles(ctx, tx, t.row, c.Files); err != nil {
 			return err
 		}
 		if st == TurnCompleted {

@@ -56,6 +56,9 @@ type Env struct {
 	// The server bounds, redacts and rate-limits them; they never reach the
 	// model.
 	Progress func(text string)
+	// Changed, when non-nil, is told every workspace file a call wrote,
+	// with its content before (what undo restores).
+	Changed func(FileChange)
 }
 
 // Result is what one call produced. A failed call is still a Result the model

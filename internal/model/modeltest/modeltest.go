@@ -21,6 +21,10 @@ type Handler struct {
 	// OnRequest, if set before serving, sees each request as it is
 	// recorded (called with the handler's lock held, in arrival order).
 	OnRequest func(Recorded)
+	// Models, if set before serving, answers GET …/models with these ids
+	// in the OpenAI shape {"data":[{"id":…}]}; such a listing uses no
+	// script and is not recorded.
+	Models []string
 
 	mu       sync.Mutex
 	scripts  [][]Step
@@ -142,6 +146,16 @@ func objects(v any) []map[string]any {
 }
 
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method == http.MethodGet && strings.HasSuffix(r.URL.Path, "/models") && h.Models != nil {
+		data := make([]map[string]any, len(h.Models))
+		for i, id := range h.Models {
+			data[i] = map[string]any{"id": id, "object": "model"}
+		}
+		b, _ := json.Marshal(map[string]any{"object": "list", "data": data})
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write(b)
+		return
+	}
 	raw, _ := io.ReadAll(io.LimitReader(r.Body, 64<<20))
 	rec := Recorded{Method: r.Method, Path: r.URL.Path, Header: r.Header.Clone(), Raw: raw}
 	_ = json.Unmarshal(raw, &rec.Body)

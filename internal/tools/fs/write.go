@@ -83,18 +83,18 @@ func (w *writer) plan(env tool.Env, p WriteParams) (tool.Plan, error) {
 	if want != "" && p.Mode == "create" {
 		return tool.Plan{}, tool.Errorf(tool.InvalidArguments, "`expected_sha256` applies to mode replace only; drop it to create %q", rel)
 	}
-	ws, content, mode, limit := env.Workspace, p.Content, p.Mode, env.OutputLimit
+	ws, content, mode, limit, changed := env.Workspace, p.Content, p.Mode, env.OutputLimit, env.Changed
 	return tool.Plan{
 		Risk:    tool.Filesystem,
 		Summary: mode + " " + rel + " (" + strconv.Itoa(len(content)) + " bytes)",
 		Diff:    preview(ws, rel, mode, content),
 		Run: func(ctx context.Context) tool.Result {
-			return writeResult(w.write(ctx, ws, rel, mode, content, want), limit)
+			return writeResult(w.write(ctx, ws, rel, mode, content, want, changed), limit)
 		},
 	}, nil
 }
 
-func (w *writer) write(ctx context.Context, workspace, rel, mode, content, want string) tool.Result {
+func (w *writer) write(ctx context.Context, workspace, rel, mode, content, want string, changed func(tool.FileChange)) tool.Result {
 	root, fail := openRoot(workspace)
 	if fail != nil {
 		return *fail
@@ -134,6 +134,10 @@ func (w *writer) write(ctx context.Context, workspace, rel, mode, content, want 
 	if ctx.Err() != nil {
 		return tool.Fail(tool.Cancelled, "write %s: cancelled; the file is unchanged", rel)
 	}
+	var before tool.FileChange
+	if changed != nil {
+		before = keepBefore(root, rel, mode)
+	}
 	if res, ok := w.install(root, rel, tmp, mode, want); !ok {
 		return res
 	}
@@ -141,7 +145,12 @@ func (w *writer) write(ctx context.Context, workspace, rel, mode, content, want 
 	syncDir(root, dir)
 	h := sha256.New()
 	_, _ = io.WriteString(h, content)
-	return tool.JSONResult(true, "", WriteResult{Path: rel, Bytes: len(content), SHA256: hex.EncodeToString(h.Sum(nil))}, false)
+	sum := hex.EncodeToString(h.Sum(nil))
+	if changed != nil {
+		before.After = sum
+		changed(before)
+	}
+	return tool.JSONResult(true, "", WriteResult{Path: rel, Bytes: len(content), SHA256: sum}, false)
 }
 
 // writeResult keeps a successful write's result within limit (0: none):
