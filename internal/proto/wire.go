@@ -202,6 +202,12 @@ func NewMessage(typ string) Message {
 		return new(ClawbotSettings)
 	case TypeClawbotLogout:
 		return new(ClawbotLogout)
+	case TypeSessionConfigure:
+		return new(SessionConfigure)
+	case TypeModelsList:
+		return new(ModelsList)
+	case TypeSessionUndo:
+		return new(SessionUndo)
 	}
 	return nil
 }
@@ -214,6 +220,7 @@ func MessageTypes() []string {
 		TypeDaemonStatus, TypeDaemonShutdown,
 		TypeDaemonReload, TypeClawbotSettings, TypeClawbotLogout,
 		TypeSessionList, TypeSessionResume, TypeSessionFork, TypeSessionTurns, TypeSessionRename, TypeSessionDelete,
+		TypeSessionConfigure, TypeModelsList, TypeSessionUndo,
 	}
 }
 
@@ -276,6 +283,12 @@ func NewEvent(typ string) Event {
 		return new(SessionDeleted)
 	case EventApprovalGrants:
 		return new(ApprovalGrantsReply)
+	case EventSessionConfigured:
+		return new(SessionConfigured)
+	case EventModelsListed:
+		return new(ModelsListed)
+	case EventSessionUndone:
+		return new(SessionUndone)
 	}
 	return nil
 }
@@ -291,5 +304,6 @@ func EventTypes() []string {
 		EventToolProposed, EventApprovalRequested, EventToolStarted, EventToolProgress, EventToolCompleted,
 		EventSessionListed, EventSessionResumed, EventSessionTurns, EventSessionRenamed, EventSessionDeleted,
 		EventApprovalGrants,
+		EventSessionConfigured, EventModelsListed, EventSessionUndone,
 	}
 }

@@ -1,0 +1,95 @@
+package proto
+
+const (
+	TypeSessionConfigure = "session.configure"
+	TypeModelsList       = "models.list"
+	TypeSessionUndo      = "session.undo"
+
+	EventSessionConfigured = "session.configured"
+	EventModelsListed      = "models.listed"
+	EventSessionUndone     = "session.undone"
+
+	// ErrUndoRefused: session.undo refused (nothing to undo, a turn is
+	// running, a file changed since the turn wrote it); the message says which.
+	ErrUndoRefused = "undo_refused"
+)
+
+// SessionConfigure changes the model (and reasoning effort, where the
+// provider's wire has it: "" keeps, "none"|"minimal"|"low"|"medium"|"high")
+// used by the session's next turns; a running turn keeps its model. The
+// stored session takes the new model (a resume uses it).
+type SessionConfigure struct {
+	Envelope
+	SessionID       string `json:"session_id"`
+	Model           string `json:"model,omitempty"`
+	ReasoningEffort string `json:"reasoning_effort,omitempty"`
+}
+
+func (*SessionConfigure) MessageType() string { return TypeSessionConfigure }
+func (m *SessionConfigure) Target() string    { return m.SessionID }
+
+// SessionConfigured answers session.configure (header: session).
+type SessionConfigured struct {
+	SessionHeader
+	Model           string `json:"model"`
+	ReasoningEffort string `json:"reasoning_effort,omitempty"`
+	// ContextMaxTokens is the context window of the new model.
+	ContextMaxTokens int `json:"context_max_tokens"`
+}
+
+func (*SessionConfigured) EventType() string { return EventSessionConfigured }
+
+// ModelsList asks the session's provider for the models it offers
+// (GET {base_url}/models on the OpenAI-compatible wires). Refused with
+// unsupported when the provider cannot list them.
+type ModelsList struct {
+	Envelope
+	SessionID string `json:"session_id"`
+}
+
+func (*ModelsList) MessageType() string { return TypeModelsList }
+func (m *ModelsList) Target() string    { return m.SessionID }
+
+// ModelsListed answers models.list (header: session).
+type ModelsListed struct {
+	SessionHeader
+	Current string   `json:"current"`
+	Models  []string `json:"models"`
+}
+
+func (*ModelsListed) EventType() string { return EventModelsListed }
+
+// SessionUndo restores every file the session's last completed turn
+// wrote with the write tool to its content before that turn, and removes
+// the files that turn created. DryRun reports what would change without
+// changing anything. Changes made through bash or delegated agents are not
+// tracked.
+type SessionUndo struct {
+	Envelope
+	SessionID string `json:"session_id"`
+	DryRun    bool   `json:"dry_run,omitempty"`
+}
+
+func (*SessionUndo) MessageType() string { return TypeSessionUndo }
+func (m *SessionUndo) Target() string    { return m.SessionID }
+
+// UndoFile is one file of an undo.
+type UndoFile struct {
+	Path   string `json:"path"`   // workspace-relative
+	Action string `json:"action"` // "restore" | "remove"
+	// Diff is the change the undo makes to the file (current → restored),
+	// bounded like write approval diffs.
+	Diff *Diff `json:"diff,omitempty"`
+}
+
+// SessionUndone answers session.undo (header: session).
+type SessionUndone struct {
+	SessionHeader
+	TurnID string     `json:"turn_id"`
+	DryRun bool       `json:"dry_run,omitempty"`
+	Files  []UndoFile `json:"files"`
+	// Note says what undo does not cover (bash, delegated agents).
+	Note string `json:"note"`
+}
+
+func (*SessionUndone) EventType() string { return EventSessionUndone }
