@@ -114,8 +114,27 @@ func (m *Model) apply(ev proto.Event) tea.Cmd {
 		m.addItem(&item{kind: kindNotice, text: "conversation cleared; the session starts afresh"})
 	case *proto.SessionClosed:
 		m.addItem(&item{kind: kindNotice, text: "session closed by the server"})
+	case *proto.SessionConfigured:
+		if e.RequestID != "" && e.RequestID == m.configureReq {
+			m.configured(e)
+		} else {
+			// Another client changed the model: the status line follows.
+			m.session.Model, m.session.ContextMaxTokens = e.Model, e.ContextMaxTokens
+		}
+	case *proto.ModelsListed:
+		if e.RequestID != "" && e.RequestID == m.modelsReq {
+			m.openModels(e)
+		}
+	case *proto.SessionUndone:
+		m.undone(e)
+	case *proto.SessionStarted:
+		if e.RequestID != "" && e.RequestID == m.newReq {
+			m.newStarted(e)
+		}
 	case *proto.Error:
-		m.requestError(e)
+		if !m.commandError(e) {
+			m.requestError(e)
+		}
 	}
 	return nil
 }

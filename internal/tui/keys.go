@@ -25,6 +25,19 @@ func (m *Model) handleKey(k tea.KeyPressMsg) tea.Cmd {
 	if m.picker != nil {
 		return m.pickerKey(k)
 	}
+	if m.undo != nil {
+		if s == "ctrl+c" {
+			m.quitting = true
+			return tea.Quit
+		}
+		m.undoKey(s)
+		return nil
+	}
+	if items := m.menuItems(); len(items) > 0 {
+		if cmd, ok := m.menuKey(k, items); ok {
+			return cmd
+		}
+	}
 	if m.approval != nil {
 		switch s {
 		case "y", "Y":
@@ -241,11 +254,19 @@ func (m *Model) submit() tea.Cmd {
 	if text == "" {
 		return nil
 	}
-	if cmd, ok := m.localCommand(text); ok {
+	name, args, prompt, refused := slashPrompt(text)
+	switch {
+	case refused != "":
+		// The text stays in the composer, to be fixed or doubled (//).
+		m.addItem(&item{kind: kindError, text: refused})
+		m.scroll = 0
+		return nil
+	case name != "":
 		m.composer.Reset()
 		m.layout()
-		return cmd
+		return m.runCommand(name, args)
 	}
+	text = prompt
 	if m.conn == disconnected {
 		m.addItem(&item{kind: kindError, text: "not connected: start the daemon with `scv run` or `scv start` and run `scv` again"})
 		return nil
@@ -275,48 +296,6 @@ func (m *Model) sendPrompt(text string) bool {
 	m.pending = append(m.pending, pendingPrompt{requestID: id, text: text})
 	m.remember(text)
 	return true
-}
-
-// localCommand runs /help, /clear, /context, /approvals and /quit; other
-// text, including other slash words, is a prompt.
-func (m *Model) localCommand(text string) (tea.Cmd, bool) {
-	if text == "/approvals" || strings.HasPrefix(text, "/approvals ") {
-		m.approvalsCommand(strings.Fields(text)[1:])
-		m.remember(text)
-		m.scroll = 0
-		return nil, true
-	}
-	switch text {
-	case "/help":
-		m.addItem(&item{kind: kindNotice, text: helpText})
-	case "/quit":
-		m.quitting = true
-		return tea.Quit, true
-	case "/context":
-		m.addItem(&item{kind: kindNotice, text: m.contextReport()})
-	case "/sessions", "/resume":
-		if m.conn == disconnected {
-			m.addItem(&item{kind: kindError, text: "not connected; the sessions cannot be listed"})
-		} else {
-			m.openSessions(false)
-		}
-	case "/rewind":
-		m.openRewind()
-	case "/clear":
-		switch {
-		case m.conn == disconnected:
-			m.addItem(&item{kind: kindError, text: "not connected; nothing to clear"})
-		case m.turnID != "" || len(m.pending) > 0:
-			m.addItem(&item{kind: kindError, text: "a turn is running; /clear works when the session is idle (Esc cancels the turn)"})
-		default:
-			m.sendMsg(&proto.SessionClear{Envelope: proto.Envelope{RequestID: m.nextRequestID()}, SessionID: m.session.SessionID})
-		}
-	default:
-		return nil, false
-	}
-	m.remember(text)
-	m.scroll = 0
-	return nil, true
 }
 
 func (m *Model) contextReport() string {

@@ -129,6 +129,17 @@ type Model struct {
 	// set, takes the transcript's place (picker.go).
 	st     storedState
 	picker *picker
+
+	// menu is the slash-command menu (slash.go); modelsReq, configureReq
+	// and newReq are the pending models.list, session.configure and /new
+	// session.start; undoReq the pending session.undo and undo its
+	// confirmation panel (undo.go).
+	menu         slashMenu
+	modelsReq    string
+	configureReq string
+	newReq       string
+	undoReq      string
+	undo         *undoPanel
 }
 
 // New builds the model for one started session.

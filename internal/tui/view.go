@@ -19,7 +19,7 @@ func (m *Model) layout() {
 // bodyHeight is what is left for the transcript.
 func (m *Model) bodyHeight() int {
 	fixed := 1 + 1 + 1 + m.composer.Height() + 1 // header, rule, rule, composer, status
-	fixed += len(m.approvalLines())
+	fixed += len(m.approvalLines()) + len(m.undoLines()) + len(m.menuLines())
 	fixed += len(m.queueLines())
 	return max(m.height-fixed, 1)
 }
@@ -58,7 +58,15 @@ func (m *Model) Render() string {
 		b.WriteString(l)
 		b.WriteByte('\n')
 	}
+	for _, l := range m.undoLines() {
+		b.WriteString(l)
+		b.WriteByte('\n')
+	}
 	for _, l := range m.queueLines() {
+		b.WriteString(l)
+		b.WriteByte('\n')
+	}
+	for _, l := range m.menuLines() {
 		b.WriteString(l)
 		b.WriteByte('\n')
 	}
@@ -188,6 +196,8 @@ func (m *Model) statusLine() string {
 		state = st.err.Render("disconnected") + " · restart with `scv run` or `scv start`"
 	case m.approval != nil:
 		state = st.warn.Render("awaiting approval") + " · " + elapsed(m.now().Sub(m.turnStart))
+	case m.undo != nil:
+		state = st.warn.Render("undo? y/n")
 	case m.st.rewind != nil:
 		state = st.warn.Render(fmt.Sprintf("rewinding to turn %d", m.st.rewind.n))
 	case m.turnID != "":

@@ -102,6 +102,21 @@ func visibleEvent[T proto.Event](ev T) T {
 		line(&e.Title)
 	case *proto.SessionDeleted:
 		// identifiers only
+	case *proto.SessionConfigured:
+		line(&e.Model, &e.ReasoningEffort)
+	case *proto.ModelsListed:
+		line(&e.Current)
+		for i := range e.Models {
+			line(&e.Models[i])
+		}
+	case *proto.SessionUndone:
+		line(&e.TurnID)
+		block(&e.Note)
+		for i := range e.Files {
+			f := &e.Files[i]
+			line(&f.Path, &f.Action)
+			visibleDiff(f.Diff)
+		}
 	}
 	return ev
 }
