@@ -93,7 +93,7 @@ func (m *Model) apply(ev proto.Event) tea.Cmd {
 		m.turnEnded()
 		m.answered = nil
 		m.finishOpenTools(toolCancelled)
-		m.addItem(&item{kind: kindNotice, text: "turn cancelled"})
+		m.addItem(&item{kind: kindNotice, text: cancelledNote})
 	case *proto.TurnFailed:
 		m.turnEnded()
 		m.finishOpenTools(toolCancelled)
@@ -138,6 +138,11 @@ func (m *Model) apply(ev proto.Event) tea.Cmd {
 	}
 	return nil
 }
+
+// cancelledNote marks a cancelled turn: the server puts the history back
+// as it was before the turn, so the model never sees its prompt, answer or
+// tool results; what its tools did to files stays done.
+const cancelledNote = "turn cancelled — the model did not see this turn (its prompt and output are not in the history; files its tools changed stay changed)"
 
 func (m *Model) turnStarted(ev *proto.TurnStarted) tea.Cmd {
 	m.turnID, m.turnStart = ev.TurnID, m.now()

@@ -200,7 +200,7 @@ func (m *Model) replayTurn(t proto.StoredTurn) {
 	case proto.TurnStateFailed:
 		m.addItem(&item{kind: kindError, text: fmt.Sprintf("turn failed (%s): %s", termtext.Line(t.ErrorCode), termtext.Block(t.ErrorMessage))})
 	case proto.TurnStateCancelled:
-		m.addItem(&item{kind: kindNotice, text: "turn cancelled"})
+		m.addItem(&item{kind: kindNotice, text: cancelledNote})
 	default:
 		msg := t.ErrorMessage
 		if msg == "" {
