@@ -77,4 +77,3 @@ func TestCancelledTurnMarked(t *testing.T) {
 		t.Errorf("the cancelled turn is not marked:\n%s", f)
 	}
 }
-
