@@ -355,6 +355,40 @@ func (m *Model) historyStep(d int) bool {
 	return true
 }
 
+// wheelLines is how far one wheel notch scrolls.
+const wheelLines = 3
+
+// wheel scrolls the transcript (or moves the picker's cursor, or scrolls
+// the undo panel) by a wheel notch.
+func (m *Model) wheel(b tea.MouseButton) {
+	up := b == tea.MouseWheelUp
+	if !up && b != tea.MouseWheelDown {
+		return
+	}
+	switch {
+	case m.picker != nil:
+		p := m.picker
+		if up {
+			p.cursor = max(p.cursor-1, 0)
+		} else {
+			p.cursor = min(p.cursor+1, max(len(p.rows)-1, 0))
+		}
+	case m.undo != nil:
+		if up {
+			m.undo.scroll -= wheelLines
+		} else {
+			m.undo.scroll += wheelLines
+		}
+	case up:
+		if m.st.atTop {
+			m.loadOlder()
+		}
+		m.scroll += wheelLines
+	default:
+		m.scroll = max(m.scroll-wheelLines, 0)
+	}
+}
+
 func (m *Model) toggleExpand() {
 	it := m.tr.latestOutput()
 	if it == nil {

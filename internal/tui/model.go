@@ -198,6 +198,9 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, nil
 	case tea.KeyPressMsg:
 		return m, m.handleKey(msg)
+	case tea.MouseWheelMsg:
+		m.wheel(msg.Button)
+		return m, nil
 	case tea.PasteMsg:
 		if a := m.approval; a != nil && a.mode != modeChoose {
 			limit := proto.MaxReasonBytes

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	tea "charm.land/bubbletea/v2"
+
 	"github.com/scv-agent/scv/internal/proto"
 )
 
@@ -75,5 +77,36 @@ func TestCancelledTurnMarked(t *testing.T) {
 		&proto.TurnCancelled{TurnHeader: th("t1")})
 	if f := h.frame(); !strings.Contains(f, "turn cancelled — the model did not see this turn") {
 		t.Errorf("the cancelled turn is not marked:\n%s", f)
+	}
+}
+
+// TestMouseWheelScrolls: the wheel scrolls the transcript up and back
+// down, and the frame asks the terminal for mouse reports.
+func TestMouseWheelScrolls(t *testing.T) {
+	h := newHarness(t, nil)
+	for i := range 60 {
+		h.m.addItem(&item{kind: kindNotice, text: fmt.Sprintf("note %02d", i)})
+	}
+	if v := h.m.View(); v.MouseMode != tea.MouseModeCellMotion {
+		t.Errorf("mouse mode = %v, want cell motion (wheel reports)", v.MouseMode)
+	}
+	if !strings.Contains(h.frame(), "note 59") {
+		t.Fatalf("the bottom is not shown:\n%s", h.frame())
+	}
+	for range 10 {
+		h.m.Update(tea.MouseWheelMsg{Button: tea.MouseWheelUp})
+	}
+	f := h.frame()
+	if strings.Contains(f, "note 59") || !strings.Contains(f, "↑30 lines") {
+		t.Errorf("ten notches up did not scroll 30 lines:\n%s", f)
+	}
+	for range 10 {
+		h.m.Update(tea.MouseWheelMsg{Button: tea.MouseWheelDown})
+	}
+	if f := h.frame(); !strings.Contains(f, "note 59") || h.m.scroll != 0 {
+		t.Errorf("scrolling down did not return to the bottom:\n%s", f)
+	}
+	if got := h.rec.take(); len(got) != 0 {
+		t.Errorf("scrolling sent %v", got)
 	}
 }

@@ -28,6 +28,10 @@ func (m *Model) bodyHeight() int {
 func (m *Model) View() tea.View {
 	v := tea.NewView(m.Render())
 	v.AltScreen = true
+	// Cell-motion reporting brings the wheel; the terminal's own text
+	// selection then takes a modifier (Shift in most terminals, Option in
+	// macOS ones), as in other Bubble Tea applications.
+	v.MouseMode = tea.MouseModeCellMotion
 	v.WindowTitle = "scv"
 	return v
 }
