@@ -68,6 +68,10 @@ func (m *Model) handleKey(k tea.KeyPressMsg) tea.Cmd {
 	case "enter":
 		return m.submit()
 	case "esc":
+		if m.conn == reconnecting {
+			m.stopRedial()
+			return nil
+		}
 		if m.st.rewind != nil && m.approval == nil {
 			m.cancelRewind()
 			return nil
@@ -252,6 +256,12 @@ func (m *Model) cancelTurn() {
 func (m *Model) submit() tea.Cmd {
 	text := strings.TrimSpace(m.composer.Value())
 	if text == "" {
+		switch {
+		case m.rd.offer:
+			m.resumeAfterReconnect("")
+		case m.conn == disconnected && m.startRedial():
+			m.addItem(&item{kind: kindNotice, text: "reconnecting… (Esc stops trying)"})
+		}
 		return nil
 	}
 	name, args, prompt, refused := slashPrompt(text)
@@ -267,8 +277,12 @@ func (m *Model) submit() tea.Cmd {
 		return m.runCommand(name, args)
 	}
 	text = prompt
-	if m.conn == disconnected {
-		m.addItem(&item{kind: kindError, text: "not connected: start the daemon with `scv run` or `scv start` and run `scv` again"})
+	if m.conn != connected {
+		text := "not connected: start the daemon with `scv run` or `scv start` and run `scv` again"
+		if m.cfg.Redial != nil {
+			text = "not connected (nothing was sent): start the daemon with `scv start` (or `scv run`); Enter on an empty composer reconnects"
+		}
+		m.addItem(&item{kind: kindError, text: text})
 		return nil
 	}
 	if len(text) > proto.MaxPromptBytes {
@@ -277,6 +291,13 @@ func (m *Model) submit() tea.Cmd {
 	}
 	if m.st.rewind != nil {
 		m.forkWith(text)
+		return nil
+	}
+	if m.rd.offer {
+		m.resumeAfterReconnect(text)
+		m.remember(text)
+		m.composer.Reset()
+		m.layout()
 		return nil
 	}
 	if m.sendPrompt(text) {
@@ -405,7 +426,7 @@ func (m *Model) toggleExpand() {
 // them (/approvals revoke N, /approvals revoke all); N numbers the last
 // list shown.
 func (m *Model) approvalsCommand(args []string) {
-	if m.conn == disconnected {
+	if m.conn != connected {
 		m.addItem(&item{kind: kindError, text: "not connected; the grants ended with the session"})
 		return
 	}

@@ -212,7 +212,7 @@ func (m *Model) replayTurn(t proto.StoredTurn) {
 
 // loadOlder asks for the turns before those shown.
 func (m *Model) loadOlder() {
-	if m.st.before <= 0 || m.st.olderReq != "" || m.conn == disconnected {
+	if m.st.before <= 0 || m.st.olderReq != "" || m.conn != connected {
 		return
 	}
 	id := m.nextRequestID()

@@ -85,8 +85,11 @@ func (m *Model) Render() string {
 func (m *Model) header() string {
 	st := m.render.styles
 	conn := st.ok.Render("● connected")
-	if m.conn == disconnected {
+	switch m.conn {
+	case disconnected:
 		conn = st.err.Render("● disconnected")
+	case reconnecting:
+		conn = st.warn.Render("● reconnecting…")
 	}
 	left := st.header.Render("scv") + st.dim.Render(" │ ") + orDash(m.session.Model) + st.dim.Render(" │ ") + orDash(m.session.Cwd)
 	room := m.width - ansi.StringWidth(conn) - 1
@@ -196,8 +199,12 @@ func (m *Model) statusLine() string {
 	}
 	var state string
 	switch {
+	case m.conn == reconnecting:
+		state = st.warn.Render(fmt.Sprintf("reconnecting (attempt %d of %d)", m.rd.attempt+1, maxRedials)) + " · esc stops"
 	case m.conn == disconnected:
 		state = st.err.Render("disconnected") + " · restart with `scv run` or `scv start`"
+	case m.rd.offer:
+		state = st.warn.Render("reconnected") + " · enter continues the session"
 	case m.approval != nil:
 		state = st.warn.Render("awaiting approval") + " · " + elapsed(m.now().Sub(m.turnStart))
 	case m.undo != nil:
