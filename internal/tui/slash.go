@@ -53,6 +53,16 @@ const maxMenuRows = 8
 type slashMenu struct {
 	sel      int
 	closedAt string
+	// lines is the last rendered menu, valid while key holds: a frame
+	// asks for it twice (layout and drawing).
+	lines []string
+	key   menuKey
+}
+
+type menuKey struct {
+	text, closedAt       string
+	sel, width, height   int
+	picker, panel, valid bool
 }
 
 // menuWord is the slash word the menu filters by, and whether the
@@ -124,6 +134,16 @@ func (m *Model) menuKey(k tea.KeyPressMsg, items []slashCmd) (tea.Cmd, bool) {
 
 // menuLines renders the menu above the composer.
 func (m *Model) menuLines() []string {
+	key := menuKey{text: m.composer.Value(), closedAt: m.menu.closedAt, sel: m.menu.sel, width: m.width, height: m.height,
+		picker: m.picker != nil, panel: m.approval != nil || m.undo != nil, valid: true}
+	if m.menu.key == key {
+		return m.menu.lines
+	}
+	m.menu.lines, m.menu.key = m.renderMenu(), key
+	return m.menu.lines
+}
+
+func (m *Model) renderMenu() []string {
 	items := m.menuItems()
 	if len(items) == 0 {
 		return nil
