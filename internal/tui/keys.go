@@ -33,7 +33,10 @@ func (m *Model) handleKey(k tea.KeyPressMsg) tea.Cmd {
 		m.undoKey(s)
 		return nil
 	}
-	if items := m.menuItems(); len(items) > 0 {
+	// While the prompt history is browsed, Up/Down keep walking it even
+	// when the recalled text is a command.
+	browsing := m.histIdx < len(m.history) && (s == "up" || s == "down")
+	if items := m.menuItems(); len(items) > 0 && !browsing {
 		if cmd, ok := m.menuKey(k, items); ok {
 			return cmd
 		}

@@ -171,3 +171,21 @@ func TestUndoCommand(t *testing.T) {
 		t.Errorf("undo_refused not shown:\n%s", f)
 	}
 }
+
+// TestHistoryWalksPastCommands: a recalled command opens the menu, but
+// Up keeps walking the history.
+func TestHistoryWalksPastCommands(t *testing.T) {
+	h := newHarness(t, nil)
+	h.prompt("first prompt", "t1")
+	h.ev(&proto.TurnCompleted{TurnHeader: th("t1")})
+	h.typeText("/context")
+	h.keys(enter)
+	h.keys(up)
+	if got := h.m.composer.Value(); got != "/context" {
+		t.Fatalf("Up recalled %q, want /context", got)
+	}
+	h.keys(up)
+	if got := h.m.composer.Value(); got != "first prompt" {
+		t.Errorf("a second Up gave %q, want the earlier prompt", got)
+	}
+}
