@@ -46,10 +46,13 @@ type approvalReq struct {
 	diffLines  []string // the diff header, lines and omission, styled
 	inline     bool     // the summary fits beside its label
 	scrolled   []string // what the panel scrolls (see Model.scrolled)
+	compact    bool     // the last panel was the compact one
 	// panel is the last rendered panel, valid while panelKey holds: a
 	// frame asks for it twice (layout and drawing).
 	panel    []string
 	panelKey panelKey
+	// shown is how many scrolled lines the last panel showed.
+	shown int
 }
 
 type panelKey struct {
@@ -241,7 +244,8 @@ func (m *Model) scrollApproval(d int) bool {
 	if m.approval == nil {
 		return false
 	}
-	n, rows := len(m.scrolled()), m.summaryRows()
+	m.approvalLines()
+	n, rows := len(m.panelScrolled()), m.approval.shown
 	if n <= rows {
 		return false
 	}
@@ -261,6 +265,7 @@ func (m *Model) approvalLines() []string {
 		return a.panel
 	}
 	st := m.render.styles
+	a.compact = false
 	inner := max(m.width-4, 10) // border and padding
 	field := func(label, v string) string {
 		return ansi.Truncate(st.bold.Render(label)+oneLine(v), inner, "…")
@@ -298,8 +303,72 @@ func (m *Model) approvalLines() []string {
 		}
 	}
 	rows = append(rows, m.keyLines()...)
+	a.shown = min(show, len(lines))
+	if budget := m.panelBudget(); len(rows)+2 > budget {
+		rows = m.compactPanel(budget - 2)
+	}
 	box := st.panel.Width(m.width).Render(strings.Join(rows, "\n"))
 	key.scroll = a.scroll // as clamped above
 	a.panel, a.panelKey = strings.Split(box, "\n"), key
 	return a.panel
+}
+
+// panelBudget is the most lines the approval panel may take: the window
+// less the header, the rules, the composer, the status line, the queue
+// and one transcript line, so the composer and the keys that answer the
+// panel are always on screen.
+func (m *Model) panelBudget() int {
+	return m.height - (4 + m.composer.Height()) - len(m.queueLines()) - 1
+}
+
+// panelScrolled is what the panel scrolls: in the compact panel the
+// summary scrolls with the diff even when it is one line.
+func (m *Model) panelScrolled() []string {
+	a := m.approval
+	if a.compact && a.inline {
+		return append([]string{a.sumLines[0]}, a.scrolled...)
+	}
+	return m.scrolled()
+}
+
+// compactPanel is the panel in a short window: the call on one line, as
+// many scrolled lines as fit (at least one), and the keys in short form.
+func (m *Model) compactPanel(room int) []string {
+	a := m.approval
+	st := m.render.styles
+	inner := max(m.width-4, 10)
+	a.compact = true
+	lines := m.panelScrolled()
+	var keys []string
+	switch a.mode {
+	case modePrefix:
+		keys = []string{"› " + a.input + "█", st.dim.Render("enter allow for the session · esc back")}
+	case modeReason:
+		keys = []string{"› " + a.input + "█", st.dim.Render("enter deny with this reason · esc back")}
+	default:
+		k := "y/n · r deny with reason · esc cancel turn"
+		if a.grant != nil {
+			k = "y/n · a session · r reason · esc cancel turn"
+		}
+		keys = []string{st.dim.Render(k)}
+	}
+	for i := range keys {
+		keys[i] = ansi.Truncate(keys[i], inner, "…")
+	}
+	show := max(room-1-len(keys), 1)
+	first := min(max(a.scroll, 0), max(len(lines)-show, 0))
+	a.scroll, a.shown = first, min(show, len(lines))
+	title := fmt.Sprintf("Approve %s (%s)", oneLine(a.name), oneLine(a.risk))
+	if a.cwd != "" {
+		title += " in " + oneLine(a.cwd)
+	}
+	title += "?"
+	if len(lines) > show {
+		title = fmt.Sprintf("%d–%d/%d ↑↓ · %s", first+1, first+show, len(lines), title)
+	}
+	rows := []string{st.warn.Render(ansi.Truncate(title, inner, "…"))}
+	for _, l := range lines[first:min(first+show, len(lines))] {
+		rows = append(rows, ansi.Truncate(l, inner, "…"))
+	}
+	return append(rows, keys...)
 }

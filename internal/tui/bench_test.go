@@ -229,3 +229,24 @@ func BenchmarkApprovalDiff5000(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkSlashMenuOpen renders frames of a 10,000-item transcript with
+// the slash menu open (a "/" typed): the menu is filtered and laid out on
+// every frame, beside the transcript's cached lines.
+func BenchmarkSlashMenuOpen(b *testing.B) {
+	for _, open := range []bool{false, true} {
+		b.Run(fmt.Sprintf("menu=%v", open), func(b *testing.B) {
+			h := newHarness(&testing.T{}, func(c *Config) { c.MaxItems = 20000; c.Width = 120; c.Height = 40 })
+			for i := 0; len(h.m.tr.items) < 10000; i++ {
+				feedTurn(h, i)
+			}
+			if open {
+				h.typeText("/")
+			}
+			_ = h.m.View()
+			for b.Loop() {
+				_ = h.m.View()
+			}
+		})
+	}
+}

@@ -193,6 +193,9 @@ func TestBinaryApproveAndQuit(t *testing.T) {
 	}
 }
 
+// TestBinaryLostConnection: the daemon goes away; the TUI keeps its
+// draft, tries to reconnect, Esc stops it and sending is refused; with a
+// daemon back, Enter on an empty composer reconnects.
 func TestBinaryLostConnection(t *testing.T) {
 	scv := scvBinary(t)
 	home := t.TempDir()
@@ -200,11 +203,16 @@ func TestBinaryLostConnection(t *testing.T) {
 	p := startPane(t, 100, 30, shellQuote(scv)+" --scv-home "+shellQuote(home)+" tui")
 	p.waitFor("connected", "ready")
 	p.text("draft prompt")
-	d.dropAll()
-	p.waitFor("disconnected", "connection to the SCV daemon on", "scv run", "scv start")
-	p.keys("Enter") // sending is disabled
-	p.waitFor("not connected")
-	p.keys("C-c", "C-c") // clear the draft, then quit
+	d.close()
+	p.waitFor("daemon disconnected, reconnecting…", "connection to the SCV daemon on", "reconnecting (attempt")
+	p.keys("Escape")
+	p.waitFor("stopped reconnecting", "disconnected", "scv run", "scv start")
+	p.keys("Enter") // sending is disabled; the draft stays
+	p.waitFor("not connected (nothing was sent)", "> draft prompt")
+	startFakeDaemon(t, home, 0)
+	p.keys("C-c", "Enter") // clear the draft, then reconnect
+	p.waitFor("reconnected to the daemon", "Enter continues this session", "● connected")
+	p.keys("C-c") // quit
 	p.assertRestored(0)
 }
 

@@ -93,7 +93,7 @@ func (m *Model) apply(ev proto.Event) tea.Cmd {
 		m.turnEnded()
 		m.answered = nil
 		m.finishOpenTools(toolCancelled)
-		m.addItem(&item{kind: kindNotice, text: "turn cancelled"})
+		m.addItem(&item{kind: kindNotice, text: cancelledNote})
 	case *proto.TurnFailed:
 		m.turnEnded()
 		m.finishOpenTools(toolCancelled)
@@ -114,11 +114,35 @@ func (m *Model) apply(ev proto.Event) tea.Cmd {
 		m.addItem(&item{kind: kindNotice, text: "conversation cleared; the session starts afresh"})
 	case *proto.SessionClosed:
 		m.addItem(&item{kind: kindNotice, text: "session closed by the server"})
+	case *proto.SessionConfigured:
+		if e.RequestID != "" && e.RequestID == m.configureReq {
+			m.configured(e)
+		} else {
+			// Another client changed the model: the status line follows.
+			m.session.Model, m.session.ContextMaxTokens = e.Model, e.ContextMaxTokens
+		}
+	case *proto.ModelsListed:
+		if e.RequestID != "" && e.RequestID == m.modelsReq {
+			m.openModels(e)
+		}
+	case *proto.SessionUndone:
+		m.undone(e)
+	case *proto.SessionStarted:
+		if e.RequestID != "" && e.RequestID == m.newReq {
+			m.newStarted(e)
+		}
 	case *proto.Error:
-		m.requestError(e)
+		if !m.commandError(e) {
+			m.requestError(e)
+		}
 	}
 	return nil
 }
+
+// cancelledNote marks a cancelled turn: the server puts the history back
+// as it was before the turn, so the model never sees its prompt, answer or
+// tool results; what its tools did to files stays done.
+const cancelledNote = "turn cancelled — the model did not see this turn (its prompt and output are not in the history; files its tools changed stay changed)"
 
 func (m *Model) turnStarted(ev *proto.TurnStarted) tea.Cmd {
 	m.turnID, m.turnStart = ev.TurnID, m.now()

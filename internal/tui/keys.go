@@ -11,8 +11,8 @@ import (
 )
 
 // helpText is what /help shows.
-const helpText = `Keys: Enter send (queued while a turn runs) · Ctrl+J newline · Esc cancel the turn (denies a shown approval in the same step) · Ctrl+C clear input, else cancel the turn, else quit · PageUp/PageDown scroll (PageUp at the top loads earlier turns of a resumed session) · Up/Down prompt history · Ctrl+O expand/collapse the latest tool output or diff · in an approval: y approve, a allow for this session, n deny, r deny with a reason, Up/Down scroll its summary and diff when they are longer than the panel · Ctrl+P stored sessions: ↑/↓, Enter open, Tab this workspace/all, Del delete, Esc close · Ctrl+R rewind: pick an earlier prompt, edit it, Enter sends it as a new session forked before that turn (Esc cancels).
-Commands: /help this text · /clear start the conversation afresh (idle only) · /context context use · /approvals list the session's grants, /approvals revoke N (or all) · /sessions (Ctrl+P) · /rewind (Ctrl+R) · /quit leave.`
+const helpText = `Keys: Enter send (queued while a turn runs) · Ctrl+J newline · Esc cancel the turn (denies a shown approval in the same step) · Ctrl+C clear input, else cancel the turn, else quit · PageUp/PageDown or the mouse wheel scroll (PageUp at the top loads earlier turns of a resumed session; select text with Shift held) · Up/Down prompt history · Ctrl+O expand/collapse the latest tool output or diff · in an approval: y approve, a allow for this session, n deny, r deny with a reason, Up/Down scroll its summary and diff when they are longer than the panel · Ctrl+P stored sessions: ↑/↓, Enter open, Tab this workspace/all, Del delete, Esc close · Ctrl+R rewind: pick an earlier prompt, edit it, Enter sends it as a new session forked before that turn (Esc cancels).
+Commands (/ opens the menu: ↑/↓ select, Tab complete, Enter run, Esc close): /model lists the provider's models, /model NAME [effort] switches the next turns' model · /new a fresh session here · /clear start the conversation afresh (idle only) · /context context use · /approvals list the session's grants, /approvals revoke N (or all) · /undo restore the files the last turn wrote (asks first; bash and delegated agents are not tracked) · /sessions or /resume (Ctrl+P) · /rewind (Ctrl+R) · /quit leave. An unknown /word is refused; //text sends /text; a first word with another slash (/etc/hosts …) is a prompt.`
 
 // handleKey routes a key press: approval panel first, then global keys,
 // then the composer.
@@ -24,6 +24,22 @@ func (m *Model) handleKey(k tea.KeyPressMsg) tea.Cmd {
 	}
 	if m.picker != nil {
 		return m.pickerKey(k)
+	}
+	if m.undo != nil {
+		if s == "ctrl+c" {
+			m.quitting = true
+			return tea.Quit
+		}
+		m.undoKey(s)
+		return nil
+	}
+	// While the prompt history is browsed, Up/Down keep walking it even
+	// when the recalled text is a command.
+	browsing := m.histIdx < len(m.history) && (s == "up" || s == "down")
+	if items := m.menuItems(); len(items) > 0 && !browsing {
+		if cmd, ok := m.menuKey(k, items); ok {
+			return cmd
+		}
 	}
 	if m.approval != nil {
 		switch s {
@@ -55,6 +71,10 @@ func (m *Model) handleKey(k tea.KeyPressMsg) tea.Cmd {
 	case "enter":
 		return m.submit()
 	case "esc":
+		if m.conn == reconnecting {
+			m.stopRedial()
+			return nil
+		}
 		if m.st.rewind != nil && m.approval == nil {
 			m.cancelRewind()
 			return nil
@@ -239,15 +259,33 @@ func (m *Model) cancelTurn() {
 func (m *Model) submit() tea.Cmd {
 	text := strings.TrimSpace(m.composer.Value())
 	if text == "" {
+		switch {
+		case m.rd.offer:
+			m.resumeAfterReconnect("")
+		case m.conn == disconnected && m.startRedial():
+			m.addItem(&item{kind: kindNotice, text: "reconnecting… (Esc stops trying)"})
+		}
 		return nil
 	}
-	if cmd, ok := m.localCommand(text); ok {
+	name, args, prompt, refused := slashPrompt(text)
+	switch {
+	case refused != "":
+		// The text stays in the composer, to be fixed or doubled (//).
+		m.addItem(&item{kind: kindError, text: refused})
+		m.scroll = 0
+		return nil
+	case name != "":
 		m.composer.Reset()
 		m.layout()
-		return cmd
+		return m.runCommand(name, args)
 	}
-	if m.conn == disconnected {
-		m.addItem(&item{kind: kindError, text: "not connected: start the daemon with `scv run` or `scv start` and run `scv` again"})
+	text = prompt
+	if m.conn != connected {
+		text := "not connected: start the daemon with `scv run` or `scv start` and run `scv` again"
+		if m.cfg.Redial != nil {
+			text = "not connected (nothing was sent): start the daemon with `scv start` (or `scv run`); Enter on an empty composer reconnects"
+		}
+		m.addItem(&item{kind: kindError, text: text})
 		return nil
 	}
 	if len(text) > proto.MaxPromptBytes {
@@ -256,6 +294,13 @@ func (m *Model) submit() tea.Cmd {
 	}
 	if m.st.rewind != nil {
 		m.forkWith(text)
+		return nil
+	}
+	if m.rd.offer {
+		m.resumeAfterReconnect(text)
+		m.remember(text)
+		m.composer.Reset()
+		m.layout()
 		return nil
 	}
 	if m.sendPrompt(text) {
@@ -275,48 +320,6 @@ func (m *Model) sendPrompt(text string) bool {
 	m.pending = append(m.pending, pendingPrompt{requestID: id, text: text})
 	m.remember(text)
 	return true
-}
-
-// localCommand runs /help, /clear, /context, /approvals and /quit; other
-// text, including other slash words, is a prompt.
-func (m *Model) localCommand(text string) (tea.Cmd, bool) {
-	if text == "/approvals" || strings.HasPrefix(text, "/approvals ") {
-		m.approvalsCommand(strings.Fields(text)[1:])
-		m.remember(text)
-		m.scroll = 0
-		return nil, true
-	}
-	switch text {
-	case "/help":
-		m.addItem(&item{kind: kindNotice, text: helpText})
-	case "/quit":
-		m.quitting = true
-		return tea.Quit, true
-	case "/context":
-		m.addItem(&item{kind: kindNotice, text: m.contextReport()})
-	case "/sessions", "/resume":
-		if m.conn == disconnected {
-			m.addItem(&item{kind: kindError, text: "not connected; the sessions cannot be listed"})
-		} else {
-			m.openSessions(false)
-		}
-	case "/rewind":
-		m.openRewind()
-	case "/clear":
-		switch {
-		case m.conn == disconnected:
-			m.addItem(&item{kind: kindError, text: "not connected; nothing to clear"})
-		case m.turnID != "" || len(m.pending) > 0:
-			m.addItem(&item{kind: kindError, text: "a turn is running; /clear works when the session is idle (Esc cancels the turn)"})
-		default:
-			m.sendMsg(&proto.SessionClear{Envelope: proto.Envelope{RequestID: m.nextRequestID()}, SessionID: m.session.SessionID})
-		}
-	default:
-		return nil, false
-	}
-	m.remember(text)
-	m.scroll = 0
-	return nil, true
 }
 
 func (m *Model) contextReport() string {
@@ -376,6 +379,40 @@ func (m *Model) historyStep(d int) bool {
 	return true
 }
 
+// wheelLines is how far one wheel notch scrolls.
+const wheelLines = 3
+
+// wheel scrolls the transcript (or moves the picker's cursor, or scrolls
+// the undo panel) by a wheel notch.
+func (m *Model) wheel(b tea.MouseButton) {
+	up := b == tea.MouseWheelUp
+	if !up && b != tea.MouseWheelDown {
+		return
+	}
+	switch {
+	case m.picker != nil:
+		p := m.picker
+		if up {
+			p.cursor = max(p.cursor-1, 0)
+		} else {
+			p.cursor = min(p.cursor+1, max(len(p.rows)-1, 0))
+		}
+	case m.undo != nil:
+		if up {
+			m.undo.scroll -= wheelLines
+		} else {
+			m.undo.scroll += wheelLines
+		}
+	case up:
+		if m.st.atTop {
+			m.loadOlder()
+		}
+		m.scroll += wheelLines
+	default:
+		m.scroll = max(m.scroll-wheelLines, 0)
+	}
+}
+
 func (m *Model) toggleExpand() {
 	it := m.tr.latestOutput()
 	if it == nil {
@@ -392,7 +429,7 @@ func (m *Model) toggleExpand() {
 // them (/approvals revoke N, /approvals revoke all); N numbers the last
 // list shown.
 func (m *Model) approvalsCommand(args []string) {
-	if m.conn == disconnected {
+	if m.conn != connected {
 		m.addItem(&item{kind: kindError, text: "not connected; the grants ended with the session"})
 		return
 	}

@@ -41,13 +41,25 @@ type Config struct {
 	OpenPicker bool
 	// Notice is shown in the transcript at start.
 	Notice string
+	// Redial opens a new initialized connection to the daemon whose
+	// events reach the program as EventMsg (and its end as
+	// DisconnectedMsg); nil: a lost connection is not dialled again.
+	Redial func() (Sender, error)
+	// RedialDelay is the wait before reconnection attempt n (redialDelay
+	// when nil).
+	RedialDelay func(n int) time.Duration
 }
 
 // EventMsg delivers a server event to the model.
 type EventMsg struct{ Event proto.Event }
 
-// DisconnectedMsg says the connection to the daemon ended.
-type DisconnectedMsg struct{ Err error }
+// DisconnectedMsg says the connection to the daemon ended. Conn, when
+// set, is the connection that ended: the end of a connection already
+// replaced is ignored.
+type DisconnectedMsg struct {
+	Err  error
+	Conn Sender
+}
 
 // tickMsg refreshes the elapsed time while a turn runs.
 type tickMsg struct{}
@@ -57,6 +69,7 @@ type connState int
 const (
 	connected connState = iota
 	disconnected
+	reconnecting
 )
 
 // pendingPrompt is a prompt sent but not yet started as a turn.
@@ -129,6 +142,19 @@ type Model struct {
 	// set, takes the transcript's place (picker.go).
 	st     storedState
 	picker *picker
+
+	// menu is the slash-command menu (slash.go); modelsReq, configureReq
+	// and newReq are the pending models.list, session.configure and /new
+	// session.start; undoReq the pending session.undo and undo its
+	// confirmation panel (undo.go).
+	menu         slashMenu
+	modelsReq    string
+	configureReq string
+	newReq       string
+	undoReq      string
+	undo         *undoPanel
+	// rd is the state of reconnecting (reconnect.go).
+	rd redial
 }
 
 // New builds the model for one started session.
@@ -169,6 +195,22 @@ func (m *Model) Init() tea.Cmd {
 
 // Update implements tea.Model.
 func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	_, cmd := m.update(msg)
+	if m.rd.due {
+		m.rd.due = false
+		cmd = tea.Batch(cmd, m.redialCmd())
+	}
+	return m, cmd
+}
+
+func (m *Model) delay(n int) time.Duration {
+	if m.cfg.RedialDelay != nil {
+		return m.cfg.RedialDelay(n)
+	}
+	return redialDelay(n)
+}
+
+func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	switch msg := msg.(type) {
 	case tea.WindowSizeMsg:
 		m.width, m.height = max(msg.Width, 20), max(msg.Height, 8)
@@ -177,7 +219,17 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case EventMsg:
 		return m, m.handleEvent(msg.Event)
 	case DisconnectedMsg:
-		m.disconnect(msg.Err)
+		if msg.Conn == nil || msg.Conn == m.send {
+			m.disconnect(msg.Err)
+		}
+		return m, nil
+	case redialTickMsg:
+		if msg.gen == m.rd.gen && m.conn == reconnecting {
+			return m, m.dialCmd(msg.gen)
+		}
+		return m, nil
+	case redialMsg:
+		m.redialed(msg)
 		return m, nil
 	case tickMsg:
 		if m.turnID != "" {
@@ -187,6 +239,9 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, nil
 	case tea.KeyPressMsg:
 		return m, m.handleKey(msg)
+	case tea.MouseWheelMsg:
+		m.wheel(msg.Button)
+		return m, nil
 	case tea.PasteMsg:
 		if a := m.approval; a != nil && a.mode != modeChoose {
 			limit := proto.MaxReasonBytes
@@ -210,7 +265,7 @@ func tick() tea.Cmd {
 
 // sendMsg writes msg; a failure means the connection is gone.
 func (m *Model) sendMsg(msg proto.Message) bool {
-	if m.conn == disconnected || m.send == nil {
+	if m.conn != connected || m.send == nil {
 		return false
 	}
 	if err := m.send.Send(msg); err != nil {
@@ -226,10 +281,11 @@ func (m *Model) nextRequestID() string {
 }
 
 func (m *Model) disconnect(err error) {
-	if m.conn == disconnected {
+	if m.conn != connected {
 		return
 	}
 	m.conn, m.connErr = disconnected, err
+	m.rd.offer = false
 	m.turnID, m.approval, m.pending, m.answered = "", nil, nil, nil
 	if m.streaming != nil {
 		m.streaming.streaming = false
@@ -248,6 +304,10 @@ func (m *Model) disconnect(err error) {
 	}
 	if err != nil {
 		reason += " (" + err.Error() + ")"
+	}
+	if m.startRedial() {
+		m.addItem(&item{kind: kindError, text: "daemon disconnected, reconnecting… (" + reason + "; the transcript is kept; Esc stops trying, Ctrl+C quits)"})
+		return
 	}
 	m.addItem(&item{kind: kindError, text: fmt.Sprintf("%s. The transcript is kept but nothing can be sent. Restart the daemon with `scv run` (foreground) or `scv start` (background), then run `scv` again; Ctrl+C quits.", reason)})
 }

@@ -21,6 +21,7 @@ type pickerMode int
 const (
 	pickSession pickerMode = iota
 	pickRewind
+	pickModel
 )
 
 // pickerListLimit is how many sessions the picker lists.
@@ -209,6 +210,13 @@ func (m *Model) pick() {
 		return
 	}
 	r := p.rows[p.cursor]
+	if p.mode == pickModel {
+		m.picker = nil
+		if !r.current {
+			m.modelCommand([]string{r.id})
+		}
+		return
+	}
 	if p.mode == pickRewind {
 		t := r.turn
 		m.st.rewind = &t
@@ -263,8 +271,11 @@ func (m *Model) pickerHint() string {
 	if m.picker.confirm {
 		return "y delete · any key keep"
 	}
-	if m.picker.mode == pickRewind {
+	switch m.picker.mode {
+	case pickRewind:
 		return "↑/↓ move · enter edit this prompt · esc close"
+	case pickModel:
+		return "↑/↓ move · enter use this model for the next turns · esc close"
 	}
 	scope := "tab all workspaces"
 	if m.picker.all {
@@ -284,6 +295,9 @@ func (m *Model) pickerLines(h int) []string {
 	if p.mode == pickRewind {
 		head = "Rewind: pick an earlier prompt to edit; it is sent as a new session forked before that turn"
 	}
+	if p.mode == pickModel {
+		head = "Models of this session's provider"
+	}
 	lines := []string{st.header.Render(ansi.Truncate(head, m.width, "…"))}
 	if p.status != "" || p.loading {
 		msg := p.status
@@ -293,7 +307,7 @@ func (m *Model) pickerLines(h int) []string {
 		lines = append(lines, st.warn.Render(ansi.Truncate(msg, m.width, "…")))
 	}
 	per := 2 // lines per row
-	if p.mode == pickRewind {
+	if p.mode != pickSession {
 		per = 1
 	}
 	room := max((h-len(lines))/per, 1)
@@ -320,7 +334,7 @@ func (m *Model) pickRowLines(r pickRow, selected bool) []string {
 		title = st.header.Render(title)
 	}
 	first := mark + title + strings.Repeat(" ", max(titleRoom-ansi.StringWidth(ansi.Strip(title)), 0)) + right
-	if m.picker.mode == pickRewind {
+	if m.picker.mode != pickSession {
 		return []string{ansi.Truncate(first, m.width, "…")}
 	}
 	second := r.cwd

@@ -200,7 +200,7 @@ func (m *Model) replayTurn(t proto.StoredTurn) {
 	case proto.TurnStateFailed:
 		m.addItem(&item{kind: kindError, text: fmt.Sprintf("turn failed (%s): %s", termtext.Line(t.ErrorCode), termtext.Block(t.ErrorMessage))})
 	case proto.TurnStateCancelled:
-		m.addItem(&item{kind: kindNotice, text: "turn cancelled"})
+		m.addItem(&item{kind: kindNotice, text: cancelledNote})
 	default:
 		msg := t.ErrorMessage
 		if msg == "" {
@@ -212,7 +212,7 @@ func (m *Model) replayTurn(t proto.StoredTurn) {
 
 // loadOlder asks for the turns before those shown.
 func (m *Model) loadOlder() {
-	if m.st.before <= 0 || m.st.olderReq != "" || m.conn == disconnected {
+	if m.st.before <= 0 || m.st.olderReq != "" || m.conn != connected {
 		return
 	}
 	id := m.nextRequestID()

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"sync"
+	"time"
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/term"
@@ -65,24 +67,87 @@ func Run(ctx context.Context, opts Options) error {
 	if err != nil {
 		return err
 	}
+	dialCtx, stopDials := context.WithCancel(ctx)
+	defer stopDials()
+	var p *tea.Program
+	conns := &connSet{}
 	cfg.Sender, cfg.Socket, cfg.OpenPicker = conn, opts.Socket, opts.Pick
-	m := New(cfg)
-	p := newProgram(ctx, m, in, out)
-	pumped := make(chan struct{})
-	go func() {
-		defer close(pumped)
-		for ev := range conn.Events() {
-			p.Send(EventMsg{ev})
+	cfg.Redial = func() (Sender, error) {
+		c, err := redialDaemon(dialCtx, opts)
+		if err != nil {
+			return nil, err
 		}
-		p.Send(DisconnectedMsg{Err: conn.Err()})
-	}()
+		if !conns.add(c, p) {
+			c.Close()
+			return nil, errors.New("the terminal UI is closing")
+		}
+		return c, nil
+	}
+	m := New(cfg)
+	p = newProgram(ctx, m, in, out)
+	conns.add(conn, p)
 	_, runErr := p.Run()
-	conn.Close()
-	<-pumped
+	stopDials()
+	conns.closeAll()
 	if errors.Is(runErr, tea.ErrInterrupted) || errors.Is(runErr, tea.ErrProgramKilled) && ctx.Err() != nil {
 		return nil // interrupted: the terminal is restored, leave quietly
 	}
 	return runErr
+}
+
+// redialDaemon opens and initializes a new connection for a TUI whose
+// connection ended; each attempt is bounded.
+func redialDaemon(ctx context.Context, opts Options) (*client.Conn, error) {
+	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	defer cancel()
+	c, err := client.Dial(ctx, opts.Socket)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := c.Initialize(ctx, "scv-tui", opts.Version); err != nil {
+		c.Close()
+		return nil, err
+	}
+	return c, nil
+}
+
+// connSet holds the TUI's connections (one at a time, more after
+// reconnecting) and the goroutines that pump their events into the
+// program; closeAll ends both.
+type connSet struct {
+	mu     sync.Mutex
+	conns  []*client.Conn
+	closed bool
+	pumps  sync.WaitGroup
+}
+
+// add starts pumping c's events into p; false once closeAll ran.
+func (s *connSet) add(c *client.Conn, p *tea.Program) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return false
+	}
+	s.conns = append(s.conns, c)
+	s.pumps.Add(1)
+	go func() {
+		defer s.pumps.Done()
+		for ev := range c.Events() {
+			p.Send(EventMsg{ev})
+		}
+		p.Send(DisconnectedMsg{Err: c.Err(), Conn: c})
+	}()
+	return true
+}
+
+func (s *connSet) closeAll() {
+	s.mu.Lock()
+	s.closed = true
+	for _, c := range s.conns {
+		c.Close()
+	}
+	s.mu.Unlock()
+	s.pumps.Wait()
 }
 
 // openSession starts the TUI's session, or resumes the one --continue or

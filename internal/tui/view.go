@@ -19,7 +19,7 @@ func (m *Model) layout() {
 // bodyHeight is what is left for the transcript.
 func (m *Model) bodyHeight() int {
 	fixed := 1 + 1 + 1 + m.composer.Height() + 1 // header, rule, rule, composer, status
-	fixed += len(m.approvalLines())
+	fixed += len(m.approvalLines()) + len(m.undoLines()) + len(m.menuLines())
 	fixed += len(m.queueLines())
 	return max(m.height-fixed, 1)
 }
@@ -28,6 +28,10 @@ func (m *Model) bodyHeight() int {
 func (m *Model) View() tea.View {
 	v := tea.NewView(m.Render())
 	v.AltScreen = true
+	// Cell-motion reporting brings the wheel; the terminal's own text
+	// selection then takes a modifier (Shift in most terminals, Option in
+	// macOS ones), as in other Bubble Tea applications.
+	v.MouseMode = tea.MouseModeCellMotion
 	v.WindowTitle = "scv"
 	return v
 }
@@ -58,7 +62,15 @@ func (m *Model) Render() string {
 		b.WriteString(l)
 		b.WriteByte('\n')
 	}
+	for _, l := range m.undoLines() {
+		b.WriteString(l)
+		b.WriteByte('\n')
+	}
 	for _, l := range m.queueLines() {
+		b.WriteString(l)
+		b.WriteByte('\n')
+	}
+	for _, l := range m.menuLines() {
 		b.WriteString(l)
 		b.WriteByte('\n')
 	}
@@ -73,8 +85,11 @@ func (m *Model) Render() string {
 func (m *Model) header() string {
 	st := m.render.styles
 	conn := st.ok.Render("● connected")
-	if m.conn == disconnected {
+	switch m.conn {
+	case disconnected:
 		conn = st.err.Render("● disconnected")
+	case reconnecting:
+		conn = st.warn.Render("● reconnecting…")
 	}
 	left := st.header.Render("scv") + st.dim.Render(" │ ") + orDash(m.session.Model) + st.dim.Render(" │ ") + orDash(m.session.Cwd)
 	room := m.width - ansi.StringWidth(conn) - 1
@@ -184,10 +199,16 @@ func (m *Model) statusLine() string {
 	}
 	var state string
 	switch {
+	case m.conn == reconnecting:
+		state = st.warn.Render(fmt.Sprintf("reconnecting (attempt %d of %d)", m.rd.attempt+1, maxRedials)) + " · esc stops"
 	case m.conn == disconnected:
 		state = st.err.Render("disconnected") + " · restart with `scv run` or `scv start`"
+	case m.rd.offer:
+		state = st.warn.Render("reconnected") + " · enter continues the session"
 	case m.approval != nil:
 		state = st.warn.Render("awaiting approval") + " · " + elapsed(m.now().Sub(m.turnStart))
+	case m.undo != nil:
+		state = st.warn.Render("undo? y/n")
 	case m.st.rewind != nil:
 		state = st.warn.Render(fmt.Sprintf("rewinding to turn %d", m.st.rewind.n))
 	case m.turnID != "":

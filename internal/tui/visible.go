@@ -110,7 +110,8 @@ func visibleEvent[T proto.Event](ev T) T {
 			line(&e.Models[i])
 		}
 	case *proto.SessionUndone:
-		line(&e.Note)
+		line(&e.TurnID)
+		block(&e.Note)
 		for i := range e.Files {
 			f := &e.Files[i]
 			line(&f.Path, &f.Action)

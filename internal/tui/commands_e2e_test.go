@@ -1,0 +1,141 @@
+package tui_test
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/scv-agent/scv/internal/model/modeltest"
+)
+
+// TestReconnectAfterDaemonRestart: `scv stop` ends the daemon under a
+// running TUI, which keeps its transcript and reconnects once `scv run`
+// is back; the prompt typed then continues the same stored session (the
+// model gets both turns) and the transcript is redrawn.
+func TestReconnectAfterDaemonRestart(t *testing.T) {
+	scv := scvBinary(t)
+	requireRun(t, scv)
+	home, ws := t.TempDir(), t.TempDir()
+	fake := modeltest.New(t)
+	fake.Script(modeltest.Text("First answer about apples."))
+	fake.Script(modeltest.Text("Second answer about pears."))
+	p := openTUI(t, scv, home, ws, fake, 100, 30)
+	p.text("tell me about apples")
+	p.keys("Enter")
+	p.waitFor("First answer about apples.", "ready")
+
+	stop := exec.Command(scv, "stop", "--scv-home", home)
+	stop.Env = []string{"HOME=" + t.TempDir(), "PATH=" + os.Getenv("PATH")}
+	if out, err := stop.CombinedOutput(); err != nil {
+		t.Fatalf("scv stop: %v: %s", err, out)
+	}
+	p.waitFor("daemon disconnected, reconnecting…", "● reconnecting…", "First answer about apples.")
+	startDaemon(t, scv, home)
+	p.waitFor("reconnected to the daemon", "Enter continues this session", "● connected")
+	p.text("and pears?")
+	p.keys("Enter")
+	s := p.waitFor("Second answer about pears.", "ready")
+	if !strings.Contains(s, "› tell me about apples") {
+		t.Errorf("the resumed session's earlier turn is not redrawn:\n%s", s)
+	}
+	if got := lastUserTexts(fake); len(got) != 2 || got[0] != "tell me about apples" || got[1] != "and pears?" {
+		t.Errorf("the turn after reconnecting sent the user messages %q; want both turns of the session", got)
+	}
+	p.keys("C-c")
+	p.assertRestored(0)
+}
+
+// wheel sends n SGR mouse-wheel reports (up or down) at a cell of the
+// transcript, as a terminal does when the application asked for mouse
+// reports.
+func (p *pane) wheel(up bool, n int) {
+	code := "65"
+	if up {
+		code = "64"
+	}
+	seq := "\x1b[<" + code + ";10;6M"
+	var hex []string
+	for range n {
+		for _, b := range []byte(seq) {
+			hex = append(hex, fmt.Sprintf("%02x", b))
+		}
+	}
+	p.tmux(append([]string{"send-keys", "-t", "e2e", "-H"}, hex...)...)
+}
+
+// TestMouseWheelUnderTmux: the wheel scrolls a long answer up and back
+// down in a real terminal.
+func TestMouseWheelUnderTmux(t *testing.T) {
+	scv := scvBinary(t)
+	requireRun(t, scv)
+	home, ws := t.TempDir(), t.TempDir()
+	var b strings.Builder
+	for i := 1; i <= 60; i++ {
+		b.WriteString("answer line " + string(rune('A'+i/26)) + string(rune('a'+i%26)) + "\n\n")
+	}
+	b.WriteString("THE LAST LINE")
+	fake := modeltest.New(t)
+	fake.Script(modeltest.Text(b.String()))
+	p := openTUI(t, scv, home, ws, fake, 80, 20)
+	p.text("a long answer please")
+	p.keys("Enter")
+	p.waitFor("THE LAST LINE", "ready")
+	p.wheel(true, 5)
+	s := p.waitFor("↑15 lines")
+	if strings.Contains(s, "THE LAST LINE") {
+		t.Errorf("scrolled up, the last line is still shown:\n%s", s)
+	}
+	p.wheel(false, 5)
+	s = p.waitFor("THE LAST LINE")
+	if strings.Contains(s, "↑") {
+		t.Errorf("scrolled back down, the status line still says scrolled:\n%s", s)
+	}
+	p.keys("C-c")
+	p.assertRestored(0)
+}
+
+// TestModelAndUndoUnderTmux: /model NAME switches the model of the next
+// request; /undo shows the write of the last turn, y restores the file.
+func TestModelAndUndoUnderTmux(t *testing.T) {
+	scv := scvBinary(t)
+	requireRun(t, scv)
+	home, ws := t.TempDir(), t.TempDir()
+	writeFile(t, ws, "notes.txt", "old notes\n")
+	fake := modeltest.New(t)
+	fake.Script(modeltest.ToolCall("c1", "write", `{"path":"notes.txt","mode":"replace","content":"new notes\n"}`))
+	fake.Script(modeltest.Text("Notes rewritten."))
+	p := openTUI(t, scv, home, ws, fake, 100, 40)
+
+	p.text("/model other-model")
+	p.keys("Enter")
+	time.Sleep(300 * time.Millisecond)
+	p.waitFor("model: other-model", "scv │ other-model │")
+
+	p.text("rewrite the notes")
+	p.keys("Enter")
+	p.waitFor("Approve this tool call?", "notes.txt")
+	p.keys("y")
+	p.waitFor("Notes rewritten.", "ready")
+	reqs := fake.Requests()
+	if got := reqs[len(reqs)-1].Body["model"]; got != "other-model" {
+		t.Errorf("the request after /model used model %v, want other-model", got)
+	}
+	if b, _ := os.ReadFile(filepath.Join(ws, "notes.txt")); string(b) != "new notes\n" {
+		t.Fatalf("the write did not happen: %q", b)
+	}
+
+	p.text("/undo")
+	p.keys("Enter")
+	p.waitFor("Undo the last turn?", "restore notes.txt", "-new notes", "+old notes", "y undo")
+	p.keys("y")
+	p.waitFor("undone: 1 file", "restored notes.txt")
+	if b, _ := os.ReadFile(filepath.Join(ws, "notes.txt")); string(b) != "old notes\n" {
+		t.Errorf("after /undo notes.txt holds %q, want the old notes", b)
+	}
+	p.keys("C-c")
+	p.assertRestored(0)
+}

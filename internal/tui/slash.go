@@ -1,0 +1,361 @@
+package tui
+
+import (
+	"fmt"
+	"strings"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/scv-agent/scv/internal/proto"
+)
+
+// Slash commands (docs/tui.md): a prompt whose first word is /name runs
+// the local command name; the menu opens when the composer holds only a
+// slash word. What counts as a command and what as a prompt:
+//   - "//text" is the prompt "/text" (one slash removed);
+//   - a first word with another slash in it ("/etc/hosts is odd") is a
+//     path, so the text is a prompt;
+//   - any other "/word" must name a command; an unknown one is refused
+//     with a hint and nothing is sent.
+
+// slashCmd is one command of the menu.
+type slashCmd struct {
+	name string // with its slash
+	args string // usage of the arguments, "" when it takes none
+	desc string
+}
+
+// slashCommands lists the commands in menu order. A function, not a
+// package variable: nothing is built unless the TUI runs.
+func slashCommands() []slashCmd {
+	return []slashCmd{
+		{"/model", "[NAME [effort]]", "switch the model (and reasoning effort) for the next turns"},
+		{"/new", "", "close this session and start a fresh one in this workspace"},
+		{"/clear", "", "start the conversation afresh (idle only)"},
+		{"/context", "", "context window use and session tokens"},
+		{"/approvals", "[revoke N|all]", "list or revoke this session's grants"},
+		{"/undo", "", "restore the files the last turn wrote (asks first)"},
+		{"/help", "", "keys and commands"},
+		{"/sessions", "", "the stored sessions picker (Ctrl+P)"},
+		{"/resume", "", "the stored sessions picker (same as /sessions)"},
+		{"/rewind", "", "edit an earlier prompt and fork from it (Ctrl+R)"},
+		{"/quit", "", "leave"},
+	}
+}
+
+// maxMenuRows bounds the menu's height.
+const maxMenuRows = 8
+
+// slashMenu is the open command menu: sel is the highlighted row of the
+// filtered list; closedAt is the composer text Esc closed it for (it
+// opens again when the text changes).
+type slashMenu struct {
+	sel      int
+	closedAt string
+	// lines is the last rendered menu, valid while key holds: a frame
+	// asks for it twice (layout and drawing).
+	lines []string
+	key   menuKey
+}
+
+type menuKey struct {
+	text, closedAt       string
+	sel, width, height   int
+	picker, panel, valid bool
+}
+
+// menuWord is the slash word the menu filters by, and whether the
+// composer text is one (a single line, one word, one leading slash).
+func menuWord(text string) (string, bool) {
+	if !strings.HasPrefix(text, "/") || strings.HasPrefix(text, "//") {
+		return "", false
+	}
+	if strings.ContainsAny(text, " \t\n") || strings.Contains(text[1:], "/") {
+		return "", false
+	}
+	return text, true
+}
+
+// menuItems are the commands matching the composer text; nil when the
+// menu is not shown.
+func (m *Model) menuItems() []slashCmd {
+	if m.picker != nil || m.approval != nil || m.undo != nil {
+		return nil
+	}
+	text := m.composer.Value()
+	w, ok := menuWord(text)
+	if !ok || text == m.menu.closedAt {
+		return nil
+	}
+	var out []slashCmd
+	for _, c := range slashCommands() {
+		if strings.HasPrefix(c.name, w) {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// menuKey handles a key while the menu is shown; false leaves the key to
+// the composer.
+func (m *Model) menuKey(k tea.KeyPressMsg, items []slashCmd) (tea.Cmd, bool) {
+	sel := min(m.menu.sel, len(items)-1)
+	switch k.String() {
+	case "up":
+		m.menu.sel = (sel + len(items) - 1) % len(items)
+		return nil, true
+	case "down":
+		m.menu.sel = (sel + 1) % len(items)
+		return nil, true
+	case "tab":
+		c := items[sel]
+		v := c.name
+		if c.args != "" {
+			v += " "
+		}
+		m.composer.SetValue(v)
+		m.menu.sel = 0
+		m.layout()
+		return nil, true
+	case "esc":
+		m.menu.closedAt = m.composer.Value()
+		return nil, true
+	case "enter":
+		name := items[sel].name
+		m.menu.sel = 0
+		m.composer.Reset()
+		m.layout()
+		return m.runCommand(name, nil), true
+	}
+	m.menu.sel = 0
+	return nil, false
+}
+
+// menuLines renders the menu above the composer.
+func (m *Model) menuLines() []string {
+	key := menuKey{text: m.composer.Value(), closedAt: m.menu.closedAt, sel: m.menu.sel, width: m.width, height: m.height,
+		picker: m.picker != nil, panel: m.approval != nil || m.undo != nil, valid: true}
+	if m.menu.key == key {
+		return m.menu.lines
+	}
+	m.menu.lines, m.menu.key = m.renderMenu(), key
+	return m.menu.lines
+}
+
+func (m *Model) renderMenu() []string {
+	items := m.menuItems()
+	if len(items) == 0 {
+		return nil
+	}
+	st := m.render.styles
+	rows := min(len(items), maxMenuRows, max(m.height-8, 2))
+	sel := min(m.menu.sel, len(items)-1)
+	first := max(0, min(sel-rows/2, len(items)-rows))
+	var out []string
+	for i := first; i < first+rows; i++ {
+		c := items[i]
+		name := c.name
+		if c.args != "" {
+			name += " " + c.args
+		}
+		line := fmt.Sprintf("  %-28s %s", name, c.desc)
+		if i == sel {
+			line = st.accent.Render("▸" + ansi.Truncate(line[1:], m.width-1, "…"))
+		} else {
+			line = st.dim.Render(ansi.Truncate(line, m.width, "…"))
+		}
+		out = append(out, line)
+	}
+	if len(items) > rows {
+		out = append(out, st.dim.Render(ansi.Truncate(fmt.Sprintf("  … %d commands · ↑/↓ select · tab complete · enter run · esc close", len(items)), m.width, "…")))
+	} else {
+		out = append(out, st.dim.Render(ansi.Truncate("  ↑/↓ select · tab complete · enter run · esc close", m.width, "…")))
+	}
+	return out
+}
+
+// slashPrompt sorts a submitted text: a command to run (name and
+// arguments), a prompt to send (text, with a doubled slash undone), or a
+// refusal (the hint to show).
+func slashPrompt(text string) (name string, args []string, prompt string, refused string) {
+	if !strings.HasPrefix(text, "/") {
+		return "", nil, text, ""
+	}
+	if strings.HasPrefix(text, "//") {
+		return "", nil, text[1:], ""
+	}
+	f := strings.Fields(text)
+	word := f[0]
+	if strings.Contains(word[1:], "/") {
+		return "", nil, text, "" // a path: /etc/hosts is odd
+	}
+	for _, c := range slashCommands() {
+		if c.name == word {
+			return word, f[1:], "", ""
+		}
+	}
+	return "", nil, "", fmt.Sprintf("unknown command %s (nothing was sent); /help lists the commands · start the line with // to send a prompt beginning with /", oneLine(word))
+}
+
+// runCommand runs the local command name with its arguments.
+func (m *Model) runCommand(name string, args []string) tea.Cmd {
+	m.scroll = 0
+	takesArgs := name == "/model" || name == "/approvals"
+	if len(args) > 0 && !takesArgs {
+		m.addItem(&item{kind: kindError, text: fmt.Sprintf("%s takes no arguments (nothing was sent); /help lists the commands", name)})
+		return nil
+	}
+	m.remember(strings.Join(append([]string{name}, args...), " "))
+	switch name {
+	case "/help":
+		m.addItem(&item{kind: kindNotice, text: helpText})
+	case "/quit":
+		m.quitting = true
+		return tea.Quit
+	case "/context":
+		m.addItem(&item{kind: kindNotice, text: m.contextReport()})
+	case "/approvals":
+		m.approvalsCommand(args)
+	case "/sessions", "/resume":
+		if m.conn != connected {
+			m.addItem(&item{kind: kindError, text: "not connected; the sessions cannot be listed"})
+		} else {
+			m.openSessions(false)
+		}
+	case "/rewind":
+		m.openRewind()
+	case "/clear":
+		switch {
+		case m.conn != connected:
+			m.addItem(&item{kind: kindError, text: "not connected; nothing to clear"})
+		case m.turnID != "" || len(m.pending) > 0:
+			m.addItem(&item{kind: kindError, text: "a turn is running; /clear works when the session is idle (Esc cancels the turn)"})
+		default:
+			m.sendMsg(&proto.SessionClear{Envelope: proto.Envelope{RequestID: m.nextRequestID()}, SessionID: m.session.SessionID})
+		}
+	case "/new":
+		m.newSession()
+	case "/model":
+		m.modelCommand(args)
+	case "/undo":
+		m.undoCommand()
+	}
+	return nil
+}
+
+// newSession starts a fresh session in this workspace; the one shown is
+// closed when the new one is open (session.started answers).
+func (m *Model) newSession() {
+	switch {
+	case m.conn != connected:
+		m.addItem(&item{kind: kindError, text: "not connected; a new session needs the daemon"})
+	case !m.idle():
+		m.addItem(&item{kind: kindError, text: "a turn is running; /new works when the session is idle (Esc cancels the turn)"})
+	default:
+		id := m.nextRequestID()
+		if m.sendMsg(&proto.SessionStart{Envelope: proto.Envelope{RequestID: id}, Cwd: m.session.Cwd, Origin: proto.OriginTUI}) {
+			m.newReq = id
+		}
+	}
+}
+
+// newStarted shows the session /new started in place of the one shown.
+func (m *Model) newStarted(e *proto.SessionStarted) {
+	m.newReq = ""
+	old := m.session.SessionID
+	m.switchTo(&proto.SessionResumed{SessionID: e.SessionID, Cwd: e.Cwd, Model: e.Model, ContextMaxTokens: e.ContextMaxTokens, Tools: e.Tools})
+	note := "new session started in " + m.session.Cwd
+	if old != "" {
+		note += "; the previous one is stored (/sessions opens it)"
+	}
+	m.addItem(&item{kind: kindNotice, text: note})
+}
+
+// modelUsage is shown when the models cannot be listed or /model is
+// misused.
+const modelUsage = "usage: /model NAME [effort] switches the model for the next turns (effort: none, minimal, low, medium or high, where the provider has it); /model alone lists the provider's models"
+
+// modelCommand lists the provider's models (no argument) or switches to
+// the one named.
+func (m *Model) modelCommand(args []string) {
+	if m.conn != connected {
+		m.addItem(&item{kind: kindError, text: "not connected; the model cannot be changed"})
+		return
+	}
+	if len(args) > 2 {
+		m.addItem(&item{kind: kindError, text: modelUsage})
+		return
+	}
+	if len(args) == 0 {
+		m.modelsReq = m.nextRequestID()
+		m.sendMsg(&proto.ModelsList{Envelope: proto.Envelope{RequestID: m.modelsReq}, SessionID: m.session.SessionID})
+		return
+	}
+	c := &proto.SessionConfigure{Envelope: proto.Envelope{RequestID: m.nextRequestID()}, SessionID: m.session.SessionID, Model: args[0]}
+	if len(args) == 2 {
+		c.ReasoningEffort = args[1]
+	}
+	m.configureReq = c.RequestID
+	m.sendMsg(c)
+}
+
+// openModels shows the models.listed answer as a picker.
+func (m *Model) openModels(e *proto.ModelsListed) {
+	m.modelsReq = ""
+	if len(e.Models) == 0 {
+		m.addItem(&item{kind: kindNotice, text: "the provider lists no models; " + modelUsage})
+		return
+	}
+	p := &picker{mode: pickModel}
+	for i, name := range e.Models {
+		r := pickRow{id: name, title: name, current: name == e.Current}
+		if r.current {
+			r.meta = "current"
+			p.cursor = i
+		}
+		p.rows = append(p.rows, r)
+	}
+	m.picker = p
+}
+
+// configured shows the session.configured answer: the status line takes
+// the new model and its context window.
+func (m *Model) configured(e *proto.SessionConfigured) {
+	m.configureReq = ""
+	m.session.Model, m.session.ContextMaxTokens = e.Model, e.ContextMaxTokens
+	text := "model: " + orDash(e.Model)
+	if e.ReasoningEffort != "" {
+		text += " · reasoning effort " + e.ReasoningEffort
+	}
+	text += fmt.Sprintf(" · context window %s tokens · used from the next turn", tokens(e.ContextMaxTokens))
+	m.addItem(&item{kind: kindNotice, text: text})
+}
+
+// commandError shows the refusal of a /model or /new request; false for
+// an error answering anything else.
+func (m *Model) commandError(e *proto.Error) bool {
+	switch id := e.RequestID; {
+	case id == "":
+		return false
+	case id == m.modelsReq:
+		m.modelsReq = ""
+		if e.Code == proto.ErrUnsupported {
+			m.addItem(&item{kind: kindNotice, text: "this provider cannot list its models; " + modelUsage})
+			return true
+		}
+		m.addItem(&item{kind: kindError, text: fmt.Sprintf("could not list the models (%s): %s", e.Code, e.Message)})
+		return true
+	case id == m.configureReq:
+		m.configureReq = ""
+		m.addItem(&item{kind: kindError, text: fmt.Sprintf("the model was not changed (%s): %s", e.Code, e.Message)})
+		return true
+	case id == m.newReq:
+		m.newReq = ""
+		m.addItem(&item{kind: kindError, text: fmt.Sprintf("could not start a new session (%s): %s", e.Code, e.Message)})
+		return true
+	case id == m.undoReq:
+		return m.undoError(e)
+	}
+	return false
+}
