@@ -307,7 +307,7 @@ func (a *App) NewSession(ctx context.Context, id string, req proto.SessionStart)
 		queued = -1 // SessionInfo's "no queue"; its 0 means "the server's default"
 	}
 	info := server.SessionInfo{Cwd: req.Cwd, Model: modelName, ContextMaxTokens: cfg.Context.MaxTokens, Tools: ts.Registry.Names(),
-		MaxQueuedTurns: queued, Provider: profName, DelegationDepth: depth, Close: func() { ts.Release(); a.sessions.Add(-1) }}
+		MaxQueuedTurns: queued, MaxPromptBytes: cfg.Session.MaxPromptBytes, Provider: profName, DelegationDepth: depth, Close: func() { ts.Release(); a.sessions.Add(-1) }}
 	return sess, info, nil
 }
 

@@ -11,6 +11,8 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+
+	"github.com/scv-agent/scv/internal/proto"
 )
 
 // Stdio are the streams a command uses; tests pass buffers.
@@ -35,11 +37,17 @@ func Environ(kv []string) Env {
 	return env
 }
 
-// Exit codes.
+// Exit codes (docs/runtime.md, "Headless runs" lists exec's).
 const (
 	ExitOK      = 0
 	ExitFailure = 1
 	ExitUsage   = 2
+	// ExitDenied: scv exec answered, but one or more tool calls were
+	// denied.
+	ExitDenied = 3
+	// ExitInterrupted: Ctrl+C (SIGINT) or SIGTERM ended the command
+	// (128 + SIGINT, as shells report it).
+	ExitInterrupted = 130
 )
 
 // exitError carries an exit status with an optional message for stderr.
@@ -54,6 +62,19 @@ func (e *exitError) Error() string { return e.msg }
 func usageErr(format string, args ...any) error {
 	return &exitError{code: ExitUsage, msg: fmt.Sprintf(format, args...)}
 }
+
+// codedError is a start-up error of scv exec with the code its --json
+// error event carries.
+type codedError struct {
+	code string
+	err  error
+}
+
+func (e *codedError) Error() string { return e.err.Error() }
+func (e *codedError) Unwrap() error { return e.err }
+
+// startupErr tags err with its exec error code.
+func startupErr(code string, err error) error { return &codedError{code: code, err: err} }
 
 // exitCode is a silent (already reported) exit status.
 func exitCode(code int) error { return &exitError{code: code} }
@@ -73,6 +94,9 @@ type globals struct {
 	// The TUI's session choice: --continue, --resume [ID].
 	tuiContinue, tuiResume bool
 	tuiResumeID            string
+	// execJSON is scv exec --json: every error is also an error event on
+	// stdout.
+	execJSON bool
 }
 
 // Run executes the scv command line and returns the process exit status.
@@ -88,17 +112,30 @@ func Run(ctx context.Context, args []string, stdio Stdio, env Env) int {
 		return ExitOK
 	}
 	var ee *exitError
-	if errors.As(err, &ee) {
-		if ee.msg != "" {
-			fmt.Fprintf(stdio.Err, "scv: %s\n", ee.msg)
-		}
-		return ee.code
+	if errors.As(err, &ee) && ee.msg == "" {
+		return ee.code // reported already
+	}
+	code, ecode := ExitFailure, execStartupError
+	switch {
+	case errors.As(err, &ee):
+		code = ee.code
+	case isUsageError(err):
+		code = ExitUsage
+	}
+	if code == ExitUsage {
+		ecode = execUsageError
+	}
+	if ce := (*codedError)(nil); errors.As(err, &ce) {
+		ecode = ce.code
+	}
+	if ctx.Err() != nil && code == ExitFailure {
+		code, ecode = ExitInterrupted, execInterrupted
 	}
 	fmt.Fprintf(stdio.Err, "scv: %v\n", err)
-	if isUsageError(err) {
-		return ExitUsage
+	if g.execJSON {
+		printEvent(stdio.Out, &proto.Error{Header: proto.Header{Type: proto.EventError}, Code: ecode, Message: err.Error(), Fatal: true})
 	}
-	return ExitFailure
+	return code
 }
 
 // isUsageError recognises cobra's own argument and flag errors.

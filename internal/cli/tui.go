@@ -2,7 +2,6 @@ package cli
 
 import (
 	"fmt"
-	"os"
 
 	"github.com/spf13/cobra"
 
@@ -54,9 +53,9 @@ func runTUI(g *globals) error {
 	if err != nil {
 		return err
 	}
-	cwd, err := os.Getwd()
+	cwd, err := workspaceDir("")
 	if err != nil {
-		return fmt.Errorf("current directory: %w", err)
+		return err
 	}
 	return tui.Run(g.ctx, tui.Options{
 		Socket:   layout.Socket(),
