@@ -388,10 +388,8 @@ func (t *execTurn) started(e *proto.ToolStarted) {
 // bash call's output.
 func (t *execTurn) completed(e *proto.ToolCompleted) {
 	name := termtext.Line(e.Name)
-	if t.r.verbose && e.Name == "bash" && e.Output != "" {
-		for _, l := range strings.Split(strings.TrimSuffix(termtext.Block(e.Output), "\n"), "\n") {
-			t.note("  | %s", l)
-		}
+	if t.r.verbose && e.Name == "bash" {
+		t.bashOutput(e.Output)
 	}
 	switch {
 	case e.Success:
@@ -432,6 +430,30 @@ func (t *execTurn) approve(e *proto.ApprovalRequested) {
 		printDiff(errw, e.Diff)
 	}
 	_ = t.conn.Send(&proto.ApprovalResolve{SessionID: t.sid, ApprovalID: e.ApprovalID, Approved: t.r.yes})
+}
+
+// bashOutput notes a bash call's output line by line, control characters
+// made visible, and its exit code when not 0 (--verbose).
+func (t *execTurn) bashOutput(result string) {
+	var r struct {
+		ExitCode *int   `json:"exit_code"`
+		TimedOut bool   `json:"timed_out"`
+		Output   string `json:"output"`
+	}
+	if err := json.Unmarshal([]byte(result), &r); err != nil {
+		r.Output = result // a failure's text, not a result object
+	}
+	if text := strings.TrimSuffix(r.Output, "\n"); text != "" {
+		for _, l := range strings.Split(termtext.Block(text), "\n") {
+			t.note("  | %s", l)
+		}
+	}
+	switch {
+	case r.TimedOut:
+		t.note("  (timed out)")
+	case r.ExitCode != nil && *r.ExitCode != 0:
+		t.note("  (exit status %d)", *r.ExitCode)
+	}
 }
 
 // printDiff notes the planned change of a write under its approval: the
