@@ -155,6 +155,8 @@ func newRootCmd(g *globals) *cobra.Command {
 		Short:         "SCV: a self-hosted agent runtime",
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		// `scv exce` suggests exec.
+		SuggestionsMinimumDistance: 2,
 	}
 	pf := root.PersistentFlags()
 	pf.StringVar(&g.scvHome, "scv-home", "", "instance home (env SCV_HOME, default ~/.scv)")

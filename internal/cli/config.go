@@ -70,7 +70,7 @@ func workspacePath(dir string) (string, error) {
 	if dir == "" {
 		wd, err := os.Getwd()
 		if err != nil {
-			return "", fmt.Errorf("the current directory cannot be used as the workspace (%v): it was probably deleted; cd into an existing directory or pass --workspace", err)
+			return "", usageErr("the current directory cannot be used as the workspace (%v): it was probably deleted; cd into an existing directory and run scv again", err)
 		}
 		return wd, nil
 	}

@@ -65,7 +65,7 @@ func canonicalWorkspace(dir string) (string, error) {
 	}
 	var missing *missingWorkspaceError
 	if err := checkWorkspace(abs, dir == ""); err != nil && !errors.As(err, &missing) {
-		return "", err
+		return "", usageErr("%v", err)
 	}
 	if real, err := paths.CanonicalDir(abs); err == nil {
 		return real, nil

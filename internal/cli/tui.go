@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -29,7 +30,7 @@ func attachTUIRoot(root *cobra.Command, g *globals) {
 	root.Flags().BoolVarP(&g.tuiResume, "resume", "r", false, "resume session ID (scv --resume ID), or pick one from a list when no ID is given")
 	root.Args = func(cmd *cobra.Command, args []string) error {
 		if len(args) > 0 && !(g.tuiResume && len(args) == 1) {
-			return fmt.Errorf("unknown command %q for \"scv\"", args[0])
+			return usageErr("%s", unknownCommand(cmd, args))
 		}
 		return nil
 	}
@@ -46,6 +47,17 @@ func attachTUIRoot(root *cobra.Command, g *globals) {
 		}
 		return runTUI(g)
 	}
+}
+
+// unknownCommand explains an argument of plain `scv` that names no
+// command: a near miss gets the command it is close to, anything else
+// (most often a prompt) the exec command that runs it.
+func unknownCommand(root *cobra.Command, args []string) string {
+	msg := fmt.Sprintf("unknown command %q for \"scv\"", args[0])
+	if s := root.SuggestionsFor(args[0]); len(s) > 0 {
+		return msg + "; did you mean " + orList(s) + "? (scv --help lists the commands)"
+	}
+	return msg + fmt.Sprintf("; to run a prompt use: scv exec %q (scv --help lists the commands)", strings.Join(args, " "))
 }
 
 func runTUI(g *globals) error {
@@ -70,4 +82,12 @@ func runTUI(g *globals) error {
 		Resume:   g.tuiResumeID,
 		Pick:     g.tuiResume && g.tuiResumeID == "",
 	})
+}
+
+// orList is "a", "a or b", "a, b or c".
+func orList(s []string) string {
+	if len(s) == 1 {
+		return s[0]
+	}
+	return strings.Join(s[:len(s)-1], ", ") + " or " + s[len(s)-1]
 }

@@ -1,0 +1,118 @@
+package cli
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// runIn runs scv args in-process with a home of its own and returns the
+// exit status and stderr.
+func runIn(t *testing.T, stdin string, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	home := t.TempDir()
+	code := Run(t.Context(), append([]string{"--scv-home", home}, args...), Stdio{In: strings.NewReader(stdin), Out: &out, Err: &errb},
+		Env{"HOME": t.TempDir(), "OPENAI_API_KEY": "sk-test"})
+	return code, out.String(), errb.String()
+}
+
+// TestUnknownCommandHints: a near miss suggests the command; a prompt
+// typed as an argument suggests scv exec.
+func TestUnknownCommandHints(t *testing.T) {
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"exce"}, `scv: unknown command "exce" for "scv"; did you mean exec? (scv --help lists the commands)` + "\n"},
+		{[]string{"sesions"}, `scv: unknown command "sesions" for "scv"; did you mean sessions? (scv --help lists the commands)` + "\n"},
+		{[]string{"fix the bug"}, `scv: unknown command "fix the bug" for "scv"; to run a prompt use: scv exec "fix the bug" (scv --help lists the commands)` + "\n"},
+		{[]string{"fix", "the", "bug"}, `scv: unknown command "fix" for "scv"; to run a prompt use: scv exec "fix the bug" (scv --help lists the commands)` + "\n"},
+		{[]string{"refactor"}, `scv: unknown command "refactor" for "scv"; to run a prompt use: scv exec "refactor" (scv --help lists the commands)` + "\n"},
+	}
+	for _, tc := range tests {
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			code, out, errs := runIn(t, "", tc.args...)
+			if code != ExitUsage || out != "" || errs != tc.want {
+				t.Errorf("exit %d stdout %q stderr %q, want %d and %q", code, out, errs, ExitUsage, tc.want)
+			}
+		})
+	}
+}
+
+// TestWorkspaceErrors: every command that takes a workspace refuses a
+// missing one and a file with one clear message (exit 2); scv sessions
+// list accepts a missing directory, whose sessions may still be stored.
+func TestWorkspaceErrors(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "file.txt")
+	if err := os.WriteFile(file, []byte("x"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	missing := filepath.Join(dir, "gone")
+	commands := []struct {
+		name        string
+		args        []string
+		missingOK   bool
+		stdinPrompt bool
+	}{
+		{"exec", []string{"exec", "--workspace", "WS", "hi"}, false, false},
+		{"tools list", []string{"tools", "list", "--workspace", "WS"}, false, false},
+		{"tools call", []string{"tools", "call", "read", `{"path":"a"}`, "--workspace", "WS"}, false, false},
+		{"mcp list", []string{"mcp", "list", "--workspace", "WS"}, false, false},
+		{"sessions list", []string{"sessions", "list", "--workspace", "WS"}, true, false},
+	}
+	for _, c := range commands {
+		for _, ws := range []struct{ path, want string }{
+			{file, "scv: workspace " + file + " is not a directory; pass --workspace with a directory\n"},
+			{missing, "scv: workspace " + missing + " does not exist; pass --workspace with an existing directory\n"},
+		} {
+			t.Run(c.name+" "+filepath.Base(ws.path), func(t *testing.T) {
+				args := append([]string(nil), c.args...)
+				for i, a := range args {
+					if a == "WS" {
+						args[i] = ws.path
+					}
+				}
+				code, _, errs := runIn(t, "", args...)
+				if c.missingOK && ws.path == missing {
+					if code != ExitOK {
+						t.Errorf("exit %d, want 0; stderr %q", code, errs)
+					}
+					return
+				}
+				if code != ExitUsage || errs != ws.want {
+					t.Errorf("exit %d stderr %q, want %d and %q", code, errs, ExitUsage, ws.want)
+				}
+			})
+		}
+	}
+}
+
+// TestPromptTooLongNamesSize: a prompt over session.max_prompt_bytes is
+// refused before anything runs, naming its real size (even past what
+// stdin is read into memory for) and the limit.
+func TestPromptTooLongNamesSize(t *testing.T) {
+	home := t.TempDir()
+	if err := os.WriteFile(filepath.Join(home, "config.toml"), []byte("[session]\nmax_prompt_bytes = 10\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ws := t.TempDir()
+	run := func(stdin string, args ...string) (int, string) {
+		var out, errb bytes.Buffer
+		code := Run(t.Context(), append([]string{"--scv-home", home, "exec", "--workspace", ws}, args...),
+			Stdio{In: strings.NewReader(stdin), Out: &out, Err: &errb}, Env{"HOME": t.TempDir(), "OPENAI_API_KEY": "sk-test"})
+		return code, errb.String()
+	}
+	code, errs := run("", "twelve bytes")
+	if want := "scv: the prompt is 12 bytes, over the limit of 10 (session.max_prompt_bytes); shorten it or raise the limit\n"; code != ExitUsage || errs != want {
+		t.Errorf("exit %d stderr %q, want 2 and %q", code, errs, want)
+	}
+	huge := strings.Repeat("x", 64<<20+5)
+	code, errs = run(huge, "-")
+	if want := "scv: the prompt on stdin is 67108869 bytes, over the largest limit of 67108864 (session.max_prompt_bytes); shorten it\n"; code != ExitUsage || errs != want {
+		t.Errorf("exit %d stderr %q, want 2 and %q", code, errs, want)
+	}
+}
