@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/scv-agent/scv/internal/paths"
+	"github.com/scv-agent/scv/internal/proto"
 	"github.com/scv-agent/scv/internal/tui"
 	"github.com/scv-agent/scv/internal/version"
 )
@@ -69,19 +70,46 @@ func runTUI(g *globals) error {
 	if err != nil {
 		return err
 	}
+	o := g.sessionOverrides(cwd)
 	return tui.Run(g.ctx, tui.Options{
 		Socket:   layout.Socket(),
 		Cwd:      cwd,
-		Model:    g.model,
-		Provider: g.provider,
-		BaseURL:  g.baseURL,
-		In:       g.stdio.In,
-		Out:      g.stdio.Out,
-		Version:  version.Version,
-		Continue: g.tuiContinue,
-		Resume:   g.tuiResumeID,
-		Pick:     g.tuiResume && g.tuiResumeID == "",
+		Model:    o.Model,
+		Provider: o.Provider,
+		BaseURL:  o.BaseURL,
+		// The key travels only over the daemon's socket (mode 0600).
+		ProviderKeyEnv: o.ProviderKeyEnv,
+		ProviderKey:    o.ProviderKey,
+		In:             g.stdio.In,
+		Out:            g.stdio.Out,
+		Version:        version.Version,
+		Continue:       g.tuiContinue,
+		Resume:         g.tuiResumeID,
+		Pick:           g.tuiResume && g.tuiResumeID == "",
 	})
+}
+
+// sessionOverrides are the client's settings a session started through
+// the daemon must use, whatever environment the daemon was started in:
+// the flags, else the SCV_PROVIDER, SCV_MODEL and SCV_BASE_URL variables,
+// and the provider key from the variable the client's profile names
+// (the daemon uses it only when its own environment lacks it).
+func (g *globals) sessionOverrides(cwd string) proto.SessionStart {
+	pick := func(flag, env string) string {
+		if flag != "" {
+			return flag
+		}
+		return g.env[env]
+	}
+	o := proto.SessionStart{Provider: pick(g.provider, "SCV_PROVIDER"), Model: pick(g.model, "SCV_MODEL"), BaseURL: pick(g.baseURL, "SCV_BASE_URL")}
+	// A configuration that does not load sends no key; the daemon then
+	// reports what is wrong when the session starts.
+	if loaded, _, err := g.loadConfig(cwd); err == nil {
+		if _, prof := loaded.Config.ActiveProvider(); prof.APIKey == "" && prof.APIKeyEnv != "" && g.env[prof.APIKeyEnv] != "" {
+			o.ProviderKeyEnv, o.ProviderKey = prof.APIKeyEnv, g.env[prof.APIKeyEnv]
+		}
+	}
+	return o
 }
 
 // orList is "a", "a or b", "a, b or c".

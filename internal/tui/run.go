@@ -25,6 +25,9 @@ type Options struct {
 	Cwd string
 	// Model, Provider and BaseURL are session overrides (empty: config).
 	Model, Provider, BaseURL string
+	// ProviderKeyEnv and ProviderKey are the client's provider key, for
+	// a daemon whose environment lacks it (session.start provider_key).
+	ProviderKeyEnv, ProviderKey string
 	// In and Out are the terminal (os.Stdin/os.Stdout when nil).
 	In  io.Reader
 	Out io.Writer
@@ -107,7 +110,8 @@ func openSession(ctx context.Context, conn *client.Conn, opts Options) (Config, 
 		}
 		return Config{Session: ev.Started(), Resumed: ev}, nil
 	}
-	started, err := conn.StartSession(ctx, proto.SessionStart{Cwd: opts.Cwd, Model: opts.Model, Provider: opts.Provider, BaseURL: opts.BaseURL, Origin: proto.OriginTUI})
+	started, err := conn.StartSession(ctx, proto.SessionStart{Cwd: opts.Cwd, Model: opts.Model, Provider: opts.Provider, BaseURL: opts.BaseURL, Origin: proto.OriginTUI,
+		ProviderKeyEnv: opts.ProviderKeyEnv, ProviderKey: opts.ProviderKey})
 	if err != nil {
 		return Config{}, err
 	}
