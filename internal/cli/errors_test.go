@@ -116,3 +116,36 @@ func TestPromptTooLongNamesSize(t *testing.T) {
 		t.Errorf("exit %d stderr %q, want 2 and %q", code, errs, want)
 	}
 }
+
+// TestSessionOverrides: a session the TUI starts through the daemon
+// carries the client's flags, else its SCV_* variables, and its key.
+func TestSessionOverrides(t *testing.T) {
+	home := t.TempDir()
+	if err := os.WriteFile(filepath.Join(home, "config.toml"), []byte("[providers.lab]\nbase_url = \"http://127.0.0.1:9/v1\"\napi_key_env = \"LAB_KEY\"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	env := Env{"HOME": t.TempDir(), "SCV_PROVIDER": "lab", "SCV_MODEL": "env-model", "SCV_BASE_URL": "http://127.0.0.1:8/v1", "LAB_KEY": "sk-lab", "OPENAI_API_KEY": "sk-openai"}
+	tests := []struct {
+		name string
+		g    globals
+		want [5]string // provider, model, base URL, key variable, key
+	}{
+		{"environment", globals{}, [5]string{"lab", "env-model", "http://127.0.0.1:8/v1", "LAB_KEY", "sk-lab"}},
+		{"flags win", globals{model: "flag-model", provider: "openai"}, [5]string{"openai", "flag-model", "http://127.0.0.1:8/v1", "OPENAI_API_KEY", "sk-openai"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			g := tc.g
+			g.ctx, g.env, g.scvHome = t.Context(), env, home
+			o := g.sessionOverrides(t.TempDir())
+			if got := [5]string{o.Provider, o.Model, o.BaseURL, o.ProviderKeyEnv, o.ProviderKey}; got != tc.want {
+				t.Errorf("overrides %q, want %q", got, tc.want)
+			}
+		})
+	}
+	// Without the variable no key is sent.
+	g := globals{ctx: t.Context(), env: Env{"HOME": t.TempDir()}, scvHome: home}
+	if o := g.sessionOverrides(t.TempDir()); o.ProviderKey != "" || o.ProviderKeyEnv != "" || o.Model != "" {
+		t.Errorf("overrides without settings: %+v", o)
+	}
+}

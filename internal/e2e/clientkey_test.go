@@ -1,0 +1,137 @@
+package e2e
+
+import (
+	"bytes"
+	"encoding/json"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/scv-agent/scv/internal/model/modeltest"
+	"github.com/scv-agent/scv/internal/proto"
+)
+
+// TestDaemonUsesClientKey: a daemon started without the provider's key
+// variable runs a session with the key the client sent in session.start
+// (the fake model sees it in the Authorization header); the key is never
+// in the daemon's log, its home (the session database included) or any
+// event. A key named for another variable is not used, and a daemon that
+// has the variable keeps its own key.
+func TestDaemonUsesClientKey(t *testing.T) {
+	const clientKey = "sk-client-3f9a2c7e1b"
+	fm := modeltest.New(t)
+	in := newInstance(t, providerConfig(fm.URL()))
+	d := in.startDaemon(in.withEnv("OPENAI_API_KEY", "SCV_LOG=debug"))
+	c := in.connect()
+
+	// The client named another variable: the key is not used, and the
+	// session cannot start without one.
+	_, err := c.StartSession(t.Context(), proto.SessionStart{Cwd: in.ws, ProviderKeyEnv: "OTHER_KEY", ProviderKey: clientKey})
+	if err == nil || !strings.Contains(err.Error(), "OPENAI_API_KEY") || strings.Contains(err.Error(), clientKey) {
+		t.Errorf("session.start with a key for OTHER_KEY: %v, want a refusal naming OPENAI_API_KEY", err)
+	}
+
+	fm.Script(modeltest.Text("answered with the client's key"))
+	started := in.startSession(c, proto.SessionStart{ProviderKeyEnv: "OPENAI_API_KEY", ProviderKey: clientKey, Origin: proto.OriginTUI})
+	sendTurn(t, c, started.SessionID, "hi")
+	evs := until(t, c, proto.EventTurnCompleted)
+	reqs := fm.Requests()
+	if len(reqs) != 1 {
+		t.Fatalf("%d model requests, want 1", len(reqs))
+	}
+	if got := reqs[0].Header.Get("Authorization"); got != "Bearer "+clientKey {
+		t.Errorf("Authorization = %q, want the client's key", got)
+	}
+	for _, ev := range evs {
+		b, _ := proto.EncodeEvent(ev)
+		if bytes.Contains(b, []byte(clientKey)) {
+			t.Errorf("event %s holds the key", b)
+		}
+	}
+	st := in.run(in.env, "", "status", "--json")
+	if strings.Contains(st.stdout, clientKey) {
+		t.Errorf("status shows the key: %s", st.stdout)
+	}
+	var status struct {
+		Provider *proto.DaemonProvider `json:"provider"`
+	}
+	if err := json.Unmarshal([]byte(st.stdout), &status); err != nil || status.Provider == nil {
+		t.Fatalf("status --json: %v\n%s", err, st.stdout)
+	}
+	if p := status.Provider; p.KeyEnv != "OPENAI_API_KEY" || p.KeySet {
+		t.Errorf("status provider %+v, want key_env OPENAI_API_KEY not set", p)
+	}
+	c.Close()
+
+	// Stop the daemon so its log and database are complete on disk.
+	if r := in.run(in.env, "", "stop"); r.code != 0 {
+		t.Fatalf("scv stop: exit %d %s", r.code, r.stderr)
+	}
+	if !d.wait(20e9) {
+		t.Fatal("the daemon did not stop")
+	}
+	if strings.Contains(d.stderr.String(), clientKey) {
+		t.Errorf("the daemon's log holds the key")
+	}
+	if !strings.Contains(d.stderr.String(), "daemon listening") {
+		t.Errorf("the daemon's log is not where the test reads it; the check above proves little:\n%s", d.stderr)
+	}
+	var scanned []string
+	err = filepath.WalkDir(in.home, func(path string, e fs.DirEntry, err error) error {
+		if err != nil || e.IsDir() {
+			return err
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		scanned = append(scanned, path)
+		if bytes.Contains(b, []byte(clientKey)) {
+			t.Errorf("%s holds the key", path)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The session (with its turn) is in the database that was scanned.
+	db := filepath.Join(in.home, "state", "scv.db")
+	if b, err := os.ReadFile(db); err != nil || !bytes.Contains(b, []byte("answered with the client")) && !strings.Contains(strings.Join(scanned, " "), "scv.db-wal") {
+		t.Errorf("the turn is not in %s (%v); scanned %q", db, err, scanned)
+	}
+
+	// A daemon with its own key uses it, not the client's.
+	in.startDaemon(in.withEnv("OPENAI_API_KEY=sk-daemon"))
+	c = in.connect()
+	fm.Script(modeltest.Text("answered with the daemon's key"))
+	started = in.startSession(c, proto.SessionStart{ProviderKeyEnv: "OPENAI_API_KEY", ProviderKey: clientKey})
+	sendTurn(t, c, started.SessionID, "hi")
+	until(t, c, proto.EventTurnCompleted)
+	if reqs := fm.Requests(); len(reqs) != 2 || reqs[1].Header.Get("Authorization") != "Bearer sk-daemon" {
+		t.Errorf("second daemon: requests %d, Authorization %q, want the daemon's key", len(reqs), reqs[len(reqs)-1].Header.Get("Authorization"))
+	}
+}
+
+// TestStatusShowsProvider: scv status names the daemon's provider, model,
+// base URL, key variable and the configuration files it read.
+func TestStatusShowsProvider(t *testing.T) {
+	fm := modeltest.New(t)
+	in := newInstance(t, providerConfig(fm.URL()))
+	in.startDaemon(in.withEnv("SCV_MODEL=daemon-model"))
+	r := in.run(in.env, "", "status")
+	if r.code != 0 {
+		t.Fatalf("scv status: exit %d %s", r.code, r.stderr)
+	}
+	for _, want := range []string{
+		"  provider:    openai (responses), model daemon-model\n",
+		"  base URL:    " + fm.URL() + "\n",
+		"  key:         OPENAI_API_KEY (set in the daemon's environment)\n",
+		"  config:      " + filepath.Join(in.home, "config.toml") + "\n",
+	} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("scv status lacks %q:\n%s", want, r.stdout)
+		}
+	}
+}
