@@ -179,7 +179,6 @@ func (l *Loaded) crossField(env map[string]string) []Problem {
 			cx.ReserveOutputTokens, cx.SafetyMarginTokens, l.Origin("context.safety_margin_tokens"), cx.MaxTokens, l.Origin("context.max_tokens")))
 	}
 	le("protocol.max_client_frame_bytes", c.Protocol.MaxClientFrameBytes, "protocol.max_server_frame_bytes", c.Protocol.MaxServerFrameBytes)
-	le("session.max_prompt_bytes", c.Session.MaxPromptBytes, "protocol.max_client_frame_bytes", c.Protocol.MaxClientFrameBytes)
 	if c.Session.MaxPromptBytes > MaxPromptBytesLimit {
 		fail("session.max_prompt_bytes", fmt.Sprintf("%d is above the largest allowed prompt limit, %d", c.Session.MaxPromptBytes, MaxPromptBytesLimit))
 	}
