@@ -331,7 +331,7 @@ func newStatusCmd(g *globals) *cobra.Command {
 	var jsonOut bool
 	cmd := &cobra.Command{
 		Use:   "status [--json]",
-		Short: "Show the daemon's PID, version, uptime, sessions and delegations",
+		Short: "Show the daemon's PID, version, uptime, sessions, delegations, provider and config files",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			layout, err := paths.Resolve(g.scvHome, g.env)
