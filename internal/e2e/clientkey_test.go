@@ -3,11 +3,14 @@ package e2e
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/scv-agent/scv/internal/model/modeltest"
 	"github.com/scv-agent/scv/internal/proto"
@@ -133,5 +136,63 @@ func TestStatusShowsProvider(t *testing.T) {
 		if !strings.Contains(r.stdout, want) {
 			t.Errorf("scv status lacks %q:\n%s", want, r.stdout)
 		}
+	}
+}
+
+// TestTUIUsesClientSettings: the real terminal UI (in a tmux pane),
+// started with OPENAI_API_KEY and SCV_MODEL in its environment, against a
+// daemon started without the key and with another SCV_MODEL: the model
+// request carries the client's key and model.
+func TestTUIUsesClientSettings(t *testing.T) {
+	if _, err := exec.LookPath("tmux"); err != nil {
+		t.Skip("tmux is not installed")
+	}
+	const clientKey = "sk-client-tui-77d1"
+	fm := modeltest.New(t)
+	fm.Script(modeltest.Text("hello from the fake model"))
+	in := newInstance(t, providerConfig(fm.URL()))
+	in.startDaemon(in.withEnv("OPENAI_API_KEY", "SCV_MODEL=daemon-model"))
+
+	sock := filepath.Join(t.TempDir(), "tmux.sock")
+	tmux := func(args ...string) string {
+		t.Helper()
+		cmd := exec.Command("tmux", append([]string{"-S", sock}, args...)...)
+		cmd.Env = append(in.withEnv(), "TERM=xterm-256color")
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("tmux %v: %v\n%s", args, err, out)
+		}
+		return string(out)
+	}
+	script := fmt.Sprintf("cd %q && env OPENAI_API_KEY=%s SCV_MODEL=client-model %q --scv-home %q; sleep 60", in.ws, clientKey, scvBin, in.home)
+	tmux("new-session", "-d", "-s", "e2e", "-x", "100", "-y", "30", "sh", "-c", script)
+	t.Cleanup(func() { exec.Command("tmux", "-S", sock, "kill-server").Run() })
+	waitScreen := func(want string) {
+		t.Helper()
+		deadline := time.Now().Add(20 * time.Second)
+		for {
+			s := tmux("capture-pane", "-p", "-t", "e2e")
+			if strings.Contains(s, want) {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("the screen never showed %q:\n%s", want, s)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	waitScreen("client-model") // the status line names the session's model
+	tmux("send-keys", "-t", "e2e", "-l", "hi")
+	tmux("send-keys", "-t", "e2e", "Enter")
+	waitScreen("hello from the fake model")
+	reqs := fm.Requests()
+	if len(reqs) != 1 {
+		t.Fatalf("%d model requests, want 1", len(reqs))
+	}
+	if got := reqs[0].Header.Get("Authorization"); got != "Bearer "+clientKey {
+		t.Errorf("Authorization = %q, want the TUI's key", got)
+	}
+	if got := reqs[0].Body["model"]; got != "client-model" {
+		t.Errorf("model = %v, want the TUI's SCV_MODEL", got)
 	}
 }
