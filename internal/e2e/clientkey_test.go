@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/scv-agent/scv/internal/client"
 	"github.com/scv-agent/scv/internal/model/modeltest"
 	"github.com/scv-agent/scv/internal/proto"
 )
@@ -68,6 +69,22 @@ func TestDaemonUsesClientKey(t *testing.T) {
 	}
 	c.Close()
 
+	// Resumed on another connection, the stored session takes the key
+	// sent with session.resume.
+	fm.Script(modeltest.Text("resumed with the client's key"))
+	c = in.connect()
+	resumed, err := client.CallFor[*proto.SessionResumed](t.Context(), c, &proto.SessionResume{SessionID: started.SessionID,
+		ProviderKeyEnv: "OPENAI_API_KEY", ProviderKey: clientKey})
+	if err != nil {
+		t.Fatalf("session.resume with the key: %v", err)
+	}
+	sendTurn(t, c, resumed.SessionID, "again")
+	until(t, c, proto.EventTurnCompleted)
+	if reqs := fm.Requests(); len(reqs) != 2 || reqs[1].Header.Get("Authorization") != "Bearer "+clientKey {
+		t.Errorf("resumed session: %d requests, last Authorization %q", len(reqs), reqs[len(reqs)-1].Header.Get("Authorization"))
+	}
+	c.Close()
+
 	// Stop the daemon so its log and database are complete on disk.
 	if r := in.run(in.env, "", "stop"); r.code != 0 {
 		t.Fatalf("scv stop: exit %d %s", r.code, r.stderr)
@@ -112,7 +129,7 @@ func TestDaemonUsesClientKey(t *testing.T) {
 	started = in.startSession(c, proto.SessionStart{ProviderKeyEnv: "OPENAI_API_KEY", ProviderKey: clientKey})
 	sendTurn(t, c, started.SessionID, "hi")
 	until(t, c, proto.EventTurnCompleted)
-	if reqs := fm.Requests(); len(reqs) != 2 || reqs[1].Header.Get("Authorization") != "Bearer sk-daemon" {
+	if reqs := fm.Requests(); len(reqs) != 3 || reqs[2].Header.Get("Authorization") != "Bearer sk-daemon" {
 		t.Errorf("second daemon: requests %d, Authorization %q, want the daemon's key", len(reqs), reqs[len(reqs)-1].Header.Get("Authorization"))
 	}
 }

@@ -104,7 +104,8 @@ func openSession(ctx context.Context, conn *client.Conn, opts Options) (Config, 
 		}
 	}
 	if id != "" {
-		ev, err := client.CallFor[*proto.SessionResumed](ctx, conn, &proto.SessionResume{SessionID: id})
+		ev, err := client.CallFor[*proto.SessionResumed](ctx, conn, &proto.SessionResume{SessionID: id,
+			ProviderKeyEnv: opts.ProviderKeyEnv, ProviderKey: opts.ProviderKey})
 		if err != nil {
 			return Config{}, fmt.Errorf("resume session %s: %w", id, err)
 		}
