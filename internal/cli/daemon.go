@@ -39,7 +39,11 @@ func newRunCmd(g *globals) *cobra.Command {
 				return err
 			}
 			if workspace != "" {
-				if err := os.Chdir(workspace); err != nil {
+				dir, err := workspaceDir(workspace)
+				if err != nil {
+					return err
+				}
+				if err := os.Chdir(dir); err != nil {
 					return usageErr("--workspace: %v", err)
 				}
 			}

@@ -63,6 +63,7 @@ func TestWorkspaceErrors(t *testing.T) {
 		{"tools call", []string{"tools", "call", "read", `{"path":"a"}`, "--workspace", "WS"}, false, false},
 		{"mcp list", []string{"mcp", "list", "--workspace", "WS"}, false, false},
 		{"sessions list", []string{"sessions", "list", "--workspace", "WS"}, true, false},
+		{"run (the daemon)", []string{"run", "--workspace", "WS"}, false, false},
 	}
 	for _, c := range commands {
 		for _, ws := range []struct{ path, want string }{
