@@ -37,7 +37,7 @@ func Environ(kv []string) Env {
 	return env
 }
 
-// Exit codes (docs/runtime.md, "Headless runs" lists exec's).
+// Exit codes (docs/runtime.md §1, and §9 for exec's).
 const (
 	ExitOK      = 0
 	ExitFailure = 1

@@ -96,7 +96,7 @@ func newExecCmd(g *globals) *cobra.Command {
 }
 
 // Codes of the error events scv exec --json prints for errors of its own
-// (docs/runtime.md, "Headless runs"); errors of the server keep the
+// (docs/runtime.md §9); errors of the server keep the
 // protocol's codes.
 const (
 	execUsageError     = "usage_error"     // bad flags or arguments, a prompt over the limit
@@ -114,6 +114,10 @@ func promptTooLong(size, limit int) string {
 	return fmt.Sprintf("the prompt is %d bytes, over the limit of %d (session.max_prompt_bytes); shorten it or raise the limit", size, limit)
 }
 
+// maxCountedPrompt is how far a prompt on stdin over the largest limit
+// is counted to name its size.
+const maxCountedPrompt = 1 << 30
+
 // readPrompt is the prompt argument, or stdin for "-" or none. Stdin is
 // read whole (past the largest limit it is only counted), so a prompt over
 // the limit is refused with its real size.
@@ -126,11 +130,16 @@ func (g *globals) readPrompt(args []string) (string, error) {
 		return "", usageErr("read prompt from stdin: %v", err)
 	}
 	if len(b) > config.MaxPromptBytesLimit {
-		rest, err := io.Copy(io.Discard, g.stdio.In)
-		if err != nil {
+		// Counted up to 1 GiB, so an endless stdin still ends.
+		rest, err := io.CopyN(io.Discard, g.stdio.In, maxCountedPrompt-int64(len(b)))
+		if err != nil && err != io.EOF {
 			return "", usageErr("read prompt from stdin: %v", err)
 		}
-		return "", usageErr("the prompt on stdin is %d bytes, over the largest limit of %d (session.max_prompt_bytes); shorten it", int64(len(b))+rest, config.MaxPromptBytesLimit)
+		size := fmt.Sprintf("%d bytes", int64(len(b))+rest)
+		if err == nil {
+			size = fmt.Sprintf("more than %d bytes", maxCountedPrompt)
+		}
+		return "", usageErr("the prompt on stdin is %s, over the largest limit of %d (session.max_prompt_bytes); shorten it", size, config.MaxPromptBytesLimit)
 	}
 	p := strings.TrimRight(string(b), "\n")
 	if strings.TrimSpace(p) == "" {
