@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -103,6 +104,8 @@ type globals struct {
 func Run(ctx context.Context, args []string, stdio Stdio, env Env) int {
 	g := &globals{ctx: ctx, stdio: stdio, env: env}
 	root := newRootCmd(g)
+	// After the flags are defined (defining one sets its default).
+	g.execJSON = wantsExecJSON(args)
 	root.SetArgs(args)
 	root.SetIn(stdio.In)
 	root.SetOut(stdio.Out)
@@ -136,6 +139,37 @@ func Run(ctx context.Context, args []string, stdio Stdio, env Env) int {
 		printEvent(stdio.Out, &proto.Error{Header: proto.Header{Type: proto.EventError}, Code: ecode, Message: err.Error(), Fatal: true})
 	}
 	return code
+}
+
+// wantsExecJSON says args run scv exec with --json, so that an error found
+// before the flag is parsed (a bad flag earlier on the line) is an error
+// event too. The command is the first argument that is not a flag (global
+// flags with a value come before it).
+func wantsExecJSON(args []string) bool {
+	// The root's flags that take a value.
+	globalValueFlags := []string{"--scv-home", "--config", "--model", "--provider", "--base-url", "--approval-policy"}
+	cmd := ""
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			return false
+		}
+		if cmd == "" && !strings.HasPrefix(a, "-") {
+			cmd = a
+			if cmd != "exec" {
+				return false
+			}
+			continue
+		}
+		if cmd == "" && !strings.Contains(a, "=") && slices.Contains(globalValueFlags, a) {
+			i++ // the flag's value
+			continue
+		}
+		if cmd == "exec" && (a == "--json" || a == "--json=true") {
+			return true
+		}
+	}
+	return false
 }
 
 // isUsageError recognises cobra's own argument and flag errors.

@@ -150,3 +150,30 @@ func TestSessionOverrides(t *testing.T) {
 		t.Errorf("overrides without settings: %+v", o)
 	}
 }
+
+// TestWantsExecJSON: --json anywhere after exec makes every error an
+// event, also one found before the flag is parsed.
+func TestWantsExecJSON(t *testing.T) {
+	tests := []struct {
+		args []string
+		want bool
+	}{
+		{[]string{"exec", "--json", "hi"}, true},
+		{[]string{"exec", "--bogus", "--json", "hi"}, true},
+		{[]string{"--scv-home", "exec", "exec", "--json=true", "hi"}, true},
+		{[]string{"--model", "m", "exec", "hi", "--json"}, true},
+		{[]string{"exec", "--", "--json"}, false},
+		{[]string{"status", "--json"}, false},
+		{[]string{"--scv-home", "h", "status", "exec", "--json"}, false},
+		{[]string{"exec", "hi"}, false},
+	}
+	for _, tc := range tests {
+		if got := wantsExecJSON(tc.args); got != tc.want {
+			t.Errorf("wantsExecJSON(%q) = %v, want %v", tc.args, got, tc.want)
+		}
+	}
+	code, out, _ := runIn(t, "", "exec", "--bogus", "--json", "hi")
+	if code != ExitUsage || !strings.Contains(out, `"code":"usage_error"`) {
+		t.Errorf("exit %d stdout %q, want 2 and a usage_error event", code, out)
+	}
+}
