@@ -114,6 +114,7 @@ func Run(ctx context.Context, args []string, stdio Stdio, env Env) int {
 	if err == nil {
 		return ExitOK
 	}
+	err = withSuggestion(root, err)
 	var ee *exitError
 	if errors.As(err, &ee) && ee.msg == "" {
 		return ee.code // reported already
@@ -170,6 +171,24 @@ func wantsExecJSON(args []string) bool {
 		}
 	}
 	return false
+}
+
+// withSuggestion adds "did you mean" to cobra's unknown-subcommand error
+// (`scv sessions lsit`), which cobra itself does for the root only.
+func withSuggestion(root *cobra.Command, err error) error {
+	var name, path string
+	if n, _ := fmt.Sscanf(err.Error(), "unknown command %q for %q", &name, &path); n != 2 {
+		return err
+	}
+	parent, _, ferr := root.Find(strings.Fields(path)[1:])
+	if ferr != nil || parent == root {
+		return err
+	}
+	parent.SuggestionsMinimumDistance = 2
+	if s := parent.SuggestionsFor(name); len(s) > 0 {
+		return usageErr("%v; did you mean %s? (%s --help lists them)", err, orList(s), path)
+	}
+	return err
 }
 
 // isUsageError recognises cobra's own argument and flag errors.

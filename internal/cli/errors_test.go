@@ -31,6 +31,8 @@ func TestUnknownCommandHints(t *testing.T) {
 		{[]string{"fix the bug"}, `scv: unknown command "fix the bug" for "scv"; to run a prompt use: scv exec "fix the bug" (scv --help lists the commands)` + "\n"},
 		{[]string{"fix", "the", "bug"}, `scv: unknown command "fix" for "scv"; to run a prompt use: scv exec "fix the bug" (scv --help lists the commands)` + "\n"},
 		{[]string{"refactor"}, `scv: unknown command "refactor" for "scv"; to run a prompt use: scv exec "refactor" (scv --help lists the commands)` + "\n"},
+		{[]string{"sessions", "lsit"}, `scv: unknown command "lsit" for "scv sessions"; did you mean list? (scv sessions --help lists them)` + "\n"},
+		{[]string{"sessions", "zzzzzz"}, `scv: unknown command "zzzzzz" for "scv sessions"` + "\n"},
 	}
 	for _, tc := range tests {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
