@@ -10,6 +10,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"maps"
 	"os"
 	"slices"
 	"sort"
@@ -278,8 +279,9 @@ func (a *App) NewSession(ctx context.Context, id string, req proto.SessionStart)
 	if err != nil {
 		return nil, server.SessionInfo{}, err
 	}
-	client, modelName, err := a.ModelClient(cfg)
-	if _, keyErr := cfg.APIKey(a.opts.Env); err != nil && keyErr != nil && a.opts.KeyOptional {
+	env := a.keyEnv(cfg, req.ProviderKeyEnv, req.ProviderKey)
+	client, modelName, err := a.modelClient(cfg, env)
+	if _, keyErr := cfg.APIKey(env); err != nil && keyErr != nil && a.opts.KeyOptional {
 		_, prof := cfg.ActiveProvider()
 		client, modelName, err = keyless{keyErr}, prof.Model, nil
 	}
@@ -305,7 +307,7 @@ func (a *App) NewSession(ctx context.Context, id string, req proto.SessionStart)
 		Model: client, ModelName: modelName, ReasoningEffort: prof.ReasoningEffort, Registry: ts.Registry, Tools: ts.Current, Policy: policy,
 		SystemPrompt: agent.Prompt(cfg.Agent.SystemPrompt, req.Cwd, agentsMD, skills), HostedWebSearch: ts.HostedSearch,
 		MaxSteps: cfg.Agent.MaxSteps, Workspace: req.Cwd, SessionID: id, OutputLimit: cfg.Tools.OutputLimitBytes,
-		Secrets: cfg.SecretValues(a.opts.Env), Undo: fs.Undo,
+		Secrets: cfg.SecretValues(env), Undo: fs.Undo,
 		Context: agent.ContextOptions{MaxTokens: cfg.Context.MaxTokens, ReserveOutputTokens: cfg.Context.ReserveOutputTokens,
 			SafetyMarginTokens: cfg.Context.SafetyMarginTokens, BytesPerToken: cfg.Context.BytesPerToken, SummaryMaxChars: cfg.Context.SummaryMaxChars},
 		History: agent.HistoryOptions{MaxBytes: cfg.Session.MaxHistoryBytes, MaxMessages: cfg.Session.MaxMessages},
@@ -316,7 +318,7 @@ func (a *App) NewSession(ctx context.Context, id string, req proto.SessionStart)
 		queued = -1 // SessionInfo's "no queue"; its 0 means "the server's default"
 	}
 	info := server.SessionInfo{Cwd: req.Cwd, Model: modelName, ContextMaxTokens: cfg.Context.MaxTokens, Tools: ts.Registry.Names(),
-		MaxQueuedTurns: queued, Provider: profName, DelegationDepth: depth, Close: func() { ts.Release(); a.sessions.Add(-1) }}
+		MaxQueuedTurns: queued, MaxPromptBytes: cfg.Session.MaxPromptBytes, Provider: profName, DelegationDepth: depth, Close: func() { ts.Release(); a.sessions.Add(-1) }}
 	return sess, info, nil
 }
 
@@ -326,8 +328,29 @@ func (a *App) Sessions() int { return int(a.sessions.Load()) }
 // ModelClient builds the active provider's client; a missing key is an
 // error that names the variable to set.
 func (a *App) ModelClient(cfg *config.Config) (model.Client, string, error) {
+	return a.modelClient(cfg, a.opts.Env)
+}
+
+// keyEnv is the environment a session takes its provider key from: the
+// process's, with the client's key (session.start provider_key) as the
+// variable the profile names when the process lacks it and the client
+// named the same variable (so a key is never sent to an endpoint it was
+// not meant for). The client's key never replaces one the process has.
+func (a *App) keyEnv(cfg *config.Config, clientVar, clientKey string) map[string]string {
+	_, prof := cfg.ActiveProvider()
+	if clientKey == "" || prof.APIKey != "" || prof.APIKeyEnv == "" || prof.APIKeyEnv != clientVar || a.opts.Env[prof.APIKeyEnv] != "" {
+		return a.opts.Env
+	}
+	env := make(map[string]string, len(a.opts.Env)+1)
+	maps.Copy(env, a.opts.Env)
+	env[prof.APIKeyEnv] = clientKey
+	return env
+}
+
+// modelClient is ModelClient with the key taken from env.
+func (a *App) modelClient(cfg *config.Config, env map[string]string) (model.Client, string, error) {
 	name, prof := cfg.ActiveProvider()
-	key, err := cfg.APIKey(a.opts.Env)
+	key, err := cfg.APIKey(env)
 	if err != nil {
 		return nil, "", err
 	}

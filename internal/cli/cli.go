@@ -8,9 +8,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
+
+	"github.com/scv-agent/scv/internal/proto"
 )
 
 // Stdio are the streams a command uses; tests pass buffers.
@@ -35,11 +38,17 @@ func Environ(kv []string) Env {
 	return env
 }
 
-// Exit codes.
+// Exit codes (docs/runtime.md §1, and §9 for exec's).
 const (
 	ExitOK      = 0
 	ExitFailure = 1
 	ExitUsage   = 2
+	// ExitDenied: scv exec answered, but one or more tool calls were
+	// denied.
+	ExitDenied = 3
+	// ExitInterrupted: Ctrl+C (SIGINT) or SIGTERM ended the command
+	// (128 + SIGINT, as shells report it).
+	ExitInterrupted = 130
 )
 
 // exitError carries an exit status with an optional message for stderr.
@@ -54,6 +63,19 @@ func (e *exitError) Error() string { return e.msg }
 func usageErr(format string, args ...any) error {
 	return &exitError{code: ExitUsage, msg: fmt.Sprintf(format, args...)}
 }
+
+// codedError is a start-up error of scv exec with the code its --json
+// error event carries.
+type codedError struct {
+	code string
+	err  error
+}
+
+func (e *codedError) Error() string { return e.err.Error() }
+func (e *codedError) Unwrap() error { return e.err }
+
+// startupErr tags err with its exec error code.
+func startupErr(code string, err error) error { return &codedError{code: code, err: err} }
 
 // exitCode is a silent (already reported) exit status.
 func exitCode(code int) error { return &exitError{code: code} }
@@ -73,12 +95,17 @@ type globals struct {
 	// The TUI's session choice: --continue, --resume [ID].
 	tuiContinue, tuiResume bool
 	tuiResumeID            string
+	// execJSON is scv exec --json: every error is also an error event on
+	// stdout.
+	execJSON bool
 }
 
 // Run executes the scv command line and returns the process exit status.
 func Run(ctx context.Context, args []string, stdio Stdio, env Env) int {
 	g := &globals{ctx: ctx, stdio: stdio, env: env}
 	root := newRootCmd(g)
+	// After the flags are defined (defining one sets its default).
+	g.execJSON = wantsExecJSON(args)
 	root.SetArgs(args)
 	root.SetIn(stdio.In)
 	root.SetOut(stdio.Out)
@@ -87,18 +114,81 @@ func Run(ctx context.Context, args []string, stdio Stdio, env Env) int {
 	if err == nil {
 		return ExitOK
 	}
+	err = withSuggestion(root, err)
 	var ee *exitError
-	if errors.As(err, &ee) {
-		if ee.msg != "" {
-			fmt.Fprintf(stdio.Err, "scv: %s\n", ee.msg)
-		}
-		return ee.code
+	if errors.As(err, &ee) && ee.msg == "" {
+		return ee.code // reported already
+	}
+	code, ecode := ExitFailure, execStartupError
+	switch {
+	case errors.As(err, &ee):
+		code = ee.code
+	case isUsageError(err):
+		code = ExitUsage
+	}
+	if code == ExitUsage {
+		ecode = execUsageError
+	}
+	if ce := (*codedError)(nil); errors.As(err, &ce) {
+		ecode = ce.code
+	}
+	if ctx.Err() != nil && code == ExitFailure {
+		code, ecode = ExitInterrupted, execInterrupted
 	}
 	fmt.Fprintf(stdio.Err, "scv: %v\n", err)
-	if isUsageError(err) {
-		return ExitUsage
+	if g.execJSON {
+		printEvent(stdio.Out, &proto.Error{Header: proto.Header{Type: proto.EventError}, Code: ecode, Message: err.Error(), Fatal: true})
 	}
-	return ExitFailure
+	return code
+}
+
+// wantsExecJSON says args run scv exec with --json, so that an error found
+// before the flag is parsed (a bad flag earlier on the line) is an error
+// event too. The command is the first argument that is not a flag (global
+// flags with a value come before it).
+func wantsExecJSON(args []string) bool {
+	// The root's flags that take a value.
+	globalValueFlags := []string{"--scv-home", "--config", "--model", "--provider", "--base-url", "--approval-policy"}
+	cmd := ""
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			return false
+		}
+		if cmd == "" && !strings.HasPrefix(a, "-") {
+			cmd = a
+			if cmd != "exec" {
+				return false
+			}
+			continue
+		}
+		if cmd == "" && !strings.Contains(a, "=") && slices.Contains(globalValueFlags, a) {
+			i++ // the flag's value
+			continue
+		}
+		if cmd == "exec" && (a == "--json" || a == "--json=true") {
+			return true
+		}
+	}
+	return false
+}
+
+// withSuggestion adds "did you mean" to cobra's unknown-subcommand error
+// (`scv sessions lsit`), which cobra itself does for the root only.
+func withSuggestion(root *cobra.Command, err error) error {
+	var name, path string
+	if n, _ := fmt.Sscanf(err.Error(), "unknown command %q for %q", &name, &path); n != 2 {
+		return err
+	}
+	parent, _, ferr := root.Find(strings.Fields(path)[1:])
+	if ferr != nil || parent == root {
+		return err
+	}
+	parent.SuggestionsMinimumDistance = 2
+	if s := parent.SuggestionsFor(name); len(s) > 0 {
+		return usageErr("%v; did you mean %s? (%s --help lists them)", err, orList(s), path)
+	}
+	return err
 }
 
 // isUsageError recognises cobra's own argument and flag errors.
@@ -118,6 +208,8 @@ func newRootCmd(g *globals) *cobra.Command {
 		Short:         "SCV: a self-hosted agent runtime",
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		// `scv exce` suggests exec.
+		SuggestionsMinimumDistance: 2,
 	}
 	pf := root.PersistentFlags()
 	pf.StringVar(&g.scvHome, "scv-home", "", "instance home (env SCV_HOME, default ~/.scv)")

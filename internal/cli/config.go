@@ -17,6 +17,7 @@ import (
 	"github.com/scv-agent/scv/internal/config"
 	"github.com/scv-agent/scv/internal/model"
 	"github.com/scv-agent/scv/internal/paths"
+	"github.com/scv-agent/scv/internal/termtext"
 )
 
 // loadConfig resolves the instance home and loads every config layer;
@@ -49,12 +50,54 @@ func (g *globals) checkPolicyFlag() error {
 	return usageErr("--approval-policy must be ask-on-risk, ask-always or deny-on-risk, not %q", g.approvalPolicy)
 }
 
-// workspaceDir is dir made absolute, or the current directory.
+// workspaceDir is dir made absolute, or the current directory; it must be
+// an existing directory (one clear message for every command that takes
+// a workspace).
 func workspaceDir(dir string) (string, error) {
+	abs, err := workspacePath(dir)
+	if err != nil {
+		return "", err
+	}
+	if err := checkWorkspace(abs, dir == ""); err != nil {
+		return "", usageErr("%v", err)
+	}
+	return abs, nil
+}
+
+// workspacePath is dir made absolute, or the current directory, which
+// must still exist.
+func workspacePath(dir string) (string, error) {
 	if dir == "" {
-		return os.Getwd()
+		wd, err := os.Getwd()
+		if err != nil {
+			return "", usageErr("the current directory cannot be used as the workspace (%v): it was probably deleted; cd into an existing directory and run scv again", err)
+		}
+		return wd, nil
 	}
 	return filepath.Abs(dir)
+}
+
+// missingWorkspaceError is a workspace that does not exist.
+type missingWorkspaceError struct{ msg string }
+
+func (e *missingWorkspaceError) Error() string { return e.msg }
+
+// checkWorkspace says what is wrong with abs as a workspace, or nil.
+func checkWorkspace(abs string, current bool) error {
+	fi, err := os.Stat(abs)
+	what := "workspace"
+	if current {
+		what = "workspace (the current directory)"
+	}
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return &missingWorkspaceError{fmt.Sprintf("%s %s does not exist; pass --workspace with an existing directory", what, termtext.Line(abs))}
+	case err != nil:
+		return fmt.Errorf("%s %s cannot be used: %v", what, termtext.Line(abs), err)
+	case !fi.IsDir():
+		return fmt.Errorf("%s %s is not a directory; pass --workspace with a directory", what, termtext.Line(abs))
+	}
+	return nil
 }
 
 func newConfigCmd(g *globals) *cobra.Command {
@@ -122,7 +165,7 @@ func newConfigShowCmd(g *globals) *cobra.Command {
 		Short: "Print every effective setting and where it came from (secrets hidden)",
 		Args:  cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
-			dir, err := workspaceDir(ws)
+			dir, err := workspacePath(ws)
 			if err != nil {
 				return err
 			}
@@ -188,7 +231,7 @@ func newConfigPathCmd(g *globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			dir, err := workspaceDir(ws)
+			dir, err := workspacePath(ws)
 			if err != nil {
 				return err
 			}

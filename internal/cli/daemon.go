@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"os/exec"
@@ -38,7 +39,11 @@ func newRunCmd(g *globals) *cobra.Command {
 				return err
 			}
 			if workspace != "" {
-				if err := os.Chdir(workspace); err != nil {
+				dir, err := workspaceDir(workspace)
+				if err != nil {
+					return err
+				}
+				if err := os.Chdir(dir); err != nil {
 					return usageErr("--workspace: %v", err)
 				}
 			}
@@ -79,7 +84,7 @@ func (g *globals) runDaemon(logger *slog.Logger) error {
 		c := tr.Counts()
 		ds := proto.DaemonStatus{Version: version.Version, PID: os.Getpid(), UptimeSeconds: int64(time.Since(started).Seconds()),
 			Sessions: a.Sessions(), Delegations: proto.Delegations{Running: c.Running, OrphansReaped: int(c.OrphansReaped)},
-			Database: databaseStatus(ctx, st, logger)}
+			Database: databaseStatus(ctx, st, logger), Provider: g.daemonProvider(a, logger)}
 		if bot != nil {
 			ds.Clawbot = clawbot.ProtoStatus(bot.Status())
 		}
@@ -280,11 +285,57 @@ func daemonStatusCall(ctx context.Context, conn *client.Conn, msg proto.Message)
 	return *ev.Status, nil
 }
 
+// printDaemonProvider writes the provider lines of scv status.
+func printDaemonProvider(w io.Writer, p *proto.DaemonProvider) {
+	fmt.Fprintf(w, "  provider:    %s (%s), model %s\n  base URL:    %s\n", termtext.Line(p.Profile), termtext.Line(p.WireAPI), termtext.Line(p.Model), termtext.Line(p.BaseURL))
+	switch {
+	case p.KeyEnv == "":
+		fmt.Fprintf(w, "  key:         inline, or none needed\n")
+	case p.KeySet:
+		fmt.Fprintf(w, "  key:         %s (set in the daemon's environment)\n", termtext.Line(p.KeyEnv))
+	default:
+		fmt.Fprintf(w, "  key:         %s is not set in the daemon's environment; sessions use the client's (scv sends it)\n", termtext.Line(p.KeyEnv))
+	}
+	if len(p.ConfigFiles) == 0 {
+		fmt.Fprintf(w, "  config:      none (defaults)\n")
+	}
+	for i, f := range p.ConfigFiles {
+		label := "config:"
+		if i > 0 {
+			label = ""
+		}
+		fmt.Fprintf(w, "  %-12s %s\n", label, termtext.Line(f))
+	}
+}
+
+// daemonProvider is the provider a session started without overrides
+// uses, with the configuration read now (a file edited since the start
+// shows); nil when it does not load.
+func (g *globals) daemonProvider(a *app.App, logger *slog.Logger) *proto.DaemonProvider {
+	loaded, err := a.LoadConfig("", app.NoOverrides)
+	if err != nil {
+		logger.Warn("status: load the configuration", "err", err)
+		return nil
+	}
+	name, prof := loaded.Config.ActiveProvider()
+	p := &proto.DaemonProvider{Profile: name, WireAPI: prof.WireAPI, Model: prof.Model, BaseURL: prof.BaseURL,
+		KeyEnv: prof.APIKeyEnv, ConfigFiles: []string{}}
+	if prof.APIKey != "" {
+		p.KeyEnv = ""
+	}
+	_, kerr := loaded.Config.APIKey(g.env)
+	p.KeySet = kerr == nil
+	for _, f := range loaded.Files {
+		p.ConfigFiles = append(p.ConfigFiles, f.Path)
+	}
+	return p
+}
+
 func newStatusCmd(g *globals) *cobra.Command {
 	var jsonOut bool
 	cmd := &cobra.Command{
 		Use:   "status [--json]",
-		Short: "Show the daemon's PID, version, uptime, sessions and delegations",
+		Short: "Show the daemon's PID, version, uptime, sessions, delegations, provider and config files",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			layout, err := paths.Resolve(g.scvHome, g.env)
@@ -320,6 +371,9 @@ func newStatusCmd(g *globals) *cobra.Command {
 				st.PID, st.Version, time.Duration(st.UptimeSeconds)*time.Second, st.Sessions, st.Delegations.Running, st.Delegations.OrphansReaped, layout.Socket())
 			if st.Database != nil {
 				fmt.Fprintf(g.stdio.Out, "  database:    %s\n", describeDatabase(st.Database))
+			}
+			if p := st.Provider; p != nil {
+				printDaemonProvider(g.stdio.Out, p)
 			}
 			for _, a := range st.Clawbot {
 				fmt.Fprintf(g.stdio.Out, "  clawbot %s: %s, remote tools %s, %d restarts (scv clawbot status)\n",

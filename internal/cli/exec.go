@@ -14,6 +14,7 @@ import (
 
 	"github.com/scv-agent/scv/internal/app"
 	"github.com/scv-agent/scv/internal/client"
+	"github.com/scv-agent/scv/internal/config"
 	"github.com/scv-agent/scv/internal/proto"
 	"github.com/scv-agent/scv/internal/server"
 	"github.com/scv-agent/scv/internal/termtext"
@@ -21,44 +22,53 @@ import (
 )
 
 func newExecCmd(g *globals) *cobra.Command {
-	var yes, jsonOut, cont bool
-	var workspace, resume string
+	var r execRun
+	var workspace string
 	cmd := &cobra.Command{
-		Use:   "exec [--yes] [--json] [--continue|--resume ID] PROMPT|-",
+		Use:   "exec [--yes] [--json] [--quiet|--verbose] [--continue|--resume ID] PROMPT|-",
 		Short: "Run one headless turn (the server runs inside this process)",
-		Long: "Run one turn and print the assistant's text as it streams; notes (approvals, running tools, tool failures) go to stderr.\n" +
-			"Approvals are answered yes with --yes and no without it. --json prints every protocol event instead.\n" +
-			"PROMPT '-' or no PROMPT reads the prompt from stdin. Exit 0 when the turn completes, 1 otherwise.\n" +
-			"Every run is saved as a session (scv sessions list); --continue adds the turn to the last session of the\n" +
-			"workspace, --resume ID to session ID.",
+		Long: "Run one turn and print the assistant's text as it streams; notes (approvals, running tools, tool failures,\n" +
+			"provider retries) go to stderr, one line each, prefixed \"scv:\". Approvals are answered yes with --yes and no\n" +
+			"without it. --json prints every protocol event on stdout instead, and every error as an error event too.\n" +
+			"--quiet prints nothing on stderr but fatal errors; --verbose adds the output of bash calls to stderr.\n" +
+			"PROMPT '-' or no PROMPT reads the prompt from stdin. Every run is saved as a session (scv sessions list);\n" +
+			"--continue adds the turn to the last session of the workspace, --resume ID to session ID.\n\n" +
+			"Exit status: 0 answered; 1 failed (the turn failed or was cancelled, or scv could not start it);\n" +
+			"2 usage error; 3 answered, but one or more tool calls were denied; 130 interrupted (Ctrl+C, SIGTERM).",
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if cont && resume != "" {
+			if r.cont && r.resume != "" {
 				return usageErr("--continue and --resume name the session two ways; pass one")
+			}
+			if r.quiet && r.verbose {
+				return usageErr("--quiet and --verbose contradict each other; pass one")
 			}
 			prompt, err := g.readPrompt(args)
 			if err != nil {
 				return err
 			}
-			ws, err := workspaceDir(workspace)
-			if err != nil {
-				return err
+			r.prompt = prompt
+			if r.ws, err = workspaceDir(workspace); err != nil {
+				return startupErr(execWorkspaceError, err)
 			}
-			logger := g.stderrLogger()
+			logger := g.consoleLogger(r.quiet)
 			// Fail early, with the config's own message, before anything runs.
 			a, layout, tr, err := g.newApp(logger, true)
 			if err != nil {
-				return err
+				return startupErr(execConfigError, err)
 			}
 			// The app owns the MCP servers the turn starts; closing it
 			// stops them (and what they spawned) before exec exits.
 			defer a.Close()
-			loaded, err := a.LoadConfig(ws, app.NoOverrides)
+			loaded, err := a.LoadConfig(r.ws, app.NoOverrides)
 			if err != nil {
-				return err
+				return startupErr(execConfigError, err)
 			}
 			if _, err := loaded.Config.APIKey(g.env); err != nil {
-				return err
+				return startupErr(execNoAPIKey, err)
+			}
+			if limit := loaded.Config.Session.MaxPromptBytes; len(prompt) > limit {
+				return usageErr("%s", promptTooLong(len(prompt), limit))
 			}
 			// Like every server, stop what dead owners left behind first.
 			if n, err := tr.Reconcile(g.ctx); err != nil {
@@ -68,28 +78,68 @@ func newExecCmd(g *globals) *cobra.Command {
 			}
 			st, err := openStore(g.ctx, layout, "scv exec", logger)
 			if err != nil {
-				return err
+				return startupErr(execStoreError, err)
 			}
 			defer closeStore(st, logger)
 			srv := newServer(a, logger, &loaded.Config, st, "scv exec", nil, nil)
-			return g.runExec(srv, execRun{prompt: prompt, ws: ws, yes: yes, jsonOut: jsonOut, cont: cont, resume: resume})
+			return g.runExec(srv, r)
 		},
 	}
-	cmd.Flags().BoolVar(&cont, "continue", false, "add the turn to the last session of the workspace")
-	cmd.Flags().StringVar(&resume, "resume", "", "add the turn to session ID (scv sessions list shows the ids)")
-	cmd.Flags().BoolVar(&yes, "yes", false, "approve every approval request")
-	cmd.Flags().BoolVar(&jsonOut, "json", false, "print every protocol event as a JSON line")
+	cmd.Flags().BoolVar(&r.cont, "continue", false, "add the turn to the last session of the workspace")
+	cmd.Flags().StringVar(&r.resume, "resume", "", "add the turn to session ID (scv sessions list shows the ids)")
+	cmd.Flags().BoolVar(&r.yes, "yes", false, "approve every approval request")
+	cmd.Flags().BoolVar(&g.execJSON, "json", false, "print every protocol event (and every error) as a JSON line")
+	cmd.Flags().BoolVar(&r.quiet, "quiet", false, "print only the answer: nothing on stderr but fatal errors")
+	cmd.Flags().BoolVar(&r.verbose, "verbose", false, "also print the output of bash calls on stderr as it comes")
 	cmd.Flags().StringVar(&workspace, "workspace", "", "workspace directory (default: current directory)")
 	return cmd
 }
 
+// Codes of the error events scv exec --json prints for errors of its own
+// (docs/runtime.md §9); errors of the server keep the
+// protocol's codes.
+const (
+	execUsageError     = "usage_error"     // bad flags or arguments, a prompt over the limit
+	execConfigError    = "config_error"    // the configuration does not load
+	execNoAPIKey       = "api_key_missing" // the provider's key variable is not set
+	execWorkspaceError = "workspace_error" // the workspace is missing or not a directory
+	execStoreError     = "store_error"     // the session database cannot be opened
+	execStartupError   = "startup_error"   // anything else before the turn started
+	execConnectionLost = "connection_lost" // the in-process server ended mid-turn
+	execInterrupted    = "interrupted"     // Ctrl+C or SIGTERM
+)
+
+// promptTooLong says a prompt is over the limit, with both sizes.
+func promptTooLong(size, limit int) string {
+	return fmt.Sprintf("the prompt is %d bytes, over the limit of %d (session.max_prompt_bytes); shorten it or raise the limit", size, limit)
+}
+
+// maxCountedPrompt is how far a prompt on stdin over the largest limit
+// is counted to name its size.
+const maxCountedPrompt = 1 << 30
+
+// readPrompt is the prompt argument, or stdin for "-" or none. Stdin is
+// read whole (past the largest limit it is only counted), so a prompt over
+// the limit is refused with its real size.
 func (g *globals) readPrompt(args []string) (string, error) {
 	if len(args) == 1 && args[0] != "-" {
 		return args[0], nil
 	}
-	b, err := io.ReadAll(io.LimitReader(g.stdio.In, proto.MaxPromptBytes+1))
+	b, err := io.ReadAll(io.LimitReader(g.stdio.In, config.MaxPromptBytesLimit+1))
 	if err != nil {
 		return "", usageErr("read prompt from stdin: %v", err)
+	}
+	if len(b) > config.MaxPromptBytesLimit {
+		// Counted up to 1 GiB, so an endless stdin still ends.
+		rest, err := io.CopyN(io.Discard, g.stdio.In, maxCountedPrompt-int64(len(b)))
+		if err != nil && err != io.EOF {
+			return "", usageErr("read prompt from stdin: %v", err)
+		}
+		size := fmt.Sprintf("%d bytes", int64(len(b))+rest)
+		if err == nil {
+			size = fmt.Sprintf("more than %d bytes", maxCountedPrompt)
+		}
+		return "", usageErr("the prompt on stdin is %s, over the largest limit of %d (session.max_prompt_bytes); shorten it", size, config.MaxPromptBytesLimit)
 	}
 	p := strings.TrimRight(string(b), "\n")
 	if strings.TrimSpace(p) == "" {
@@ -98,18 +148,20 @@ func (g *globals) readPrompt(args []string) (string, error) {
 	return p, nil
 }
 
-// runExec serves the protocol in this process over two in-memory pipes and
-// drives one turn through them as a client, exactly as it would a separate
-// `scv server --stdio` (docs/runtime.md says why there is no child).
 // execRun is what one `scv exec` does.
 type execRun struct {
-	prompt, ws   string
-	yes, jsonOut bool
+	prompt, ws string
+	yes        bool
+	// quiet keeps stderr for fatal errors; verbose adds bash output.
+	quiet, verbose bool
 	// cont continues the workspace's last session, resume names one.
 	cont   bool
 	resume string
 }
 
+// runExec serves the protocol in this process over two in-memory pipes and
+// drives one turn through them as a client, exactly as it would a separate
+// `scv server --stdio` (docs/runtime.md says why there is no child).
 func (g *globals) runExec(srv *server.Server, r execRun) error {
 	// The server gets its own context: Ctrl+C is answered with turn.cancel
 	// through the protocol, not by tearing the server down under the turn.
@@ -141,38 +193,35 @@ func (g *globals) runExec(srv *server.Server, r execRun) error {
 // execTurn drives one turn and returns the exit status.
 func (g *globals) execTurn(conn *client.Conn, r execRun) int {
 	ctx := context.Background()
+	t := &execTurn{g: g, conn: conn, r: r, jsonOut: g.execJSON, endedWithText: true, visibleOut: isTerminal(g.stdio.Out)}
 	if _, err := conn.Initialize(ctx, "scv-exec", version.Version); err != nil {
-		fmt.Fprintf(g.stdio.Err, "scv: %v\n", err)
-		return ExitFailure
+		return t.fail(execStartupError, err.Error())
 	}
 	opened, sid, err := openExecSession(ctx, conn, r)
 	if err != nil {
-		fmt.Fprintf(g.stdio.Err, "scv: %v\n", err)
-		return ExitFailure
+		return t.fail(execStartupError, err.Error())
 	}
-	if r.jsonOut {
+	t.sid = sid
+	if t.jsonOut {
 		printEvent(g.stdio.Out, opened)
 	}
 	if err := conn.Send(&proto.TurnStart{Envelope: proto.Envelope{RequestID: execTurnRequest}, SessionID: sid, Prompt: r.prompt}); err != nil {
-		fmt.Fprintf(g.stdio.Err, "scv: %v\n", err)
-		return ExitFailure
+		return t.fail(execStartupError, err.Error())
 	}
-	t := &execTurn{g: g, conn: conn, sid: sid, yes: r.yes, jsonOut: r.jsonOut, endedWithText: true, visibleOut: isTerminal(g.stdio.Out)}
 	interrupted := g.ctx.Done()
 	for {
 		select {
 		case <-interrupted:
 			interrupted = nil
+			t.interrupted = true
 			if t.turnID == "" {
-				fmt.Fprintln(g.stdio.Err, "scv: interrupted before the turn started")
-				return ExitFailure
+				return t.fail(execInterrupted, "interrupted before the turn started")
 			}
-			fmt.Fprintln(g.stdio.Err, "scv: interrupted; cancelling the turn")
+			t.note("interrupted; cancelling the turn")
 			_ = conn.Send(&proto.TurnCancel{SessionID: sid, TurnID: t.turnID})
 		case ev, ok := <-conn.Events():
 			if !ok {
-				fmt.Fprintf(g.stdio.Err, "scv: the server ended before the turn finished: %v\n", conn.Err())
-				return ExitFailure
+				return t.fail(execConnectionLost, fmt.Sprintf("the server ended before the turn finished: %v", conn.Err()))
 			}
 			if code, done := t.handle(ev); done {
 				return code
@@ -217,22 +266,60 @@ const execTurnRequest = "exec-turn"
 type execTurn struct {
 	g             *globals
 	conn          *client.Conn
+	r             execRun
 	sid, turnID   string
-	yes, jsonOut  bool
+	jsonOut       bool
 	endedWithText bool
 	// visibleOut makes control characters of the assistant's text visible
 	// on stdout; only when stdout is a terminal, since redirected output is
 	// the turn's product and stays byte-exact.
 	visibleOut bool
 	// asked are the calls whose approval note (with the summary) was
-	// printed.
-	asked map[string]bool
+	// printed; deniedNoted those whose denial that note already reported.
+	asked, deniedNoted map[string]bool
+	// denied counts the calls that were denied: the turn then answers
+	// with ExitDenied.
+	denied int
+	// interrupted: Ctrl+C (or SIGTERM) arrived; the turn ends with
+	// ExitInterrupted.
+	interrupted bool
+}
+
+// note writes one "scv:" line on stderr unless --quiet.
+func (t *execTurn) note(format string, args ...any) {
+	if !t.r.quiet {
+		fmt.Fprintf(t.g.stdio.Err, "scv: "+format+"\n", args...)
+	}
+}
+
+// fail reports a fatal error once on stderr (even with --quiet) and, with
+// --json, as an error event on stdout; it returns the exit status of code.
+func (t *execTurn) fail(code, msg string) int {
+	fmt.Fprintf(t.g.stdio.Err, "scv: %s\n", termtext.Line(msg))
+	if t.jsonOut {
+		printEvent(t.g.stdio.Out, &proto.Error{Header: proto.Header{Type: proto.EventError}, Code: code, Message: msg, Fatal: true})
+	}
+	if code == execInterrupted {
+		return ExitInterrupted
+	}
+	return ExitFailure
+}
+
+// ended is the exit status of a turn that ended with turn.completed.
+func (t *execTurn) ended() int {
+	switch {
+	case t.interrupted:
+		return ExitInterrupted
+	case t.denied > 0:
+		return ExitDenied
+	}
+	return ExitOK
 }
 
 // handle prints one event and answers approvals; done reports the end of
 // the turn with its exit status.
 func (t *execTurn) handle(ev proto.Event) (code int, done bool) {
-	out, errw := t.g.stdio.Out, t.g.stdio.Err
+	out := t.g.stdio.Out
 	if t.jsonOut {
 		printEvent(out, ev)
 	}
@@ -258,37 +345,75 @@ func (t *execTurn) handle(ev proto.Event) (code int, done bool) {
 	case *proto.ApprovalRequested:
 		t.approve(e)
 	case *proto.ToolStarted:
-		// Progress for long runs: which call is running now. A call that
-		// ran without an approval note gets its whole summary (a fetch's
-		// full URL) here.
-		lines := strings.Split(strings.Trim(termtext.Block(e.Summary), "\n"), "\n")
-		if t.asked[e.CallID] || e.Summary == "" {
-			fmt.Fprintf(errw, "scv: running %s\n", termtext.Line(e.Name))
-			break
-		}
-		fmt.Fprintf(errw, "scv: running %s: %s\n", termtext.Line(e.Name), lines[0])
-		for _, l := range lines[1:] {
-			fmt.Fprintf(errw, "scv:   | %s\n", l)
+		t.started(e)
+	case *proto.ToolProgress:
+		if t.r.verbose {
+			t.note("  > %s", termtext.Line(e.Text))
 		}
 	case *proto.ToolCompleted:
-		if !e.Success {
-			fmt.Fprintf(errw, "scv: %s %s: %s\n", termtext.Line(e.Name), termtext.Line(e.Error), termtext.Line(clip(firstLine(e.Output), 300)))
-		}
+		t.completed(e)
 	case *proto.TurnCompleted:
-		return ExitOK, true
+		return t.ended(), true
 	case *proto.TurnCancelled:
-		fmt.Fprintln(errw, "scv: turn cancelled")
+		if t.interrupted {
+			t.note("turn cancelled")
+			return ExitInterrupted, true
+		}
+		fmt.Fprintln(t.g.stdio.Err, "scv: turn cancelled")
 		return ExitFailure, true
 	case *proto.TurnFailed:
-		fmt.Fprintf(errw, "turn failed (%s): %s\n", termtext.Line(e.Code), termtext.Line(e.Message))
+		fmt.Fprintf(t.g.stdio.Err, "scv: turn failed (%s): %s\n", termtext.Line(e.Code), termtext.Line(e.Message))
+		if t.interrupted {
+			return ExitInterrupted, true
+		}
 		return ExitFailure, true
 	case *proto.Error:
-		fmt.Fprintf(errw, "scv: %s: %s\n", termtext.Line(e.Code), termtext.Line(e.Message))
 		if e.Fatal || e.RequestID == execTurnRequest {
+			// Already on stdout with --json: only stderr here.
+			fmt.Fprintf(t.g.stdio.Err, "scv: %s: %s\n", termtext.Line(e.Code), termtext.Line(e.Message))
 			return ExitFailure, true
 		}
+		t.note("%s: %s", termtext.Line(e.Code), termtext.Line(e.Message))
 	}
 	return 0, false
+}
+
+// started notes a call that runs now (progress for long runs). A call that
+// ran without an approval note gets its whole summary (a fetch's full URL)
+// here.
+func (t *execTurn) started(e *proto.ToolStarted) {
+	lines := strings.Split(strings.Trim(termtext.Block(e.Summary), "\n"), "\n")
+	if t.asked[e.CallID] || e.Summary == "" {
+		t.note("running %s", termtext.Line(e.Name))
+		return
+	}
+	t.note("running %s: %s", termtext.Line(e.Name), lines[0])
+	for _, l := range lines[1:] {
+		t.note("  | %s", l)
+	}
+}
+
+// completed reports a failed or denied call once, and with --verbose a
+// bash call's output.
+func (t *execTurn) completed(e *proto.ToolCompleted) {
+	name := termtext.Line(e.Name)
+	if t.r.verbose && e.Name == "bash" {
+		t.bashOutput(e.Output)
+	}
+	switch {
+	case e.Success:
+	case e.Error == proto.ToolDenied:
+		t.denied++
+		if t.deniedNoted[e.CallID] {
+			return // the approval note said it
+		}
+		// The output is what the model reads ("denied: the approval
+		// policy ..."); the line says "denied" once.
+		why := strings.TrimPrefix(firstLine(e.Output), "denied: ")
+		t.note("%s call denied: %s", name, termtext.Line(clip(why, 300)))
+	default:
+		t.note("%s call failed (%s): %s", name, termtext.Line(e.Error), termtext.Line(clip(firstLine(e.Output), 300)))
+	}
 }
 
 // approve answers an approval request as --yes says and notes it on stderr
@@ -296,20 +421,48 @@ func (t *execTurn) handle(ev proto.Event) (code int, done bool) {
 // approves is on record in full.
 func (t *execTurn) approve(e *proto.ApprovalRequested) {
 	if t.asked == nil {
-		t.asked = map[string]bool{}
+		t.asked, t.deniedNoted = map[string]bool{}, map[string]bool{}
 	}
 	t.asked[e.CallID] = true
 	verdict := "denied (pass --yes to approve)"
-	if t.yes {
+	if t.r.yes {
 		verdict = "approved (--yes)"
+	} else {
+		t.deniedNoted[e.CallID] = true
 	}
-	errw := t.g.stdio.Err
-	fmt.Fprintf(errw, "scv: approval for %s (risk %s): %s\n", termtext.Line(e.Name), termtext.Line(e.Risk), verdict)
-	for _, l := range strings.Split(strings.Trim(termtext.Block(e.Summary), "\n"), "\n") {
-		fmt.Fprintf(errw, "scv:   | %s\n", l)
+	if !t.r.quiet {
+		errw := t.g.stdio.Err
+		fmt.Fprintf(errw, "scv: approval for %s (risk %s): %s\n", termtext.Line(e.Name), termtext.Line(e.Risk), verdict)
+		for _, l := range strings.Split(strings.Trim(termtext.Block(e.Summary), "\n"), "\n") {
+			fmt.Fprintf(errw, "scv:   | %s\n", l)
+		}
+		printDiff(errw, e.Diff)
 	}
-	printDiff(errw, e.Diff)
-	_ = t.conn.Send(&proto.ApprovalResolve{SessionID: t.sid, ApprovalID: e.ApprovalID, Approved: t.yes})
+	_ = t.conn.Send(&proto.ApprovalResolve{SessionID: t.sid, ApprovalID: e.ApprovalID, Approved: t.r.yes})
+}
+
+// bashOutput notes a bash call's output line by line, control characters
+// made visible, and its exit code when not 0 (--verbose).
+func (t *execTurn) bashOutput(result string) {
+	var r struct {
+		ExitCode *int   `json:"exit_code"`
+		TimedOut bool   `json:"timed_out"`
+		Output   string `json:"output"`
+	}
+	if err := json.Unmarshal([]byte(result), &r); err != nil {
+		r.Output = result // a failure's text, not a result object
+	}
+	if text := strings.TrimSuffix(r.Output, "\n"); text != "" {
+		for _, l := range strings.Split(termtext.Block(text), "\n") {
+			t.note("  | %s", l)
+		}
+	}
+	switch {
+	case r.TimedOut:
+		t.note("  (timed out)")
+	case r.ExitCode != nil && *r.ExitCode != 0:
+		t.note("  (exit status %d)", *r.ExitCode)
+	}
 }
 
 // printDiff notes the planned change of a write under its approval: the

@@ -56,11 +56,16 @@ func (g *globals) withStore(fn func(ctx context.Context, st *store.Store, layout
 }
 
 // canonicalWorkspace resolves a --workspace value like session.start
-// does; a directory that no longer exists is used as given.
+// does; a directory that no longer exists is used as given (its sessions
+// are still stored), a file is refused.
 func canonicalWorkspace(dir string) (string, error) {
-	abs, err := workspaceDir(dir)
+	abs, err := workspacePath(dir)
 	if err != nil {
 		return "", err
+	}
+	var missing *missingWorkspaceError
+	if err := checkWorkspace(abs, dir == ""); err != nil && !errors.As(err, &missing) {
+		return "", usageErr("%v", err)
 	}
 	if real, err := paths.CanonicalDir(abs); err == nil {
 		return real, nil

@@ -2,11 +2,12 @@ package cli
 
 import (
 	"fmt"
-	"os"
+	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/scv-agent/scv/internal/paths"
+	"github.com/scv-agent/scv/internal/proto"
 	"github.com/scv-agent/scv/internal/tui"
 	"github.com/scv-agent/scv/internal/version"
 )
@@ -30,7 +31,7 @@ func attachTUIRoot(root *cobra.Command, g *globals) {
 	root.Flags().BoolVarP(&g.tuiResume, "resume", "r", false, "resume session ID (scv --resume ID), or pick one from a list when no ID is given")
 	root.Args = func(cmd *cobra.Command, args []string) error {
 		if len(args) > 0 && !(g.tuiResume && len(args) == 1) {
-			return fmt.Errorf("unknown command %q for \"scv\"", args[0])
+			return usageErr("%s", unknownCommand(cmd, args))
 		}
 		return nil
 	}
@@ -49,26 +50,72 @@ func attachTUIRoot(root *cobra.Command, g *globals) {
 	}
 }
 
+// unknownCommand explains an argument of plain `scv` that names no
+// command: a near miss gets the command it is close to, anything else
+// (most often a prompt) the exec command that runs it.
+func unknownCommand(root *cobra.Command, args []string) string {
+	msg := fmt.Sprintf("unknown command %q for \"scv\"", args[0])
+	if s := root.SuggestionsFor(args[0]); len(s) > 0 {
+		return msg + "; did you mean " + orList(s) + "? (scv --help lists the commands)"
+	}
+	return msg + fmt.Sprintf("; to run a prompt use: scv exec %q (scv --help lists the commands)", strings.Join(args, " "))
+}
+
 func runTUI(g *globals) error {
 	layout, err := paths.Resolve(g.scvHome, g.env)
 	if err != nil {
 		return err
 	}
-	cwd, err := os.Getwd()
+	cwd, err := workspaceDir("")
 	if err != nil {
-		return fmt.Errorf("current directory: %w", err)
+		return err
 	}
+	o := g.sessionOverrides(cwd)
 	return tui.Run(g.ctx, tui.Options{
 		Socket:   layout.Socket(),
 		Cwd:      cwd,
-		Model:    g.model,
-		Provider: g.provider,
-		BaseURL:  g.baseURL,
-		In:       g.stdio.In,
-		Out:      g.stdio.Out,
-		Version:  version.Version,
-		Continue: g.tuiContinue,
-		Resume:   g.tuiResumeID,
-		Pick:     g.tuiResume && g.tuiResumeID == "",
+		Model:    o.Model,
+		Provider: o.Provider,
+		BaseURL:  o.BaseURL,
+		// The key travels only over the daemon's socket (mode 0600).
+		ProviderKeyEnv: o.ProviderKeyEnv,
+		ProviderKey:    o.ProviderKey,
+		In:             g.stdio.In,
+		Out:            g.stdio.Out,
+		Version:        version.Version,
+		Continue:       g.tuiContinue,
+		Resume:         g.tuiResumeID,
+		Pick:           g.tuiResume && g.tuiResumeID == "",
 	})
+}
+
+// sessionOverrides are the client's settings a session started through
+// the daemon must use, whatever environment the daemon was started in:
+// the flags, else the SCV_PROVIDER, SCV_MODEL and SCV_BASE_URL variables,
+// and the provider key from the variable the client's profile names
+// (the daemon uses it only when its own environment lacks it).
+func (g *globals) sessionOverrides(cwd string) proto.SessionStart {
+	pick := func(flag, env string) string {
+		if flag != "" {
+			return flag
+		}
+		return g.env[env]
+	}
+	o := proto.SessionStart{Provider: pick(g.provider, "SCV_PROVIDER"), Model: pick(g.model, "SCV_MODEL"), BaseURL: pick(g.baseURL, "SCV_BASE_URL")}
+	// A configuration that does not load sends no key; the daemon then
+	// reports what is wrong when the session starts.
+	if loaded, _, err := g.loadConfig(cwd); err == nil {
+		if _, prof := loaded.Config.ActiveProvider(); prof.APIKey == "" && prof.APIKeyEnv != "" && g.env[prof.APIKeyEnv] != "" {
+			o.ProviderKeyEnv, o.ProviderKey = prof.APIKeyEnv, g.env[prof.APIKeyEnv]
+		}
+	}
+	return o
+}
+
+// orList is "a", "a or b", "a, b or c".
+func orList(s []string) string {
+	if len(s) == 1 {
+		return s[0]
+	}
+	return strings.Join(s[:len(s)-1], ", ") + " or " + s[len(s)-1]
 }

@@ -65,12 +65,23 @@ type Agent struct {
 	MaxDelegationDepth int    `toml:"max_delegation_depth"`
 }
 
+// DefaultMaxPromptBytes is session.max_prompt_bytes unless configured,
+// and MaxPromptBytesLimit the largest value it may take (a prompt on
+// stdin is read up to it).
+const (
+	DefaultMaxPromptBytes = 256 << 10
+	MaxPromptBytesLimit   = 64 << 20
+)
+
 // Session is the [session] table.
 type Session struct {
 	MaxHistoryBytes int `toml:"max_history_bytes"`
 	MaxMessages     int `toml:"max_messages"`
 	// MaxQueuedTurns bounds the turns waiting behind the active one.
 	MaxQueuedTurns int `toml:"max_queued_turns"`
+	// MaxPromptBytes bounds one prompt (turn.start); a longer one is
+	// refused with its size, never cut.
+	MaxPromptBytes int `toml:"max_prompt_bytes"`
 }
 
 // History is the [history] table: how long the session database keeps
@@ -317,7 +328,7 @@ func Defaults(skillsDir string) Config {
 		Provider:  ProviderChoice{Active: DefaultProfile},
 		Providers: map[string]Provider{DefaultProfile: defaultProvider(), AnthropicProfile: anthropicProvider()},
 		Agent:     Agent{MaxSteps: 128, SystemPrompt: DefaultSystemPrompt, MaxDelegationDepth: 2},
-		Session:   Session{MaxHistoryBytes: 16777216, MaxMessages: 10000, MaxQueuedTurns: 16},
+		Session:   Session{MaxHistoryBytes: 16777216, MaxMessages: 10000, MaxQueuedTurns: 16, MaxPromptBytes: DefaultMaxPromptBytes},
 		History:   History{MaxSessions: 2000, MaxAgeDays: 180},
 		Context: Context{MaxTokens: 128000, ReserveOutputTokens: 8192, SafetyMarginTokens: 2048,
 			BytesPerToken: 3, SummaryMaxChars: 6000},

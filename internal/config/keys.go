@@ -49,6 +49,7 @@ var specs = map[string]keySpec{
 	"session.max_history_bytes": limit("Most bytes of history kept by a session.", 1),
 	"session.max_messages":      limit("Most messages kept by a session.", 1),
 	"session.max_queued_turns":  limit("Most turns a session holds waiting behind the running one; more are refused.", 0),
+	"session.max_prompt_bytes":  limit("Largest prompt of one turn, in bytes; a longer one is refused with its size. At most 67108864; a prompt must also fit protocol.max_client_frame_bytes once JSON-encoded.", 1),
 
 	"history.max_sessions": limit("Most sessions the session database keeps; the least recently used beyond it are deleted (at daemon start and by scv sessions prune).", 1),
 	"history.max_age_days": limit("Days a session is kept after its last use; older ones are deleted (at daemon start and by scv sessions prune).", 1),

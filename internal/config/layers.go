@@ -179,6 +179,9 @@ func (l *Loaded) crossField(env map[string]string) []Problem {
 			cx.ReserveOutputTokens, cx.SafetyMarginTokens, l.Origin("context.safety_margin_tokens"), cx.MaxTokens, l.Origin("context.max_tokens")))
 	}
 	le("protocol.max_client_frame_bytes", c.Protocol.MaxClientFrameBytes, "protocol.max_server_frame_bytes", c.Protocol.MaxServerFrameBytes)
+	if c.Session.MaxPromptBytes > MaxPromptBytesLimit {
+		fail("session.max_prompt_bytes", fmt.Sprintf("%d is above the largest allowed prompt limit, %d", c.Session.MaxPromptBytes, MaxPromptBytesLimit))
+	}
 	le("tools.output_limit_bytes", c.Tools.OutputLimitBytes, "protocol.max_server_frame_bytes", c.Protocol.MaxServerFrameBytes)
 	pl := c.ProviderLimits
 	le("provider_limits.max_sse_event_bytes", pl.MaxSSEEventBytes, "provider_limits.max_response_bytes", pl.MaxResponseBytes)

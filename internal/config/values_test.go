@@ -123,6 +123,8 @@ func TestCrossFieldRules(t *testing.T) {
 			Problem{"F", 3, "protocol.max_client_frame_bytes", "9000000 must not exceed protocol.max_server_frame_bytes = 8388608 (default)"}},
 		{"output above server frame", "[protocol]\nmax_server_frame_bytes = 65535\nmax_client_frame_bytes = 100\n", nil,
 			Problem{"default", 0, "tools.output_limit_bytes", "65536 must not exceed protocol.max_server_frame_bytes = 65535 (user F)"}},
+		{"prompt above the largest limit", "[protocol]\nmax_server_frame_bytes = 100000000\nmax_client_frame_bytes = 100000000\n[session]\nmax_prompt_bytes = 70000000\n", nil,
+			Problem{"F", 5, "session.max_prompt_bytes", "70000000 is above the largest allowed prompt limit, 67108864"}},
 		{"sse event above response", "[provider_limits]\nmax_sse_event_bytes = 5000000\n", nil,
 			Problem{"F", 2, "provider_limits.max_sse_event_bytes", "5000000 must not exceed provider_limits.max_response_bytes = 4194304 (default)"}},
 		{"assistant above response", "[provider_limits]\nmax_assistant_bytes = 5000000\n", nil,

@@ -296,7 +296,9 @@ func TestStatus(t *testing.T) {
 		st.Database.FileBytes, st.Database.FreeBytes = 0, 0
 	}
 	want := statusJSON{Running: true, DaemonStatus: proto.DaemonStatus{Version: ver, PID: pid, Sessions: 2,
-		Database: &proto.Database{Path: filepath.Join(in.home, "state", "scv.db")}}}
+		Database: &proto.Database{Path: filepath.Join(in.home, "state", "scv.db")},
+		Provider: &proto.DaemonProvider{Profile: "openai", WireAPI: "responses", Model: "gpt-4.1-mini", BaseURL: "http://127.0.0.1:9",
+			KeyEnv: "OPENAI_API_KEY", KeySet: true, ConfigFiles: []string{filepath.Join(in.home, "config.toml")}}}}
 	if diff := cmp.Diff(want, st); diff != "" {
 		t.Errorf("status --json (-want +got):\n%s", diff)
 	}

@@ -65,6 +65,7 @@ func TestExecToolLoop(t *testing.T) {
 		args       []string
 		stderrHas  []string
 		bashOutHas string // in the function_call_output of the bash call
+		code       int
 	}{
 		{
 			name:       "yes approves",
@@ -75,8 +76,9 @@ func TestExecToolLoop(t *testing.T) {
 		{
 			name:       "without yes denies",
 			args:       []string{"exec", "run the loop"},
-			stderrHas:  []string{"approval for bash (risk process)", "denied (pass --yes to approve)", "bash denied"},
+			stderrHas:  []string{"approval for bash (risk process)", "denied (pass --yes to approve)"},
 			bashOutHas: "denied",
+			code:       3,
 		},
 	}
 	for _, tc := range tests {
@@ -86,9 +88,9 @@ func TestExecToolLoop(t *testing.T) {
 			in := newInstance(t, providerConfig(fm.URL()))
 			r := in.run(in.env, "", tc.args...)
 			// The turn completes either way: a denied call is a result the
-			// model sees, and it then answers.
-			if r.code != 0 {
-				t.Fatalf("exit %d, want 0; stderr:\n%s", r.code, r.stderr)
+			// model sees, and it then answers; exit 3 says a call was denied.
+			if r.code != tc.code {
+				t.Fatalf("exit %d, want %d; stderr:\n%s", r.code, tc.code, r.stderr)
 			}
 			if diff := cmp.Diff("All done.\n", r.stdout); diff != "" {
 				t.Errorf("stdout (-want +got):\n%s", diff)
@@ -236,12 +238,12 @@ func TestExecTurnFailed(t *testing.T) {
 			}
 			line := ""
 			for _, l := range strings.Split(r.stderr, "\n") {
-				if strings.HasPrefix(l, "turn failed (provider_error): ") {
+				if strings.HasPrefix(l, "scv: turn failed (provider_error): ") {
 					line = l
 				}
 			}
 			if line == "" {
-				t.Fatalf("stderr lacks a `turn failed (provider_error): ` line:\n%s", r.stderr)
+				t.Fatalf("stderr lacks a `scv: turn failed (provider_error): ` line:\n%s", r.stderr)
 			}
 			for _, m := range tc.messages {
 				if !strings.Contains(line, m) {
@@ -289,7 +291,7 @@ func TestExecPromptTooLong(t *testing.T) {
 }
 
 // TestExecInterrupt: SIGINT during a streaming turn cancels it; scv exec
-// says so and exits non-zero.
+// says so and exits 130.
 func TestExecInterrupt(t *testing.T) {
 	fm := modeltest.New(t)
 	fm.Script(modeltest.Text("partial "), modeltest.Hang())
@@ -328,8 +330,8 @@ func TestExecInterrupt(t *testing.T) {
 	case <-time.After(15 * time.Second):
 		t.Fatalf("scv exec still running 15 s after SIGINT; stderr:\n%s", stderr)
 	}
-	if cmd.ProcessState.ExitCode() == 0 {
-		t.Errorf("scv exec exited 0 after SIGINT (%v)", err)
+	if got := cmd.ProcessState.ExitCode(); got != 130 {
+		t.Errorf("scv exec exited %d after SIGINT (%v), want 130", got, err)
 	}
 	if !strings.Contains(stderr.String(), "turn cancelled") {
 		t.Errorf("stderr does not say the turn was cancelled:\n%s", stderr)

@@ -25,7 +25,7 @@ func TestExecShowsHiddenCommand(t *testing.T) {
 	fm.Script(modeltest.Text("ok"))
 	in := newInstance(t, providerConfig(fm.URL()))
 	r := in.run(in.env, "", "exec", "go")
-	if r.code != 0 {
+	if r.code != 3 { // answered, the call denied
 		t.Fatalf("exit %d; stderr:\n%s", r.code, r.stderr)
 	}
 	if strings.ContainsAny(r.stderr, "\x1b\r\x07") {

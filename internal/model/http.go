@@ -61,7 +61,8 @@ func (c *core) post(ctx context.Context, path string, body []byte, newParser fun
 		if wait <= 0 {
 			wait = backoff(attempt)
 		}
-		c.log.Warn("model request failed; retrying", "attempt", attempt+1, "wait", wait, "status", err.HTTPStatus, "error", err.Message)
+		c.log.Warn("model request failed; retrying", "attempt", attempt+1, "next_attempt", attempt+2, "max_attempts", c.opts.MaxRetries+1,
+			"wait", wait, "status", err.HTTPStatus, "error", err.Message)
 		if serr := c.sleep(ctx, wait); serr != nil {
 			return nil, c.newError(CodeProvider, "model request cancelled", serr)
 		}

@@ -99,6 +99,26 @@ type DaemonStatus struct {
 	// Database is the session database's state; absent when the daemon
 	// could not read it.
 	Database *Database `json:"database,omitempty"`
+	// Provider is what a session started without overrides uses; absent
+	// when the daemon's configuration does not load (or from an older
+	// daemon).
+	Provider *DaemonProvider `json:"provider,omitempty"`
+}
+
+// DaemonProvider is the daemon's provider settings (daemon.status): what
+// a session started without overrides would use, and the configuration
+// files they come from.
+type DaemonProvider struct {
+	Profile string `json:"profile"`
+	WireAPI string `json:"wire_api"`
+	Model   string `json:"model"`
+	BaseURL string `json:"base_url"`
+	// KeyEnv names the variable holding the key ("" for an inline or no
+	// key); KeySet says the daemon's environment has it.
+	KeyEnv string `json:"key_env,omitempty"`
+	KeySet bool   `json:"key_set"`
+	// ConfigFiles are the files read, lowest layer first.
+	ConfigFiles []string `json:"config_files"`
 }
 
 // Database describes the session database (daemon.status).

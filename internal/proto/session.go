@@ -1,6 +1,9 @@
 package proto
 
-import "encoding/json"
+import (
+	"encoding/json"
+	"fmt"
+)
 
 // The session family: opening, clearing and closing a session.
 
@@ -26,6 +29,22 @@ type SessionStart struct {
 	// Origin is the kind of client starting the session (one of the
 	// Origin* values), stored with it; absent: stdio.
 	Origin string `json:"origin,omitempty"`
+	// ProviderKey is the client's value of ProviderKeyEnv, the variable
+	// its provider profile takes the key from. The server uses it only
+	// when the session's profile names the same variable and the server's
+	// own environment lacks it. It is never logged, stored or echoed. An
+	// SCV extension; send it over the daemon's 0600 socket only.
+	ProviderKey    string `json:"provider_key,omitempty"`
+	ProviderKeyEnv string `json:"provider_key_env,omitempty"`
+}
+
+// String keeps the key out of anything that prints the message.
+func (m SessionStart) String() string {
+	if m.ProviderKey != "" {
+		m.ProviderKey = "[redacted]"
+	}
+	type plain SessionStart
+	return fmt.Sprintf("%+v", plain(m))
 }
 
 func (*SessionStart) MessageType() string { return TypeSessionStart }

@@ -143,6 +143,10 @@ type SessionResume struct {
 	// no_tools does (the WeChat bridge resumes a remote sender's session
 	// so); it is not stored, so every resume says it again.
 	NoTools bool `json:"no_tools,omitempty"`
+	// ProviderKey and ProviderKeyEnv are session.start's: the client's
+	// key, never logged, stored or echoed.
+	ProviderKey    string `json:"provider_key,omitempty"`
+	ProviderKeyEnv string `json:"provider_key_env,omitempty"`
 }
 
 func (*SessionResume) MessageType() string { return TypeSessionResume }
@@ -158,6 +162,9 @@ type SessionFork struct {
 	MaxTurns  int    `json:"max_turns,omitempty"`
 	// NoTools opens the fork without tools, as in session.resume.
 	NoTools bool `json:"no_tools,omitempty"`
+	// ProviderKey and ProviderKeyEnv are session.start's.
+	ProviderKey    string `json:"provider_key,omitempty"`
+	ProviderKeyEnv string `json:"provider_key_env,omitempty"`
 }
 
 func (*SessionFork) MessageType() string { return TypeSessionFork }

@@ -247,13 +247,21 @@ func (c *conn) session(requestID, id string) *session {
 	return s
 }
 
+// maxPrompt is the longest prompt the session takes.
+func (s *session) maxPrompt() int {
+	if s.info.MaxPromptBytes > 0 {
+		return s.info.MaxPromptBytes
+	}
+	return proto.MaxPromptBytes
+}
+
 func (c *conn) turnStart(s *session, m *proto.TurnStart) {
 	switch {
 	case m.Prompt == "":
 		c.reqError(m.RequestID, proto.ErrInvalidRequest, "prompt must not be empty", false)
 		return
-	case len(m.Prompt) > proto.MaxPromptBytes:
-		c.reqError(m.RequestID, proto.ErrInvalidRequest, fmt.Sprintf("prompt is %d bytes, above the limit of %d", len(m.Prompt), proto.MaxPromptBytes), false)
+	case len(m.Prompt) > s.maxPrompt():
+		c.reqError(m.RequestID, proto.ErrInvalidRequest, fmt.Sprintf("prompt is %d bytes, over the limit of %d (session.max_prompt_bytes); shorten it", len(m.Prompt), s.maxPrompt()), false)
 		return
 	}
 	turnID := "t_" + uuid.NewString()[:12]

@@ -71,3 +71,37 @@ func TestReasonBoundsAgree(t *testing.T) {
 		t.Errorf("proto.MaxReasonBytes %d != approval.MaxReasonBytes %d", proto.MaxReasonBytes, approval.MaxReasonBytes)
 	}
 }
+
+// TestPromptLimitFromConfig: session.max_prompt_bytes bounds turn.start;
+// the refusal names the prompt's size and the limit, and the model is not
+// asked.
+func TestPromptLimitFromConfig(t *testing.T) {
+	fake := modeltest.New(t)
+	fake.Script(modeltest.Text("ok"))
+	srv, ws := newTestServer(t, fake, "[session]\nmax_prompt_bytes = 10\n")
+	cr, cw := io.Pipe()
+	sr, sw := io.Pipe()
+	done := make(chan struct{})
+	go func() { srv.Serve(t.Context(), cr, sw); sw.Close(); close(done) }()
+	c := client.NewConn(sr, cw)
+	defer func() { cw.Close(); <-done; c.Close() }()
+	if _, err := c.Initialize(t.Context(), "t", "0"); err != nil {
+		t.Fatal(err)
+	}
+	started, err := c.StartSession(t.Context(), proto.SessionStart{Cwd: ws})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = c.Call(t.Context(), &proto.TurnStart{SessionID: started.SessionID, Prompt: "twelve bytes"})
+	var re *client.RequestError
+	if !errors.As(err, &re) || re.Code != proto.ErrInvalidRequest {
+		t.Fatalf("turn.start of 12 bytes with a limit of 10: %v, want invalid_request", err)
+	}
+	want := "prompt is 12 bytes, over the limit of 10 (session.max_prompt_bytes); shorten it"
+	if re.Message != want {
+		t.Errorf("message %q, want %q", re.Message, want)
+	}
+	if n := len(fake.Requests()); n != 0 {
+		t.Errorf("the model got %d requests", n)
+	}
+}

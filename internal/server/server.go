@@ -37,6 +37,9 @@ type SessionInfo struct {
 	// negative value allows no queue (a turn.start while a turn runs is
 	// refused).
 	MaxQueuedTurns int
+	// MaxPromptBytes is session.max_prompt_bytes of the session's
+	// configuration; 0 takes proto.MaxPromptBytes.
+	MaxPromptBytes int
 	// Close, if set, releases what the session holds.
 	Close func()
 }

@@ -185,7 +185,7 @@ func timestamp(t time.Time) string {
 }
 
 func (c *conn) sessionResume(ctx context.Context, st *store.Store, m *proto.SessionResume) {
-	c.openStored(ctx, st, m.RequestID, m.SessionID, m.MaxTurns, m.NoTools)
+	c.openStored(ctx, st, m.RequestID, m.SessionID, m.MaxTurns, m.NoTools, clientKey{m.ProviderKeyEnv, m.ProviderKey})
 }
 
 func (c *conn) sessionFork(ctx context.Context, st *store.Store, m *proto.SessionFork) {
@@ -218,14 +218,19 @@ func (c *conn) sessionFork(ctx context.Context, st *store.Store, m *proto.Sessio
 		c.reqError(m.RequestID, code, msg, false)
 		return
 	}
-	c.openStored(ctx, st, m.RequestID, id, m.MaxTurns, m.NoTools)
+	c.openStored(ctx, st, m.RequestID, id, m.MaxTurns, m.NoTools, clientKey{m.ProviderKeyEnv, m.ProviderKey})
 }
 
 // openStored opens stored session id on this connection: its lease taken,
 // an agent built for its workspace, provider and model, its history
 // loaded, and session.resumed sent with its last turns. noTools opens it
 // without tools.
-func (c *conn) openStored(ctx context.Context, st *store.Store, requestID, id string, maxTurns int, noTools bool) {
+// clientKey is the provider key a client sent with session.resume or
+// session.fork (provider_key_env, provider_key), passed on to the Factory
+// as session.start's.
+type clientKey struct{ env, value string }
+
+func (c *conn) openStored(ctx context.Context, st *store.Store, requestID, id string, maxTurns int, noTools bool, key clientKey) {
 	if maxTurns < 0 || maxTurns > proto.MaxResumeTurns {
 		c.reqError(requestID, proto.ErrInvalidRequest, fmt.Sprintf("max_turns %d is outside 0..%d", maxTurns, proto.MaxResumeTurns), false)
 		return
@@ -273,7 +278,7 @@ func (c *conn) openStored(ctx context.Context, st *store.Store, requestID, id st
 		return
 	}
 	ag, info, err := c.srv.opts.Factory.NewSession(c.ctx, id, proto.SessionStart{Cwd: cwd, Provider: x.Provider, Model: x.Model,
-		DelegationDepth: x.DelegationDepth, Origin: string(x.Origin), NoTools: noTools})
+		DelegationDepth: x.DelegationDepth, Origin: string(x.Origin), NoTools: noTools, ProviderKeyEnv: key.env, ProviderKey: key.value})
 	if err != nil {
 		fail(proto.ErrInvalidRequest, fmt.Sprintf("cannot resume session %s: %v", id, err))
 		return

@@ -48,6 +48,28 @@ type Config struct {
 	// RedialDelay is the wait before reconnection attempt n (redialDelay
 	// when nil).
 	RedialDelay func(n int) time.Duration
+	// Client is what every session.start, session.resume and session.fork
+	// of this TUI carries besides its own fields: the client's overrides
+	// and provider key (scv flags and SCV_* environment).
+	Client ClientSettings
+}
+
+// ClientSettings are the client's session overrides and provider key.
+type ClientSettings struct {
+	Model, Provider, BaseURL    string
+	ProviderKeyEnv, ProviderKey string
+}
+
+// start is a session.start in cwd with the client's settings.
+func (c ClientSettings) start(requestID, cwd string) *proto.SessionStart {
+	return &proto.SessionStart{Envelope: proto.Envelope{RequestID: requestID}, Cwd: cwd, Model: c.Model, Provider: c.Provider,
+		BaseURL: c.BaseURL, Origin: proto.OriginTUI, ProviderKeyEnv: c.ProviderKeyEnv, ProviderKey: c.ProviderKey}
+}
+
+// resume is a session.resume of id with the client's key.
+func (c ClientSettings) resume(requestID, id string) *proto.SessionResume {
+	return &proto.SessionResume{Envelope: proto.Envelope{RequestID: requestID}, SessionID: id,
+		ProviderKeyEnv: c.ProviderKeyEnv, ProviderKey: c.ProviderKey}
 }
 
 // EventMsg delivers a server event to the model.

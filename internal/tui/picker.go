@@ -234,7 +234,7 @@ func (m *Model) pick() {
 		return
 	}
 	id := m.nextRequestID()
-	if m.sendMsg(&proto.SessionResume{Envelope: proto.Envelope{RequestID: id}, SessionID: r.id}) {
+	if m.sendMsg(m.cfg.Client.resume(id, r.id)) {
 		m.st.resumeReq = id
 		p.status = "opening " + r.title + "…"
 	}
@@ -249,7 +249,8 @@ func (m *Model) forkWith(text string) {
 	}
 	t := m.st.rewind
 	id := m.nextRequestID()
-	if !m.sendMsg(&proto.SessionFork{Envelope: proto.Envelope{RequestID: id}, SessionID: m.session.SessionID, TurnID: t.id, Origin: proto.OriginTUI}) {
+	if !m.sendMsg(&proto.SessionFork{Envelope: proto.Envelope{RequestID: id}, SessionID: m.session.SessionID, TurnID: t.id, Origin: proto.OriginTUI,
+		ProviderKeyEnv: m.cfg.Client.ProviderKeyEnv, ProviderKey: m.cfg.Client.ProviderKey}) {
 		return
 	}
 	m.st.rewind = nil

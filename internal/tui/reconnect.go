@@ -6,7 +6,6 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 
-	"github.com/scv-agent/scv/internal/proto"
 )
 
 // Reconnecting (docs/tui.md): when the daemon's connection ends (scv stop,
@@ -113,7 +112,7 @@ func (m *Model) redialed(r redialMsg) {
 func (m *Model) resumeAfterReconnect(prompt string) {
 	m.rd.offer = false
 	id := m.nextRequestID()
-	if m.sendMsg(&proto.SessionResume{Envelope: proto.Envelope{RequestID: id}, SessionID: m.session.SessionID}) {
+	if m.sendMsg(m.cfg.Client.resume(id, m.session.SessionID)) {
 		m.st.resumeReq, m.st.forkPrompt = id, prompt
 	}
 }

@@ -27,6 +27,9 @@ type Options struct {
 	Cwd string
 	// Model, Provider and BaseURL are session overrides (empty: config).
 	Model, Provider, BaseURL string
+	// ProviderKeyEnv and ProviderKey are the client's provider key, for
+	// a daemon whose environment lacks it (session.start provider_key).
+	ProviderKeyEnv, ProviderKey string
 	// In and Out are the terminal (os.Stdin/os.Stdout when nil).
 	In  io.Reader
 	Out io.Writer
@@ -38,6 +41,10 @@ type Options struct {
 	Continue bool
 	Resume   string
 	Pick     bool
+}
+
+func (o Options) client() ClientSettings {
+	return ClientSettings{Model: o.Model, Provider: o.Provider, BaseURL: o.BaseURL, ProviderKeyEnv: o.ProviderKeyEnv, ProviderKey: o.ProviderKey}
 }
 
 // Run connects to the daemon, starts a session in opts.Cwd and runs the
@@ -71,7 +78,7 @@ func Run(ctx context.Context, opts Options) error {
 	defer stopDials()
 	var p *tea.Program
 	conns := &connSet{}
-	cfg.Sender, cfg.Socket, cfg.OpenPicker = conn, opts.Socket, opts.Pick
+	cfg.Sender, cfg.Socket, cfg.OpenPicker, cfg.Client = conn, opts.Socket, opts.Pick, opts.client()
 	cfg.Redial = func() (Sender, error) {
 		c, err := redialDaemon(dialCtx, opts)
 		if err != nil {
@@ -166,13 +173,13 @@ func openSession(ctx context.Context, conn *client.Conn, opts Options) (Config, 
 		}
 	}
 	if id != "" {
-		ev, err := client.CallFor[*proto.SessionResumed](ctx, conn, &proto.SessionResume{SessionID: id})
+		ev, err := client.CallFor[*proto.SessionResumed](ctx, conn, opts.client().resume("", id))
 		if err != nil {
 			return Config{}, fmt.Errorf("resume session %s: %w", id, err)
 		}
 		return Config{Session: ev.Started(), Resumed: ev}, nil
 	}
-	started, err := conn.StartSession(ctx, proto.SessionStart{Cwd: opts.Cwd, Model: opts.Model, Provider: opts.Provider, BaseURL: opts.BaseURL, Origin: proto.OriginTUI})
+	started, err := conn.StartSession(ctx, *opts.client().start("", opts.Cwd))
 	if err != nil {
 		return Config{}, err
 	}

@@ -254,7 +254,7 @@ func (m *Model) newSession() {
 		m.addItem(&item{kind: kindError, text: "a turn is running; /new works when the session is idle (Esc cancels the turn)"})
 	default:
 		id := m.nextRequestID()
-		if m.sendMsg(&proto.SessionStart{Envelope: proto.Envelope{RequestID: id}, Cwd: m.session.Cwd, Origin: proto.OriginTUI}) {
+		if m.sendMsg(m.cfg.Client.start(id, m.session.Cwd)) {
 			m.newReq = id
 		}
 	}

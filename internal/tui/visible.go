@@ -40,6 +40,12 @@ func visibleEvent[T proto.Event](ev T) T {
 			if e.Status.Database != nil {
 				line(&e.Status.Database.Path)
 			}
+			if p := e.Status.Provider; p != nil {
+				line(&p.Profile, &p.WireAPI, &p.Model, &p.BaseURL, &p.KeyEnv)
+				for i := range p.ConfigFiles {
+					line(&p.ConfigFiles[i])
+				}
+			}
 			for i := range e.Status.Clawbot {
 				a := &e.Status.Clawbot[i]
 				line(&a.Account, &a.BotID, &a.OwnerUserID, &a.Workspace, &a.RemoteTools, &a.State, &a.LastError, &a.LastPoll)
