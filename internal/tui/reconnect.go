@@ -5,7 +5,6 @@ import (
 	"time"
 
 	tea "charm.land/bubbletea/v2"
-
 )
 
 // Reconnecting (docs/tui.md): when the daemon's connection ends (scv stop,
