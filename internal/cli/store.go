@@ -117,7 +117,15 @@ func (g *globals) offlineDatabase(layout paths.Layout) *proto.Database {
 
 // describeDatabase is the status line of the database.
 func describeDatabase(d *proto.Database) string {
-	return fmt.Sprintf("%s (%s, %d sessions, %d turns)", d.Path, byteSize(d.FileBytes), d.Sessions, d.Turns)
+	return fmt.Sprintf("%s (%s, %s, %s)", d.Path, byteSize(d.FileBytes), count(d.Sessions, "session"), count(d.Turns, "turn"))
+}
+
+// count is "1 turn", "2 turns".
+func count(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }
 
 // byteSize formats a size in B, KiB, MiB or GiB.

@@ -207,7 +207,7 @@ func TestExecResumeOfALiveSessionIsBusy(t *testing.T) {
 	if err != nil || st.Status.Database == nil || st.Status.Database.Sessions != 1 || st.Status.Database.Turns != 2 {
 		t.Errorf("daemon.status database = %+v, %v", st.Status, err)
 	}
-	if r = in.run(in.env, "", "status"); !strings.Contains(r.stdout, "database:") || !strings.Contains(r.stdout, "1 sessions, 2 turns") {
+	if r = in.run(in.env, "", "status"); !strings.Contains(r.stdout, "database:") || !strings.Contains(r.stdout, "1 session, 2 turns") {
 		t.Errorf("scv status:\n%s", r.stdout)
 	}
 }
