@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -13,7 +12,6 @@ import (
 	"time"
 
 	"github.com/scv-agent/scv/internal/model/modeltest"
-	"github.com/scv-agent/scv/internal/testutil"
 )
 
 // TestExecExitStatus: scv exec tells its outcomes apart for scripts: 0
@@ -246,23 +244,7 @@ func TestExecInterruptReapsBash(t *testing.T) {
 	fm.Script(modeltest.ToolCall("c1", "bash", `{"command":"sleep 300 & echo $! > sleeper.pid; wait"}`))
 	fm.Script(modeltest.Text("never"))
 	in := newInstance(t, providerConfig(fm.URL()))
-	cmd := exec.Command(scvBin, "--scv-home", in.home, "exec", "--yes", "--json", "sleep")
-	cmd.Dir, cmd.Env = in.ws, in.env
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	stdout, stderr := &testutil.LockedBuffer{}, &testutil.LockedBuffer{}
-	cmd.Stdout, cmd.Stderr = stdout, stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	t.Cleanup(func() {
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-		select {
-		case <-done:
-		case <-time.After(10 * time.Second):
-		}
-	})
+	r := in.start("exec", "--yes", "--json", "sleep")
 	pidFile := filepath.Join(in.ws, "sleeper.pid")
 	var sleeper int
 	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
@@ -273,20 +255,11 @@ func TestExecInterruptReapsBash(t *testing.T) {
 		}
 	}
 	if sleeper == 0 {
-		t.Fatalf("the bash call did not start within 30 s; stderr:\n%s", stderr)
+		t.Fatalf("the bash call did not start within 30 s; stderr:\n%s", r.stderr)
 	}
 	t.Cleanup(func() { _ = syscall.Kill(sleeper, syscall.SIGKILL) }) // only if the test failed to see it gone
-	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case err := <-done:
-		done <- err
-	case <-time.After(15 * time.Second):
-		t.Fatalf("scv exec still running 15 s after SIGINT; stderr:\n%s", stderr)
-	}
-	if got := cmd.ProcessState.ExitCode(); got != 130 {
-		t.Errorf("exit %d after SIGINT, want 130; stderr:\n%s", got, stderr)
+	if got := r.interrupt(t); got != 130 {
+		t.Errorf("exit %d after SIGINT, want 130; stderr:\n%s", got, r.stderr)
 	}
 	gone := false
 	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
@@ -301,7 +274,7 @@ func TestExecInterruptReapsBash(t *testing.T) {
 	if n := len(fm.Requests()); n != 1 {
 		t.Errorf("%d model requests, want 1 (none after the cancel)", n)
 	}
-	evs := jsonLines(t, stdout.String())
+	evs := jsonLines(t, r.stdout.String())
 	if last := evs[len(evs)-1]; last["type"] != "turn.cancelled" {
 		t.Errorf("last event %v, want turn.cancelled", last)
 	}

@@ -4,9 +4,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
-	"os/exec"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -14,7 +12,6 @@ import (
 
 	"github.com/scv-agent/scv/internal/model/modeltest"
 	"github.com/scv-agent/scv/internal/proto"
-	"github.com/scv-agent/scv/internal/testutil"
 )
 
 // callOutput is the function_call_output the model was sent for callID, or
@@ -296,23 +293,8 @@ func TestExecInterrupt(t *testing.T) {
 	fm := modeltest.New(t)
 	fm.Script(modeltest.Text("partial "), modeltest.Hang())
 	in := newInstance(t, providerConfig(fm.URL()))
-	cmd := exec.Command(scvBin, "--scv-home", in.home, "exec", "--yes", "hang")
-	cmd.Dir, cmd.Env = in.ws, in.env
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	stdout, stderr := &testutil.LockedBuffer{}, &testutil.LockedBuffer{}
-	cmd.Stdout, cmd.Stderr = stdout, stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	t.Cleanup(func() {
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-		select {
-		case <-done:
-		case <-time.After(10 * time.Second):
-		}
-	})
+	r := in.start("exec", "--yes", "hang")
+	stdout, stderr := r.stdout, r.stderr
 	deadline := time.Now().Add(30 * time.Second)
 	for !strings.Contains(stdout.String(), "partial") && time.Now().Before(deadline) {
 		time.Sleep(20 * time.Millisecond)
@@ -320,18 +302,8 @@ func TestExecInterrupt(t *testing.T) {
 	if !strings.Contains(stdout.String(), "partial") {
 		t.Fatalf("no streamed text within 30 s; stderr:\n%s", stderr)
 	}
-	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
-		t.Fatal(err)
-	}
-	var err error
-	select {
-	case err = <-done:
-		done <- err // for the cleanup
-	case <-time.After(15 * time.Second):
-		t.Fatalf("scv exec still running 15 s after SIGINT; stderr:\n%s", stderr)
-	}
-	if got := cmd.ProcessState.ExitCode(); got != 130 {
-		t.Errorf("scv exec exited %d after SIGINT (%v), want 130", got, err)
+	if got := r.interrupt(t); got != 130 {
+		t.Errorf("scv exec exited %d after SIGINT, want 130", got)
 	}
 	if !strings.Contains(stderr.String(), "turn cancelled") {
 		t.Errorf("stderr does not say the turn was cancelled:\n%s", stderr)

@@ -130,6 +130,53 @@ func (in *instance) runWithin(limit time.Duration, env []string, stdin string, a
 	return in.runBare(limit, env, stdin, append([]string{"--scv-home", in.home}, args...)...)
 }
 
+// bgRun is a scv process running in the background in the workspace, its
+// output collected; the test's end kills its process group.
+type bgRun struct {
+	cmd            *exec.Cmd
+	stdout, stderr *testutil.LockedBuffer
+	done           chan error
+}
+
+// start runs scv --scv-home HOME args... in the background.
+func (in *instance) start(args ...string) *bgRun {
+	in.t.Helper()
+	cmd := exec.Command(scvBin, append([]string{"--scv-home", in.home}, args...)...)
+	cmd.Dir, cmd.Env = in.ws, in.env
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	r := &bgRun{cmd: cmd, stdout: &testutil.LockedBuffer{}, stderr: &testutil.LockedBuffer{}, done: make(chan error, 1)}
+	cmd.Stdout, cmd.Stderr = r.stdout, r.stderr
+	if err := cmd.Start(); err != nil {
+		in.t.Fatal(err)
+	}
+	go func() { r.done <- cmd.Wait() }()
+	in.t.Cleanup(func() {
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		select {
+		case err := <-r.done:
+			r.done <- err
+		case <-time.After(10 * time.Second):
+		}
+	})
+	return r
+}
+
+// interrupt sends SIGINT (Ctrl+C) and waits up to 15 s for the process to
+// end; it returns the exit status.
+func (r *bgRun) interrupt(t *testing.T) int {
+	t.Helper()
+	if err := r.cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-r.done:
+		r.done <- err // for the cleanup
+	case <-time.After(15 * time.Second):
+		t.Fatalf("scv still running 15 s after SIGINT; stderr:\n%s", r.stderr)
+	}
+	return r.cmd.ProcessState.ExitCode()
+}
+
 // runBare runs scv args... (no --scv-home added) in the workspace.
 func (in *instance) runBare(limit time.Duration, env []string, stdin string, args ...string) result {
 	in.t.Helper()
