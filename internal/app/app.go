@@ -325,12 +325,6 @@ func (a *App) NewSession(ctx context.Context, id string, req proto.SessionStart)
 // Sessions is the number of open sessions built by this app.
 func (a *App) Sessions() int { return int(a.sessions.Load()) }
 
-// ModelClient builds the active provider's client; a missing key is an
-// error that names the variable to set.
-func (a *App) ModelClient(cfg *config.Config) (model.Client, string, error) {
-	return a.modelClient(cfg, a.opts.Env)
-}
-
 // keyEnv is the environment a session takes its provider key from: the
 // process's, with the client's key (session.start provider_key) as the
 // variable the profile names when the process lacks it and the client
@@ -347,7 +341,8 @@ func (a *App) keyEnv(cfg *config.Config, clientVar, clientKey string) map[string
 	return env
 }
 
-// modelClient is ModelClient with the key taken from env.
+// modelClient builds the active provider's client with the key taken from
+// env; a missing key is an error that names the variable to set.
 func (a *App) modelClient(cfg *config.Config, env map[string]string) (model.Client, string, error) {
 	name, prof := cfg.ActiveProvider()
 	key, err := cfg.APIKey(env)
