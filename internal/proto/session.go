@@ -59,7 +59,11 @@ type SessionStarted struct {
 	Model            string   `json:"model"`
 	ContextMaxTokens int      `json:"context_max_tokens"`
 	Tools            []string `json:"tools"`
-	Seq              uint64   `json:"seq"`
+	// MaxPromptBytes is the longest prompt the session takes when its
+	// configuration changed it (session.max_prompt_bytes); absent:
+	// MaxPromptBytes. An SCV extension.
+	MaxPromptBytes int    `json:"max_prompt_bytes,omitempty"`
+	Seq            uint64 `json:"seq"`
 }
 
 func (*SessionStarted) EventType() string { return EventSessionStarted }

@@ -187,7 +187,9 @@ type SessionResumed struct {
 	ForkedAt         string       `json:"forked_at,omitempty"`
 	Turns            []StoredTurn `json:"turns"`
 	Before           int          `json:"before,omitempty"`
-	Seq              uint64       `json:"seq"`
+	// MaxPromptBytes is as in session.started.
+	MaxPromptBytes int    `json:"max_prompt_bytes,omitempty"`
+	Seq            uint64 `json:"seq"`
 }
 
 func (*SessionResumed) EventType() string { return EventSessionResumed }
@@ -207,7 +209,8 @@ func (e SessionResumed) MarshalJSON() ([]byte, error) {
 // Started is the session.started a client would have seen for the resumed
 // session (what a client shows in its header).
 func (e *SessionResumed) Started() SessionStarted {
-	return SessionStarted{SessionID: e.SessionID, Cwd: e.Cwd, Model: e.Model, ContextMaxTokens: e.ContextMaxTokens, Tools: e.Tools}
+	return SessionStarted{SessionID: e.SessionID, Cwd: e.Cwd, Model: e.Model, ContextMaxTokens: e.ContextMaxTokens, Tools: e.Tools,
+		MaxPromptBytes: e.MaxPromptBytes}
 }
 
 // SessionTurnsRequest asks for a stored session's turns before the turn

@@ -182,7 +182,7 @@ func (c *conn) sessionStart(m *proto.SessionStart) {
 	}
 	// session.started has seq 0, so it is not stamped like later events.
 	c.attach(s, m.RequestID, &proto.SessionStarted{SessionID: id, Cwd: info.Cwd, Model: info.Model,
-		ContextMaxTokens: info.ContextMaxTokens, Tools: info.Tools})
+		ContextMaxTokens: info.ContextMaxTokens, Tools: info.Tools, MaxPromptBytes: info.promptLimit()})
 }
 
 // reserve checks both session bounds and takes a server-wide slot before a
@@ -245,6 +245,15 @@ func (c *conn) session(requestID, id string) *session {
 		c.reqError(requestID, proto.ErrSessionNotFound, fmt.Sprintf("no session %q on this connection", id), false)
 	}
 	return s
+}
+
+// promptLimit is the session's prompt limit when its configuration
+// changed it, 0 when it is the default (session.started leaves it out).
+func (info SessionInfo) promptLimit() int {
+	if info.MaxPromptBytes == proto.MaxPromptBytes {
+		return 0
+	}
+	return info.MaxPromptBytes
 }
 
 // maxPrompt is the longest prompt the session takes.

@@ -92,6 +92,9 @@ func TestPromptLimitFromConfig(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if started.MaxPromptBytes != 10 {
+		t.Errorf("session.started max_prompt_bytes = %d, want 10 (so a client can check before sending)", started.MaxPromptBytes)
+	}
 	_, err = c.Call(t.Context(), &proto.TurnStart{SessionID: started.SessionID, Prompt: "twelve bytes"})
 	var re *client.RequestError
 	if !errors.As(err, &re) || re.Code != proto.ErrInvalidRequest {

@@ -297,7 +297,8 @@ func (c *conn) openStored(ctx context.Context, st *store.Store, requestID, id st
 	s := newSession(id, ag, info)
 	s.seq = l.Session.LastSeq
 	ev := &proto.SessionResumed{SessionID: id, Cwd: info.Cwd, Model: info.Model, ContextMaxTokens: info.ContextMaxTokens, Tools: info.Tools,
-		Title: l.Session.Title, Origin: string(l.Session.Origin), ForkedFrom: l.Session.ForkedFrom, ForkedAt: l.Session.ForkedAt, Seq: s.seq}
+		Title: l.Session.Title, Origin: string(l.Session.Origin), ForkedFrom: l.Session.ForkedFrom, ForkedAt: l.Session.ForkedAt, Seq: s.seq,
+		MaxPromptBytes: info.promptLimit()}
 	ev.Turns, ev.Before = c.fitTurns(ev, l.Turns, l.Before)
 	c.attach(s, requestID, ev)
 }

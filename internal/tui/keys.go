@@ -288,8 +288,8 @@ func (m *Model) submit() tea.Cmd {
 		m.addItem(&item{kind: kindError, text: text})
 		return nil
 	}
-	if len(text) > proto.MaxPromptBytes {
-		m.addItem(&item{kind: kindError, text: fmt.Sprintf("prompt of %d bytes is over the %d-byte limit; shorten it", len(text), proto.MaxPromptBytes)})
+	if limit := m.promptLimit(); len(text) > limit {
+		m.addItem(&item{kind: kindError, text: fmt.Sprintf("prompt of %d bytes is over the %d-byte limit (session.max_prompt_bytes); shorten it", len(text), limit)})
 		return nil
 	}
 	if m.st.rewind != nil {
@@ -493,4 +493,13 @@ func grantText(g proto.Grant) string {
 		return fmt.Sprintf("%s commands starting with `%s` (risk %s)", oneLine(g.Tool), oneLine(g.Prefix), oneLine(g.Risk))
 	}
 	return fmt.Sprintf("%s calls (risk %s)", oneLine(g.Tool), oneLine(g.Risk))
+}
+
+// promptLimit is the longest prompt the session takes: what the server
+// said in session.started (session.max_prompt_bytes), else the default.
+func (m *Model) promptLimit() int {
+	if m.session.MaxPromptBytes > 0 {
+		return m.session.MaxPromptBytes
+	}
+	return proto.MaxPromptBytes
 }

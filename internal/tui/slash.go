@@ -264,7 +264,8 @@ func (m *Model) newSession() {
 func (m *Model) newStarted(e *proto.SessionStarted) {
 	m.newReq = ""
 	old := m.session.SessionID
-	m.switchTo(&proto.SessionResumed{SessionID: e.SessionID, Cwd: e.Cwd, Model: e.Model, ContextMaxTokens: e.ContextMaxTokens, Tools: e.Tools})
+	m.switchTo(&proto.SessionResumed{SessionID: e.SessionID, Cwd: e.Cwd, Model: e.Model, ContextMaxTokens: e.ContextMaxTokens, Tools: e.Tools,
+		MaxPromptBytes: e.MaxPromptBytes})
 	note := "new session started in " + m.session.Cwd
 	if old != "" {
 		note += "; the previous one is stored (/sessions opens it)"
