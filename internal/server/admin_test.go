@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"strings"
 	"testing"
 
@@ -14,24 +13,6 @@ import (
 	"github.com/scv-agent/scv/internal/proto"
 	"github.com/scv-agent/scv/internal/server"
 )
-
-func serveConn(t *testing.T, srv *server.Server) *client.Conn {
-	t.Helper()
-	toServer, fromClient := io.Pipe()
-	toClient, fromServer := io.Pipe()
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		_ = srv.Serve(t.Context(), toServer, fromServer)
-		fromServer.Close()
-	}()
-	c := client.NewConn(toClient, fromClient)
-	t.Cleanup(func() { c.Close(); <-done })
-	if _, err := c.Initialize(t.Context(), "t", "0"); err != nil {
-		t.Fatal(err)
-	}
-	return c
-}
 
 // The daemon's requests about its components (reload, bridge settings,
 // logout) reach Admin as their typed messages and are answered with
@@ -55,7 +36,7 @@ func TestAdminRequests(t *testing.T) {
 		}
 		return proto.DaemonStatus{PID: 7, Clawbot: []proto.ClawbotAccount{{Account: "work", State: "starting"}}}, nil
 	}})
-	c := serveConn(t, srv)
+	c, _ := connect(t, srv)
 	enabled := true
 	ev, err := client.CallFor[*proto.DaemonStatusReply](t.Context(), c, &proto.ClawbotSettings{Account: "work", Enabled: &enabled, Workspace: "/w", RemoteTools: "owner"})
 	if err != nil || ev.Status == nil || len(ev.Status.Clawbot) != 1 || ev.Status.Clawbot[0].Account != "work" {
@@ -71,7 +52,7 @@ func TestAdminRequests(t *testing.T) {
 		t.Errorf("admin calls (-want +got):\n%s", diff)
 	}
 
-	plain := serveConn(t, server.New(server.Options{}))
+	plain, _ := connect(t, server.New(server.Options{}))
 	for _, m := range []proto.Message{&proto.DaemonReload{}, &proto.ClawbotSettings{Account: "work"}, &proto.ClawbotLogout{Account: "work"}} {
 		var re *client.RequestError
 		if _, err := plain.Call(t.Context(), m); !errors.As(err, &re) || re.Code != proto.ErrUnsupported {

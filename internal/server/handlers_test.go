@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"slices"
 	"testing"
 
@@ -22,15 +21,7 @@ func TestEveryMessageTypeHandled(t *testing.T) {
 	fake := modeltest.New(t)
 	fake.Script(modeltest.Text("hi"))
 	srv, ws := newTestServer(t, fake, "")
-	cr, cw := io.Pipe()
-	sr, sw := io.Pipe()
-	done := make(chan struct{})
-	go func() { srv.Serve(t.Context(), cr, sw); sw.Close(); close(done) }()
-	c := client.NewConn(sr, cw)
-	defer func() { cw.Close(); <-done; c.Close() }()
-	if _, err := c.Initialize(t.Context(), "t", "0"); err != nil {
-		t.Fatal(err)
-	}
+	c, _ := connect(t, srv)
 	started, err := c.StartSession(t.Context(), proto.SessionStart{Cwd: ws})
 	if err != nil {
 		t.Fatal(err)
@@ -79,15 +70,7 @@ func TestPromptLimitFromConfig(t *testing.T) {
 	fake := modeltest.New(t)
 	fake.Script(modeltest.Text("ok"))
 	srv, ws := newTestServer(t, fake, "[session]\nmax_prompt_bytes = 10\n")
-	cr, cw := io.Pipe()
-	sr, sw := io.Pipe()
-	done := make(chan struct{})
-	go func() { srv.Serve(t.Context(), cr, sw); sw.Close(); close(done) }()
-	c := client.NewConn(sr, cw)
-	defer func() { cw.Close(); <-done; c.Close() }()
-	if _, err := c.Initialize(t.Context(), "t", "0"); err != nil {
-		t.Fatal(err)
-	}
+	c, _ := connect(t, srv)
 	started, err := c.StartSession(t.Context(), proto.SessionStart{Cwd: ws})
 	if err != nil {
 		t.Fatal(err)

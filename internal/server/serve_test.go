@@ -256,17 +256,6 @@ func TestSessionBoundsAcrossConnections(t *testing.T) {
 	}
 	ap := app.New(app.Options{Layout: paths.Layout{Home: home}, Env: map[string]string{"OPENAI_API_KEY": "sk-test", "HOME": home, "PATH": os.Getenv("PATH")}})
 	srv := server.New(server.Options{Factory: ap, Version: "test", MaxSessions: 3, MaxSessionsPerConn: 2})
-	connect := func() (*client.Conn, func()) {
-		cr, cw := io.Pipe()
-		sr, sw := io.Pipe()
-		done := make(chan struct{})
-		go func() { srv.Serve(t.Context(), cr, sw); sw.Close(); close(done) }()
-		c := client.NewConn(sr, cw)
-		if _, err := c.Initialize(t.Context(), "t", "0"); err != nil {
-			t.Fatal(err)
-		}
-		return c, func() { cw.Close(); <-done; c.Close() }
-	}
 	start := func(c *client.Conn) (string, string) {
 		ev, err := c.StartSession(t.Context(), proto.SessionStart{Cwd: ws})
 		var re *client.RequestError
@@ -278,8 +267,8 @@ func TestSessionBoundsAcrossConnections(t *testing.T) {
 		}
 		return ev.SessionID, ""
 	}
-	a, closeA := connect()
-	b, closeB := connect()
+	a, closeA := connect(t, srv)
+	b, closeB := connect(t, srv)
 	defer closeB()
 	a1, _ := start(a)
 	_, _ = start(a)
@@ -297,7 +286,7 @@ func TestSessionBoundsAcrossConnections(t *testing.T) {
 		t.Errorf("after a session.close the server refused again: %q", code)
 	}
 	closeA() // the connection's sessions are released when it ends
-	c, closeC := connect()
+	c, closeC := connect(t, srv)
 	defer closeC()
 	if id, code := start(c); id == "" {
 		t.Errorf("after a connection ended its slots stayed taken: %q", code)
