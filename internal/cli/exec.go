@@ -163,27 +163,8 @@ type execRun struct {
 // drives one turn through them as a client, exactly as it would a separate
 // `scv server --stdio` (docs/runtime.md says why there is no child).
 func (g *globals) runExec(srv *server.Server, r execRun) error {
-	// The server gets its own context: Ctrl+C is answered with turn.cancel
-	// through the protocol, not by tearing the server down under the turn.
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	toServer, fromClient := io.Pipe()
-	toClient, fromServer := io.Pipe()
-	served := make(chan error, 1)
-	go func() {
-		served <- srv.Serve(ctx, toServer, fromServer)
-		fromServer.Close() // the client's reader sees EOF
-		toServer.Close()   // and the server's reader ends
-	}()
-	conn := client.NewConn(toClient, fromClient)
-	code := g.execTurn(conn, r)
-	conn.Close() // EOF for the server: it cancels what still runs and returns
-	select {
-	case <-served:
-	case <-time.After(10 * time.Second):
-		cancel()
-		<-served
-	}
+	var code int
+	serveInProcess(srv, func(conn *client.Conn) { code = g.execTurn(conn, r) })
 	if code != ExitOK {
 		return exitCode(code)
 	}
@@ -503,5 +484,33 @@ func printJSON(w io.Writer, v any) {
 func printEvent(w io.Writer, ev proto.Event) {
 	if b, err := proto.EncodeEvent(ev); err == nil {
 		fmt.Fprintf(w, "%s\n", b)
+	}
+}
+
+// serveInProcess serves one protocol connection of srv over pipes and runs
+// use with its client; when use returns, the client's EOF ends the
+// connection (the server cancels what still runs) and the server is
+// waited for, torn down after 10 s. The server gets its own context: Ctrl+C
+// is answered with turn.cancel through the protocol, not by tearing the
+// server down under the turn.
+func serveInProcess(srv *server.Server, use func(*client.Conn)) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	toServer, fromClient := io.Pipe()
+	toClient, fromServer := io.Pipe()
+	served := make(chan error, 1)
+	go func() {
+		served <- srv.Serve(ctx, toServer, fromServer)
+		fromServer.Close() // the client's reader sees EOF
+		toServer.Close()   // and the server's reader ends
+	}()
+	conn := client.NewConn(toClient, fromClient)
+	use(conn)
+	conn.Close() // EOF for the server: it cancels what still runs and returns
+	select {
+	case <-served:
+	case <-time.After(10 * time.Second):
+		cancel()
+		<-served
 	}
 }

@@ -9,7 +9,6 @@ import (
 	"os"
 
 	"strings"
-	"time"
 
 	"github.com/charmbracelet/x/term"
 	"github.com/spf13/cobra"
@@ -62,27 +61,11 @@ func newUndoCmd(g *globals) *cobra.Command {
 			}
 			defer closeStore(st, logger)
 			srv := newServer(a, logger, &loaded.Config, st, "scv undo", nil, nil)
-			ctx, cancel := context.WithCancel(context.Background())
-			defer cancel()
-			toServer, fromClient := io.Pipe()
-			toClient, fromServer := io.Pipe()
-			served := make(chan error, 1)
-			go func() {
-				served <- srv.Serve(ctx, toServer, fromServer)
-				fromServer.Close()
-				toServer.Close()
-			}()
-			conn := client.NewConn(toClient, fromClient)
-			err = g.undo(conn, undoRun{ws: ws, sessionID: sessionID, yes: yes, dial: func(ctx context.Context) (*client.Conn, error) {
-				return g.dialDaemon(ctx, layout)
-			}})
-			conn.Close()
-			select {
-			case <-served:
-			case <-time.After(10 * time.Second):
-				cancel()
-				<-served
-			}
+			serveInProcess(srv, func(conn *client.Conn) {
+				err = g.undo(conn, undoRun{ws: ws, sessionID: sessionID, yes: yes, dial: func(ctx context.Context) (*client.Conn, error) {
+					return g.dialDaemon(ctx, layout)
+				}})
+			})
 			return err
 		},
 	}
