@@ -109,7 +109,9 @@ func (s *Session) CancelApproval(approvalID string, cancel func()) bool {
 func (s *Session) Grants() []proto.Grant {
 	out := []proto.Grant{}
 	for _, g := range s.broker.Grants() {
-		out = append(out, proto.Grant{GrantID: g.ID, Tool: g.Tool, Risk: string(g.Risk), Prefix: g.Prefix})
+		pg := protoGrant(&g)
+		pg.GrantID = g.ID
+		out = append(out, *pg)
 	}
 	return out
 }
@@ -323,14 +325,16 @@ func (s *Session) call(ctx context.Context, call model.ToolCall, ev Emit) (tool.
 func (s *Session) approver(ev Emit) toolcall.Approver {
 	return func(ctx context.Context, r toolcall.Request) toolcall.Answer {
 		plan := r.Plan
-		if g, ok := s.broker.Allowed(r.Name, plan.Risk, plan.Command, plan.NoGrant); ok {
+		c := approval.CallOf(r.Name, plan)
+		if g, ok := s.broker.Allowed(c); ok {
 			return toolcall.Answer{Approved: true, GrantID: g.ID}
 		}
-		req := approval.Request{Offer: approval.Offer(r.Name, plan.Risk, plan.Command, plan.NoGrant), Command: plan.Command}
+		offer, why := s.broker.Explain(c)
+		req := approval.Request{Offer: offer, Call: c}
 		id := "ap_" + uuid.NewString()[:8]
 		announce := func() {
 			ev(&proto.ApprovalRequested{ApprovalID: id, CallID: r.CallID, Name: r.Name, Risk: string(r.Risk), Cwd: s.opts.Workspace,
-				Summary: r.Summary, Diff: protoDiff(plan.Diff), Grant: protoGrant(req.Offer)})
+				Summary: r.Summary, Diff: protoDiff(plan.Diff), Grant: protoGrant(req.Offer), Reason: why})
 		}
 		ans, answered := s.broker.Wait(ctx, id, req, announce)
 		if !answered {
@@ -351,7 +355,7 @@ func protoGrant(g *approval.Grant) *proto.Grant {
 	if g == nil {
 		return nil
 	}
-	return &proto.Grant{Tool: g.Tool, Risk: string(g.Risk), Prefix: g.Prefix}
+	return &proto.Grant{Tool: g.Tool, Risk: string(g.Risk), Prefix: g.Prefix, Command: g.Command, Path: g.Path}
 }
 
 func completed(call model.ToolCall, res tool.Result) *proto.ToolCompleted {

@@ -91,6 +91,15 @@ type Plan struct {
 	// about every time (a delegated agent with full permissions, a read of
 	// a secret-like file).
 	NoGrant bool
+	// NoGrantWhy, with NoGrant, says in one line why: the approver reads
+	// it (a write to `.git/config`: "git's own directory: …").
+	NoGrantWhy string
+	// Paths are the workspace-relative slash paths a call writes: the path
+	// as given and, when symbolic links lead elsewhere, where it resolves.
+	// A session grant for such a call covers only writes whose every path
+	// lies under the path the approver confirmed (docs/runtime.md,
+	// "Session grants").
+	Paths []string
 	// Run executes the call. It must honour ctx and return promptly after
 	// cancellation, with a Cancelled result.
 	Run func(ctx context.Context) Result
