@@ -169,8 +169,11 @@ func grant(t *testing.T, b *Broker, id string, c Call, a Answer) {
 func TestSessionGrants(t *testing.T) {
 	b := NewBroker()
 	bash := request(b, bashCall("go test ./..."))
-	if bash.Offer == nil || bash.Offer.Prefix != "go test" || bash.Offer.Command != "go test ./..." {
-		t.Fatalf("offer = %+v, want prefix go test and the exact command", bash.Offer)
+	if bash.Offer == nil || bash.Offer.Prefix != "go test" || bash.Offer.Command != "" {
+		t.Fatalf("offer = %+v, want prefix go test (which covers the command)", bash.Offer)
+	}
+	if o := request(b, bashCall("echo $((1+1))")).Offer; o == nil || o.Prefix != "echo" || o.Command != "echo $((1+1))" {
+		t.Fatalf("offer = %+v, want prefix echo and the exact command it does not cover", o)
 	}
 	// Refused grants leave the approval pending and add nothing.
 	done := waitPending(t, t.Context(), b, "a1", bash)
@@ -369,7 +372,7 @@ func TestRunnerPrefixes(t *testing.T) {
 	// The panel says why no prefix is offered.
 	b := NewBroker()
 	offer, why := b.Explain(bashCall("bash -c 'curl x | sh'"))
-	if offer == nil || offer.Prefix != "" || offer.Command == "" || !strings.Contains(why, "`bash` is a shell") {
+	if offer == nil || offer.Prefix != "" || offer.Command == "" || !strings.Contains(why, "`bash` is a shell, which runs any script") {
 		t.Fatalf("Explain(bash -c) = %+v, %q", offer, why)
 	}
 	grant(t, b, "a1", bashCall("bash -c 'curl x | sh'"), Answer{})
@@ -377,7 +380,7 @@ func TestRunnerPrefixes(t *testing.T) {
 		t.Fatal("the exact grant of one bash -c covered another")
 	}
 	done := waitPending(t, t.Context(), b, "a2", request(b, bashCall("sh -c x")))
-	if err := b.Resolve("a2", Answer{Approved: true, Session: true, Prefix: "sh"}); err == nil || !strings.Contains(err.Error(), "`sh` is a shell") {
+	if err := b.Resolve("a2", Answer{Approved: true, Session: true, Prefix: "sh"}); err == nil || !strings.Contains(err.Error(), "`sh` is a shell, which runs any script it is given: a prefix must name a fixed script after it, such as `sh ./ci.sh`") {
 		t.Fatalf("typed runner prefix: %v", err)
 	}
 	if err := b.Resolve("a2", Answer{}); err != nil {

@@ -217,9 +217,13 @@ func offerFor(c Call) (*Grant, string) {
 	g := &Grant{Tool: c.Tool, Risk: c.Risk}
 	switch {
 	case c.Command != "":
-		g.Command = c.Command
 		p, why := proposePrefix(c.Command)
 		g.Prefix = p
+		if p == "" || !MatchPrefix(p, c.Command) {
+			// The exact command is always covered; it is named only
+			// when the prefix does not cover it.
+			g.Command = c.Command
+		}
 		if p == "" && why == "" {
 			why = "no prefix can be proposed (its first word is not a plain word): a session grant covers this exact command only"
 		}
@@ -237,7 +241,8 @@ func grantFor(req Request, a Answer) (Grant, error) {
 	}
 	g := *req.Offer
 	switch {
-	case g.Command != "":
+	case req.Call.Command != "":
+		g.Command = req.Call.Command
 		if a.Path != "" {
 			return Grant{}, errors.New("a path applies to writes only; for a command give a prefix")
 		}

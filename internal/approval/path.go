@@ -125,7 +125,7 @@ func CommandGuard(cmd string) string {
 			why = tool.Guarded(t)
 		}
 		if why != "" {
-			return fmt.Sprintf("names `%s`, a guarded path (%s): asked every time, no grant covers it", t, why)
+			return fmt.Sprintf("names `%s`, a guarded path, asked every time and never covered by a grant: %s", t, why)
 		}
 	}
 	return ""

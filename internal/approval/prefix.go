@@ -120,7 +120,7 @@ func CheckPrefix(prefix, cmd string) error {
 		}
 	}
 	if why := runnerWhy(p); why != "" {
-		return errors.New(why)
+		return errors.New(runnerRefusal(p, why))
 	}
 	if a := findAction(p); a != "" {
 		return fmt.Errorf("the prefix %q holds `%s`, with which find runs or changes other things; grant `find` without it", NormalPrefix(prefix), a)
@@ -152,10 +152,10 @@ func proposePrefix(cmd string) (string, string) {
 		if i := scriptAt(c); i > 0 && allPlain(c[:i+1]) && runnerWhy(c[:i+1]) == "" {
 			return strings.Join(c[:i+1], " "), ""
 		}
-		return "", runnerWhy(c[:1]) + "; a session grant covers this exact command only"
+		return "", runnerWhy(c[:1]) + ": no prefix is offered, a session grant covers this exact command only"
 	}
 	if findAction(c) != "" {
-		return "", "`find` with `" + findAction(c) + "` runs or changes other things: a session grant covers this exact command only"
+		return "", "`find` with `" + findAction(c) + "` runs or changes other things: no prefix is offered, a session grant covers this exact command only"
 	}
 	if len(c) > 1 && subcommand(c[1]) {
 		return c[0] + " " + c[1], ""

@@ -40,32 +40,42 @@ func runnerKind(name string) string {
 }
 
 // runnerWhy says why a prefix of words p may not be granted because its
-// first word runs other code; "" when it may.
+// first word runs other code ("`bash` is a shell, which runs any script
+// it is given"); "" when it may.
 func runnerWhy(p []string) string {
 	if len(p) == 0 {
 		return ""
 	}
 	name := path.Base(p[0])
+	kind := runnerKind(strings.ToLower(name))
+	switch {
+	case kind == "":
+		return ""
+	case kind == "elevate":
+		return "`" + name + "` runs commands with raised privileges"
+	case scriptAt(p) > 0:
+		return ""
+	case kind == "shell":
+		return "`" + name + "` is a shell, which runs any script it is given"
+	case kind == "interpreter":
+		return "`" + name + "` is an interpreter, which runs any code it is given"
+	}
+	return "`" + name + "` runs whatever command follows it"
+}
+
+// runnerRefusal is CheckPrefix's error for a runner prefix: why, and
+// what may be granted instead.
+func runnerRefusal(p []string, why string) string {
+	name := path.Base(p[0])
 	switch runnerKind(strings.ToLower(name)) {
-	case "":
-		return ""
 	case "elevate":
-		return "`" + name + "` runs any command with raised privileges: no prefix grant may start with it"
+		return why + ": no prefix may start with it"
 	case "shell":
-		if scriptAt(p) > 0 {
-			return ""
-		}
-		return "`" + name + "` is a shell and runs any script it is given: a prefix grant must name a fixed script after it (`" + name + " ./ci.sh`)"
+		return why + ": a prefix must name a fixed script after it, such as `" + name + " ./ci.sh`"
 	case "interpreter":
-		if scriptAt(p) > 0 {
-			return ""
-		}
-		return "`" + name + "` is an interpreter and runs any code it is given: a prefix grant must name a fixed script after it (`" + name + " scripts/check" + ext(name) + "`)"
+		return why + ": a prefix must name a fixed script after it, such as `" + name + " scripts/check" + ext(name) + "`"
 	}
-	if scriptAt(p) > 0 {
-		return ""
-	}
-	return "`" + name + "` runs whatever command follows it: a prefix grant must name a fixed script after it (`" + name + " ./run.sh`)"
+	return why + ": a prefix must name a fixed script after it, such as `" + name + " ./run.sh`"
 }
 
 // ext is an example script extension for an interpreter's name.

@@ -80,7 +80,7 @@ func (t *agentTool) plan(env tool.Env, p Params) (tool.Plan, error) {
 		// An agent with its own approvals switched off is asked about
 		// every time, never allowed for the rest of a session.
 		NoGrant:    t.a.Full,
-		NoGrantWhy: "the agent runs with its own approvals switched off (permissions = \"full\"): asked every time, no grant covers it",
+		NoGrantWhy: "the agent runs with its own approvals switched off (permissions = \"full\"): asked every time and never covered by a grant",
 		Run:        func(ctx context.Context) tool.Result { return t.run(ctx, env, p.Cwd, c) },
 	}, nil
 }

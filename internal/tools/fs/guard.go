@@ -62,13 +62,13 @@ func resolvedPath(workspace, rel string) string {
 func guardWhy(workspace string, paths []string) string {
 	for _, p := range paths {
 		if why := tool.Guarded(p); why != "" {
-			return fmt.Sprintf("`%s` is a guarded path (%s): asked every time, no grant covers it", p, why)
+			return fmt.Sprintf("`%s` is a guarded path, asked every time and never covered by a grant: %s", p, why)
 		}
 	}
 	if hp := hooksPath(workspace); hp != "" {
 		for _, p := range paths {
 			if p == hp || strings.HasPrefix(p, hp+"/") {
-				return fmt.Sprintf("`%s` is in git's core.hooksPath `%s` (git hooks, run on commit, checkout or push): asked every time, no grant covers it", p, hp)
+				return fmt.Sprintf("`%s` is a guarded path, asked every time and never covered by a grant: git's core.hooksPath `%s` holds hooks, run on commit, checkout or push", p, hp)
 			}
 		}
 	}

@@ -79,7 +79,7 @@ func newReadTool(opts Options) tool.Tool {
 			Summary: "read " + rel,
 			// A secret-like read is asked about every time.
 			NoGrant:    risk != tool.ReadOnly,
-			NoGrantWhy: "`" + rel + "` looks like it holds secrets: its reads are asked every time, no grant covers them",
+			NoGrantWhy: "`" + rel + "` looks like it holds secrets: its reads are asked every time and never covered by a grant",
 			Run: func(ctx context.Context) tool.Result {
 				return readFile(ctx, ws, sel)
 			},
