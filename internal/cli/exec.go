@@ -414,6 +414,9 @@ func (t *execTurn) approve(e *proto.ApprovalRequested) {
 	if !t.r.quiet {
 		errw := t.g.stdio.Err
 		fmt.Fprintf(errw, "scv: approval for %s (risk %s): %s\n", termtext.Line(e.Name), termtext.Line(e.Risk), verdict)
+		if e.Reason != "" {
+			fmt.Fprintf(errw, "scv:   why: %s\n", termtext.Line(e.Reason))
+		}
 		for _, l := range strings.Split(strings.Trim(termtext.Block(e.Summary), "\n"), "\n") {
 			fmt.Fprintf(errw, "scv:   | %s\n", l)
 		}

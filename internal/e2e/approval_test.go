@@ -1,6 +1,8 @@
 package e2e
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -188,5 +190,26 @@ func TestStdioCancelDeniesApproval(t *testing.T) {
 	}
 	if n := len(fm.Requests()); n != 1 {
 		t.Errorf("%d model requests after the cancel, want 1", n)
+	}
+}
+
+// TestExecGuardedWriteSaysWhy: scv exec notes why a write to .git/config
+// is asked (a guarded path, never covered by a grant) under its approval,
+// and without --yes the file is left as it was.
+func TestExecGuardedWriteSaysWhy(t *testing.T) {
+	fm := modeltest.New(t)
+	fm.Script(modeltest.ToolCall("c1", "write", `{"path":".git/config","content":"[core]\n\tfsmonitor = touch pwned\n","mode":"create"}`))
+	fm.Script(modeltest.Text("end"))
+	in := newInstance(t, providerConfig(fm.URL(), ""))
+	r := in.run(in.env, "", "exec", "go")
+	if r.code != 3 {
+		t.Fatalf("exit %d, want 3 (a denied call); stderr:\n%s", r.code, r.stderr)
+	}
+	want := "scv:   why: `.git/config` is a guarded path, asked every time and never covered by a grant: git's config and hooks run commands"
+	if !strings.Contains(r.stderr, want) {
+		t.Errorf("stderr lacks %q:\n%s", want, r.stderr)
+	}
+	if _, err := os.Stat(filepath.Join(in.ws, ".git", "config")); !os.IsNotExist(err) {
+		t.Errorf(".git/config was written: %v", err)
 	}
 }
