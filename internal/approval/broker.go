@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"slices"
 	"sync"
-
 )
 
 // MaxReasonBytes bounds the reason a person gives with a denial.

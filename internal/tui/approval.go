@@ -41,9 +41,9 @@ type approvalReq struct {
 	reason string
 	diff   *proto.Diff
 	grant  *proto.Grant
-	scroll                               int
-	mode                                 approvalMode
-	input                                string
+	scroll int
+	mode   approvalMode
+	input  string
 
 	cacheWidth int
 	sumLines   []string // the summary wrapped
