@@ -9,7 +9,7 @@ import (
 	"github.com/scv-agent/scv/internal/tool"
 )
 
-// The path rule of write grants (docs/runtime.md, "Session grants"): a
+// The path rule of write grants (docs/runtime.md §7.1): a
 // write grant holds a workspace path P, either a directory ("src/", with a
 // final slash; "./" is the whole workspace) or one file ("src/main.go").
 // It covers a write when every path the write touches (the path as given

@@ -8,7 +8,7 @@ import (
 	"unicode/utf8"
 )
 
-// The prefix rule of command grants (docs/runtime.md, "Session grants"):
+// The prefix rule of command grants (docs/runtime.md §7.1):
 //
 // A grant for the prefix P (one or more words) covers a command C when
 //

@@ -5,7 +5,7 @@ import (
 	"strings"
 )
 
-// The runner rule of command grants (docs/runtime.md, "Session grants"):
+// The runner rule of command grants (docs/runtime.md §7.1):
 // a prefix whose first word is a shell, an interpreter or a command runner
 // would cover every script or command handed to it (`bash` covers
 // `bash -c 'anything'`), so such a prefix is never proposed and is refused

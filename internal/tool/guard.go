@@ -5,7 +5,7 @@ import (
 	"strings"
 )
 
-// The guarded paths (docs/runtime.md, "Guarded paths"): workspace paths that make some
+// The guarded paths (docs/runtime.md §7.1): workspace paths that make some
 // program run commands, or change how one runs, the next time the user
 // does something ordinary (git status, cd, opening the editor, starting a
 // shell, pushing), and paths that look like they hold secrets. A write to
