@@ -38,6 +38,9 @@ type Options struct {
 	SystemPrompt    string
 	HostedWebSearch bool
 	MaxSteps        int
+	// MaxStepsSetting names where MaxSteps came from, for the failure
+	// message ("" is agent.max_steps).
+	MaxStepsSetting string
 	Workspace       string
 	SessionID       string
 	OutputLimit     int
@@ -49,6 +52,8 @@ type Options struct {
 	// Undo reverts recorded file changes in the workspace (session.undo);
 	// nil: the session cannot undo.
 	Undo tool.UndoFunc
+	// Rules are the grants the session starts with (scv exec --allow).
+	Rules []approval.Grant
 }
 
 // Emit receives the session's events in order, each with its turn_id set.
@@ -75,6 +80,7 @@ type Session struct {
 // New returns an empty session.
 func New(opts Options) *Session {
 	s := &Session{opts: opts, broker: approval.NewBroker(), secrets: redact.NewValues(opts.Secrets)}
+	s.broker.AddRules(opts.Rules)
 	s.setRegistry(opts.Registry)
 	return s
 }
@@ -178,7 +184,11 @@ func (s *Session) loop(ctx context.Context, prompt string, ev Emit) (int, *proto
 	var usage *proto.Usage
 	for step := 0; ; step++ {
 		if step >= s.opts.MaxSteps {
-			return step, usage, fail(proto.FailStep, "stopped after %d model requests without a final answer (agent.max_steps)", s.opts.MaxSteps)
+			setting := s.opts.MaxStepsSetting
+			if setting == "" {
+				setting = "agent.max_steps"
+			}
+			return step, usage, fail(proto.FailStep, "stopped after %d model requests without a final answer (%s)", s.opts.MaxSteps, setting)
 		}
 		if err := ctx.Err(); err != nil {
 			return step, usage, err
@@ -355,7 +365,11 @@ func protoGrant(g *approval.Grant) *proto.Grant {
 	if g == nil {
 		return nil
 	}
-	return &proto.Grant{Tool: g.Tool, Risk: string(g.Risk), Prefix: g.Prefix, Command: g.Command, Path: g.Path}
+	risk := string(g.Risk)
+	if risk == "" {
+		risk = proto.AnyRisk
+	}
+	return &proto.Grant{Tool: g.Tool, Risk: risk, Prefix: g.Prefix, Command: g.Command, Path: g.Path, Source: g.Source}
 }
 
 func completed(call model.ToolCall, res tool.Result) *proto.ToolCompleted {

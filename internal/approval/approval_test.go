@@ -500,3 +500,55 @@ func TestPrefixRules(t *testing.T) {
 		}
 	}
 }
+
+// TestRules: rules a session starts with follow the grants' limits.
+func TestRules(t *testing.T) {
+	for _, bad := range []func() (Grant, error){
+		func() (Grant, error) { return PrefixRule("bash", "", "t") },
+		func() (Grant, error) { return PrefixRule("bash", "sh -c", "t") },
+		func() (Grant, error) { return PrefixRule("bash", "env", "t") },
+		func() (Grant, error) { return PrefixRule("bash", "cp x .git/hooks", "t") },
+		func() (Grant, error) { return PrefixRule("bash", "go;", "t") },
+		func() (Grant, error) { return PrefixRule("ba sh!", "go", "t") },
+		func() (Grant, error) { return PathRule("write", ".scv/", "t") },
+		func() (Grant, error) { return PathRule("write", "/etc/", "t") },
+		func() (Grant, error) { return PathRule("write", "../up", "t") },
+	} {
+		if g, err := bad(); err == nil {
+			t.Errorf("rule %+v accepted", g)
+		}
+	}
+	mk := func(g Grant, err error) Grant {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return g
+	}
+	b := NewBroker()
+	b.AddRules([]Grant{
+		mk(PrefixRule("bash", "go  test", "--allow")), mk(PathRule("write", "src", "--allow")),
+		mk(PathRule("write", "README.md", "--allow")), mk(ToolRule("web_fetch", "--allow")),
+	})
+	if gs := b.Grants(); len(gs) != 4 || gs[0].ID != "r1" || gs[0].Prefix != "go test" || gs[1].Path != "src/" || gs[2].Path != "README.md" {
+		t.Fatalf("rules %+v", gs)
+	}
+	for _, c := range []struct {
+		call Call
+		ok   bool
+	}{
+		{bashCall("go test ./..."), true},
+		{bashCall("go vet"), false},
+		{writeCall("src/a.go"), true},
+		{writeCall("README.md"), true},
+		{writeCall("lib/a.go"), false},
+		{Call{Tool: "web_fetch", Risk: tool.Network}, true},
+		{Call{Tool: "web_fetch", Risk: tool.ReadOnly}, true},
+		{Call{Tool: "write", Risk: tool.Filesystem, Paths: []string{"src/.envrc"}, NoGrant: true, NoGrantWhy: "guarded"}, false},
+		{bashCall("go test -o .husky/pre-push"), false},
+	} {
+		if g, ok := b.Allowed(c.call); ok != c.ok || ok && g.Source != "--allow" {
+			t.Errorf("Allowed(%+v) = %+v, %v; want %v", c.call, g, ok, c.ok)
+		}
+	}
+}

@@ -21,12 +21,16 @@ import (
 // No grant covers a call its tool marked NoGrant (a guarded path, a
 // secret-like read) or a command that names a guarded path.
 type Grant struct {
-	ID      string
-	Tool    string
+	ID   string
+	Tool string
+	// Risk is the risk the grant covers; empty (a rule) covers any.
 	Risk    tool.Risk
 	Prefix  string
 	Command string
 	Path    string
+	// Source says where a rule came from (`scv exec --allow`); empty for
+	// a grant a person gave.
+	Source string
 }
 
 // Call is what a grant is matched against: the tool, the risk and what the
@@ -67,7 +71,7 @@ func never(c Call) string {
 // covers reports whether g covers c (tool, risk and scope; never checked
 // apart).
 func (g Grant) covers(c Call) bool {
-	if g.Tool != c.Tool || g.Risk != c.Risk {
+	if g.Tool != c.Tool || g.Risk != "" && g.Risk != c.Risk {
 		return false
 	}
 	switch {
@@ -134,7 +138,7 @@ func (b *Broker) uncovered(c Call) string {
 	var risky []string
 	var scopes []string
 	for _, g := range same {
-		if g.Risk != c.Risk {
+		if g.Risk != "" && g.Risk != c.Risk {
 			risky = append(risky, string(g.Risk))
 			continue
 		}

@@ -70,6 +70,29 @@ func ProposePath(paths []string) string {
 // and returns it normalised: "." or "./" is the workspace, a directory
 // gets a final slash, the written file itself is a one-file grant.
 func CheckPath(typed string, paths []string) (string, error) {
+	c, err := cleanGrantPath(typed)
+	if err != nil || c == WorkspaceRoot {
+		return c, err
+	}
+	if len(paths) > 0 && c == paths[0] && !strings.HasSuffix(strings.TrimSpace(typed), "/") {
+		if MatchPath(c, paths) {
+			return c, nil
+		}
+		return "", fmt.Errorf("the file %q resolves elsewhere (%s); give a directory holding both", c, strings.Join(paths[1:], ", "))
+	}
+	dir := c + "/"
+	if !MatchPath(dir, paths) {
+		return "", fmt.Errorf("the directory %q does not hold %s; give the file or one of its directories, such as %q", dir, strings.Join(paths, " and "), ProposePath(paths))
+	}
+	if why := tool.Guarded(c); why != "" {
+		return "", fmt.Errorf("the directory %q is guarded (%s); give a directory that is not", dir, why)
+	}
+	return dir, nil
+}
+
+// cleanGrantPath checks a typed grant path lexically and returns it
+// cleaned ("./" for the workspace).
+func cleanGrantPath(typed string) (string, error) {
 	p := strings.TrimSpace(typed)
 	switch {
 	case p == "":
@@ -88,20 +111,7 @@ func CheckPath(typed string, paths []string) (string, error) {
 	if c == "." {
 		return WorkspaceRoot, nil
 	}
-	if len(paths) > 0 && c == paths[0] && !strings.HasSuffix(p, "/") {
-		if MatchPath(c, paths) {
-			return c, nil
-		}
-		return "", fmt.Errorf("the file %q resolves elsewhere (%s); give a directory holding both", c, strings.Join(paths[1:], ", "))
-	}
-	dir := c + "/"
-	if !MatchPath(dir, paths) {
-		return "", fmt.Errorf("the directory %q does not hold %s; give the file or one of its directories, such as %q", dir, strings.Join(paths, " and "), ProposePath(paths))
-	}
-	if why := tool.Guarded(c); why != "" {
-		return "", fmt.Errorf("the directory %q is guarded (%s); give a directory that is not", dir, why)
-	}
-	return dir, nil
+	return c, nil
 }
 
 // CommandGuard says why no grant may cover cmd because it names a guarded

@@ -77,7 +77,14 @@ type Grant struct {
 	Prefix  string `json:"prefix,omitempty"`
 	Command string `json:"command,omitempty"`
 	Path    string `json:"path,omitempty"`
+	// Source says where a rule the session started with came from
+	// ("scv exec --allow"); absent for a grant a person gave.
+	Source string `json:"source,omitempty"`
 }
+
+// AnyRisk is the risk of a grant that covers its tool's calls whatever
+// their risk (a rule the session started with).
+const AnyRisk = "any"
 
 // Scopes of an approval.resolve.
 const (
