@@ -13,10 +13,15 @@ import (
 // askWith shows an approval of tool name with the offered grant and the
 // server's reason.
 func (h *harness) askWith(name, summary string, g *proto.Grant, reason string) {
+	h.askDiff(name, summary, nil, g, reason)
+}
+
+// askDiff is askWith for a write with its diff.
+func (h *harness) askDiff(name, summary string, d *proto.Diff, g *proto.Grant, reason string) {
 	h.prompt("go on", "t1")
 	h.ev(&proto.ToolProposed{TurnHeader: th("t1"), CallID: "c1", Name: name, Arguments: args(map[string]any{})},
-		&proto.ApprovalRequested{TurnHeader: th("t1"), ApprovalID: "a1", CallID: "c1", Name: name, Risk: string(riskOf(name)), Cwd: "/w",
-			Summary: summary, Grant: g, Reason: reason})
+		&proto.ApprovalRequested{TurnHeader: th("t1"), ApprovalID: "a1", CallID: "c1", Name: name, Risk: riskOf(name), Cwd: "/w",
+			Summary: summary, Diff: d, Grant: g, Reason: reason})
 	h.rec.take()
 }
 
@@ -63,8 +68,8 @@ func TestGuardedWritePanel(t *testing.T) {
 // confirm or edit, like a command prefix; Enter sends the path.
 func TestPathGrantPanel(t *testing.T) {
 	h := newHarness(t, nil)
-	h.askWith("write", "create src/x/a.go (3 bytes)", &proto.Grant{Tool: "write", Risk: "filesystem", Path: "src/x/"}, "")
-	h.m.approval.diff = &proto.Diff{Path: "src/x/a.go", Added: 1}
+	h.askDiff("write", "create src/x/a.go (3 bytes)", &proto.Diff{Path: "src/x/a.go", Text: "--- /dev/null\n+++ b/src/x/a.go\n@@ -0,0 +1 @@\n+x\n", Added: 1},
+		&proto.Grant{Tool: "write", Risk: "filesystem", Path: "src/x/"}, "")
 	if f := h.frame(); !strings.Contains(f, "a allow writes under `src/x/` for this session") {
 		t.Fatalf("the keys do not name the offered directory:\n%s", h.frame())
 	}
