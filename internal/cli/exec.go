@@ -30,7 +30,9 @@ func newExecCmd(g *globals) *cobra.Command {
 		Short: "Run one headless turn (the server runs inside this process)",
 		Long: "Run one turn and print the assistant's text as it streams; notes (approvals, running tools, tool failures,\n" +
 			"provider retries) go to stderr, one line each, prefixed \"scv:\". Approvals are answered yes with --yes and no\n" +
-			"without it. --json prints every protocol event on stdout instead, and every error as an error event too.\n" +
+			"without it; --allow RULE lets the calls a rule covers run without asking for this run (never a write to a\n" +
+			"guarded path such as .git/ or .envrc). --json prints every protocol event on stdout instead, and every error\n" +
+			"as an error event too.\n" +
 			"--quiet prints nothing on stderr but fatal errors; --verbose adds the output of bash calls to stderr.\n" +
 			"PROMPT '-' or no PROMPT reads the prompt from stdin. Every run is saved as a session (scv sessions list);\n" +
 			"--continue adds the turn to the last session of the workspace, --resume ID to session ID.\n\n" +
