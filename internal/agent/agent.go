@@ -38,6 +38,9 @@ type Options struct {
 	SystemPrompt    string
 	HostedWebSearch bool
 	MaxSteps        int
+	// MaxStepsSetting names where MaxSteps came from, for the failure
+	// message ("" is agent.max_steps).
+	MaxStepsSetting string
 	Workspace       string
 	SessionID       string
 	OutputLimit     int
@@ -49,6 +52,8 @@ type Options struct {
 	// Undo reverts recorded file changes in the workspace (session.undo);
 	// nil: the session cannot undo.
 	Undo tool.UndoFunc
+	// Rules are the grants the session starts with (scv exec --allow).
+	Rules []approval.Grant
 }
 
 // Emit receives the session's events in order, each with its turn_id set.
@@ -75,6 +80,7 @@ type Session struct {
 // New returns an empty session.
 func New(opts Options) *Session {
 	s := &Session{opts: opts, broker: approval.NewBroker(), secrets: redact.NewValues(opts.Secrets)}
+	s.broker.AddRules(opts.Rules)
 	s.setRegistry(opts.Registry)
 	return s
 }
@@ -109,7 +115,9 @@ func (s *Session) CancelApproval(approvalID string, cancel func()) bool {
 func (s *Session) Grants() []proto.Grant {
 	out := []proto.Grant{}
 	for _, g := range s.broker.Grants() {
-		out = append(out, proto.Grant{GrantID: g.ID, Tool: g.Tool, Risk: string(g.Risk), Prefix: g.Prefix})
+		pg := protoGrant(&g)
+		pg.GrantID = g.ID
+		out = append(out, *pg)
 	}
 	return out
 }
@@ -176,7 +184,11 @@ func (s *Session) loop(ctx context.Context, prompt string, ev Emit) (int, *proto
 	var usage *proto.Usage
 	for step := 0; ; step++ {
 		if step >= s.opts.MaxSteps {
-			return step, usage, fail(proto.FailStep, "stopped after %d model requests without a final answer (agent.max_steps)", s.opts.MaxSteps)
+			setting := s.opts.MaxStepsSetting
+			if setting == "" {
+				setting = "agent.max_steps"
+			}
+			return step, usage, fail(proto.FailStep, "stopped after %d model requests without a final answer (%s)", s.opts.MaxSteps, setting)
 		}
 		if err := ctx.Err(); err != nil {
 			return step, usage, err
@@ -323,14 +335,16 @@ func (s *Session) call(ctx context.Context, call model.ToolCall, ev Emit) (tool.
 func (s *Session) approver(ev Emit) toolcall.Approver {
 	return func(ctx context.Context, r toolcall.Request) toolcall.Answer {
 		plan := r.Plan
-		if g, ok := s.broker.Allowed(r.Name, plan.Risk, plan.Command, plan.NoGrant); ok {
+		c := approval.CallOf(r.Name, plan)
+		if g, ok := s.broker.Allowed(c); ok {
 			return toolcall.Answer{Approved: true, GrantID: g.ID}
 		}
-		req := approval.Request{Offer: approval.Offer(r.Name, plan.Risk, plan.Command, plan.NoGrant), Command: plan.Command}
+		offer, why := s.broker.Explain(c)
+		req := approval.Request{Offer: offer, Call: c}
 		id := "ap_" + uuid.NewString()[:8]
 		announce := func() {
 			ev(&proto.ApprovalRequested{ApprovalID: id, CallID: r.CallID, Name: r.Name, Risk: string(r.Risk), Cwd: s.opts.Workspace,
-				Summary: r.Summary, Diff: protoDiff(plan.Diff), Grant: protoGrant(req.Offer)})
+				Summary: r.Summary, Diff: protoDiff(plan.Diff), Grant: protoGrant(req.Offer), Reason: why})
 		}
 		ans, answered := s.broker.Wait(ctx, id, req, announce)
 		if !answered {
@@ -351,7 +365,11 @@ func protoGrant(g *approval.Grant) *proto.Grant {
 	if g == nil {
 		return nil
 	}
-	return &proto.Grant{Tool: g.Tool, Risk: string(g.Risk), Prefix: g.Prefix}
+	risk := string(g.Risk)
+	if risk == "" {
+		risk = proto.AnyRisk
+	}
+	return &proto.Grant{Tool: g.Tool, Risk: risk, Prefix: g.Prefix, Command: g.Command, Path: g.Path, Source: g.Source}
 }
 
 func completed(call model.ToolCall, res tool.Result) *proto.ToolCompleted {

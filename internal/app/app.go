@@ -57,6 +57,11 @@ type Options struct {
 	// naming the variable to set. For processes that open sessions
 	// without running turns (scv undo).
 	KeyOptional bool
+	// Allow are the rules every session starts with (scv exec --allow).
+	Allow []approval.Grant
+	// MaxSteps, when positive, replaces agent.max_steps (scv exec
+	// --max-steps).
+	MaxSteps int
 }
 
 // App builds sessions and registries.
@@ -303,11 +308,15 @@ func (a *App) NewSession(ctx context.Context, id string, req proto.SessionStart)
 		return nil, server.SessionInfo{}, err
 	}
 	profName, prof := cfg.ActiveProvider()
+	maxSteps, stepsSetting := cfg.Agent.MaxSteps, ""
+	if a.opts.MaxSteps > 0 {
+		maxSteps, stepsSetting = a.opts.MaxSteps, "--max-steps"
+	}
 	sess := agent.New(agent.Options{
 		Model: client, ModelName: modelName, ReasoningEffort: prof.ReasoningEffort, Registry: ts.Registry, Tools: ts.Current, Policy: policy,
 		SystemPrompt: agent.Prompt(cfg.Agent.SystemPrompt, req.Cwd, agentsMD, skills), HostedWebSearch: ts.HostedSearch,
-		MaxSteps: cfg.Agent.MaxSteps, Workspace: req.Cwd, SessionID: id, OutputLimit: cfg.Tools.OutputLimitBytes,
-		Secrets: cfg.SecretValues(env), Undo: fs.Undo,
+		MaxSteps: maxSteps, MaxStepsSetting: stepsSetting, Workspace: req.Cwd, SessionID: id, OutputLimit: cfg.Tools.OutputLimitBytes,
+		Secrets: cfg.SecretValues(env), Undo: fs.Undo, Rules: a.opts.Allow,
 		Context: agent.ContextOptions{MaxTokens: cfg.Context.MaxTokens, ReserveOutputTokens: cfg.Context.ReserveOutputTokens,
 			SafetyMarginTokens: cfg.Context.SafetyMarginTokens, BytesPerToken: cfg.Context.BytesPerToken, SummaryMaxChars: cfg.Context.SummaryMaxChars},
 		History: agent.HistoryOptions{MaxBytes: cfg.Session.MaxHistoryBytes, MaxMessages: cfg.Session.MaxMessages},

@@ -5,10 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strconv"
 	"sync"
-
-	"github.com/scv-agent/scv/internal/tool"
 )
 
 // MaxReasonBytes bounds the reason a person gives with a denial.
@@ -22,25 +19,15 @@ var (
 	ErrNoGrant = errors.New("this call cannot be allowed for the session")
 )
 
-// Grant is one "allow for this session" answer: later calls of Tool with
-// Risk run without asking, and for a command tool only the commands that
-// start with Prefix (see MatchPrefix).
-type Grant struct {
-	ID     string
-	Tool   string
-	Risk   tool.Risk
-	Prefix string
-}
-
 // Request is what the broker knows of a pending approval.
 type Request struct {
 	// Offer is the grant an approver may ask for instead of a one-time
 	// approval (ID empty); nil when the call can never be allowed for the
 	// session.
 	Offer *Grant
-	// Command is the call's command line when it runs one (bash); a grant
-	// prefix must be a prefix of its words.
-	Command string
+	// Call is the call being approved: a confirmed prefix must begin its
+	// command, a confirmed path must hold its paths.
+	Call Call
 }
 
 // Answer is a person's answer to one approval.
@@ -52,6 +39,12 @@ type Answer struct {
 	// Prefix is the command prefix the approver confirmed for a grant of a
 	// command call; empty takes the offer's.
 	Prefix string
+	// Exact asks, for a command call, for a grant of this exact command
+	// only, without the offered prefix.
+	Exact bool
+	// Path is the file or directory the approver confirmed for a grant of
+	// a write; empty takes the offer's.
+	Path string
 	// Reason is the approver's reason for a denial, told to the model.
 	Reason string
 }
@@ -114,14 +107,14 @@ func (b *Broker) Resolve(id string, a Answer) error {
 	if a.Approved && a.Reason != "" {
 		return errors.New("a reason goes with a denial only")
 	}
-	if !a.Session && a.Prefix != "" {
-		return errors.New("a prefix goes with a session grant only")
+	if !a.Session && (a.Prefix != "" || a.Exact || a.Path != "") {
+		return errors.New("a prefix, exact or path goes with a session grant only")
 	}
 	if a.Session {
 		if !a.Approved {
 			return errors.New("a session grant needs approved true")
 		}
-		g, err := grantFor(w.req, a.Prefix)
+		g, err := grantFor(w.req, a)
 		if err != nil {
 			return err
 		}
@@ -130,39 +123,6 @@ func (b *Broker) Resolve(id string, a Answer) error {
 	delete(b.pending, id)
 	w.ch <- a
 	return nil
-}
-
-// grantFor is the grant an answer asks for, checked against the request.
-func grantFor(req Request, prefix string) (Grant, error) {
-	if req.Offer == nil {
-		return Grant{}, ErrNoGrant
-	}
-	g := *req.Offer
-	if g.Prefix == "" {
-		if prefix != "" {
-			return Grant{}, errors.New("a prefix applies to command calls only")
-		}
-		return g, nil
-	}
-	if prefix != "" {
-		if err := CheckPrefix(prefix, req.Command); err != nil {
-			return Grant{}, err
-		}
-		g.Prefix = NormalPrefix(prefix)
-	}
-	return g, nil
-}
-
-// add keeps g unless an equal grant exists.
-func (b *Broker) add(g Grant) {
-	for _, o := range b.grants {
-		if o.Tool == g.Tool && o.Risk == g.Risk && o.Prefix == g.Prefix {
-			return
-		}
-	}
-	b.nextID++
-	g.ID = "g" + strconv.Itoa(b.nextID)
-	b.grants = append(b.grants, g)
 }
 
 // CancelPending calls cancel while id is still pending and reports whether
@@ -187,26 +147,6 @@ func (b *Broker) Pending(id string) bool {
 	return ok
 }
 
-// Allowed finds a grant that covers a call of toolName with risk (and
-// command, for a command tool). Calls whose tool says no grant may cover
-// them (noGrant) are never covered.
-func (b *Broker) Allowed(toolName string, risk tool.Risk, command string, noGrant bool) (Grant, bool) {
-	if noGrant {
-		return Grant{}, false
-	}
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	for _, g := range b.grants {
-		if g.Tool != toolName || g.Risk != risk {
-			continue
-		}
-		if g.Prefix == "" && command == "" || g.Prefix != "" && MatchPrefix(g.Prefix, command) {
-			return g, true
-		}
-	}
-	return Grant{}, false
-}
-
 // Grants lists the session's grants, oldest first.
 func (b *Broker) Grants() []Grant {
 	b.mu.Lock()
@@ -225,21 +165,4 @@ func (b *Broker) Revoke(id string) bool {
 		}
 	}
 	return false
-}
-
-// Offer is the grant a call may be given: nil when its tool says no grant
-// may cover it, or when it runs a command whose first word is not a plain
-// word (no prefix can be proposed).
-func Offer(toolName string, risk tool.Risk, command string, noGrant bool) *Grant {
-	if noGrant {
-		return nil
-	}
-	g := &Grant{Tool: toolName, Risk: risk}
-	if command != "" {
-		g.Prefix = ProposePrefix(command)
-		if g.Prefix == "" {
-			return nil
-		}
-	}
-	return g
 }

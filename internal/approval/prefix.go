@@ -8,7 +8,7 @@ import (
 	"unicode/utf8"
 )
 
-// The prefix rule of command grants (docs/runtime.md, "Session grants"):
+// The prefix rule of command grants (docs/runtime.md §7.1):
 //
 // A grant for the prefix P (one or more words) covers a command C when
 //
@@ -56,13 +56,19 @@ func words(s string) []string {
 	return strings.FieldsFunc(s, func(r rune) bool { return r == ' ' || r == '\t' })
 }
 
-// MatchPrefix reports whether the grant prefix covers cmd.
+// MatchPrefix reports whether the grant prefix covers cmd. A prefix
+// that starts with a command runner without a fixed script never covers
+// anything (CheckPrefix refuses it; this holds for saved rules too), nor
+// does any prefix cover a `find` that runs or deletes (findAction).
 func MatchPrefix(prefix, cmd string) bool {
 	p := words(prefix)
-	if len(p) == 0 || !Simple(cmd) {
+	if len(p) == 0 || !Simple(cmd) || runnerWhy(p) != "" {
 		return false
 	}
 	c := words(cmd)
+	if findAction(c) != "" {
+		return false
+	}
 	if len(c) < len(p) {
 		return false
 	}
@@ -113,6 +119,12 @@ func CheckPrefix(prefix, cmd string) error {
 			return fmt.Errorf("the prefix %q does not begin the command: its word %d is %q", NormalPrefix(prefix), i+1, c[i])
 		}
 	}
+	if why := runnerWhy(p); why != "" {
+		return errors.New(runnerRefusal(p, why))
+	}
+	if a := findAction(p); a != "" {
+		return fmt.Errorf("the prefix %q holds `%s`, with which find runs or changes other things; grant `find` without it", NormalPrefix(prefix), a)
+	}
 	return nil
 }
 
@@ -121,16 +133,43 @@ func NormalPrefix(prefix string) string { return strings.Join(words(prefix), " "
 
 // ProposePrefix is the prefix offered for a command: its first word, and
 // the second too when it looks like a subcommand (`go test`, `npm run`,
-// `git status`); "" when the first word is not plain.
+// `git status`); for a shell, interpreter or command runner, the words up
+// to its fixed script (`python3 scripts/check.py`); "" when the first word
+// is not plain or a runner has no fixed script.
 func ProposePrefix(cmd string) string {
+	p, _ := proposePrefix(cmd)
+	return p
+}
+
+// proposePrefix is ProposePrefix and, when it proposes none because the
+// first word runs other code, why.
+func proposePrefix(cmd string) (string, string) {
 	c := words(cmd)
 	if len(c) == 0 || !plainWord(c[0]) {
-		return ""
+		return "", ""
+	}
+	if runnerWhy(c[:1]) != "" {
+		if i := scriptAt(c); i > 0 && allPlain(c[:i+1]) && runnerWhy(c[:i+1]) == "" {
+			return strings.Join(c[:i+1], " "), ""
+		}
+		return "", runnerWhy(c[:1]) + ": no prefix is offered, a session grant covers this exact command only"
+	}
+	if findAction(c) != "" {
+		return "", "`find` with `" + findAction(c) + "` runs or changes other things: no prefix is offered, a session grant covers this exact command only"
 	}
 	if len(c) > 1 && subcommand(c[1]) {
-		return c[0] + " " + c[1]
+		return c[0] + " " + c[1], ""
 	}
-	return c[0]
+	return c[0], ""
+}
+
+func allPlain(ws []string) bool {
+	for _, w := range ws {
+		if !plainWord(w) {
+			return false
+		}
+	}
+	return true
 }
 
 // subcommand: a lower-case word of letters, digits, - and _, starting with

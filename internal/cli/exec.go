@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/scv-agent/scv/internal/app"
+	"github.com/scv-agent/scv/internal/approval"
 	"github.com/scv-agent/scv/internal/client"
 	"github.com/scv-agent/scv/internal/config"
 	"github.com/scv-agent/scv/internal/proto"
@@ -25,11 +26,13 @@ func newExecCmd(g *globals) *cobra.Command {
 	var r execRun
 	var workspace string
 	cmd := &cobra.Command{
-		Use:   "exec [--yes] [--json] [--quiet|--verbose] [--continue|--resume ID] PROMPT|-",
+		Use:   "exec [--yes] [--allow RULE]… [--max-steps N] [--json] [--quiet|--verbose] [--continue|--resume ID] PROMPT|-",
 		Short: "Run one headless turn (the server runs inside this process)",
 		Long: "Run one turn and print the assistant's text as it streams; notes (approvals, running tools, tool failures,\n" +
 			"provider retries) go to stderr, one line each, prefixed \"scv:\". Approvals are answered yes with --yes and no\n" +
-			"without it. --json prints every protocol event on stdout instead, and every error as an error event too.\n" +
+			"without it; --allow RULE lets the calls a rule covers run without asking for this run (never a write to a\n" +
+			"guarded path such as .git/ or .envrc). --json prints every protocol event on stdout instead, and every error\n" +
+			"as an error event too.\n" +
 			"--quiet prints nothing on stderr but fatal errors; --verbose adds the output of bash calls to stderr.\n" +
 			"PROMPT '-' or no PROMPT reads the prompt from stdin. Every run is saved as a session (scv sessions list);\n" +
 			"--continue adds the turn to the last session of the workspace, --resume ID to session ID.\n\n" +
@@ -51,9 +54,16 @@ func newExecCmd(g *globals) *cobra.Command {
 			if r.ws, err = workspaceDir(workspace); err != nil {
 				return startupErr(execWorkspaceError, err)
 			}
+			rules, err := allowRules(r.allow)
+			if err != nil {
+				return err
+			}
+			if cmd.Flags().Changed("max-steps") && r.maxSteps < 1 {
+				return usageErr("--max-steps %d: give at least 1 (the number of model requests the turn may make)", r.maxSteps)
+			}
 			logger := g.consoleLogger(r.quiet)
 			// Fail early, with the config's own message, before anything runs.
-			a, layout, tr, err := g.newApp(logger, true)
+			a, layout, tr, err := g.newAppWith(logger, true, func(o *app.Options) { o.Allow, o.MaxSteps = rules, r.maxSteps })
 			if err != nil {
 				return startupErr(execConfigError, err)
 			}
@@ -92,7 +102,36 @@ func newExecCmd(g *globals) *cobra.Command {
 	cmd.Flags().BoolVar(&r.quiet, "quiet", false, "print only the answer: nothing on stderr but fatal errors")
 	cmd.Flags().BoolVar(&r.verbose, "verbose", false, "also print the output of bash calls on stderr as it comes")
 	cmd.Flags().StringVar(&workspace, "workspace", "", "workspace directory (default: current directory)")
+	cmd.Flags().StringArrayVar(&r.allow, "allow", nil, "allow calls without asking for this run; `RULE` is bash:PREFIX (commands starting with PREFIX), write or write:DIR/ (writes, guarded paths excepted), or a tool name; repeatable")
+	cmd.Flags().IntVar(&r.maxSteps, "max-steps", 0, "cap the turn at `N` model requests (default: agent.max_steps)")
 	return cmd
+}
+
+// allowRules parses the --allow values into the rules the session starts
+// with: bash takes a command prefix, write a path (the whole workspace
+// without one), any other tool is allowed whole.
+func allowRules(values []string) ([]approval.Grant, error) {
+	var out []approval.Grant
+	for _, v := range values {
+		toolName, scope, scoped := strings.Cut(strings.TrimSpace(v), ":")
+		var g approval.Grant
+		var err error
+		switch {
+		case toolName == "bash":
+			g, err = approval.PrefixRule(toolName, scope, "--allow")
+		case toolName == "write":
+			g, err = approval.PathRule(toolName, scope, "--allow")
+		case scoped:
+			err = fmt.Errorf("only bash takes a command prefix and write a path; allow %s whole with --allow %s", toolName, toolName)
+		default:
+			g, err = approval.ToolRule(toolName, "--allow")
+		}
+		if err != nil {
+			return nil, usageErr("--allow %q: %v", v, err)
+		}
+		out = append(out, g)
+	}
+	return out, nil
 }
 
 // Codes of the error events scv exec --json prints for errors of its own
@@ -157,6 +196,10 @@ type execRun struct {
 	// cont continues the workspace's last session, resume names one.
 	cont   bool
 	resume string
+	// allow are the --allow values; maxSteps is --max-steps (0: the
+	// configuration's).
+	allow    []string
+	maxSteps int
 }
 
 // runExec serves the protocol in this process over two in-memory pipes and
@@ -364,11 +407,16 @@ func (t *execTurn) handle(ev proto.Event) (code int, done bool) {
 // here.
 func (t *execTurn) started(e *proto.ToolStarted) {
 	lines := strings.Split(strings.Trim(termtext.Block(e.Summary), "\n"), "\n")
+	name := termtext.Line(e.Name)
+	if e.GrantID != "" {
+		// exec gives no session grants: a grant here is an --allow rule.
+		name += " (allowed by --allow)"
+	}
 	if t.asked[e.CallID] || e.Summary == "" {
-		t.note("running %s", termtext.Line(e.Name))
+		t.note("running %s", name)
 		return
 	}
-	t.note("running %s: %s", termtext.Line(e.Name), lines[0])
+	t.note("running %s: %s", name, lines[0])
 	for _, l := range lines[1:] {
 		t.note("  | %s", l)
 	}
@@ -414,6 +462,9 @@ func (t *execTurn) approve(e *proto.ApprovalRequested) {
 	if !t.r.quiet {
 		errw := t.g.stdio.Err
 		fmt.Fprintf(errw, "scv: approval for %s (risk %s): %s\n", termtext.Line(e.Name), termtext.Line(e.Risk), verdict)
+		if e.Reason != "" {
+			fmt.Fprintf(errw, "scv:   why: %s\n", termtext.Line(e.Reason))
+		}
 		for _, l := range strings.Split(strings.Trim(termtext.Block(e.Summary), "\n"), "\n") {
 			fmt.Fprintf(errw, "scv:   | %s\n", l)
 		}

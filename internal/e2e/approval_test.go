@@ -1,6 +1,8 @@
 package e2e
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -188,5 +190,104 @@ func TestStdioCancelDeniesApproval(t *testing.T) {
 	}
 	if n := len(fm.Requests()); n != 1 {
 		t.Errorf("%d model requests after the cancel, want 1", n)
+	}
+}
+
+// TestExecGuardedWriteSaysWhy: scv exec notes why a write to .git/config
+// is asked (a guarded path, never covered by a grant) under its approval,
+// and without --yes the file is left as it was.
+func TestExecGuardedWriteSaysWhy(t *testing.T) {
+	fm := modeltest.New(t)
+	fm.Script(modeltest.ToolCall("c1", "write", `{"path":".git/config","content":"[core]\n\tfsmonitor = touch pwned\n","mode":"create"}`))
+	fm.Script(modeltest.Text("end"))
+	in := newInstance(t, providerConfig(fm.URL(), ""))
+	r := in.run(in.env, "", "exec", "go")
+	if r.code != 3 {
+		t.Fatalf("exit %d, want 3 (a denied call); stderr:\n%s", r.code, r.stderr)
+	}
+	want := "scv:   why: `.git/config` is a guarded path, asked every time and never covered by a grant: git's config and hooks run commands"
+	if !strings.Contains(r.stderr, want) {
+		t.Errorf("stderr lacks %q:\n%s", want, r.stderr)
+	}
+	if _, err := os.Stat(filepath.Join(in.ws, ".git", "config")); !os.IsNotExist(err) {
+		t.Errorf(".git/config was written: %v", err)
+	}
+}
+
+// TestExecAllowRules: --allow 'bash:echo' and --allow write let matching
+// calls run without asking for this run only; a guarded write and a
+// command outside the prefix are still asked (and denied without --yes),
+// and the files show it.
+func TestExecAllowRules(t *testing.T) {
+	fm := modeltest.New(t)
+	fm.Script(modeltest.ToolCall("c1", "bash", `{"command":"echo allowed-ran"}`),
+		modeltest.ToolCall("c2", "write", `{"path":"src/b.txt","content":"b\n","mode":"create"}`),
+		modeltest.ToolCall("c3", "write", `{"path":".git/config","content":"[core]\n\tfsmonitor = touch pwned\n","mode":"create"}`),
+		modeltest.ToolCall("c4", "bash", `{"command":"touch not-allowed"}`))
+	fm.Script(modeltest.Text("end"))
+	in := newInstance(t, providerConfig(fm.URL(), ""))
+	r := in.run(in.env, "", "exec", "--allow", "bash:echo", "--allow", "write", "go")
+	if r.code != 3 {
+		t.Fatalf("exit %d, want 3 (denied calls); stderr:\n%s", r.code, r.stderr)
+	}
+	var asked []string
+	for _, line := range strings.Split(r.stderr, "\n") {
+		if rest, ok := strings.CutPrefix(line, "scv: approval for "); ok {
+			asked = append(asked, strings.Fields(rest)[0])
+		}
+	}
+	if d := cmp.Diff([]string{"write", "bash"}, asked); d != "" {
+		t.Errorf("asked (-want +got):\n%s\nstderr:\n%s", d, r.stderr)
+	}
+	for _, want := range []string{"scv: running bash (allowed by --allow): echo allowed-ran", "scv:   why: `.git/config` is a guarded path"} {
+		if !strings.Contains(r.stderr, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, r.stderr)
+		}
+	}
+	if b, err := os.ReadFile(filepath.Join(in.ws, "src", "b.txt")); err != nil || string(b) != "b\n" {
+		t.Errorf("src/b.txt = %q, %v: the allowed write did not run", b, err)
+	}
+	for _, absent := range []string{".git/config", "not-allowed"} {
+		if _, err := os.Stat(filepath.Join(in.ws, absent)); !os.IsNotExist(err) {
+			t.Errorf("%s exists: a call outside the rules ran (%v)", absent, err)
+		}
+	}
+}
+
+// TestExecAllowAndMaxStepsRefused: rules that could run anything and a
+// step cap below 1 are usage errors naming what was wrong; --max-steps
+// caps the turn.
+func TestExecAllowAndMaxStepsRefused(t *testing.T) {
+	fm := modeltest.New(t)
+	in := newInstance(t, providerConfig(fm.URL(), ""))
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--allow", "bash"}, "a bash rule needs a command prefix"},
+		{[]string{"--allow", "bash:bash -c"}, "`bash` is a shell"},
+		{[]string{"--allow", "bash:python3"}, "`python3` is an interpreter"},
+		{[]string{"--allow", "bash:sudo ./x.sh"}, "raised privileges"},
+		{[]string{"--allow", "write:.git/"}, "is guarded"},
+		{[]string{"--allow", "write:../x"}, "leaves the workspace"},
+		{[]string{"--allow", "read:x"}, "only bash takes a command prefix and write a path"},
+		{[]string{"--max-steps", "0"}, "--max-steps 0: give at least 1"},
+	} {
+		r := in.run(in.env, "", append(append([]string{"exec"}, tc.args...), "go")...)
+		if r.code != 2 || !strings.Contains(r.stderr, tc.want) {
+			t.Errorf("exec %v: exit %d, stderr %q; want 2 and %q", tc.args, r.code, r.stderr, tc.want)
+		}
+	}
+	if n := len(fm.Requests()); n != 0 {
+		t.Errorf("%d model requests for refused runs", n)
+	}
+	fm.Script(modeltest.ToolCall("c1", "bash", `{"command":"echo one"}`))
+	fm.Script(modeltest.ToolCall("c2", "bash", `{"command":"echo two"}`))
+	r := in.run(in.env, "", "exec", "--yes", "--max-steps", "1", "go")
+	if r.code != 1 || !strings.Contains(r.stderr, "stopped after 1 model requests without a final answer (--max-steps)") {
+		t.Errorf("--max-steps 1: exit %d, stderr:\n%s", r.code, r.stderr)
+	}
+	if n := len(fm.Requests()); n != 1 {
+		t.Errorf("%d model requests under --max-steps 1, want 1", n)
 	}
 }

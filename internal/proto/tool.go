@@ -44,6 +44,10 @@ type ApprovalRequested struct {
 	Summary    string `json:"summary"`
 	Diff       *Diff  `json:"diff,omitempty"`
 	Grant      *Grant `json:"grant,omitempty"`
+	// Reason says in one line why the call is asked although the session
+	// has grants of its tool, why it can never be granted, or why the
+	// offered grant is narrower than usual. An SCV extension.
+	Reason string `json:"reason,omitempty"`
 }
 
 func (*ApprovalRequested) EventType() string { return EventApprovalRequested }
@@ -61,15 +65,26 @@ type Diff struct {
 	Note    string `json:"note,omitempty"`
 }
 
-// Grant is one session grant: later calls of Tool with Risk (and, for a
-// command tool, whose command starts with Prefix) run without asking.
-// GrantID is set in approval.grants and absent in an offer.
+// Grant is one session grant: later calls of Tool with Risk run without
+// asking; for a command tool only the exact Command and the commands that
+// start with Prefix, for a write only the paths under Path (a directory
+// with a final slash, "./" for the workspace, or one file). GrantID is set
+// in approval.grants and absent in an offer.
 type Grant struct {
 	GrantID string `json:"grant_id,omitempty"`
 	Tool    string `json:"tool"`
 	Risk    string `json:"risk"`
 	Prefix  string `json:"prefix,omitempty"`
+	Command string `json:"command,omitempty"`
+	Path    string `json:"path,omitempty"`
+	// Source says where a rule the session started with came from
+	// ("scv exec --allow"); absent for a grant a person gave.
+	Source string `json:"source,omitempty"`
 }
+
+// AnyRisk is the risk of a grant that covers its tool's calls whatever
+// their risk (a rule the session started with).
+const AnyRisk = "any"
 
 // Scopes of an approval.resolve.
 const (
@@ -82,7 +97,9 @@ const MaxReasonBytes = 2000
 
 // ApprovalResolve answers approval.requested. The optional fields are SCV
 // extensions: Scope "session" (with Approved) also allows later matching
-// calls, Prefix is the command prefix such a grant covers, Reason goes to
+// calls, Prefix is the command prefix such a grant covers (Exact: none,
+// this command only), Path the file or directory a write grant covers,
+// Reason goes to
 // the model with a denial, and CancelTurn denies and cancels the turn in
 // one step.
 type ApprovalResolve struct {
@@ -92,6 +109,8 @@ type ApprovalResolve struct {
 	Approved   bool   `json:"approved"`
 	Scope      string `json:"scope,omitempty"`
 	Prefix     string `json:"prefix,omitempty"`
+	Exact      bool   `json:"exact,omitempty"`
+	Path       string `json:"path,omitempty"`
 	Reason     string `json:"reason,omitempty"`
 	CancelTurn bool   `json:"cancel_turn,omitempty"`
 }

@@ -305,8 +305,8 @@ func (c *conn) approvalResolve(s *session, m *proto.ApprovalResolve) {
 		c.reqError(m.RequestID, proto.ErrInvalidRequest, "approval.resolve: "+msg+"; the approval is still pending", false)
 	}
 	if m.CancelTurn {
-		if m.Approved || m.Scope != "" || m.Reason != "" || m.Prefix != "" {
-			invalid("cancel_turn denies the call: send it with approved false and no scope, prefix or reason")
+		if m.Approved || m.Scope != "" || m.Reason != "" || m.Prefix != "" || m.Exact || m.Path != "" {
+			invalid("cancel_turn denies the call: send it with approved false and no scope, prefix, exact, path or reason")
 			return
 		}
 		// A pending approval belongs to the running turn, so cancelling
@@ -324,7 +324,7 @@ func (c *conn) approvalResolve(s *session, m *proto.ApprovalResolve) {
 		invalid(fmt.Sprintf("scope %q is not %q or %q", m.Scope, proto.ScopeCall, proto.ScopeSession))
 		return
 	}
-	err := s.agent.Resolve(m.ApprovalID, approval.Answer{Approved: m.Approved, Session: m.Scope == proto.ScopeSession, Prefix: m.Prefix, Reason: m.Reason})
+	err := s.agent.Resolve(m.ApprovalID, approval.Answer{Approved: m.Approved, Session: m.Scope == proto.ScopeSession, Prefix: m.Prefix, Exact: m.Exact, Path: m.Path, Reason: m.Reason})
 	switch {
 	case errors.Is(err, approval.ErrNotPending):
 		notFound()

@@ -1,7 +1,9 @@
 // Package tool defines the contract every built-in tool implements: a name, a
 // model-facing description, a JSON Schema for its input, a risk decided per
 // call after validation, an approval summary and an executor. It also holds
-// the Registry that validates input before any risk or approval decision.
+// the Registry that validates input before any risk or approval decision,
+// and the path rules the file tools and the approval rules share: which
+// paths look secret-like and which are guarded (guard.go).
 //
 // Nothing in this package names a concrete tool; the loop, the server and the
 // clients only ever see the contract.
@@ -91,6 +93,14 @@ type Plan struct {
 	// about every time (a delegated agent with full permissions, a read of
 	// a secret-like file).
 	NoGrant bool
+	// NoGrantWhy, with NoGrant, says in one line why: the approver reads
+	// it (a write to `.git/config`: "git's own directory: …").
+	NoGrantWhy string
+	// Paths are the workspace-relative slash paths a call writes: the path
+	// as given and, when symbolic links lead elsewhere, where it resolves.
+	// A session grant for such a call covers only writes whose every path
+	// lies under the path the approver confirmed (docs/runtime.md §7.1).
+	Paths []string
 	// Run executes the call. It must honour ctx and return promptly after
 	// cancellation, with a Cancelled result.
 	Run func(ctx context.Context) Result

@@ -2,6 +2,7 @@ package tui
 
 import (
 	"fmt"
+	"path"
 	"strings"
 
 	"github.com/charmbracelet/x/ansi"
@@ -35,11 +36,14 @@ const (
 // so a frame with a long diff open costs the lines it shows.
 type approvalReq struct {
 	id, callID, name, risk, cwd, summary string
-	diff                                 *proto.Diff
-	grant                                *proto.Grant
-	scroll                               int
-	mode                                 approvalMode
-	input                                string
+	// reason says why the call is asked although grants exist, or why no
+	// grant (or only a narrow one) is offered.
+	reason string
+	diff   *proto.Diff
+	grant  *proto.Grant
+	scroll int
+	mode   approvalMode
+	input  string
 
 	cacheWidth int
 	sumLines   []string // the summary wrapped
@@ -206,9 +210,15 @@ func (m *Model) keyLines() []string {
 	var rows []string
 	switch a.mode {
 	case modePrefix:
+		if a.grant != nil && a.grant.Path != "" {
+			rows = append(rows, st.bold.Render("allow for this session the writes under (a directory, ./ for the whole workspace, or the file):"),
+				"› "+a.input+"█",
+				st.dim.Render("enter allow · esc back · guarded paths (.git, .scv, .envrc, .env, hooks, CI workflows …) are still asked"))
+			break
+		}
 		rows = append(rows, st.bold.Render(fmt.Sprintf("allow for this session the %s commands starting with:", oneLine(a.name))),
 			"› "+a.input+"█",
-			st.dim.Render("enter allow · esc back · commands that chain or redirect (; & | < > $ ` …) are still asked"))
+			st.dim.Render("enter allow · empty: this exact command only · esc back · commands that chain or redirect (; & | < > $ ` …) are still asked"))
 	case modeReason:
 		rows = append(rows, st.bold.Render("deny with a reason (the model reads it):"),
 			"› "+a.input+"█",
@@ -216,11 +226,7 @@ func (m *Model) keyLines() []string {
 	default:
 		keys := "y approve"
 		if g := a.grant; g != nil {
-			if g.Prefix != "" {
-				keys += " · a allow `" + oneLine(g.Prefix) + " …` for this session"
-			} else {
-				keys += " · a allow " + oneLine(g.Tool) + " for this session"
-			}
+			keys += " · a allow " + offerText(*g) + " for this session"
 		}
 		keys += " · n deny · r deny with a reason · esc deny and cancel the turn"
 		rows = append(rows, st.dim.Render(keys))
@@ -232,9 +238,103 @@ func (m *Model) keyLines() []string {
 	return out
 }
 
+// offerText says in a few words what the offered grant allows, for the
+// panel's keys.
+func offerText(g proto.Grant) string {
+	switch {
+	case g.Prefix != "":
+		return "`" + oneLine(g.Prefix) + " …`"
+	case g.Path == "./":
+		return "writes anywhere in the workspace"
+	case strings.HasSuffix(g.Path, "/"):
+		return "writes under `" + oneLine(g.Path) + "`"
+	case g.Path != "":
+		return "writes to `" + oneLine(g.Path) + "`"
+	case g.Command != "":
+		return "this exact command"
+	}
+	return oneLine(g.Tool)
+}
+
+// grantText says in words what a grant allows.
+func grantText(g proto.Grant) string {
+	risk := " (risk " + oneLine(g.Risk) + ")"
+	tool := oneLine(g.Tool)
+	switch {
+	case g.Prefix != "" && g.Command != "":
+		return fmt.Sprintf("%s commands starting with `%s`, and exactly `%s`%s", tool, oneLine(g.Prefix), oneLine(g.Command), risk)
+	case g.Prefix != "":
+		return fmt.Sprintf("%s commands starting with `%s`%s", tool, oneLine(g.Prefix), risk)
+	case g.Command != "":
+		return fmt.Sprintf("%s: exactly `%s`%s", tool, oneLine(g.Command), risk)
+	case g.Path == "./":
+		return tool + " calls anywhere in the workspace, except guarded paths" + risk
+	case strings.HasSuffix(g.Path, "/"):
+		return fmt.Sprintf("%s calls under `%s`, except guarded paths%s", tool, oneLine(g.Path), risk)
+	case g.Path != "":
+		return fmt.Sprintf("%s calls to `%s`%s", tool, oneLine(g.Path), risk)
+	}
+	return tool + " calls" + risk
+}
+
+// editsGrant says "a" opens the offered grant for editing (a command
+// prefix or a write path) rather than granting at once.
+func (a *approvalReq) editsGrant() bool {
+	return a.grant != nil && (a.grant.Prefix != "" || a.grant.Path != "")
+}
+
+// editedGrant is the answer to send for the edited line text and what
+// the grant allows, in words: for a write its path, for a command its
+// prefix, or (empty) the exact command only; ok is false when nothing may
+// be sent yet.
+func (a *approvalReq) editedGrant(text string) (r proto.ApprovalResolve, allows string, ok bool) {
+	r = proto.ApprovalResolve{Approved: true, Scope: proto.ScopeSession}
+	g := *a.grant
+	switch {
+	case g.Path != "":
+		if text == "" {
+			return r, "", false
+		}
+		r.Path, g.Path = text, grantPath(text, a.diff)
+	case text == "":
+		r.Exact = true
+		if g.Command == "" {
+			return r, "this exact " + oneLine(g.Tool) + " command (risk " + oneLine(g.Risk) + ")", true
+		}
+		g.Prefix = ""
+	default:
+		r.Prefix, g.Prefix = text, strings.Join(strings.Fields(text), " ")
+	}
+	return r, grantText(g), true
+}
+
+// grantPath is how the server will read a typed write-grant path: the
+// workspace ("./"), the written file itself, or a directory.
+func grantPath(text string, d *proto.Diff) string {
+	c := path.Clean(text)
+	switch {
+	case c == ".":
+		return "./"
+	case d != nil && c == d.Path && !strings.HasSuffix(text, "/"):
+		return c
+	}
+	return c + "/"
+}
+
+// reasonLines are the panel's "why" line, wrapped to the panel.
+func (m *Model) reasonLines() []string {
+	a := m.approval
+	if a.reason == "" {
+		return nil
+	}
+	st := m.render.styles
+	inner := max(m.width-4, 10)
+	return strings.Split(ansi.Wrap(st.bold.Render("why:     ")+st.warn.Render(oneLine(a.reason)), inner, ""), "\n")
+}
+
 // summaryRows is how many scrolled lines the panel shows at once.
 func (m *Model) summaryRows() int {
-	chrome := 2 + 5 + len(m.keyLines()) // border; title, tool, risk, cwd, header
+	chrome := 2 + 5 + len(m.keyLines()) + len(m.reasonLines()) // border; title, tool, risk, cwd, header
 	avail := m.height - (4 + m.composer.Height()) - chrome - len(m.queueLines()) - minBodyRows
 	return max(minSummaryRows, min(avail, maxSummaryRows))
 }
@@ -276,6 +376,7 @@ func (m *Model) approvalLines() []string {
 		field("risk:    ", a.risk),
 		field("cwd:     ", a.cwd),
 	}
+	rows = append(rows, m.reasonLines()...)
 	inline := m.inlineSummary()
 	if inline {
 		rows = append(rows, st.bold.Render("summary: ")+a.sumLines[0])
@@ -355,7 +456,11 @@ func (m *Model) compactPanel(room int) []string {
 	for i := range keys {
 		keys[i] = ansi.Truncate(keys[i], inner, "…")
 	}
-	show := max(room-1-len(keys), 1)
+	var why []string
+	if a.reason != "" && room-1-len(keys) >= 3 {
+		why = []string{st.warn.Render(ansi.Truncate("why: "+oneLine(a.reason), inner, "…"))}
+	}
+	show := max(room-1-len(keys)-len(why), 1)
 	first := min(max(a.scroll, 0), max(len(lines)-show, 0))
 	a.scroll, a.shown = first, min(show, len(lines))
 	title := fmt.Sprintf("Approve %s (%s)", oneLine(a.name), oneLine(a.risk))
@@ -366,7 +471,7 @@ func (m *Model) compactPanel(room int) []string {
 	if len(lines) > show {
 		title = fmt.Sprintf("%d–%d/%d ↑↓ · %s", first+1, first+show, len(lines), title)
 	}
-	rows := []string{st.warn.Render(ansi.Truncate(title, inner, "…"))}
+	rows := append([]string{st.warn.Render(ansi.Truncate(title, inner, "…"))}, why...)
 	for _, l := range lines[first:min(first+show, len(lines))] {
 		rows = append(rows, ansi.Truncate(l, inner, "…"))
 	}

@@ -1,6 +1,8 @@
 package tui_test
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -112,6 +114,83 @@ func TestApprovalAnswersEndToEnd(t *testing.T) {
 		if strings.Contains(s, bad) {
 			t.Errorf("the screen shows %q after Esc:\n%s", bad, s)
 		}
+	}
+	p.keys("C-c")
+	p.assertRestored(0)
+}
+
+// TestGrantScopesEndToEnd drives the real `scv` against `scv run`:
+//
+//  1. "a" on a write of a.txt, the offered path (the workspace) confirmed:
+//     the model's next write, of .git/config with a core.fsmonitor
+//     command, is asked again, the panel says why in one line and offers
+//     no grant, and the file is unchanged while asked and after "n";
+//  2. "a" on `echo uxsess-$((40+2))`, the offered prefix confirmed: the
+//     identical command runs without a question (the exact command is
+//     always covered, though no prefix covers a substitution).
+func TestGrantScopesEndToEnd(t *testing.T) {
+	scv := scvBinary(t)
+	requireRun(t, scv)
+	home, ws := t.TempDir(), t.TempDir()
+	config := filepath.Join(ws, ".git", "config")
+	const original = "[core]\n\tbare = false\n"
+	if err := os.MkdirAll(filepath.Dir(config), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(config, []byte(original), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(ws, "a.txt"), []byte("old\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	fake := modeltest.New(t)
+	fake.Script(modeltest.ToolCall("c1", "write", `{"path":"a.txt","content":"new\n","mode":"replace"}`))
+	fake.Script(modeltest.ToolCall("c2", "write", `{"path":".git/config","content":"[core]\n\tfsmonitor = touch pwned\n","mode":"replace"}`))
+	fake.Script(modeltest.Text("Config left alone."))
+	fake.Script(modeltest.ToolCall("c3", "bash", `{"command":"echo uxsess-$((40+2))"}`))
+	fake.Script(modeltest.ToolCall("c4", "bash", `{"command":"echo uxsess-$((40+2))"}`))
+	fake.Script(modeltest.Text("Echoed twice."))
+	writeConfig(t, home, fake.URL())
+	startDaemon(t, scv, home)
+
+	p := startPane(t, 120, 40, "cd "+shellQuote(ws)+" && "+shellQuote(scv)+" --scv-home "+shellQuote(home))
+	p.waitFor("fake-model", "connected", "ready")
+
+	p.text("edit things")
+	p.keys("Enter")
+	p.waitFor("Approve this tool call?", "a allow writes anywhere in the workspace for this session")
+	p.keys("a")
+	p.waitFor("allow for this session the writes under", "› ./█")
+	p.keys("Enter")
+	s := p.waitFor("Approve this tool call?", "replace .git/config", "why:", "`.git/config` is a guarded path")
+	if strings.Contains(s, "a allow") {
+		t.Errorf("the guarded write offers a grant:\n%s", s)
+	}
+	if b, _ := os.ReadFile(config); string(b) != original {
+		t.Fatalf(".git/config changed before its approval: %q", b)
+	}
+	p.keys("n")
+	p.waitFor("Config left alone.", "ready")
+	if b, _ := os.ReadFile(config); string(b) != original {
+		t.Errorf(".git/config changed after its denial: %q", b)
+	}
+	if b, _ := os.ReadFile(filepath.Join(ws, "a.txt")); string(b) != "new\n" {
+		t.Errorf("a.txt = %q, want the approved write", b)
+	}
+
+	p.text("echo twice")
+	p.keys("Enter")
+	p.waitFor("Approve this tool call?", "a allow `echo …` for this session")
+	p.keys("a")
+	p.waitFor("› echo█")
+	p.keys("Enter")
+	s = p.waitFor("Echoed twice.", "✓ allowed by a session grant", "ready")
+	if strings.Count(s, "Approve this tool call?") != 0 {
+		t.Errorf("the identical command was asked again:\n%s", s)
+	}
+	reqs := fake.Requests()
+	if out := callOutputs(reqs[len(reqs)-1])["c4"]; !strings.Contains(out, "uxsess-42") {
+		t.Errorf("the granted call's output %q does not show it ran", out)
 	}
 	p.keys("C-c")
 	p.assertRestored(0)

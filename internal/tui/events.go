@@ -208,7 +208,7 @@ func (m *Model) approvalRequested(ev *proto.ApprovalRequested) {
 	}
 	it.diff = ev.Diff
 	m.approval = &approvalReq{id: ev.ApprovalID, callID: ev.CallID, name: name, risk: ev.Risk, cwd: ev.Cwd, summary: ev.Summary,
-		diff: ev.Diff, grant: ev.Grant}
+		diff: ev.Diff, grant: ev.Grant, reason: ev.Reason}
 	m.answered = nil
 	m.layout()
 }

@@ -162,8 +162,8 @@ func (m *Model) allowForSession() {
 	switch {
 	case a.grant == nil:
 		m.addItem(&item{kind: kindNotice, text: "this call cannot be allowed for the session (the server offers no grant for it); y approves it once"})
-	case a.grant.Prefix != "":
-		a.mode, a.input = modePrefix, a.grant.Prefix
+	case a.editsGrant():
+		a.mode, a.input = modePrefix, a.grant.Prefix+a.grant.Path
 	default:
 		g := *a.grant
 		m.resolveApproval(proto.ApprovalResolve{Approved: true, Scope: proto.ScopeSession})
@@ -184,13 +184,12 @@ func (m *Model) editApproval(k tea.KeyPressMsg) {
 	case "enter":
 		text := strings.TrimSpace(a.input)
 		if a.mode == modePrefix {
-			if text == "" {
+			r, allows, ok := a.editedGrant(text)
+			if !ok {
 				return
 			}
-			g := *a.grant
-			g.Prefix = strings.Join(strings.Fields(text), " ")
-			m.resolveApproval(proto.ApprovalResolve{Approved: true, Scope: proto.ScopeSession, Prefix: text})
-			m.answered.notice = "allowed for this session: " + grantText(g) + " · /approvals lists and revokes grants"
+			m.resolveApproval(r)
+			m.answered.notice = "allowed for this session: " + allows + " · /approvals lists and revokes grants"
 			return
 		}
 		m.resolveApproval(proto.ApprovalResolve{Reason: text})
@@ -485,14 +484,6 @@ func (m *Model) grantsListed(e *proto.ApprovalGrantsReply) {
 	}
 	b.WriteString("\n/approvals revoke N revokes one · /approvals revoke all revokes them all")
 	m.addItem(&item{kind: kindNotice, text: b.String()})
-}
-
-// grantText says in words what a grant allows.
-func grantText(g proto.Grant) string {
-	if g.Prefix != "" {
-		return fmt.Sprintf("%s commands starting with `%s` (risk %s)", oneLine(g.Tool), oneLine(g.Prefix), oneLine(g.Risk))
-	}
-	return fmt.Sprintf("%s calls (risk %s)", oneLine(g.Tool), oneLine(g.Risk))
 }
 
 // promptLimit is the longest prompt the session takes: what the server

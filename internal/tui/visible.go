@@ -71,7 +71,7 @@ func visibleEvent[T proto.Event](ev T) T {
 	case *proto.ToolProposed:
 		line(&e.Name)
 	case *proto.ApprovalRequested:
-		line(&e.Cwd, &e.Name, &e.Risk)
+		line(&e.Cwd, &e.Name, &e.Risk, &e.Reason)
 		block(&e.Summary)
 		visibleDiff(e.Diff)
 		visibleGrant(e.Grant)
@@ -148,5 +148,6 @@ func visibleDiff(d *proto.Diff) {
 func visibleGrant(g *proto.Grant) {
 	if g != nil {
 		g.Tool, g.Risk, g.Prefix = termtext.Line(g.Tool), termtext.Line(g.Risk), termtext.Line(g.Prefix)
+		g.Command, g.Path = termtext.Line(g.Command), termtext.Line(g.Path)
 	}
 }

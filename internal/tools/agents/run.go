@@ -79,8 +79,9 @@ func (t *agentTool) plan(env tool.Env, p Params) (tool.Plan, error) {
 		Summary: t.summary(env, c),
 		// An agent with its own approvals switched off is asked about
 		// every time, never allowed for the rest of a session.
-		NoGrant: t.a.Full,
-		Run:     func(ctx context.Context) tool.Result { return t.run(ctx, env, p.Cwd, c) },
+		NoGrant:    t.a.Full,
+		NoGrantWhy: "the agent runs with its own approvals switched off (permissions = \"full\"): asked every time and never covered by a grant",
+		Run:        func(ctx context.Context) tool.Result { return t.run(ctx, env, p.Cwd, c) },
 	}, nil
 }
 

@@ -85,37 +85,10 @@ func outside(p, why string) *tool.Error {
 	return tool.Errorf(tool.InvalidArguments, "path %q must stay inside the workspace: %s", p, why)
 }
 
-// secretName says c (lowercased) is a file or directory name that holds
-// credentials: SSH private keys, netrc, package-registry and database
-// password files, git's credential store, direnv files, and the directories
-// of SSH, GnuPG and the AWS CLI. A switch, not a map: nothing is built when
-// the program starts.
-func secretName(c string) bool {
-	switch c {
-	case "id_rsa", "id_dsa", "id_ecdsa", "id_ed25519", "id_ecdsa_sk", "id_ed25519_sk",
-		".netrc", "_netrc", ".npmrc", ".pypirc", ".pgpass", ".git-credentials",
-		".envrc", ".ssh", ".gnupg", ".aws":
-		return true
-	}
-	return false
-}
-
 // SecretLike reports whether a workspace-relative path looks like it holds a
-// secret: a component that, lowercased, equals ".env", starts with ".env."
-// or ends in ".env", contains "credential" or "private_key", ends in ".pem"
-// or ".key", or is a secretName. It is a visibility heuristic, not a
-// confidentiality boundary.
-func SecretLike(p string) bool {
-	for _, part := range strings.Split(path.Clean(p), "/") {
-		c := strings.ToLower(part)
-		if c == ".env" || strings.HasPrefix(c, ".env.") || strings.HasSuffix(c, ".env") ||
-			strings.Contains(c, "credential") || strings.Contains(c, "private_key") ||
-			strings.HasSuffix(c, ".pem") || strings.HasSuffix(c, ".key") || secretName(c) {
-			return true
-		}
-	}
-	return false
-}
+// secret (tool.SecretLike, which the approval rules share). It is a
+// visibility heuristic, not a confidentiality boundary.
+func SecretLike(p string) bool { return tool.SecretLike(p) }
 
 // secretTarget says rel, once its symbolic links are resolved, is a
 // secret-like path of the workspace: an innocent name may point at .env.

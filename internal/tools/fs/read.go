@@ -78,7 +78,8 @@ func newReadTool(opts Options) tool.Tool {
 			Risk:    risk,
 			Summary: "read " + rel,
 			// A secret-like read is asked about every time.
-			NoGrant: risk != tool.ReadOnly,
+			NoGrant:    risk != tool.ReadOnly,
+			NoGrantWhy: "`" + rel + "` looks like it holds secrets: its reads are asked every time and never covered by a grant",
 			Run: func(ctx context.Context) tool.Result {
 				return readFile(ctx, ws, sel)
 			},

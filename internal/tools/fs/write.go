@@ -84,11 +84,26 @@ func (w *writer) plan(env tool.Env, p WriteParams) (tool.Plan, error) {
 		return tool.Plan{}, tool.Errorf(tool.InvalidArguments, "`expected_sha256` applies to mode replace only; drop it to create %q", rel)
 	}
 	ws, content, mode, limit, changed := env.Workspace, p.Content, p.Mode, env.OutputLimit, env.Changed
+	paths := writePaths(ws, rel)
+	guard := guardWhy(ws, paths)
 	return tool.Plan{
 		Risk:    tool.Filesystem,
 		Summary: mode + " " + rel + " (" + strconv.Itoa(len(content)) + " bytes)",
 		Diff:    preview(ws, rel, mode, content),
+		// A guarded path (one that executes or configures, or looks
+		// secret-like) is asked about every time.
+		NoGrant:    guard != "",
+		NoGrantWhy: guard,
+		Paths:      paths,
 		Run: func(ctx context.Context) tool.Result {
+			if guard == "" {
+				// A symbolic link swapped in since the plan was approved
+				// (by a grant, perhaps) must not lead the write to a
+				// guarded path.
+				if now := guardWhy(ws, writePaths(ws, rel)); now != "" {
+					return tool.Fail(tool.Denied, "write %s: refused, the path now leads somewhere else than when it was approved (%s); nothing was written", rel, now)
+				}
+			}
 			return writeResult(w.write(ctx, ws, rel, mode, content, want, changed), limit)
 		},
 	}, nil
