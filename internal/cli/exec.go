@@ -347,6 +347,10 @@ func (t *execTurn) handle(ev proto.Event) (code int, done bool) {
 	case *proto.ToolCompleted:
 		t.completed(e)
 	case *proto.TurnCompleted:
+		if e.NotStored {
+			// Said even with --quiet: the run did not do what it promises.
+			fmt.Fprintln(t.g.stdio.Err, "scv: the turn was not saved: the session database is gone (scv sessions list will not show it)")
+		}
 		return t.ended(), true
 	case *proto.TurnCancelled:
 		if t.interrupted {

@@ -80,6 +80,9 @@ func (m *Model) apply(ev proto.Event) tea.Cmd {
 		m.grantsListed(e)
 	case *proto.TurnCompleted:
 		m.turnEnded()
+		if e.NotStored {
+			m.addItem(&item{kind: kindError, text: notStoredNote})
+		}
 		if e.Usage != nil {
 			m.usage, m.haveUsage = *e.Usage, true
 			m.totalUsage += e.Usage.TotalTokens
@@ -138,6 +141,10 @@ func (m *Model) apply(ev proto.Event) tea.Cmd {
 	}
 	return nil
 }
+
+// notStoredNote marks a turn the server could not save (its session
+// database is gone): it is in this session's memory only.
+const notStoredNote = "this turn was not saved: the session database is gone; the session goes on in memory until it closes — restart the daemon (scv stop, scv start) to save again"
 
 // cancelledNote marks a cancelled turn: the server puts the history back
 // as it was before the turn, so the model never sees its prompt, answer or
