@@ -11,6 +11,44 @@ import (
 	"github.com/scv-agent/scv/internal/proto"
 )
 
+// TestDatabaseRemovedDuringATurn: the database removed while a turn waits
+// for an approval (after it began and its events were written): the turn
+// still completes, in memory, with the store_error event and not_stored,
+// and its answer stays in the session's history for the next turn.
+func TestDatabaseRemovedDuringATurn(t *testing.T) {
+	fm := modeltest.New(t)
+	in := newInstance(t, providerConfig(fm.URL()))
+	in.startDaemon(in.env)
+	c := in.connect()
+	sid := in.startSession(c, proto.SessionStart{Origin: proto.OriginTUI}).SessionID
+	fm.Script(modeltest.ToolCall("c1", "bash", `{"command":"echo mid-turn"}`))
+	fm.Script(modeltest.Text("answered mid-removal"))
+	sendTurn(t, c, sid, "run it")
+	appr := last[*proto.ApprovalRequested](t, until(t, c, proto.EventApprovalRequested))
+	matches, _ := filepath.Glob(filepath.Join(in.home, "state", "scv.db") + "*")
+	for _, f := range matches {
+		if err := os.Remove(f); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := c.Send(&proto.ApprovalResolve{SessionID: sid, ApprovalID: appr.ApprovalID, Approved: true}); err != nil {
+		t.Fatal(err)
+	}
+	evs := until(t, c, proto.EventTurnCompleted)
+	if done := last[*proto.TurnCompleted](t, evs); !done.NotStored {
+		t.Errorf("the turn whose database went away mid-turn does not say not_stored: %v", eventTypes(evs))
+	}
+	if len(ofType[*proto.Error](evs)) == 0 {
+		t.Errorf("no store_error event before turn.completed: %v", eventTypes(evs))
+	}
+	fm.Script(modeltest.Text("next"))
+	sendTurn(t, c, sid, "next")
+	until(t, c, proto.EventTurnCompleted)
+	if reqs := fm.Requests(); !strings.Contains(string(reqs[len(reqs)-1].Raw), "answered mid-removal") {
+		t.Errorf("the unsaved turn's answer is not in the next request's history")
+	}
+}
+
 // TestDatabaseRemovedWhileRunning: removing state/scv.db* under a running
 // daemon does not lose turns silently. The next turn still answers, but
 // an error event store_error comes before its turn.completed, which says
