@@ -166,10 +166,18 @@ func (c *conn) record(s *session, rec *recorder, ev proto.TurnEvent, b []byte) [
 		return c.storeFailure(ctx, s, rec, e.TurnID, seq,
 			fmt.Sprintf("the turn failed (%s: %s), and it could not be saved to the session database: %v", e.Code, e.Message, err))
 	case *proto.TurnCancelled:
-		err := rec.log.End(ctx, store.TurnEnd{State: store.TurnCancelled, Events: []store.Event{line}, Answer: rec.answerText(),
-			Files: storeFiles(s.agent.TurnChanges())})
+		// The agent keeps a cancelled turn in the history, marked
+		// interrupted; the store keeps it too, or the agent forgets it.
+		appended, drop, err := s.agent.HistoryChange(rec.mark)
+		if err == nil {
+			err = rec.log.End(ctx, store.TurnEnd{State: store.TurnCancelled, Events: []store.Event{line}, Answer: rec.answerText(),
+				Files: storeFiles(s.agent.TurnChanges()), History: store.HistoryUpdate{Append: appended, Drop: drop}})
+		}
 		if err == nil {
 			return b
+		}
+		if !errors.Is(err, store.ErrGone) {
+			s.agent.Rewind(rec.mark)
 		}
 		if errors.Is(err, store.ErrGone) {
 			c.goneNotice(s, e.TurnID, err)
