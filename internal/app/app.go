@@ -289,18 +289,20 @@ func (a *App) NewSession(ctx context.Context, id string, req server.SessionReque
 	if err != nil {
 		return nil, server.SessionInfo{}, err
 	}
-	env, err := a.sessionKey(cfg, req.Cwd, over, req.SessionStart)
 	var client model.Client
 	var modelName string
-	if err == nil {
-		client, modelName, err = a.modelClient(cfg, env)
+	env, keyErr := a.sessionKey(cfg, req.Cwd, over, req.SessionStart)
+	if keyErr == nil {
+		_, keyErr = cfg.APIKey(env) // a missing key: the message names the variable
 	}
-	if _, keyErr := cfg.APIKey(env); err != nil && (keyErr != nil || env == nil) && a.opts.KeyOptional {
-		if keyErr == nil {
-			keyErr = err
-		}
+	switch {
+	case keyErr == nil:
+		client, modelName, err = a.modelClient(cfg, env)
+	case a.opts.KeyOptional:
 		_, prof := cfg.ActiveProvider()
-		client, modelName, err = keyless{keyErr}, prof.Model, nil
+		client, modelName = keyless{keyErr}, prof.Model
+	default:
+		err = keyErr
 	}
 	if err != nil {
 		ts.Release()

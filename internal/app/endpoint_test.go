@@ -1,11 +1,13 @@
 package app
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/scv-agent/scv/internal/config"
+	"github.com/scv-agent/scv/internal/proto"
 	"github.com/scv-agent/scv/internal/server"
 )
 
@@ -53,5 +55,39 @@ func TestResumeOverrides(t *testing.T) {
 				t.Errorf("overrides (-want +got):\n%s wire %q, want %q", d, wire, tt.wantWire)
 			}
 		})
+	}
+}
+
+// TestStoredEndpoint: a stored session is rebuilt at its stored wire and
+// base URL; an explicit base URL takes the profile's configured wire; the
+// process's key is not given to a stored endpoint it is not for (and a
+// KeyOptional app still opens the session, whose requests then fail with
+// that message).
+func TestStoredEndpoint(t *testing.T) {
+	f := newFixture(t, "")
+	stored := server.Endpoint{Provider: "openai", WireAPI: "chat", BaseURL: f.fake.URL() + "/v1", Model: "m-stored"}
+	_, info, err := f.app.NewSession(t.Context(), "s1", server.SessionRequest{SessionStart: proto.SessionStart{Cwd: f.ws}, Stored: &stored})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.WireAPI != "chat" || info.BaseURL != stored.BaseURL || info.Model != "m-stored" {
+		t.Errorf("stored session built at %s %s %s, want the stored endpoint", info.WireAPI, info.BaseURL, info.Model)
+	}
+	_, info, err = f.app.NewSession(t.Context(), "s2", server.SessionRequest{SessionStart: proto.SessionStart{Cwd: f.ws, BaseURL: f.fake.URL()}, Stored: &stored})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.WireAPI != "responses" || info.BaseURL != f.fake.URL() {
+		t.Errorf("overridden base URL built at %s %s, want the profile's wire at the override", info.WireAPI, info.BaseURL)
+	}
+	elsewhere := stored
+	elsewhere.BaseURL = "http://127.0.0.1:1/v1"
+	_, _, err = f.app.NewSession(t.Context(), "s3", server.SessionRequest{SessionStart: proto.SessionStart{Cwd: f.ws}, Stored: &elsewhere})
+	if err == nil || !strings.Contains(err.Error(), "OPENAI_API_KEY of this server is for "+origin(f.fake.URL())) {
+		t.Errorf("a stored endpoint the key is not for: %v", err)
+	}
+	f.app.opts.KeyOptional = true
+	if _, _, err := f.app.NewSession(t.Context(), "s4", server.SessionRequest{SessionStart: proto.SessionStart{Cwd: f.ws}, Stored: &elsewhere}); err != nil {
+		t.Errorf("KeyOptional: %v, want a session whose requests fail", err)
 	}
 }
