@@ -1,13 +1,30 @@
 package e2e
 
 import (
+	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/scv-agent/scv/internal/client"
 	"github.com/scv-agent/scv/internal/model/modeltest"
 	"github.com/scv-agent/scv/internal/proto"
 )
+
+// resumeFree sends m, again while the session is still busy on the
+// connection just closed (the daemon releases it when it sees the close).
+func resumeFree(t *testing.T, c *client.Conn, m *proto.SessionResume) (*proto.SessionResumed, error) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		r, err := client.CallFor[*proto.SessionResumed](t.Context(), c, m)
+		var re *client.RequestError
+		if !errors.As(err, &re) || re.Code != proto.ErrSessionBusy || time.Now().After(deadline) {
+			return r, err
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
 
 // authOf lists, for each request a fake model server received, its
 // Authorization header.
@@ -57,7 +74,7 @@ func TestDaemonResumeKeepsEndpoint(t *testing.T) {
 
 	resume := func(c *client.Conn, m *proto.SessionResume) (*proto.SessionResumed, error) {
 		m.SessionID = sid
-		return client.CallFor[*proto.SessionResumed](t.Context(), c, m)
+		return resumeFree(t, c, m)
 	}
 	turn := func(c *client.Conn, answer string) {
 		t.Helper()

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/scv-agent/scv/internal/model/modeltest"
 )
@@ -40,6 +41,25 @@ func TestResumedSessionsKeepTheirEndpoint(t *testing.T) {
 		p.keys("Enter")
 		p.waitFor(answer, "ready")
 	}
+	// released waits until no session is live in the daemon any more (it
+	// releases a session when it sees its TUI's connection end), so the
+	// next TUI's resume does not find it busy.
+	released := func() {
+		t.Helper()
+		deadline := time.Now().Add(20 * time.Second)
+		for {
+			cmd := exec.Command(scv, "sessions", "list", "--json", "--scv-home", home)
+			cmd.Env = []string{"HOME=" + t.TempDir(), "PATH=" + os.Getenv("PATH")}
+			out, err := cmd.Output()
+			if err == nil && !strings.Contains(string(out), `"live_in"`) {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("a session is still live 20 s after its TUI ended: %v\n%s", err, out)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
 	check := func(step string, nA, nB int) {
 		t.Helper()
 		for i, r := range a.Requests() {
@@ -57,6 +77,7 @@ func TestResumedSessionsKeepTheirEndpoint(t *testing.T) {
 	ask(p, a, "first question", "Alpha one.")
 	p.keys("C-c")
 	p.assertRestored(0)
+	released()
 	check("new session", 1, 0)
 
 	p = run(atA, "--continue")
@@ -75,6 +96,7 @@ func TestResumedSessionsKeepTheirEndpoint(t *testing.T) {
 	p.waitFor("Alpha fork.", "rewound: a new session forked", "ready")
 	p.keys("C-c")
 	p.assertRestored(0)
+	released()
 	check("rewind", 3, 0)
 
 	p = run(atA, "--resume")
@@ -95,6 +117,7 @@ func TestResumedSessionsKeepTheirEndpoint(t *testing.T) {
 	ask(p, a, "after the restart", "Alpha reconnected.")
 	p.keys("C-c")
 	p.assertRestored(0)
+	released()
 	check("reconnect", 5, 0)
 
 	// Only an explicit override moves the session; the move is shown.
@@ -107,6 +130,7 @@ func TestResumedSessionsKeepTheirEndpoint(t *testing.T) {
 	ask(p, b, "at b now", "Bravo.")
 	p.keys("C-c")
 	p.assertRestored(0)
+	released()
 	check("moved", 5, 1)
 	if got := b.Requests()[0].Header.Get("Authorization"); got != "Bearer "+keyB {
 		t.Errorf("the request at B carried %q, want B's key", got)
