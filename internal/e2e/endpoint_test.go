@@ -2,6 +2,8 @@ package e2e
 
 import (
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -230,4 +232,47 @@ func TestExecResumeKeepsEndpoint(t *testing.T) {
 		t.Errorf("exec --resume with SCV_BASE_URL=A: exit %d, stderr:\n%s", r.code, r.stderr)
 	}
 	wantAuth(t, "moved back", a, b, []string{"Bearer " + keyA, "Bearer " + keyA, "Bearer " + keyA}, []string{"Bearer " + keyB})
+}
+
+// TestBridgeSessionsFollowTheDaemon: a session of the chat bridge (origin
+// clawbot), whose client is the daemon itself and cannot name another
+// endpoint, follows the daemon's configuration when it changes, with the
+// daemon's key for it and the move said; a TUI session stored at the old
+// endpoint is refused instead.
+func TestBridgeSessionsFollowTheDaemon(t *testing.T) {
+	b1, b2 := modeltest.New(t), modeltest.New(t)
+	in := newInstance(t, providerConfig(b1.URL()))
+	in.startDaemon(in.env)
+	c := in.connect()
+	ids := map[string]string{}
+	for _, origin := range []string{proto.OriginClawbot, proto.OriginTUI} {
+		b1.Script(modeltest.Text("at b1"))
+		sid := in.startSession(c, proto.SessionStart{Origin: origin}).SessionID
+		sendTurn(t, c, sid, "hi")
+		until(t, c, proto.EventTurnCompleted)
+		ids[origin] = sid
+	}
+	c.Close()
+	if r := in.run(in.env, "", "stop"); r.code != 0 {
+		t.Fatalf("scv stop: exit %d %s", r.code, r.stderr)
+	}
+	if err := os.WriteFile(filepath.Join(in.home, "config.toml"), []byte(providerConfig(b2.URL())), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	in.startDaemon(in.env)
+	c = in.connect()
+	r, err := resumeFree(t, c, &proto.SessionResume{SessionID: ids[proto.OriginClawbot], NoTools: true})
+	if err != nil {
+		t.Fatalf("resume the bridge's session: %v", err)
+	}
+	if r.BaseURL != b2.URL() || r.PreviousBaseURL != b1.URL() {
+		t.Errorf("bridge session: base_url %q previous %q, want %q from %q", r.BaseURL, r.PreviousBaseURL, b2.URL(), b1.URL())
+	}
+	b2.Script(modeltest.Text("at b2"))
+	sendTurn(t, c, r.SessionID, "again")
+	until(t, c, proto.EventTurnCompleted)
+	if _, err := resumeFree(t, c, &proto.SessionResume{SessionID: ids[proto.OriginTUI]}); err == nil || !strings.Contains(err.Error(), "is sent only to the endpoint it was given for") {
+		t.Errorf("resume of the TUI session stored at the old endpoint: %v, want the key refusal", err)
+	}
+	wantAuth(t, "after the move", b1, b2, []string{"Bearer sk-test", "Bearer sk-test"}, []string{"Bearer sk-test"})
 }

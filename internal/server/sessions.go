@@ -279,7 +279,14 @@ func (c *conn) openStored(ctx context.Context, st *store.Store, requestID, id st
 	req := client
 	req.Cwd, req.DelegationDepth, req.Origin = cwd, x.DelegationDepth, string(x.Origin)
 	stored := Endpoint{Provider: x.Provider, WireAPI: x.WireAPI, BaseURL: x.BaseURL, Model: x.Model}
-	ag, info, err := c.srv.opts.Factory.NewSession(c.ctx, id, SessionRequest{SessionStart: req, Stored: &stored})
+	keep := stored
+	if x.Origin == store.OriginClawbot {
+		// The chat bridge is the daemon's own client and cannot say
+		// another endpoint: its sessions follow the daemon's
+		// configuration (whose key is for it), a move still recorded.
+		keep.WireAPI, keep.BaseURL = "", ""
+	}
+	ag, info, err := c.srv.opts.Factory.NewSession(c.ctx, id, SessionRequest{SessionStart: req, Stored: &keep})
 	if err != nil {
 		fail(proto.ErrInvalidRequest, fmt.Sprintf("cannot resume session %s: %v", id, err))
 		return
