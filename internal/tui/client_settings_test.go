@@ -12,7 +12,8 @@ import (
 
 // The client's overrides and provider key (scv flags, SCV_* environment)
 // go with every session the TUI opens after its first: /new starts one
-// with them, and the resume after a reconnect carries the key, so a
+// with them, and the resume after a reconnect carries the key and the
+// endpoint overrides (not --model: a /model choice since stays), so a
 // daemon started with other settings or without the key neither wins
 // silently nor fails.
 func TestClientSettingsOnLaterSessions(t *testing.T) {
@@ -37,7 +38,7 @@ func TestClientSettingsOnLaterSessions(t *testing.T) {
 	h.run(cmd)
 	h.keys(enter)
 	wantResume := []any{&proto.SessionResume{Envelope: proto.Envelope{RequestID: "tui-2"}, SessionID: sessionStarted.SessionID,
-		Provider: "openai", Model: "client-model", BaseURL: "http://relay.example/v1",
+		Provider: "openai", BaseURL: "http://relay.example/v1",
 		ProviderKeyEnv: "OPENAI_API_KEY", ProviderKey: "sk-client", ProviderKeyBaseURL: "http://relay.example/v1"}}
 	if d := cmp.Diff(wantResume, rd.rec.take()); d != "" {
 		t.Errorf("the resume after a reconnect sent (-want +got):\n%s", d)
