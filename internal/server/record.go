@@ -176,13 +176,11 @@ func (c *conn) record(s *session, rec *recorder, ev proto.TurnEvent, b []byte) [
 		if err == nil {
 			return b
 		}
-		if !errors.Is(err, store.ErrGone) {
-			s.agent.Rewind(rec.mark)
-		}
 		if errors.Is(err, store.ErrGone) {
 			c.goneNotice(s, e.TurnID, err)
-			return b
+			return b // kept in memory, as a completed turn is
 		}
+		s.agent.Rewind(rec.mark)
 		log.Error("store: end turn", "session", s.id, "turn", e.TurnID, "err", err)
 		return c.storeFailure(ctx, s, rec, e.TurnID, seq,
 			fmt.Sprintf("the turn was cancelled, and it could not be saved to the session database: %v", err))
