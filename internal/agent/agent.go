@@ -148,8 +148,9 @@ func fail(code, format string, args ...any) error {
 	return &turnFailure{code: code, msg: fmt.Sprintf(format, args...)}
 }
 
-// RunTurn runs one turn to its single terminal event. A failed or cancelled
-// turn leaves the history as it was before the turn.
+// RunTurn runs one turn to its single terminal event. A failed turn leaves
+// the history as it was before the turn; a cancelled one keeps what
+// happened, closed by the interrupted note (keepInterrupted).
 func (s *Session) RunTurn(ctx context.Context, turnID, prompt string, emit Emit) {
 	ev := func(e proto.TurnEvent) {
 		e.Turn().TurnID = turnID
@@ -163,15 +164,59 @@ func (s *Session) RunTurn(ctx context.Context, turnID, prompt string, emit Emit)
 		ev(&proto.TurnCompleted{Steps: steps, Usage: usage, ContextTokens: s.ContextTokens()})
 		return
 	}
+	if ctx.Err() != nil {
+		s.keepInterrupted(saved, ev)
+		ev(&proto.TurnCancelled{})
+		return
+	}
 	s.hist.restore(saved)
 	var tf *turnFailure
 	switch {
-	case ctx.Err() != nil:
-		ev(&proto.TurnCancelled{})
 	case errors.As(err, &tf):
 		ev(&proto.TurnFailed{Code: tf.code, Message: tf.msg})
 	default:
 		ev(&proto.TurnFailed{Code: proto.FailInternal, Message: oneLine(s.secrets.Redact(err.Error()), 300)})
+	}
+}
+
+// InterruptedNote closes a cancelled turn in the history, so the model
+// knows the user stopped it.
+const InterruptedNote = "[interrupted by the user]"
+
+// interruptedCall is the result given to a call the cancellation cut off.
+const interruptedCall = "[interrupted by the user before this call finished; it may have had part of its effect]"
+
+// keepInterrupted keeps a cancelled turn in the history (the prompt, the
+// answers and the calls that ran with their results), so the model knows
+// what its tools did: a call left without a result gets interruptedCall,
+// and InterruptedNote ends the turn. The history before the turn comes
+// back when nothing of the turn is there or the result cannot be trimmed
+// within the limits.
+func (s *Session) keepInterrupted(saved snapshot, ev Emit) {
+	if len(s.hist.msgs) <= len(saved.msgs) {
+		s.hist.restore(saved)
+		return
+	}
+	last := len(s.hist.msgs) - 1
+	for last >= 0 && s.hist.msgs[last].Role == model.ToolRole {
+		last--
+	}
+	if last >= 0 && s.hist.msgs[last].Role == model.Assistant {
+		answered := map[string]bool{}
+		for _, m := range s.hist.msgs[last+1:] {
+			answered[m.ToolCallID] = true
+		}
+		for _, c := range s.hist.msgs[last].ToolCalls {
+			if !answered[c.ID] {
+				s.hist.append(model.Message{Role: model.ToolRole, ToolCallID: c.ID, Name: c.Name, Content: interruptedCall}, false)
+			}
+		}
+	}
+	s.hist.dropThinking()
+	s.hist.append(model.Message{Role: model.User, Content: InterruptedNote}, true)
+	s.hist.turnStart = len(s.hist.msgs)
+	if err := s.trim(ev); err != nil {
+		s.hist.restore(saved)
 	}
 }
 
@@ -249,6 +294,11 @@ func (s *Session) loop(ctx context.Context, prompt string, ev Emit) (int, *proto
 		for _, call := range resp.ToolCalls {
 			res, err := s.call(ctx, call, ev)
 			if err != nil {
+				if ctx.Err() != nil && res.Output != "" {
+					// What the cancelled call reported stays with it
+					// (keepInterrupted keeps the turn).
+					s.hist.append(model.Message{Role: model.ToolRole, ToolCallID: call.ID, Name: call.Name, Content: res.Output}, false)
+				}
 				return step + 1, usage, err
 			}
 			s.hist.append(model.Message{Role: model.ToolRole, ToolCallID: call.ID, Name: call.Name, Content: res.Output}, true)

@@ -371,8 +371,16 @@ func TestCancelDuringToolAndApproval(t *testing.T) {
 		if d := cmp.Diff(want, rec.types()); d != "" {
 			t.Fatalf("events (-want +got):\n%s", d)
 		}
-		if s.HistoryLen() != 0 {
-			t.Fatal("history not restored")
+		// The interrupted turn stays in the history: the prompt, the call
+		// with what it reported, and the note.
+		h, err := s.History()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(h) != 4 || !strings.Contains(string(h[0]), `"content":"go"`) || !strings.Contains(string(h[1]), `"c1"`) ||
+			!strings.Contains(string(h[2]), `"tool_call_id":"c1"`) ||
+			!strings.Contains(string(h[3]), InterruptedNote) {
+			t.Fatalf("history after a cancel during a call:\n%s", h)
 		}
 	})
 	t.Run("approval", func(t *testing.T) {

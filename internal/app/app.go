@@ -10,7 +10,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"maps"
 	"os"
 	"slices"
 	"sort"
@@ -26,7 +25,6 @@ import (
 	"github.com/scv-agent/scv/internal/model"
 	"github.com/scv-agent/scv/internal/netguard"
 	"github.com/scv-agent/scv/internal/paths"
-	"github.com/scv-agent/scv/internal/proto"
 	"github.com/scv-agent/scv/internal/server"
 	"github.com/scv-agent/scv/internal/skill"
 	"github.com/scv-agent/scv/internal/tool"
@@ -272,27 +270,51 @@ func (a *App) environ() []string {
 	return out
 }
 
-// NewSession implements server.Factory.
-func (a *App) NewSession(ctx context.Context, id string, req proto.SessionStart) (*agent.Session, server.SessionInfo, error) {
-	loaded, err := a.LoadConfig(req.Cwd, config.Overrides{Model: req.Model, Provider: req.Provider, BaseURL: req.BaseURL})
+// NewSession implements server.Factory. A stored session (req.Stored)
+// keeps the endpoint it was stored with unless the request overrides it
+// (resumeOverrides); the key is the one given for the endpoint the session
+// ends up with (sessionKey).
+func (a *App) NewSession(ctx context.Context, id string, req server.SessionRequest) (*agent.Session, server.SessionInfo, error) {
+	over, wire := config.Overrides{Model: req.Model, Provider: req.Provider, BaseURL: req.BaseURL}, ""
+	if req.Stored != nil {
+		over, wire = resumeOverrides(over, *req.Stored)
+	}
+	loaded, err := a.LoadConfig(req.Cwd, over)
 	if err != nil {
 		return nil, server.SessionInfo{}, err
 	}
 	cfg := &loaded.Config
+	if wire != "" {
+		name, prof := cfg.ActiveProvider()
+		prof.WireAPI = wire
+		cfg.Providers[name] = prof
+	}
 	depth := max(req.DelegationDepth, a.Depth())
 	ts, err := a.Tools(cfg, req.Cwd, depth, req.NoTools)
 	if err != nil {
 		return nil, server.SessionInfo{}, err
 	}
-	env := a.keyEnv(cfg, req.ProviderKeyEnv, req.ProviderKey)
-	client, modelName, err := a.modelClient(cfg, env)
-	if _, keyErr := cfg.APIKey(env); err != nil && keyErr != nil && a.opts.KeyOptional {
+	var client model.Client
+	var modelName string
+	env, keyErr := a.sessionKey(cfg, req.Cwd, over, req.SessionStart)
+	if keyErr == nil {
+		_, keyErr = cfg.APIKey(env) // a missing key: the message names the variable
+	}
+	switch {
+	case keyErr == nil:
+		client, modelName, err = a.modelClient(cfg, env)
+	case a.opts.KeyOptional:
 		_, prof := cfg.ActiveProvider()
-		client, modelName, err = keyless{keyErr}, prof.Model, nil
+		client, modelName = keyless{keyErr}, prof.Model
+	default:
+		err = keyErr
 	}
 	if err != nil {
 		ts.Release()
 		return nil, server.SessionInfo{}, err
+	}
+	if env == nil {
+		env = a.opts.Env
 	}
 	agentsMD, err := agent.ReadAgentsMD(req.Cwd)
 	if err != nil {
@@ -327,28 +349,13 @@ func (a *App) NewSession(ctx context.Context, id string, req proto.SessionStart)
 		queued = -1 // SessionInfo's "no queue"; its 0 means "the server's default"
 	}
 	info := server.SessionInfo{Cwd: req.Cwd, Model: modelName, ContextMaxTokens: cfg.Context.MaxTokens, Tools: ts.Registry.Names(),
+		WireAPI: prof.WireAPI, BaseURL: prof.BaseURL,
 		MaxQueuedTurns: queued, MaxPromptBytes: cfg.Session.MaxPromptBytes, Provider: profName, DelegationDepth: depth, Close: func() { ts.Release(); a.sessions.Add(-1) }}
 	return sess, info, nil
 }
 
 // Sessions is the number of open sessions built by this app.
 func (a *App) Sessions() int { return int(a.sessions.Load()) }
-
-// keyEnv is the environment a session takes its provider key from: the
-// process's, with the client's key (session.start provider_key) as the
-// variable the profile names when the process lacks it and the client
-// named the same variable (so a key is never sent to an endpoint it was
-// not meant for). The client's key never replaces one the process has.
-func (a *App) keyEnv(cfg *config.Config, clientVar, clientKey string) map[string]string {
-	_, prof := cfg.ActiveProvider()
-	if clientKey == "" || prof.APIKey != "" || prof.APIKeyEnv == "" || prof.APIKeyEnv != clientVar || a.opts.Env[prof.APIKeyEnv] != "" {
-		return a.opts.Env
-	}
-	env := make(map[string]string, len(a.opts.Env)+1)
-	maps.Copy(env, a.opts.Env)
-	env[prof.APIKeyEnv] = clientKey
-	return env
-}
 
 // modelClient builds the active provider's client with the key taken from
 // env; a missing key is an error that names the variable to set.

@@ -14,6 +14,7 @@ import (
 	"github.com/scv-agent/scv/internal/model/modeltest"
 	"github.com/scv-agent/scv/internal/paths"
 	"github.com/scv-agent/scv/internal/proto"
+	"github.com/scv-agent/scv/internal/server"
 	"github.com/scv-agent/scv/internal/testutil"
 	"github.com/scv-agent/scv/internal/tool"
 )
@@ -159,7 +160,7 @@ func TestSessionPromptAndToolFree(t *testing.T) {
 	}
 	for _, noTools := range []bool{false, true} {
 		f.fake.Script(modeltest.Text("ok"))
-		sess, info, err := f.app.NewSession(t.Context(), "s1", proto.SessionStart{Cwd: f.ws, NoTools: noTools})
+		sess, info, err := f.app.NewSession(t.Context(), "s1", server.SessionRequest{SessionStart: proto.SessionStart{Cwd: f.ws, NoTools: noTools}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -193,21 +194,21 @@ func TestSessionPromptAndToolFree(t *testing.T) {
 // an error naming it.
 func TestSessionOverrides(t *testing.T) {
 	f := newFixture(t, "[providers.other]\nbase_url = \"http://127.0.0.1:9/v1\"\nmodel = \"other-model\"\n")
-	_, info, err := f.app.NewSession(t.Context(), "s1", proto.SessionStart{Cwd: f.ws, Model: "m-2"})
+	_, info, err := f.app.NewSession(t.Context(), "s1", server.SessionRequest{SessionStart: proto.SessionStart{Cwd: f.ws, Model: "m-2"}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if info.Model != "m-2" {
 		t.Fatalf("model = %q", info.Model)
 	}
-	_, info, err = f.app.NewSession(t.Context(), "s2", proto.SessionStart{Cwd: f.ws, Provider: "other"})
+	_, info, err = f.app.NewSession(t.Context(), "s2", server.SessionRequest{SessionStart: proto.SessionStart{Cwd: f.ws, Provider: "other"}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if info.Model != "other-model" {
 		t.Fatalf("model = %q", info.Model)
 	}
-	if _, _, err := f.app.NewSession(t.Context(), "s3", proto.SessionStart{Cwd: f.ws, Provider: "nope"}); err == nil || !strings.Contains(err.Error(), "nope") {
+	if _, _, err := f.app.NewSession(t.Context(), "s3", server.SessionRequest{SessionStart: proto.SessionStart{Cwd: f.ws, Provider: "nope"}}); err == nil || !strings.Contains(err.Error(), "nope") {
 		t.Fatalf("unknown provider: %v", err)
 	}
 	if f.app.Sessions() != 2 {
@@ -219,7 +220,7 @@ func TestSessionOverrides(t *testing.T) {
 func TestMissingKey(t *testing.T) {
 	f := newFixture(t, "")
 	delete(f.app.opts.Env, "OPENAI_API_KEY")
-	_, _, err := f.app.NewSession(t.Context(), "s1", proto.SessionStart{Cwd: f.ws})
+	_, _, err := f.app.NewSession(t.Context(), "s1", server.SessionRequest{SessionStart: proto.SessionStart{Cwd: f.ws}})
 	if err == nil || !strings.Contains(err.Error(), "OPENAI_API_KEY") {
 		t.Fatalf("err = %v", err)
 	}
@@ -253,7 +254,7 @@ func TestSessionDelegationDepth(t *testing.T) {
 			if tt.ownDepth != "" {
 				f.app.opts.Env["SCV_DELEGATION_DEPTH"] = tt.ownDepth
 			}
-			_, info, err := f.app.NewSession(t.Context(), "s1", proto.SessionStart{Cwd: f.ws, DelegationDepth: tt.declared})
+			_, info, err := f.app.NewSession(t.Context(), "s1", server.SessionRequest{SessionStart: proto.SessionStart{Cwd: f.ws, DelegationDepth: tt.declared}})
 			if err != nil {
 				t.Fatal(err)
 			}

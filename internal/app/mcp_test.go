@@ -17,6 +17,7 @@ import (
 	"github.com/scv-agent/scv/internal/model/modeltest"
 	"github.com/scv-agent/scv/internal/paths"
 	"github.com/scv-agent/scv/internal/proto"
+	"github.com/scv-agent/scv/internal/server"
 	"github.com/scv-agent/scv/internal/tool"
 )
 
@@ -112,7 +113,7 @@ func TestSessionMCPTools(t *testing.T) {
 	f.fake.Script(modeltest.Text("ok"))
 
 	// No tools: no MCP server starts.
-	_, info, err := f.app.NewSession(t.Context(), "s0", proto.SessionStart{Cwd: f.ws, NoTools: true})
+	_, info, err := f.app.NewSession(t.Context(), "s0", server.SessionRequest{SessionStart: proto.SessionStart{Cwd: f.ws, NoTools: true}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -121,7 +122,7 @@ func TestSessionMCPTools(t *testing.T) {
 		t.Fatalf("a tool-free session started %d servers", n)
 	}
 
-	sess, info, err := f.app.NewSession(t.Context(), "s1", proto.SessionStart{Cwd: f.ws})
+	sess, info, err := f.app.NewSession(t.Context(), "s1", server.SessionRequest{SessionStart: proto.SessionStart{Cwd: f.ws}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -92,6 +92,11 @@ func newExecCmd(g *globals) *cobra.Command {
 			}
 			defer closeStore(st, logger)
 			srv := newServer(a, logger, &loaded.Config, st, "scv exec", nil, nil)
+			// The user's explicit settings go with the session like the
+			// TUI's, so a resumed session keeps its stored endpoint unless
+			// they name another; the key stays this process's own.
+			r.over = g.sessionOverrides(r.ws)
+			r.over.ProviderKey, r.over.ProviderKeyEnv, r.over.ProviderKeyBaseURL = "", "", ""
 			return g.runExec(srv, r)
 		},
 	}
@@ -200,6 +205,8 @@ type execRun struct {
 	// configuration's).
 	allow    []string
 	maxSteps int
+	// over are the user's explicit session overrides (flags, SCV_*).
+	over proto.SessionStart
 }
 
 // runExec serves the protocol in this process over two in-memory pipes and
@@ -228,6 +235,9 @@ func (g *globals) execTurn(conn *client.Conn, r execRun) int {
 	t.sid = sid
 	if t.jsonOut {
 		printEvent(g.stdio.Out, opened)
+	}
+	if e, ok := opened.(*proto.SessionResumed); ok && e.PreviousBaseURL != "" {
+		t.note("endpoint changed: %s → %s", termtext.Line(e.PreviousBaseURL), termtext.Line(e.BaseURL))
 	}
 	if err := conn.Send(&proto.TurnStart{Envelope: proto.Envelope{RequestID: execTurnRequest}, SessionID: sid, Prompt: r.prompt}); err != nil {
 		return t.fail(execStartupError, err.Error())
@@ -269,13 +279,16 @@ func openExecSession(ctx context.Context, conn *client.Conn, r execRun) (proto.E
 		id = list.Sessions[0].SessionID
 	}
 	if id == "" {
-		started, err := conn.StartSession(ctx, proto.SessionStart{Cwd: r.ws, Origin: proto.OriginExec})
+		start := r.over
+		start.Cwd, start.Origin = r.ws, proto.OriginExec
+		started, err := conn.StartSession(ctx, start)
 		if err != nil {
 			return nil, "", err
 		}
 		return started, started.SessionID, nil
 	}
-	resumed, err := client.CallFor[*proto.SessionResumed](ctx, conn, &proto.SessionResume{SessionID: id, MaxTurns: 1})
+	resumed, err := client.CallFor[*proto.SessionResumed](ctx, conn, &proto.SessionResume{SessionID: id, MaxTurns: 1,
+		Provider: r.over.Provider, Model: r.over.Model, BaseURL: r.over.BaseURL})
 	if err != nil {
 		return nil, "", fmt.Errorf("resume session %s: %w", termtext.Line(id), err)
 	}
@@ -377,6 +390,10 @@ func (t *execTurn) handle(ev proto.Event) (code int, done bool) {
 	case *proto.ToolCompleted:
 		t.completed(e)
 	case *proto.TurnCompleted:
+		if e.NotStored {
+			// Said even with --quiet: the run did not do what it promises.
+			fmt.Fprintln(t.g.stdio.Err, "scv: the turn was not saved: the session database is gone (scv sessions list will not show it)")
+		}
 		return t.ended(), true
 	case *proto.TurnCancelled:
 		if t.interrupted {

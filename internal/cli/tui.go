@@ -78,14 +78,15 @@ func runTUI(g *globals) error {
 		Provider: o.Provider,
 		BaseURL:  o.BaseURL,
 		// The key travels only over the daemon's socket (mode 0600).
-		ProviderKeyEnv: o.ProviderKeyEnv,
-		ProviderKey:    o.ProviderKey,
-		In:             g.stdio.In,
-		Out:            g.stdio.Out,
-		Version:        version.Version,
-		Continue:       g.tuiContinue,
-		Resume:         g.tuiResumeID,
-		Pick:           g.tuiResume && g.tuiResumeID == "",
+		ProviderKeyEnv:     o.ProviderKeyEnv,
+		ProviderKey:        o.ProviderKey,
+		ProviderKeyBaseURL: o.ProviderKeyBaseURL,
+		In:                 g.stdio.In,
+		Out:                g.stdio.Out,
+		Version:            version.Version,
+		Continue:           g.tuiContinue,
+		Resume:             g.tuiResumeID,
+		Pick:               g.tuiResume && g.tuiResumeID == "",
 	})
 }
 
@@ -93,7 +94,8 @@ func runTUI(g *globals) error {
 // the daemon must use, whatever environment the daemon was started in:
 // the flags, else the SCV_PROVIDER, SCV_MODEL and SCV_BASE_URL variables,
 // and the provider key from the variable the client's profile names
-// (the daemon uses it only when its own environment lacks it).
+// (the daemon uses it only for the endpoint it is for: the base URL the
+// client's own configuration gives that profile).
 func (g *globals) sessionOverrides(cwd string) proto.SessionStart {
 	pick := func(flag, env string) string {
 		if flag != "" {
@@ -106,7 +108,7 @@ func (g *globals) sessionOverrides(cwd string) proto.SessionStart {
 	// reports what is wrong when the session starts.
 	if loaded, _, err := g.loadConfig(cwd); err == nil {
 		if _, prof := loaded.Config.ActiveProvider(); prof.APIKey == "" && prof.APIKeyEnv != "" && g.env[prof.APIKeyEnv] != "" {
-			o.ProviderKeyEnv, o.ProviderKey = prof.APIKeyEnv, g.env[prof.APIKeyEnv]
+			o.ProviderKeyEnv, o.ProviderKey, o.ProviderKeyBaseURL = prof.APIKeyEnv, g.env[prof.APIKeyEnv], prof.BaseURL
 		}
 	}
 	return o

@@ -16,14 +16,13 @@ import (
 
 	"github.com/scv-agent/scv/internal/agent"
 	"github.com/scv-agent/scv/internal/paths"
-	"github.com/scv-agent/scv/internal/proto"
 	"github.com/scv-agent/scv/internal/server"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 func testServer() *server.Server {
-	return server.New(server.Options{Factory: server.FactoryFunc(func(context.Context, string, proto.SessionStart) (*agent.Session, server.SessionInfo, error) {
+	return server.New(server.Options{Factory: server.FactoryFunc(func(context.Context, string, server.SessionRequest) (*agent.Session, server.SessionInfo, error) {
 		return nil, server.SessionInfo{}, errors.New("no sessions in this test")
 	})})
 }

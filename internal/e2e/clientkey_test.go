@@ -38,7 +38,7 @@ func TestDaemonUsesClientKey(t *testing.T) {
 	}
 
 	fm.Script(modeltest.Text("answered with the client's key"))
-	started := in.startSession(c, proto.SessionStart{ProviderKeyEnv: "OPENAI_API_KEY", ProviderKey: clientKey, Origin: proto.OriginTUI})
+	started := in.startSession(c, proto.SessionStart{ProviderKeyEnv: "OPENAI_API_KEY", ProviderKey: clientKey, ProviderKeyBaseURL: fm.URL(), Origin: proto.OriginTUI})
 	sendTurn(t, c, started.SessionID, "hi")
 	evs := until(t, c, proto.EventTurnCompleted)
 	reqs := fm.Requests()
@@ -74,7 +74,7 @@ func TestDaemonUsesClientKey(t *testing.T) {
 	fm.Script(modeltest.Text("resumed with the client's key"))
 	c = in.connect()
 	resumed, err := client.CallFor[*proto.SessionResumed](t.Context(), c, &proto.SessionResume{SessionID: started.SessionID,
-		ProviderKeyEnv: "OPENAI_API_KEY", ProviderKey: clientKey})
+		ProviderKeyEnv: "OPENAI_API_KEY", ProviderKey: clientKey, ProviderKeyBaseURL: fm.URL()})
 	if err != nil {
 		t.Fatalf("session.resume with the key: %v", err)
 	}
@@ -126,7 +126,7 @@ func TestDaemonUsesClientKey(t *testing.T) {
 	in.startDaemon(in.withEnv("OPENAI_API_KEY=sk-daemon"))
 	c = in.connect()
 	fm.Script(modeltest.Text("answered with the daemon's key"))
-	started = in.startSession(c, proto.SessionStart{ProviderKeyEnv: "OPENAI_API_KEY", ProviderKey: clientKey})
+	started = in.startSession(c, proto.SessionStart{ProviderKeyEnv: "OPENAI_API_KEY", ProviderKey: clientKey, ProviderKeyBaseURL: fm.URL()})
 	sendTurn(t, c, started.SessionID, "hi")
 	until(t, c, proto.EventTurnCompleted)
 	if reqs := fm.Requests(); len(reqs) != 3 || reqs[2].Header.Get("Authorization") != "Bearer sk-daemon" {

@@ -122,8 +122,12 @@ func TestDaemonCrashSafety(t *testing.T) {
 	}
 	in := newInstance(t, "")
 	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 7))
+	// Each daemon gets a new model server (a new port): the session,
+	// stored at the previous one, is moved there explicitly on resume.
+	var modelURL string
 	seed := func(h *modeltest.Handler) {
 		srv := slowModel(t, h, rng, 15*time.Millisecond)
+		modelURL = srv.URL
 		if err := os.WriteFile(filepath.Join(in.home, "config.toml"), []byte(providerConfig(srv.URL)), 0o600); err != nil {
 			t.Fatal(err)
 		}
@@ -168,7 +172,7 @@ func TestDaemonCrashSafety(t *testing.T) {
 		}
 		// Resuming checks the last kill: every completed turn is there with
 		// its events as sent, and the killed one is interrupted.
-		res, err := client.CallFor[*proto.SessionResumed](ctx, c, &proto.SessionResume{SessionID: sid, MaxTurns: proto.MaxResumeTurns})
+		res, err := client.CallFor[*proto.SessionResumed](ctx, c, &proto.SessionResume{SessionID: sid, MaxTurns: proto.MaxResumeTurns, BaseURL: modelURL})
 		cancel()
 		if err != nil {
 			t.Fatalf("kill %d: resume: %v", i-1, err)
@@ -203,7 +207,7 @@ func TestDaemonCrashSafety(t *testing.T) {
 	// A last start recovers the last kill.
 	d = in.startDaemon(in.env)
 	c = in.connect()
-	res, err := client.CallFor[*proto.SessionResumed](t.Context(), c, &proto.SessionResume{SessionID: sid, MaxTurns: proto.MaxResumeTurns})
+	res, err := client.CallFor[*proto.SessionResumed](t.Context(), c, &proto.SessionResume{SessionID: sid, MaxTurns: proto.MaxResumeTurns, BaseURL: modelURL})
 	if err != nil {
 		t.Fatal(err)
 	}

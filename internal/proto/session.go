@@ -36,6 +36,11 @@ type SessionStart struct {
 	// SCV extension; send it over the daemon's 0600 socket only.
 	ProviderKey    string `json:"provider_key,omitempty"`
 	ProviderKeyEnv string `json:"provider_key_env,omitempty"`
+	// ProviderKeyBaseURL is the base URL the client's key is for (its
+	// own configuration's, with its overrides): the server sends the key
+	// only to that origin (scheme, host and port), and a key sent without
+	// it is not used. An SCV extension.
+	ProviderKeyBaseURL string `json:"provider_key_base_url,omitempty"`
 }
 
 // String keeps the key out of anything that prints the message.

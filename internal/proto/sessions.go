@@ -1,6 +1,9 @@
 package proto
 
-import "encoding/json"
+import (
+	"encoding/json"
+	"fmt"
+)
 
 // The stored-session family: listing, resuming, forking, paging, renaming
 // and deleting the sessions a server keeps in its database. None of these
@@ -143,10 +146,27 @@ type SessionResume struct {
 	// no_tools does (the WeChat bridge resumes a remote sender's session
 	// so); it is not stored, so every resume says it again.
 	NoTools bool `json:"no_tools,omitempty"`
-	// ProviderKey and ProviderKeyEnv are session.start's: the client's
-	// key, never logged, stored or echoed.
-	ProviderKey    string `json:"provider_key,omitempty"`
-	ProviderKeyEnv string `json:"provider_key_env,omitempty"`
+	// Provider, Model and BaseURL are the client's explicit overrides
+	// (its flags and SCV_* variables); absent, the session keeps the
+	// endpoint it was stored with. SCV extensions.
+	Provider string `json:"provider,omitempty"`
+	Model    string `json:"model,omitempty"`
+	BaseURL  string `json:"base_url,omitempty"`
+	// ProviderKey, ProviderKeyEnv and ProviderKeyBaseURL are
+	// session.start's: the client's key, never logged, stored or echoed,
+	// and the base URL it is for.
+	ProviderKey        string `json:"provider_key,omitempty"`
+	ProviderKeyEnv     string `json:"provider_key_env,omitempty"`
+	ProviderKeyBaseURL string `json:"provider_key_base_url,omitempty"`
+}
+
+// String keeps the key out of anything that prints the message.
+func (m SessionResume) String() string {
+	if m.ProviderKey != "" {
+		m.ProviderKey = "[redacted]"
+	}
+	type plain SessionResume
+	return fmt.Sprintf("%+v", plain(m))
 }
 
 func (*SessionResume) MessageType() string { return TypeSessionResume }
@@ -162,9 +182,22 @@ type SessionFork struct {
 	MaxTurns  int    `json:"max_turns,omitempty"`
 	// NoTools opens the fork without tools, as in session.resume.
 	NoTools bool `json:"no_tools,omitempty"`
-	// ProviderKey and ProviderKeyEnv are session.start's.
-	ProviderKey    string `json:"provider_key,omitempty"`
-	ProviderKeyEnv string `json:"provider_key_env,omitempty"`
+	// Provider, Model, BaseURL and the key fields are session.resume's.
+	Provider           string `json:"provider,omitempty"`
+	Model              string `json:"model,omitempty"`
+	BaseURL            string `json:"base_url,omitempty"`
+	ProviderKey        string `json:"provider_key,omitempty"`
+	ProviderKeyEnv     string `json:"provider_key_env,omitempty"`
+	ProviderKeyBaseURL string `json:"provider_key_base_url,omitempty"`
+}
+
+// String keeps the key out of anything that prints the message.
+func (m SessionFork) String() string {
+	if m.ProviderKey != "" {
+		m.ProviderKey = "[redacted]"
+	}
+	type plain SessionFork
+	return fmt.Sprintf("%+v", plain(m))
 }
 
 func (*SessionFork) MessageType() string { return TypeSessionFork }
@@ -188,8 +221,14 @@ type SessionResumed struct {
 	Turns            []StoredTurn `json:"turns"`
 	Before           int          `json:"before,omitempty"`
 	// MaxPromptBytes is as in session.started.
-	MaxPromptBytes int    `json:"max_prompt_bytes,omitempty"`
-	Seq            uint64 `json:"seq"`
+	MaxPromptBytes int `json:"max_prompt_bytes,omitempty"`
+	// BaseURL is the endpoint the session runs with from now on;
+	// PreviousBaseURL, present only when it differs, the one it was
+	// stored with (the client's override moved it): clients show
+	// "endpoint changed: PreviousBaseURL → BaseURL". SCV extensions.
+	BaseURL         string `json:"base_url,omitempty"`
+	PreviousBaseURL string `json:"previous_base_url,omitempty"`
+	Seq             uint64 `json:"seq"`
 }
 
 func (*SessionResumed) EventType() string { return EventSessionResumed }

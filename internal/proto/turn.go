@@ -116,6 +116,10 @@ type TurnCompleted struct {
 	Steps         int    `json:"steps"`
 	Usage         *Usage `json:"usage,omitempty"`
 	ContextTokens int    `json:"context_tokens"`
+	// NotStored says a server that keeps sessions could not save this
+	// turn (its session database is gone): the turn is part of the
+	// session in memory only. An SCV extension.
+	NotStored bool `json:"not_stored,omitempty"`
 }
 
 func (*TurnCompleted) EventType() string { return EventTurnCompleted }

@@ -148,7 +148,7 @@ func runConversation(t *testing.T, file string) {
 		Store: st, Name: "test server"})
 
 	script, _ := section(a, "script")
-	got := converse(t, srv, ws, home, script)
+	got := converse(t, srv, ws, home, fake.URL(), script)
 	if n, ok := section(a, "model-requests"); ok {
 		if want := strings.TrimSpace(n); strconv.Itoa(len(fake.Requests())) != want {
 			t.Errorf("the fake model got %d requests, want %s", len(fake.Requests()), want)
@@ -194,7 +194,7 @@ func runConversation(t *testing.T, file string) {
 
 // converse runs the script against one Serve call and returns the
 // normalised server lines.
-func converse(t *testing.T, srv *server.Server, ws, home, script string) string {
+func converse(t *testing.T, srv *server.Server, ws, home, modelURL, script string) string {
 	t.Helper()
 	cr, cw := io.Pipe()
 	sr, sw := io.Pipe()
@@ -206,6 +206,7 @@ func converse(t *testing.T, srv *server.Server, ws, home, script string) string 
 		sw.Close()
 	}()
 	n := newNormaliser(ws, home)
+	n.modelURL = modelURL
 	var mu sync.Mutex
 	var lines []string
 	seen := map[string]int{}
@@ -327,14 +328,16 @@ func send(t *testing.T, w io.Writer, line string) {
 // and renumbers seq without the (timing-dependent) tool.progress events
 // after checking the raw numbers rise by exactly one.
 type normaliser struct {
-	mu     sync.Mutex
-	ws     string
-	home   string
-	rawSeq map[string]uint64 // session → last raw seq
-	outSeq map[string]uint64 // session → last renumbered seq
-	names  map[string]string // real → stable
-	reals  map[string]string // stable → real
-	counts map[string]int
+	mu   sync.Mutex
+	ws   string
+	home string
+	// modelURL is the fake model server's URL, written $MODEL_URL.
+	modelURL string
+	rawSeq   map[string]uint64 // session → last raw seq
+	outSeq   map[string]uint64 // session → last renumbered seq
+	names    map[string]string // real → stable
+	reals    map[string]string // stable → real
+	counts   map[string]int
 }
 
 var (
@@ -394,6 +397,9 @@ func (n *normaliser) normalise(line string) string {
 	defer n.mu.Unlock()
 	line = strings.ReplaceAll(line, n.ws, "$WORK")
 	line = strings.ReplaceAll(line, n.home, "$HOME")
+	if n.modelURL != "" {
+		line = strings.ReplaceAll(line, n.modelURL, "$MODEL_URL")
+	}
 	line = pidRE.ReplaceAllString(line, "pid N")
 	line = tokensRE.ReplaceAllString(line, "about N tokens")
 	line = ctxRE.ReplaceAllString(line, `"context_tokens":"N"`)

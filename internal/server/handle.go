@@ -166,7 +166,7 @@ func (c *conn) sessionStart(m *proto.SessionStart) {
 		return
 	}
 	id := "s_" + uuid.NewString()[:12]
-	ag, info, err := c.srv.opts.Factory.NewSession(c.ctx, id, *m)
+	ag, info, err := c.srv.opts.Factory.NewSession(c.ctx, id, SessionRequest{SessionStart: *m})
 	if err != nil {
 		c.srv.sessions.Add(-1)
 		c.reqError(m.RequestID, proto.ErrInvalidRequest, fmt.Sprintf("cannot start a session: %v", err), false)
@@ -178,7 +178,7 @@ func (c *conn) sessionStart(m *proto.SessionStart) {
 		// Stored with its first turn: a session nobody spoke in is not
 		// kept (a TUI opened and closed leaves nothing to list).
 		s.create = &store.NewSession{ID: id, Workspace: info.Cwd, Provider: info.Provider, Model: info.Model,
-			Origin: store.Origin(m.Origin), DelegationDepth: info.DelegationDepth}
+			WireAPI: info.WireAPI, BaseURL: info.BaseURL, Origin: store.Origin(m.Origin), DelegationDepth: info.DelegationDepth}
 	}
 	// session.started has seq 0, so it is not stamped like later events.
 	c.attach(s, m.RequestID, &proto.SessionStarted{SessionID: id, Cwd: info.Cwd, Model: info.Model,

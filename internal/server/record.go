@@ -28,6 +28,10 @@ type recorder struct {
 	// failed is the first error of an event write; the buffered events
 	// are retried by the turn's end.
 	failed error
+	// gone is the store's ErrGone when the database was removed before
+	// the turn began: the turn runs in memory, nothing of it is written,
+	// and its turn.completed says not_stored.
+	gone error
 }
 
 // storeTimeout bounds one store call made on behalf of a client; the busy
@@ -46,7 +50,9 @@ func (c *conn) beginRecord(ctx context.Context, s *session, p pending) (*recorde
 	create := s.create
 	s.mu.Unlock()
 	if create != nil {
-		if _, err := st.CreateSession(ctx, *create); err != nil {
+		if _, err := st.CreateSession(ctx, *create); errors.Is(err, store.ErrGone) {
+			return c.unsaved(s, p.turnID, err), nil
+		} else if err != nil {
 			return nil, err
 		}
 		s.mu.Lock()
@@ -55,10 +61,28 @@ func (c *conn) beginRecord(ctx context.Context, s *session, p pending) (*recorde
 	}
 	mark := s.agent.Mark()
 	tl, err := st.BeginTurn(ctx, s.id, p.turnID, p.prompt)
-	if err != nil {
+	if errors.Is(err, store.ErrGone) {
+		return c.unsaved(s, p.turnID, err), nil
+	} else if err != nil {
 		return nil, err
 	}
 	return &recorder{log: tl, mark: mark}, nil
+}
+
+// unsaved is the record of a turn that runs although the session database
+// is gone (store.ErrGone): the session goes on in memory, and the client
+// is told at once that nothing is saved.
+func (c *conn) unsaved(s *session, turnID string, err error) *recorder {
+	c.goneNotice(s, turnID, err)
+	return &recorder{gone: err}
+}
+
+// goneNotice logs and sends the store_error event that says a turn is not
+// saved because the session database is gone.
+func (c *conn) goneNotice(s *session, turnID string, err error) {
+	c.srv.opts.Logger.Error("store: session database gone; the turn is not saved", "session", s.id, "turn", turnID, "err", err)
+	c.queue(c.encode(&proto.Error{Header: proto.Header{Type: proto.EventError}, Code: proto.ErrStore,
+		Message: fmt.Sprintf("this turn of session %s is not saved: %v", s.id, err)}))
 }
 
 // refuseTurn ends a turn that could not be recorded before it ran.
@@ -79,8 +103,11 @@ func (c *conn) refuseTurn(s *session, p pending, err error) {
 func (c *conn) sendTurnEvent(s *session, rec *recorder, ev proto.TurnEvent) {
 	s.sendMu.Lock()
 	defer s.sendMu.Unlock()
+	if e, ok := ev.(*proto.TurnCompleted); ok && rec != nil && rec.gone != nil {
+		e.NotStored = true
+	}
 	b := c.stamp(s, ev)
-	if rec != nil && b != nil {
+	if rec != nil && rec.gone == nil && b != nil {
 		b = c.record(s, rec, ev, b)
 	}
 	if terminal(ev) {
@@ -114,6 +141,13 @@ func (c *conn) record(s *session, rec *recorder, ev proto.TurnEvent, b []byte) [
 		if err == nil {
 			return b
 		}
+		if errors.Is(err, store.ErrGone) {
+			// The database went away during the turn: the turn stays
+			// in the session's memory, and says it is not saved.
+			c.goneNotice(s, e.TurnID, err)
+			e.NotStored = true
+			return c.encode(e)
+		}
 		log.Error("store: complete turn", "session", s.id, "turn", e.TurnID, "err", err)
 		s.agent.Rewind(rec.mark)
 		return c.storeFailure(ctx, s, rec, e.TurnID, seq,
@@ -124,15 +158,29 @@ func (c *conn) record(s *session, rec *recorder, ev proto.TurnEvent, b []byte) [
 		if err == nil {
 			return b
 		}
+		if errors.Is(err, store.ErrGone) {
+			c.goneNotice(s, e.TurnID, err)
+			return b
+		}
 		log.Error("store: end turn", "session", s.id, "turn", e.TurnID, "err", err)
 		return c.storeFailure(ctx, s, rec, e.TurnID, seq,
 			fmt.Sprintf("the turn failed (%s: %s), and it could not be saved to the session database: %v", e.Code, e.Message, err))
 	case *proto.TurnCancelled:
-		err := rec.log.End(ctx, store.TurnEnd{State: store.TurnCancelled, Events: []store.Event{line}, Answer: rec.answerText(),
-			Files: storeFiles(s.agent.TurnChanges())})
+		// The agent keeps a cancelled turn in the history, marked
+		// interrupted; the store keeps it too, or the agent forgets it.
+		appended, drop, err := s.agent.HistoryChange(rec.mark)
+		if err == nil {
+			err = rec.log.End(ctx, store.TurnEnd{State: store.TurnCancelled, Events: []store.Event{line}, Answer: rec.answerText(),
+				Files: storeFiles(s.agent.TurnChanges()), History: store.HistoryUpdate{Append: appended, Drop: drop}})
+		}
 		if err == nil {
 			return b
 		}
+		if errors.Is(err, store.ErrGone) {
+			c.goneNotice(s, e.TurnID, err)
+			return b // kept in memory, as a completed turn is
+		}
+		s.agent.Rewind(rec.mark)
 		log.Error("store: end turn", "session", s.id, "turn", e.TurnID, "err", err)
 		return c.storeFailure(ctx, s, rec, e.TurnID, seq,
 			fmt.Sprintf("the turn was cancelled, and it could not be saved to the session database: %v", err))

@@ -32,6 +32,9 @@ type SessionInfo struct {
 	// request's and the process's); both are stored with the session.
 	Provider        string
 	DelegationDepth int
+	// WireAPI and BaseURL are the endpoint the session runs with; they are
+	// stored with it (never the key), so a resume goes on there.
+	WireAPI, BaseURL string
 	// MaxQueuedTurns is session.max_queued_turns of the session's
 	// configuration; 0 takes the server's Options.MaxQueuedTurns, and a
 	// negative value allows no queue (a turn.start while a turn runs is
@@ -44,16 +47,34 @@ type SessionInfo struct {
 	Close func()
 }
 
+// SessionRequest is what a Factory builds a session from: the client's
+// session.start (for a resume or a fork: its explicit overrides and key,
+// in the same fields) and, for a stored session, the endpoint it was
+// stored with.
+type SessionRequest struct {
+	proto.SessionStart
+	// Stored is the endpoint of a stored session being resumed or forked
+	// (nil for session.start); its WireAPI and BaseURL are empty for a
+	// session stored before they were recorded.
+	Stored *Endpoint
+}
+
+// Endpoint is what a session runs with: provider profile, wire API, base
+// URL and model. It never holds a key.
+type Endpoint struct {
+	Provider, WireAPI, BaseURL, Model string
+}
+
 // Factory builds sessions. cwd has been canonicalised.
 type Factory interface {
-	NewSession(ctx context.Context, id string, req proto.SessionStart) (*agent.Session, SessionInfo, error)
+	NewSession(ctx context.Context, id string, req SessionRequest) (*agent.Session, SessionInfo, error)
 }
 
 // FactoryFunc adapts a function to Factory.
-type FactoryFunc func(ctx context.Context, id string, req proto.SessionStart) (*agent.Session, SessionInfo, error)
+type FactoryFunc func(ctx context.Context, id string, req SessionRequest) (*agent.Session, SessionInfo, error)
 
 // NewSession calls f.
-func (f FactoryFunc) NewSession(ctx context.Context, id string, req proto.SessionStart) (*agent.Session, SessionInfo, error) {
+func (f FactoryFunc) NewSession(ctx context.Context, id string, req SessionRequest) (*agent.Session, SessionInfo, error) {
 	return f(ctx, id, req)
 }
 

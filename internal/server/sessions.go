@@ -185,7 +185,8 @@ func timestamp(t time.Time) string {
 }
 
 func (c *conn) sessionResume(ctx context.Context, st *store.Store, m *proto.SessionResume) {
-	c.openStored(ctx, st, m.RequestID, m.SessionID, m.MaxTurns, m.NoTools, clientKey{m.ProviderKeyEnv, m.ProviderKey})
+	c.openStored(ctx, st, m.RequestID, m.SessionID, m.MaxTurns, proto.SessionStart{NoTools: m.NoTools, Provider: m.Provider, Model: m.Model,
+		BaseURL: m.BaseURL, ProviderKeyEnv: m.ProviderKeyEnv, ProviderKey: m.ProviderKey, ProviderKeyBaseURL: m.ProviderKeyBaseURL})
 }
 
 func (c *conn) sessionFork(ctx context.Context, st *store.Store, m *proto.SessionFork) {
@@ -218,19 +219,17 @@ func (c *conn) sessionFork(ctx context.Context, st *store.Store, m *proto.Sessio
 		c.reqError(m.RequestID, code, msg, false)
 		return
 	}
-	c.openStored(ctx, st, m.RequestID, id, m.MaxTurns, m.NoTools, clientKey{m.ProviderKeyEnv, m.ProviderKey})
+	c.openStored(ctx, st, m.RequestID, id, m.MaxTurns, proto.SessionStart{NoTools: m.NoTools, Provider: m.Provider, Model: m.Model,
+		BaseURL: m.BaseURL, ProviderKeyEnv: m.ProviderKeyEnv, ProviderKey: m.ProviderKey, ProviderKeyBaseURL: m.ProviderKeyBaseURL})
 }
 
 // openStored opens stored session id on this connection: its lease taken,
-// an agent built for its workspace, provider and model, its history
-// loaded, and session.resumed sent with its last turns. noTools opens it
-// without tools.
-// clientKey is the provider key a client sent with session.resume or
-// session.fork (provider_key_env, provider_key), passed on to the Factory
-// as session.start's.
-type clientKey struct{ env, value string }
-
-func (c *conn) openStored(ctx context.Context, st *store.Store, requestID, id string, maxTurns int, noTools bool, key clientKey) {
+// an agent built for its workspace and stored endpoint (unless client, the
+// client's no_tools, overrides and key, overrides it), its history
+// loaded, and session.resumed sent with its last turns. An endpoint the
+// overrides moved is stored for later resumes, and session.resumed names
+// the one it moved from.
+func (c *conn) openStored(ctx context.Context, st *store.Store, requestID, id string, maxTurns int, client proto.SessionStart) {
 	if maxTurns < 0 || maxTurns > proto.MaxResumeTurns {
 		c.reqError(requestID, proto.ErrInvalidRequest, fmt.Sprintf("max_turns %d is outside 0..%d", maxTurns, proto.MaxResumeTurns), false)
 		return
@@ -277,15 +276,28 @@ func (c *conn) openStored(ctx context.Context, st *store.Store, requestID, id st
 		fail(proto.ErrInvalidRequest, fmt.Sprintf("cannot resume session %s: its workspace %v", id, err))
 		return
 	}
-	ag, info, err := c.srv.opts.Factory.NewSession(c.ctx, id, proto.SessionStart{Cwd: cwd, Provider: x.Provider, Model: x.Model,
-		DelegationDepth: x.DelegationDepth, Origin: string(x.Origin), NoTools: noTools, ProviderKeyEnv: key.env, ProviderKey: key.value})
+	req := client
+	req.Cwd, req.DelegationDepth, req.Origin = cwd, x.DelegationDepth, string(x.Origin)
+	stored := Endpoint{Provider: x.Provider, WireAPI: x.WireAPI, BaseURL: x.BaseURL, Model: x.Model}
+	keep := stored
+	if x.Origin == store.OriginClawbot {
+		// The chat bridge is the daemon's own client and cannot say
+		// another endpoint: its sessions follow the daemon's
+		// configuration (whose key is for it), a move still recorded.
+		keep.WireAPI, keep.BaseURL = "", ""
+	}
+	ag, info, err := c.srv.opts.Factory.NewSession(c.ctx, id, SessionRequest{SessionStart: req, Stored: &keep})
 	if err != nil {
 		fail(proto.ErrInvalidRequest, fmt.Sprintf("cannot resume session %s: %v", id, err))
 		return
 	}
+	now := Endpoint{Provider: info.Provider, WireAPI: info.WireAPI, BaseURL: info.BaseURL, Model: info.Model}
 	l, err := st.Load(ctx, id, store.LoadOptions{TailTurns: maxTurns, MaxEventBytes: c.srv.opts.MaxServerFrame})
 	if err == nil {
 		err = ag.LoadHistory(l.History)
+	}
+	if err == nil && now != stored && now.Provider != "" && now.Model != "" {
+		err = st.SetEndpoint(ctx, id, store.Endpoint(now))
 	}
 	if err == nil {
 		err = st.SetState(ctx, id, store.SessionOpen)
@@ -298,7 +310,11 @@ func (c *conn) openStored(ctx context.Context, st *store.Store, requestID, id st
 	s.seq = l.Session.LastSeq
 	ev := &proto.SessionResumed{SessionID: id, Cwd: info.Cwd, Model: info.Model, ContextMaxTokens: info.ContextMaxTokens, Tools: info.Tools,
 		Title: l.Session.Title, Origin: string(l.Session.Origin), ForkedFrom: l.Session.ForkedFrom, ForkedAt: l.Session.ForkedAt, Seq: s.seq,
-		MaxPromptBytes: info.promptLimit()}
+		MaxPromptBytes: info.promptLimit(), BaseURL: info.BaseURL}
+	if stored.BaseURL != "" && stored.BaseURL != info.BaseURL {
+		ev.PreviousBaseURL = stored.BaseURL
+		c.srv.opts.Logger.Info("session endpoint changed", "session", id, "from", stored.BaseURL, "to", info.BaseURL)
+	}
 	ev.Turns, ev.Before = c.fitTurns(ev, l.Turns, l.Before)
 	c.attach(s, requestID, ev)
 }

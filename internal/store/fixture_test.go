@@ -57,11 +57,14 @@ func TestWriteFixture(t *testing.T) {
 //     "fx-cursor", messages 1 (claimed, left in flight), 2 (completed
 //     with a reply of two chunks) and 3 (seen only), and the session of
 //     user "alice" (fx-a).
+//   - (from schema 5) every session's endpoint: wire "chat", base URL
+//     "http://relay.example/v1" (the fork fx-c copies fx-a's).
 func fillFixture(t *testing.T, s *Store) {
 	t.Helper()
 	ctx := context.Background()
 	mk := func(id string, o Origin) {
-		if _, err := s.CreateSession(ctx, NewSession{ID: id, Workspace: "/home/u/project", Provider: "openai", Model: "gpt-test", Origin: o, DelegationDepth: 0}); err != nil {
+		if _, err := s.CreateSession(ctx, NewSession{ID: id, Workspace: "/home/u/project", Provider: "openai", Model: "gpt-test",
+			WireAPI: fixtureWire, BaseURL: fixtureBaseURL, Origin: o, DelegationDepth: 0}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -100,6 +103,12 @@ func fillFixture(t *testing.T, s *Store) {
 		t.Fatal(err)
 	}
 }
+
+// The endpoint of the fixture's sessions (schema 5 on).
+const (
+	fixtureWire    = "chat"
+	fixtureBaseURL = "http://relay.example/v1"
+)
 
 var fixtureUsed = time.Date(2026, 2, 3, 4, 5, 6, 0, time.UTC)
 
@@ -241,6 +250,45 @@ func checkFixture(t *testing.T, s *Store, v int) {
 		t.Errorf("fx-b history after a new turn: %d messages, want 4", len(h))
 	}
 	checkBridgeFixture(t, s, v)
+	checkEndpointFixture(t, s, v)
+}
+
+// checkEndpointFixture checks the sessions' endpoints of a fixture written
+// at schema version v (none before 5), then that one can be recorded.
+func checkEndpointFixture(t *testing.T, s *Store, v int) {
+	t.Helper()
+	ctx := context.Background()
+	want := Endpoint{Provider: "openai", Model: "gpt-test"}
+	if v >= 5 {
+		want.WireAPI, want.BaseURL = fixtureWire, fixtureBaseURL
+	}
+	for _, id := range []string{"fx-a", "fx-b", "fx-c"} {
+		x, err := s.Session(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := (Endpoint{x.Provider, x.WireAPI, x.BaseURL, x.Model}); got != want {
+			t.Errorf("%s endpoint = %+v, want %+v", id, got, want)
+		}
+	}
+	moved := Endpoint{Provider: "relay", WireAPI: "responses", BaseURL: "http://127.0.0.1:9/v1", Model: "m2"}
+	if err := s.SetEndpoint(ctx, "fx-a", moved); err != nil {
+		t.Fatal(err)
+	}
+	x, err := s.Session(ctx, "fx-a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := (Endpoint{x.Provider, x.WireAPI, x.BaseURL, x.Model}); got != moved {
+		t.Errorf("fx-a endpoint after SetEndpoint = %+v, want %+v", got, moved)
+	}
+	f, err := s.Fork(ctx, "fx-a", "a2", "fx-d", OriginTUI)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := (Endpoint{f.Provider, f.WireAPI, f.BaseURL, f.Model}); got != moved {
+		t.Errorf("fork's endpoint = %+v, want the source's %+v", got, moved)
+	}
 }
 
 // TestFixtureOfThisVersion keeps fillFixture and checkFixture in step.

@@ -24,6 +24,7 @@ func migrations() []migration {
 		{2, execAll(schemaV2...)},
 		{3, execAll(schemaV3...)},
 		{4, execAll(schemaV4...)},
+		{5, execAll(schemaV5...)},
 	}
 }
 
@@ -194,6 +195,15 @@ var schemaV4 = []string{
 		after   TEXT NOT NULL,
 		UNIQUE (turn, n)
 	)`,
+}
+
+// schemaV5 records the endpoint a session runs with besides its provider
+// profile and model: the wire API and the base URL (never a key), so a
+// resume goes on at the same endpoint whatever the resuming process's
+// configuration says. Sessions stored before have neither (”).
+var schemaV5 = []string{
+	`ALTER TABLE sessions ADD COLUMN wire_api TEXT NOT NULL DEFAULT ''`,
+	`ALTER TABLE sessions ADD COLUMN base_url TEXT NOT NULL DEFAULT ''`,
 }
 
 func execAll(stmts ...string) func(ctx context.Context, tx *sql.Tx) error {

@@ -17,8 +17,11 @@ type NewSession struct {
 	ID              string
 	Workspace       string
 	Provider, Model string
-	Origin          Origin
-	DelegationDepth int
+	// WireAPI and BaseURL are the endpoint the session runs with (see
+	// Session.WireAPI).
+	WireAPI, BaseURL string
+	Origin           Origin
+	DelegationDepth  int
 }
 
 // CreateSession stores a new, empty, open session, live in this process:
@@ -41,9 +44,9 @@ func (s *Store) CreateSession(ctx context.Context, n NewSession) (Session, error
 		if !h.zero() {
 			leased = now
 		}
-		_, err := tx.ExecContext(ctx, `INSERT INTO sessions (id, workspace, provider, model, origin, state, depth, created_ns, updated_ns,
+		_, err := tx.ExecContext(ctx, `INSERT INTO sessions (id, workspace, provider, model, wire_api, base_url, origin, state, depth, created_ns, updated_ns,
 				lease_instance, lease_pid, lease_start, lease_name, lease_ns)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, n.ID, n.Workspace, n.Provider, n.Model, string(n.Origin), string(SessionOpen), n.DelegationDepth, now, now,
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, n.ID, n.Workspace, n.Provider, n.Model, n.WireAPI, n.BaseURL, string(n.Origin), string(SessionOpen), n.DelegationDepth, now, now,
 			h.Instance, h.PID, h.Start, h.Name, leased)
 		if constraint(err) {
 			return permanent{fmt.Errorf("session %s already exists", n.ID)}
@@ -56,7 +59,7 @@ func (s *Store) CreateSession(ctx context.Context, n NewSession) (Session, error
 	return s.Session(ctx, n.ID)
 }
 
-const sessionCols = `sid, id, workspace, title, provider, model, origin, state, depth, parent_id, parent_turn,
+const sessionCols = `sid, id, workspace, title, provider, model, wire_api, base_url, origin, state, depth, parent_id, parent_turn,
 	created_ns, updated_ns, turns, bytes, last_seq, lease_instance, lease_pid, lease_start, lease_name, lease_ns`
 
 type rowScanner interface{ Scan(dest ...any) error }
@@ -70,7 +73,7 @@ func scanSession(r rowScanner) (Session, int64, error) {
 		lPID                  int
 		lStart, lNS           int64
 	)
-	err := r.Scan(&sid, &x.ID, &x.Workspace, &x.Title, &x.Provider, &x.Model, &origin, &state, &x.DelegationDepth,
+	err := r.Scan(&sid, &x.ID, &x.Workspace, &x.Title, &x.Provider, &x.Model, &x.WireAPI, &x.BaseURL, &origin, &state, &x.DelegationDepth,
 		&x.ForkedFrom, &x.ForkedAt, &created, &updated, &x.Turns, &x.Bytes, &x.LastSeq, &lInst, &lPID, &lStart, &lName, &lNS)
 	if err != nil {
 		return Session{}, 0, err
@@ -355,9 +358,9 @@ func forkTx(ctx context.Context, tx *sql.Tx, id, turnID, newID string, origin Or
 	if err := tx.QueryRowContext(ctx, `SELECT coalesce(min(hist_lo), ?) FROM turns WHERE sid = ? AND n <= ?`, lo, sid, n).Scan(&base); err != nil {
 		return err
 	}
-	res, err := tx.ExecContext(ctx, `INSERT INTO sessions (id, workspace, title, renamed, provider, model, origin, state, depth,
+	res, err := tx.ExecContext(ctx, `INSERT INTO sessions (id, workspace, title, renamed, provider, model, wire_api, base_url, origin, state, depth,
 			parent_id, parent_turn, created_ns, updated_ns, hist_lo, hist_hi)
-		SELECT ?, workspace, CASE WHEN renamed = 1 OR ? > 1 THEN title ELSE '' END, renamed, provider, model, ?, ?, depth, id, ?, ?, ?, ?, ? FROM sessions WHERE sid = ?`,
+		SELECT ?, workspace, CASE WHEN renamed = 1 OR ? > 1 THEN title ELSE '' END, renamed, provider, model, wire_api, base_url, ?, ?, depth, id, ?, ?, ?, ?, ? FROM sessions WHERE sid = ?`,
 		newID, n, string(origin), string(SessionOpen), turnID, now, now, lo-base, hi-base, sid)
 	if constraint(err) {
 		return permanent{fmt.Errorf("session %s already exists", newID)}

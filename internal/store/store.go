@@ -21,6 +21,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -66,6 +67,11 @@ type Store struct {
 	// bulk skips the fsync of durable writes; benchmarks set it to fill
 	// large databases quickly.
 	bulk bool
+	// ident is the database file as opened; gone, once set, is the error
+	// every write returns because the path names another file or none
+	// (checkFile).
+	ident fs.FileInfo
+	gone  atomic.Pointer[error]
 }
 
 // Open opens (creating and migrating as needed) the database at
@@ -96,6 +102,16 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 	s := &Store{opts: opts, path: path, log: opts.Logger}
 	if s.w, err = openPool(path, false, opts.BusyTimeout); err != nil {
 		return nil, fmt.Errorf("open store %s: %w", path, describe(err, path))
+	}
+	// The pool opens the file lazily: ident is read after the first
+	// statement (in migrate) has opened it.
+	if err := s.w.PingContext(ctx); err != nil {
+		s.w.Close()
+		return nil, fmt.Errorf("open store %s: %w", path, describe(err, path))
+	}
+	if s.ident, err = os.Stat(path); err != nil {
+		s.w.Close()
+		return nil, fmt.Errorf("open store: %w", err)
 	}
 	s.w.SetMaxOpenConns(1)
 	s.w.SetMaxIdleConns(1)

@@ -253,17 +253,25 @@ type TurnEnd struct {
 	Answer string
 	// Files are the workspace files the turn wrote before it ended.
 	Files []TurnFile
+	// History is a cancelled turn's change of the history (the turn kept
+	// as interrupted), applied in the same transaction; a failed turn has
+	// none.
+	History HistoryUpdate
 }
 
-// End ends the turn as failed or cancelled: its events are kept and the
-// history is left as it was before the turn. Pass a context that the
-// turn's cancellation does not cancel (context.WithoutCancel): a cancelled
-// turn must still be recorded as cancelled.
+// End ends the turn as failed or cancelled: its events are kept; the
+// history is left as it was before the turn, except for a cancelled
+// turn's History. Pass a context that the turn's cancellation does not
+// cancel (context.WithoutCancel): a cancelled turn must still be recorded
+// as cancelled.
 func (t *TurnLog) End(ctx context.Context, e TurnEnd) error {
 	if e.State != TurnFailed && e.State != TurnCancelled {
 		return fmt.Errorf("end turn %s: state %q is not failed or cancelled", t.turnID, e.State)
 	}
-	return t.end(ctx, "end turn", e.State, e.Code, e.Message, Completion{Events: e.Events, Usage: e.Usage, Answer: e.Answer, Files: e.Files})
+	if e.State == TurnFailed && (len(e.History.Append) > 0 || e.History.Drop > 0 || e.History.Replace) {
+		return fmt.Errorf("end turn %s: a failed turn does not change the history", t.turnID)
+	}
+	return t.end(ctx, "end turn", e.State, e.Code, e.Message, Completion{Events: e.Events, Usage: e.Usage, Answer: e.Answer, Files: e.Files, History: e.History})
 }
 
 func (t *TurnLog) end(ctx context.Context, op string, st TurnState, code, msg string, c Completion) error {
@@ -297,7 +305,7 @@ func (t *TurnLog) end(ctx context.Context, op string, st TurnState, code, msg st
 		if err := insertFiles(ctx, tx, t.row, c.Files); err != nil {
 			return err
 		}
-		if st == TurnCompleted {
+		if st == TurnCompleted || st == TurnCancelled {
 			if err := t.s.applyHistory(ctx, tx, t.sessionID, c.History, t.s.now()); err != nil {
 				return err
 			}

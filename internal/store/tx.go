@@ -61,6 +61,9 @@ func (s *Store) retry(ctx context.Context, op string, fn func() error) error {
 // transaction survives a power loss, not only a crash of the process.
 func (s *Store) write(ctx context.Context, op string, durable bool, fn func(tx *sql.Tx) error) error {
 	return s.retry(ctx, op, func() error {
+		if err := s.checkFile(); err != nil {
+			return err
+		}
 		conn, err := s.w.Conn(ctx)
 		if err != nil {
 			return err

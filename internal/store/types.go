@@ -86,13 +86,18 @@ func (h Holder) String() string {
 
 // Session is a stored session's summary.
 type Session struct {
-	ID        string       `json:"id"`
-	Workspace string       `json:"workspace"`
-	Title     string       `json:"title"`
-	Provider  string       `json:"provider,omitempty"`
-	Model     string       `json:"model,omitempty"`
-	Origin    Origin       `json:"origin"`
-	State     SessionState `json:"state"`
+	ID        string `json:"id"`
+	Workspace string `json:"workspace"`
+	Title     string `json:"title"`
+	Provider  string `json:"provider,omitempty"`
+	Model     string `json:"model,omitempty"`
+	// WireAPI and BaseURL are the endpoint the session runs with: the
+	// provider's wire (responses, chat, anthropic) and its base URL; empty
+	// for a session stored before they were recorded. No key is stored.
+	WireAPI string       `json:"wire_api,omitempty"`
+	BaseURL string       `json:"base_url,omitempty"`
+	Origin  Origin       `json:"origin"`
+	State   SessionState `json:"state"`
 	// DelegationDepth is how deep in a chain of delegated SCV runs the
 	// session was started (0 for a user's own session).
 	DelegationDepth int `json:"delegation_depth,omitempty"`

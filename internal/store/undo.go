@@ -130,3 +130,21 @@ func (s *Store) SetModel(ctx context.Context, id, model string) error {
 		return mustAffect(tx.ExecContext(ctx, `UPDATE sessions SET model = ?, updated_ns = ? WHERE id = ?`, model, s.now(), id))(id)
 	})
 }
+
+// Endpoint is what a session runs with: its provider profile, wire API,
+// base URL and model (never a key).
+type Endpoint struct {
+	Provider, WireAPI, BaseURL, Model string
+}
+
+// SetEndpoint records the endpoint a session's next turns use, when a
+// resume moved it (a later resume takes it).
+func (s *Store) SetEndpoint(ctx context.Context, id string, e Endpoint) error {
+	if e.Provider == "" || e.Model == "" {
+		return fmt.Errorf("set endpoint of session %s: empty provider or model", id)
+	}
+	return s.write(ctx, "set session endpoint", false, func(tx *sql.Tx) error {
+		return mustAffect(tx.ExecContext(ctx, `UPDATE sessions SET provider = ?, wire_api = ?, base_url = ?, model = ?, updated_ns = ? WHERE id = ?`,
+			e.Provider, e.WireAPI, e.BaseURL, e.Model, s.now(), id))(id)
+	})
+}

@@ -80,6 +80,9 @@ func (m *Model) apply(ev proto.Event) tea.Cmd {
 		m.grantsListed(e)
 	case *proto.TurnCompleted:
 		m.turnEnded()
+		if e.NotStored {
+			m.addItem(&item{kind: kindError, text: notStoredNote})
+		}
 		if e.Usage != nil {
 			m.usage, m.haveUsage = *e.Usage, true
 			m.totalUsage += e.Usage.TotalTokens
@@ -139,10 +142,15 @@ func (m *Model) apply(ev proto.Event) tea.Cmd {
 	return nil
 }
 
-// cancelledNote marks a cancelled turn: the server puts the history back
-// as it was before the turn, so the model never sees its prompt, answer or
-// tool results; what its tools did to files stays done.
-const cancelledNote = "turn cancelled — the model did not see this turn (its prompt and output are not in the history; files its tools changed stay changed)"
+// notStoredNote marks a turn the server could not save (its session
+// database is gone): it is in this session's memory only.
+const notStoredNote = "this turn was not saved: the session database is gone; the session goes on in memory until it closes — restart the daemon (scv stop, scv start) to save again"
+
+// cancelledNote marks a cancelled turn: the server keeps it in the
+// history as interrupted (its prompt, the calls that ran and their
+// results, and the note "[interrupted by the user]"), so the model knows
+// what its tools changed.
+const cancelledNote = "turn cancelled — kept in the model's context as interrupted: it sees this prompt, the calls that ran and their results, with the note [interrupted by the user]; files its tools changed stay changed"
 
 func (m *Model) turnStarted(ev *proto.TurnStarted) tea.Cmd {
 	m.turnID, m.turnStart = ev.TurnID, m.now()

@@ -55,21 +55,32 @@ type Config struct {
 }
 
 // ClientSettings are the client's session overrides and provider key.
+// The overrides are the ones the user set (flags, SCV_* variables): a
+// resume or fork sends them too, and without them a stored session keeps
+// its endpoint. ProviderKeyBaseURL is the base URL the key is for.
 type ClientSettings struct {
-	Model, Provider, BaseURL    string
-	ProviderKeyEnv, ProviderKey string
+	Model, Provider, BaseURL                        string
+	ProviderKeyEnv, ProviderKey, ProviderKeyBaseURL string
 }
 
 // start is a session.start in cwd with the client's settings.
 func (c ClientSettings) start(requestID, cwd string) *proto.SessionStart {
 	return &proto.SessionStart{Envelope: proto.Envelope{RequestID: requestID}, Cwd: cwd, Model: c.Model, Provider: c.Provider,
-		BaseURL: c.BaseURL, Origin: proto.OriginTUI, ProviderKeyEnv: c.ProviderKeyEnv, ProviderKey: c.ProviderKey}
+		BaseURL: c.BaseURL, Origin: proto.OriginTUI, ProviderKeyEnv: c.ProviderKeyEnv, ProviderKey: c.ProviderKey, ProviderKeyBaseURL: c.ProviderKeyBaseURL}
 }
 
-// resume is a session.resume of id with the client's key.
+// resume is a session.resume of id with the client's overrides and key.
 func (c ClientSettings) resume(requestID, id string) *proto.SessionResume {
-	return &proto.SessionResume{Envelope: proto.Envelope{RequestID: requestID}, SessionID: id,
-		ProviderKeyEnv: c.ProviderKeyEnv, ProviderKey: c.ProviderKey}
+	return &proto.SessionResume{Envelope: proto.Envelope{RequestID: requestID}, SessionID: id, Provider: c.Provider, Model: c.Model,
+		BaseURL: c.BaseURL, ProviderKeyEnv: c.ProviderKeyEnv, ProviderKey: c.ProviderKey, ProviderKeyBaseURL: c.ProviderKeyBaseURL}
+}
+
+// fork is a session.fork of id before turn with the client's overrides
+// and key.
+func (c ClientSettings) fork(requestID, id, turn string) *proto.SessionFork {
+	return &proto.SessionFork{Envelope: proto.Envelope{RequestID: requestID}, SessionID: id, TurnID: turn, Origin: proto.OriginTUI,
+		Provider: c.Provider, Model: c.Model, BaseURL: c.BaseURL,
+		ProviderKeyEnv: c.ProviderKeyEnv, ProviderKey: c.ProviderKey, ProviderKeyBaseURL: c.ProviderKeyBaseURL}
 }
 
 // EventMsg delivers a server event to the model.

@@ -249,8 +249,7 @@ func (m *Model) forkWith(text string) {
 	}
 	t := m.st.rewind
 	id := m.nextRequestID()
-	if !m.sendMsg(&proto.SessionFork{Envelope: proto.Envelope{RequestID: id}, SessionID: m.session.SessionID, TurnID: t.id, Origin: proto.OriginTUI,
-		ProviderKeyEnv: m.cfg.Client.ProviderKeyEnv, ProviderKey: m.cfg.Client.ProviderKey}) {
+	if !m.sendMsg(m.cfg.Client.fork(id, m.session.SessionID, t.id)) {
 		return
 	}
 	m.st.rewind = nil

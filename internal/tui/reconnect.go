@@ -111,7 +111,11 @@ func (m *Model) redialed(r redialMsg) {
 func (m *Model) resumeAfterReconnect(prompt string) {
 	m.rd.offer = false
 	id := m.nextRequestID()
-	if m.sendMsg(m.cfg.Client.resume(id, m.session.SessionID)) {
+	r := m.cfg.Client.resume(id, m.session.SessionID)
+	// The session goes on as shown: a model chosen with /model since it
+	// opened (stored with it) is not replaced by the client's --model.
+	r.Model = ""
+	if m.sendMsg(r) {
 		m.st.resumeReq, m.st.forkPrompt = id, prompt
 	}
 }

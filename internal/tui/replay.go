@@ -144,6 +144,9 @@ func (m *Model) openResumed(e *proto.SessionResumed) {
 	if e.ForkedFrom != "" {
 		m.addItem(&item{kind: kindNotice, text: fmt.Sprintf("rewound: a new session forked from %s before turn %s; the original is unchanged", e.ForkedFrom, e.ForkedAt)})
 	}
+	if e.PreviousBaseURL != "" {
+		m.addItem(&item{kind: kindNotice, text: EndpointChanged(e)})
+	}
 	m.layout()
 }
 
@@ -244,4 +247,11 @@ func (m *Model) prependOlder(e *proto.SessionTurnsReply) {
 	m.history = append(older.history, m.history...)
 	m.histIdx = len(m.history)
 	m.st.before = e.Before
+}
+
+// EndpointChanged is the notice of a resume that moved the session to
+// another endpoint (session.resumed previous_base_url), shown before
+// anything is sent there.
+func EndpointChanged(e *proto.SessionResumed) string {
+	return fmt.Sprintf("endpoint changed: %s → %s", termtext.Line(e.PreviousBaseURL), termtext.Line(e.BaseURL))
 }

@@ -28,8 +28,9 @@ type Options struct {
 	// Model, Provider and BaseURL are session overrides (empty: config).
 	Model, Provider, BaseURL string
 	// ProviderKeyEnv and ProviderKey are the client's provider key, for
-	// a daemon whose environment lacks it (session.start provider_key).
-	ProviderKeyEnv, ProviderKey string
+	// a daemon whose environment lacks it (session.start provider_key),
+	// and ProviderKeyBaseURL the base URL it is for.
+	ProviderKeyEnv, ProviderKey, ProviderKeyBaseURL string
 	// In and Out are the terminal (os.Stdin/os.Stdout when nil).
 	In  io.Reader
 	Out io.Writer
@@ -44,7 +45,8 @@ type Options struct {
 }
 
 func (o Options) client() ClientSettings {
-	return ClientSettings{Model: o.Model, Provider: o.Provider, BaseURL: o.BaseURL, ProviderKeyEnv: o.ProviderKeyEnv, ProviderKey: o.ProviderKey}
+	return ClientSettings{Model: o.Model, Provider: o.Provider, BaseURL: o.BaseURL, ProviderKeyEnv: o.ProviderKeyEnv, ProviderKey: o.ProviderKey,
+		ProviderKeyBaseURL: o.ProviderKeyBaseURL}
 }
 
 // Run connects to the daemon, starts a session in opts.Cwd and runs the

@@ -75,7 +75,7 @@ func TestCancelledTurnMarked(t *testing.T) {
 	h.prompt("long job", "t1")
 	h.ev(&proto.AssistantDelta{TurnHeader: th("t1"), Content: "Working on it"},
 		&proto.TurnCancelled{TurnHeader: th("t1")})
-	if f := h.frame(); !strings.Contains(f, "turn cancelled — the model did not see this turn") {
+	if f := h.frame(); !strings.Contains(f, "turn cancelled — kept in the model's context as interrupted") {
 		t.Errorf("the cancelled turn is not marked:\n%s", f)
 	}
 }

@@ -97,7 +97,7 @@ func visibleEvent[T proto.Event](ev T) T {
 			line(&s.Title, &s.Cwd, &s.Provider, &s.Model, &s.Origin, &s.State, &s.Created, &s.Updated, &s.ForkedFrom, &s.ForkedAt, &s.LiveIn)
 		}
 	case *proto.SessionResumed:
-		line(&e.Cwd, &e.Model, &e.Title, &e.Origin, &e.ForkedFrom, &e.ForkedAt)
+		line(&e.Cwd, &e.Model, &e.Title, &e.Origin, &e.ForkedFrom, &e.ForkedAt, &e.BaseURL, &e.PreviousBaseURL)
 		for i := range e.Tools {
 			line(&e.Tools[i])
 		}
