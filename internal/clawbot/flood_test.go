@@ -65,19 +65,24 @@ func TestFloodIsBoundedAndAnsweredOnce(t *testing.T) {
 	for k := range each / 2 {
 		post(k)
 	}
-	if !h.fake.WaitFor(time.Minute, func() bool { return cursorAt(h.fake, senders*each/2) }) {
+	// Deadlines are generous: under -race on a loaded machine the flood
+	// takes minutes; none of them is a speed target.
+	if !h.fake.WaitFor(5*time.Minute, func() bool { return cursorAt(h.fake, senders*each/2) }) {
 		t.Fatalf("the first half was not polled; cursors %v", lastCursors(h.fake))
 	}
 	g.open()
 	for k := each / 2; k < each; k++ {
-		h.waitFor("the conversations to go idle", func() bool { return h.status("default").Load.Queued == 0 && h.status("default").Load.QueuedBytes == 0 })
+		idle := func() bool { l := h.status("default").Load; return l.Queued == 0 && l.QueuedBytes == 0 }
+		if !h.fake.WaitFor(2*time.Minute, idle) {
+			t.Fatalf("round %d: the conversations did not go idle; load %+v", k, h.status("default").Load)
+		}
 		post(k)
-		if !h.fake.WaitFor(time.Minute, func() bool { return cursorAt(h.fake, senders*(k+1)) }) {
+		if !h.fake.WaitFor(2*time.Minute, func() bool { return cursorAt(h.fake, senders*(k+1)) }) {
 			t.Fatalf("round %d was not polled; cursors %v", k, lastCursors(h.fake))
 		}
 	}
 	total := senders * each
-	if !h.fake.WaitFor(5*time.Minute, func() bool { return h.fake.SentCount() >= total }) {
+	if !h.fake.WaitFor(8*time.Minute, func() bool { return h.fake.SentCount() >= total }) {
 		t.Fatalf("%d of %d messages answered; status %+v", h.fake.SentCount(), total, h.status("default"))
 	}
 	h.waitIdle("default")
