@@ -30,6 +30,7 @@ type Config struct {
 	Agents         map[string]AgentOverride `toml:"agents"`
 	MCP            MCP                      `toml:"mcp"`
 	Clawbot        Clawbot                  `toml:"clawbot"`
+	Hooks          Hooks                    `toml:"hooks"`
 }
 
 // Clawbot is the [clawbot] table: the WeChat bridge. Only the user config

@@ -68,6 +68,8 @@ func TestDefaultValues(t *testing.T) {
 		"clawbot.max_conversations":    64,
 		"clawbot.max_queue_per_sender": 8,
 		"clawbot.max_queued_bytes":     4194304,
+		"hooks.allow_workspace":        false,
+		"hooks.run":                    []HookRun(nil),
 	}
 	for _, a := range KnownAgents {
 		for _, k := range []string{"command", "args", "prompt_args", "model_args", "effort_args"} {
