@@ -22,6 +22,7 @@ import (
 	"github.com/scv-agent/scv/internal/approval"
 	"github.com/scv-agent/scv/internal/config"
 	"github.com/scv-agent/scv/internal/delegation"
+	"github.com/scv-agent/scv/internal/hooks"
 	"github.com/scv-agent/scv/internal/mcp"
 	"github.com/scv-agent/scv/internal/model"
 	"github.com/scv-agent/scv/internal/netguard"
@@ -303,22 +304,25 @@ func (a *App) NewSession(ctx context.Context, id string, req proto.SessionStart)
 		return nil, server.SessionInfo{}, err
 	}
 	profName, prof := cfg.ActiveProvider()
+	hk := a.Hooks(cfg, req.Cwd, id)
 	sess := agent.New(agent.Options{
 		Model: client, ModelName: modelName, ReasoningEffort: prof.ReasoningEffort, Registry: ts.Registry, Tools: ts.Current, Policy: policy,
 		SystemPrompt: agent.Prompt(cfg.Agent.SystemPrompt, req.Cwd, agentsMD, skills), HostedWebSearch: ts.HostedSearch,
 		MaxSteps: cfg.Agent.MaxSteps, Workspace: req.Cwd, SessionID: id, OutputLimit: cfg.Tools.OutputLimitBytes,
-		Secrets: cfg.SecretValues(env), Undo: fs.Undo,
+		Secrets: cfg.SecretValues(env), Undo: fs.Undo, Hooks: hk,
 		Context: agent.ContextOptions{MaxTokens: cfg.Context.MaxTokens, ReserveOutputTokens: cfg.Context.ReserveOutputTokens,
 			SafetyMarginTokens: cfg.Context.SafetyMarginTokens, BytesPerToken: cfg.Context.BytesPerToken, SummaryMaxChars: cfg.Context.SummaryMaxChars},
 		History: agent.HistoryOptions{MaxBytes: cfg.Session.MaxHistoryBytes, MaxMessages: cfg.Session.MaxMessages},
 	})
 	a.sessions.Add(1)
+	a.sessionHooks(ctx, hk, hooks.SessionStart)
 	queued := cfg.Session.MaxQueuedTurns
 	if queued == 0 {
 		queued = -1 // SessionInfo's "no queue"; its 0 means "the server's default"
 	}
 	info := server.SessionInfo{Cwd: req.Cwd, Model: modelName, ContextMaxTokens: cfg.Context.MaxTokens, Tools: ts.Registry.Names(),
-		MaxQueuedTurns: queued, MaxPromptBytes: cfg.Session.MaxPromptBytes, Provider: profName, DelegationDepth: depth, Close: func() { ts.Release(); a.sessions.Add(-1) }}
+		MaxQueuedTurns: queued, MaxPromptBytes: cfg.Session.MaxPromptBytes, Provider: profName, DelegationDepth: depth,
+		Close: func() { a.sessionHooks(context.Background(), hk, hooks.SessionEnd); ts.Release(); a.sessions.Add(-1) }}
 	return sess, info, nil
 }
 

@@ -1,0 +1,49 @@
+package app
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/scv-agent/scv/internal/proto"
+)
+
+// session_start runs when the session is built and session_end when it
+// closes, each once with its JSON; every hook runs with the bash tool's
+// scrubbed environment, so the provider's key is not in it.
+func TestSessionHooksAndTheirEnvironment(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "out")
+	script := filepath.Join(t.TempDir(), "hook")
+	if err := os.WriteFile(script, []byte("#!/bin/bash\n{ cat; echo; env | sort | grep -v '^_=\\|^PWD=\\|^SHLVL=\\|^SCV_HOOK_RUN='; } >> "+out+"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cfg := ""
+	for _, ev := range []string{"session_start", "session_end"} {
+		cfg += fmt.Sprintf("[[hooks.run]]\nevent = %q\ncommand = [%q]\n", ev, script)
+	}
+	f := newFixture(t, cfg)
+	f.app.opts.Env["SECRET_TOKEN_X"] = "not-a-key" // an ordinary variable stays
+	_, info, err := f.app.NewSession(t.Context(), "s1", proto.SessionStart{Cwd: f.ws})
+	if err != nil {
+		t.Fatal(err)
+	}
+	info.Close()
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := "HOME=" + f.user + "\nPATH=/usr/bin:/bin\nSCV_HOOK_EVENT=%s\nSCV_HOOK_NAME=%s-1\nSCV_SESSION_ID=s1\nSCV_WORKSPACE=" + f.ws + "\nSECRET_TOKEN_X=not-a-key\n"
+	want := `{"event":"session_start","hook":"session_start-1","session_id":"s1","cwd":"` + f.ws + `"}` + "\n" + fmt.Sprintf(env, "session_start", "session_start") +
+		`{"event":"session_end","hook":"session_end-1","session_id":"s1","cwd":"` + f.ws + `"}` + "\n" + fmt.Sprintf(env, "session_end", "session_end")
+	got := string(b)
+	if strings.Contains(got, "sk-test") || strings.Contains(got, "BRAVE_SEARCH_API_KEY") {
+		t.Errorf("the provider key reached a hook:\n%s", got)
+	}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("session hooks' input and environment (-want +got):\n%s", d)
+	}
+}
