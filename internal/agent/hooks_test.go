@@ -209,4 +209,3 @@ func TestPostToolNote(t *testing.T) {
 		t.Errorf("tool.completed %+v, the model saw %q", c, msgs[len(msgs)-1].Content)
 	}
 }
-

@@ -179,7 +179,9 @@ func TestBoundCapsOutput(t *testing.T) {
 func TestCheck(t *testing.T) {
 	var seen []Request
 	approve := func(_ context.Context, r Request) Answer { seen = append(seen, r); return Answer{Approved: true} }
-	deny := func(context.Context, tool.Plan) Verdict { return Verdict{Deny: true, Reason: "hook no-rm denied the call: no rm -rf"} }
+	deny := func(context.Context, tool.Plan) Verdict {
+		return Verdict{Deny: true, Reason: "hook no-rm denied the call: no rm -rf"}
+	}
 	ask := func(_ context.Context, p tool.Plan) Verdict {
 		return Verdict{Ask: true, AskReason: "hook prod asks: " + p.Summary}
 	}
