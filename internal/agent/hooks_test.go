@@ -104,7 +104,10 @@ func TestPreToolDeny(t *testing.T) {
 	deny := hookScript(t, ws, "deny", `grep -q '"name":"touch"' && { echo "touch is not allowed here" >&2; exit 2; }; exit 0`)
 	s := hookSession(t, fm, &order, approval.AskOnRisk, ws, hooks.Hook{Name: "no-touch", Event: hooks.PreTool, Match: "to*", Command: []string{deny}})
 	rec := &recorder{}
-	rec.onApproval = func(e *proto.ApprovalRequested) { t.Errorf("an approval was asked: %+v", e) }
+	rec.onApproval = func(e *proto.ApprovalRequested) {
+		t.Errorf("an approval was asked: %+v", e)
+		_ = s.Resolve(e.ApprovalID, approval.Answer{})
+	}
 	s.RunTurn(t.Context(), "t1", "go", rec.emit)
 	if len(order) != 0 {
 		t.Errorf("the denied call ran: %v", order)
@@ -207,5 +210,30 @@ func TestPostToolNote(t *testing.T) {
 	msgs := fm.requests[1].Messages
 	if c := only[*proto.ToolCompleted](rec); len(c) != 1 || c[0].Output != want || msgs[len(msgs)-1].Content != want {
 		t.Errorf("tool.completed %+v, the model saw %q", c, msgs[len(msgs)-1].Content)
+	}
+}
+
+// An approval a pre_tool hook forces is not answered by a session grant
+// that covers the call.
+func TestForcedAskIgnoresGrants(t *testing.T) {
+	ws := t.TempDir()
+	var order []string
+	fm := &fakeModel{script: []step{calls(call("c1", "touch", `{"text":"a.txt"}`)), calls(call("c2", "touch", `{"text":"secret.txt"}`)), calls(call("c3", "touch", `{"text":"b.txt"}`)), text("ok")}}
+	ask := hookScript(t, ws, "ask", `grep -q "secret.txt" && echo '{"decision":"ask","reason":"a secret file"}'; exit 0`)
+	s := hookSession(t, fm, &order, approval.AskOnRisk, ws, hooks.Hook{Name: "guard", Event: hooks.PreTool, Match: "touch", Command: []string{ask}})
+	rec := &recorder{}
+	rec.onApproval = func(e *proto.ApprovalRequested) {
+		_ = s.Resolve(e.ApprovalID, approval.Answer{Approved: true, Session: e.Grant != nil})
+	}
+	s.RunTurn(t.Context(), "t1", "go", rec.emit)
+	var asked []string
+	for _, a := range only[*proto.ApprovalRequested](rec) {
+		asked = append(asked, a.CallID)
+	}
+	if d := cmp.Diff([]string{"c1", "c2"}, asked); d != "" {
+		t.Errorf("approvals asked (-want +got; c3 is granted, c2 forced):\n%s", d)
+	}
+	if d := cmp.Diff([]string{"touch:a.txt", "touch:secret.txt", "touch:b.txt"}, order); d != "" {
+		t.Errorf("calls run (-want +got):\n%s", d)
 	}
 }
