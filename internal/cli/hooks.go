@@ -192,3 +192,12 @@ func quoteArgs(argv []string) string {
 	}
 	return strings.Join(q, " ")
 }
+
+// lastLine is the last non-empty line of s.
+func lastLine(s string) string {
+	s = strings.TrimRight(s, "\n")
+	if i := strings.LastIndexByte(s, '\n'); i >= 0 {
+		return s[i+1:]
+	}
+	return s
+}
