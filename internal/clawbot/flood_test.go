@@ -38,6 +38,9 @@ func (g *gate) reply(ctx context.Context, _ *fakeSession, prompt string, _ bool)
 // context token), no message runs twice, and what the bridge holds never
 // exceeds its bounds.
 func TestFloodIsBoundedAndAnsweredOnce(t *testing.T) {
+	if testing.Short() {
+		t.Skip("20,000 messages: skipped with -short")
+	}
 	const senders, each = 1000, 20
 	const maxQueue, maxOpen, maxBytes = 3, 50, 1000
 	h := newHarness(t)
