@@ -109,3 +109,14 @@ func (s *Session) approvalHooks(ctx context.Context, r toolcall.Request, approva
 		Tool: &hooks.Tool{Name: r.Name, CallID: r.CallID, Risk: string(r.Risk), Summary: r.Summary, Arguments: rawArgs(string(r.Args))}}
 	h.Run(ctx, in, reportHook(ev, r.CallID))
 }
+
+// SessionStartHooks runs the session_start hooks; the server calls it
+// once the session was announced, before its first turn. Their hook.ran
+// events have no turn_id (and, outside a turn, are not stored).
+func (s *Session) SessionStartHooks(ctx context.Context, emit Emit) {
+	h := s.opts.Hooks
+	if !h.Has(hooks.SessionStart, "") {
+		return
+	}
+	h.Run(ctx, hooks.Input{Event: hooks.SessionStart}, reportHook(emit, ""))
+}

@@ -315,7 +315,6 @@ func (a *App) NewSession(ctx context.Context, id string, req proto.SessionStart)
 		History: agent.HistoryOptions{MaxBytes: cfg.Session.MaxHistoryBytes, MaxMessages: cfg.Session.MaxMessages},
 	})
 	a.sessions.Add(1)
-	a.sessionHooks(ctx, hk, hooks.SessionStart)
 	queued := cfg.Session.MaxQueuedTurns
 	if queued == 0 {
 		queued = -1 // SessionInfo's "no queue"; its 0 means "the server's default"

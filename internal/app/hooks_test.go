@@ -12,8 +12,8 @@ import (
 	"github.com/scv-agent/scv/internal/proto"
 )
 
-// session_start runs when the session is built and session_end when it
-// closes, each once with its JSON; every hook runs with the bash tool's
+// session_start runs when the server starts the session (its hook.ran
+// goes to the client) and session_end when it closes, each once with its JSON; every hook runs with the bash tool's
 // scrubbed environment, so the provider's key is not in it.
 func TestSessionHooksAndTheirEnvironment(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "out")
@@ -27,9 +27,14 @@ func TestSessionHooksAndTheirEnvironment(t *testing.T) {
 	}
 	f := newFixture(t, cfg)
 	f.app.opts.Env["SECRET_TOKEN_X"] = "not-a-key" // an ordinary variable stays
-	_, info, err := f.app.NewSession(t.Context(), "s1", proto.SessionStart{Cwd: f.ws})
+	sess, info, err := f.app.NewSession(t.Context(), "s1", proto.SessionStart{Cwd: f.ws})
 	if err != nil {
 		t.Fatal(err)
+	}
+	var ran []*proto.HookRan
+	sess.SessionStartHooks(t.Context(), func(ev proto.TurnEvent) { ran = append(ran, ev.(*proto.HookRan)) })
+	if len(ran) != 1 || ran[0].Hook != "session_start-1" || ran[0].Outcome != proto.HookOK || ran[0].TurnID != "" {
+		t.Errorf("session_start hook.ran events: %+v", ran)
 	}
 	info.Close()
 	b, err := os.ReadFile(out)
