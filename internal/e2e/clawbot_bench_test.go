@@ -27,7 +27,9 @@ func BenchmarkClawbotBurst(b *testing.B) {
 		}
 		ilink := ilinktest.New(b)
 		ilink.SetIdleHold(time.Minute)
-		in := benchInstance(b, b.TempDir(), providerConfig(model.URL()))
+		// Every message is to run a turn: each sender's 20 messages may
+		// wait at once (the default holds 8 per sender).
+		in := benchInstance(b, b.TempDir(), providerConfig(model.URL(), "[clawbot]\nmax_queue_per_sender = 20"))
 		loginBot(b, in.home, map[string]string{"bot_token": "tok", "ilink_bot_id": "bot", "ilink_user_id": "owner", "baseurl": ilink.URL()})
 		pid, _, stop := benchDaemon(b, in)
 		if !ilink.WaitFor(30*time.Second, func() bool { return len(ilink.Cursors()) > 0 }) {
