@@ -100,6 +100,7 @@ func (a *App) LoadConfig(workspace string, over config.Overrides) (*config.Loade
 		for _, d := range l.Deprecated {
 			a.opts.Logger.Warn("deprecated configuration value", "setting", d.String())
 		}
+		a.noteWorkspaceHooks(l)
 	}
 	return l, err
 }

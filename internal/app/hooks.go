@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"strings"
 	"time"
 
 	"github.com/scv-agent/scv/internal/config"
@@ -46,4 +47,23 @@ func (a *App) sessionHooks(ctx context.Context, r *hooks.Runner, event string) {
 		a.opts.Logger.Info("hook ran", "hook", ran.Hook, "event", ran.Event, "outcome", ran.Outcome,
 			"duration_ms", ran.Duration.Milliseconds(), "reason", ran.Reason, "stderr", ran.Stderr)
 	})
+}
+
+// noteWorkspaceHooks says at load that a workspace's hooks are in use
+// (the user config allowed them): they run commands the repository chose.
+func (a *App) noteWorkspaceHooks(l *config.Loaded) {
+	for _, f := range l.Files {
+		if f.Layer != config.LayerProject {
+			continue
+		}
+		var names []string
+		for i, h := range l.Config.Hooks.Run {
+			if h.Source == f.Path {
+				names = append(names, config.HookName(l.Config.Hooks.Run, i))
+			}
+		}
+		if len(names) > 0 {
+			a.opts.Logger.Warn("hooks of the workspace config run commands (hooks.allow_workspace = true)", "file", f.Path, "hooks", strings.Join(names, ", "))
+		}
+	}
 }

@@ -1,7 +1,9 @@
 package app
 
 import (
+	"bytes"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -50,5 +52,28 @@ func TestSessionHooksAndTheirEnvironment(t *testing.T) {
 	}
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("session hooks' input and environment (-want +got):\n%s", d)
+	}
+}
+
+// A load that uses a workspace's hooks (allowed by the user config) says
+// so in the log.
+func TestWorkspaceHooksAreAnnounced(t *testing.T) {
+	f := newFixture(t, "[hooks]\nallow_workspace = true\n")
+	var buf bytes.Buffer
+	f.app.opts.Logger = slog.New(slog.NewTextHandler(&buf, nil))
+	if _, err := f.app.LoadConfig(f.ws, NoOverrides); err != nil || buf.Len() != 0 {
+		t.Fatalf("without workspace hooks: %v, log %q", err, buf.String())
+	}
+	if err := os.MkdirAll(filepath.Join(f.ws, ".scv"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(f.ws, ".scv", "config.toml"), []byte("[[hooks.run]]\nname = \"repo-lint\"\nevent = \"turn_end\"\ncommand = [\"./lint\"]\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.app.LoadConfig(f.ws, NoOverrides); err != nil {
+		t.Fatal(err)
+	}
+	if log := buf.String(); !strings.Contains(log, "hooks of the workspace config run commands") || !strings.Contains(log, "repo-lint") {
+		t.Errorf("log %q", log)
 	}
 }
