@@ -15,6 +15,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/scv-agent/scv/internal/approval"
+	"github.com/scv-agent/scv/internal/hooks"
 	"github.com/scv-agent/scv/internal/model"
 	"github.com/scv-agent/scv/internal/proto"
 	"github.com/scv-agent/scv/internal/redact"
@@ -54,6 +55,8 @@ type Options struct {
 	Undo tool.UndoFunc
 	// Rules are the grants the session starts with (scv exec --allow).
 	Rules []approval.Grant
+	// Hooks runs the user's hooks; nil: none.
+	Hooks *hooks.Runner
 }
 
 // Emit receives the session's events in order, each with its turn_id set.
@@ -72,6 +75,8 @@ type Session struct {
 	secrets redact.Values
 	// changes are the files the current (or last) turn wrote.
 	changes []tool.FileChange
+	// turnID is the running turn's id (for hook events).
+	turnID string
 	// cfgMu guards opts.ModelName and opts.ReasoningEffort, which
 	// session.configure changes while a turn may run.
 	cfgMu sync.Mutex
@@ -158,24 +163,34 @@ func (s *Session) RunTurn(ctx context.Context, turnID, prompt string, emit Emit)
 	}
 	saved := s.hist.snapshot()
 	s.changes = nil
+	s.turnID = turnID
 	ev(&proto.TurnStarted{})
+	end := func(e proto.TurnEvent) {
+		s.turnEndHooks(ctx, e, ev)
+		ev(e)
+	}
+	prompt, blocked := s.promptHooks(ctx, prompt, ev)
+	if blocked != nil {
+		end(blocked)
+		return
+	}
 	steps, usage, err := s.loop(ctx, prompt, ev)
 	if err == nil {
-		ev(&proto.TurnCompleted{Steps: steps, Usage: usage, ContextTokens: s.ContextTokens()})
+		end(&proto.TurnCompleted{Steps: steps, Usage: usage, ContextTokens: s.ContextTokens()})
 		return
 	}
 	if ctx.Err() != nil {
 		s.keepInterrupted(saved, ev)
-		ev(&proto.TurnCancelled{})
+		end(&proto.TurnCancelled{})
 		return
 	}
 	s.hist.restore(saved)
 	var tf *turnFailure
 	switch {
 	case errors.As(err, &tf):
-		ev(&proto.TurnFailed{Code: tf.code, Message: tf.msg})
+		end(&proto.TurnFailed{Code: tf.code, Message: tf.msg})
 	default:
-		ev(&proto.TurnFailed{Code: proto.FailInternal, Message: oneLine(s.secrets.Redact(err.Error()), 300)})
+		end(&proto.TurnFailed{Code: proto.FailInternal, Message: oneLine(s.secrets.Redact(err.Error()), 300)})
 	}
 }
 
@@ -357,15 +372,17 @@ func (s *Session) call(ctx context.Context, call model.ToolCall, ev Emit) (tool.
 	env := tool.Env{Workspace: s.opts.Workspace, SessionID: s.opts.SessionID, CallID: call.ID, OutputLimit: s.opts.OutputLimit, Changed: s.noteChange}
 	var stopProgress func()
 	env.Progress, stopProgress = newProgress(call.ID, ev, s.secrets)
+	var ran *tool.Plan
 	res, err := toolcall.Run(ctx, toolcall.Call{
 		Registry: s.reg, Policy: s.opts.Policy, Approve: s.approver(ev), Env: env,
-		Name: call.Name, Args: []byte(call.Arguments),
+		Name: call.Name, Args: []byte(call.Arguments), Check: s.preToolCheck(call, ev),
 		// The summary rides along, so a call that ran without an approval
 		// (a read_only fetch of an allowlisted host) still shows what it
 		// did, such as the full URL with its query; so does the diff of a
 		// call no person was asked about (a person who was asked has seen
 		// it).
 		Started: func(plan tool.Plan, ans toolcall.Answer, asked bool) {
+			ran = &plan
 			started := &proto.ToolStarted{CallID: call.ID, Name: call.Name, Summary: plan.Summary, GrantID: ans.GrantID}
 			if !asked || ans.GrantID != "" {
 				started.Diff = protoDiff(plan.Diff)
@@ -374,6 +391,9 @@ func (s *Session) call(ctx context.Context, call model.ToolCall, ev Emit) (tool.
 		},
 	})
 	stopProgress()
+	if ran != nil && err == nil {
+		res = s.postToolHooks(ctx, call, *ran, res, ev)
+	}
 	ev(completed(call, res))
 	return res, err
 }
@@ -386,15 +406,23 @@ func (s *Session) approver(ev Emit) toolcall.Approver {
 	return func(ctx context.Context, r toolcall.Request) toolcall.Answer {
 		plan := r.Plan
 		c := approval.CallOf(r.Name, plan)
-		if g, ok := s.broker.Allowed(c); ok {
-			return toolcall.Answer{Approved: true, GrantID: g.ID}
+		// An approval a hook forced is a person's to give: no grant
+		// answers it, and none is offered.
+		if r.Forced == "" {
+			if g, ok := s.broker.Allowed(c); ok {
+				return toolcall.Answer{Approved: true, GrantID: g.ID}
+			}
 		}
 		offer, why := s.broker.Explain(c)
+		if r.Forced != "" {
+			offer, why = nil, "a hook asks for your approval: "+r.Forced
+		}
 		req := approval.Request{Offer: offer, Call: c}
 		id := "ap_" + uuid.NewString()[:8]
 		announce := func() {
 			ev(&proto.ApprovalRequested{ApprovalID: id, CallID: r.CallID, Name: r.Name, Risk: string(r.Risk), Cwd: s.opts.Workspace,
 				Summary: r.Summary, Diff: protoDiff(plan.Diff), Grant: protoGrant(req.Offer), Reason: why})
+			s.approvalHooks(ctx, r, id, ev)
 		}
 		ans, answered := s.broker.Wait(ctx, id, req, announce)
 		if !answered {

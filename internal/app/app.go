@@ -21,6 +21,7 @@ import (
 	"github.com/scv-agent/scv/internal/approval"
 	"github.com/scv-agent/scv/internal/config"
 	"github.com/scv-agent/scv/internal/delegation"
+	"github.com/scv-agent/scv/internal/hooks"
 	"github.com/scv-agent/scv/internal/mcp"
 	"github.com/scv-agent/scv/internal/model"
 	"github.com/scv-agent/scv/internal/netguard"
@@ -102,6 +103,7 @@ func (a *App) LoadConfig(workspace string, over config.Overrides) (*config.Loade
 		for _, d := range l.Deprecated {
 			a.opts.Logger.Warn("deprecated configuration value", "setting", d.String())
 		}
+		a.noteWorkspaceHooks(l)
 	}
 	return l, err
 }
@@ -334,11 +336,12 @@ func (a *App) NewSession(ctx context.Context, id string, req server.SessionReque
 	if a.opts.MaxSteps > 0 {
 		maxSteps, stepsSetting = a.opts.MaxSteps, "--max-steps"
 	}
+	hk := a.Hooks(cfg, req.Cwd, id)
 	sess := agent.New(agent.Options{
 		Model: client, ModelName: modelName, ReasoningEffort: prof.ReasoningEffort, Registry: ts.Registry, Tools: ts.Current, Policy: policy,
 		SystemPrompt: agent.Prompt(cfg.Agent.SystemPrompt, req.Cwd, agentsMD, skills), HostedWebSearch: ts.HostedSearch,
 		MaxSteps: maxSteps, MaxStepsSetting: stepsSetting, Workspace: req.Cwd, SessionID: id, OutputLimit: cfg.Tools.OutputLimitBytes,
-		Secrets: cfg.SecretValues(env), Undo: fs.Undo, Rules: a.opts.Allow,
+		Secrets: cfg.SecretValues(env), Undo: fs.Undo, Rules: a.opts.Allow, Hooks: hk,
 		Context: agent.ContextOptions{MaxTokens: cfg.Context.MaxTokens, ReserveOutputTokens: cfg.Context.ReserveOutputTokens,
 			SafetyMarginTokens: cfg.Context.SafetyMarginTokens, BytesPerToken: cfg.Context.BytesPerToken, SummaryMaxChars: cfg.Context.SummaryMaxChars},
 		History: agent.HistoryOptions{MaxBytes: cfg.Session.MaxHistoryBytes, MaxMessages: cfg.Session.MaxMessages},
@@ -350,7 +353,8 @@ func (a *App) NewSession(ctx context.Context, id string, req server.SessionReque
 	}
 	info := server.SessionInfo{Cwd: req.Cwd, Model: modelName, ContextMaxTokens: cfg.Context.MaxTokens, Tools: ts.Registry.Names(),
 		WireAPI: prof.WireAPI, BaseURL: prof.BaseURL,
-		MaxQueuedTurns: queued, MaxPromptBytes: cfg.Session.MaxPromptBytes, Provider: profName, DelegationDepth: depth, Close: func() { ts.Release(); a.sessions.Add(-1) }}
+		MaxQueuedTurns: queued, MaxPromptBytes: cfg.Session.MaxPromptBytes, Provider: profName, DelegationDepth: depth,
+		Close: func() { a.sessionHooks(context.Background(), hk, hooks.SessionEnd); ts.Release(); a.sessions.Add(-1) }}
 	return sess, info, nil
 }
 

@@ -24,6 +24,15 @@ const (
 	DefaultIdleTimeout = 30 * time.Minute
 	// DefaultMaxConversations bounds the turns one account runs at once.
 	DefaultMaxConversations = 4
+	// DefaultMaxQueue bounds the messages one conversation holds, the one
+	// being answered included (clawbot.max_queue_per_sender).
+	DefaultMaxQueue = 8
+	// DefaultMaxOpen bounds the conversations an account keeps in memory,
+	// each with its open session (clawbot.max_conversations).
+	DefaultMaxOpen = 64
+	// DefaultMaxQueuedBytes bounds the text of the messages an account
+	// holds, waiting or being answered (clawbot.max_queued_bytes).
+	DefaultMaxQueuedBytes = 4 << 20
 	// ToolFreeTurnLimit bounds a turn of a tool-free session.
 	ToolFreeTurnLimit = 5 * time.Minute
 	// OwnerTurnFloor is the least time an owner's turn gets; it gets
@@ -59,6 +68,13 @@ type Tuning struct {
 	SendRepass       time.Duration
 	// PollTimeout is the client's limit of one getupdates (45 s).
 	PollTimeout time.Duration
+	// MaxQueue (the messages one conversation holds: the one being
+	// answered and those waiting behind it), MaxOpen and MaxQueuedBytes
+	// bound what the bridge holds in memory; a message past a bound gets
+	// the busy reply.
+	MaxQueue       int
+	MaxOpen        int
+	MaxQueuedBytes int
 }
 
 func (t Tuning) withDefaults() Tuning {
@@ -77,6 +93,15 @@ func (t Tuning) withDefaults() Tuning {
 	def(&t.SendRepass, sendRepass)
 	if t.MaxConversations <= 0 {
 		t.MaxConversations = DefaultMaxConversations
+	}
+	if t.MaxQueue <= 0 {
+		t.MaxQueue = DefaultMaxQueue
+	}
+	if t.MaxOpen <= 0 {
+		t.MaxOpen = DefaultMaxOpen
+	}
+	if t.MaxQueuedBytes <= 0 {
+		t.MaxQueuedBytes = DefaultMaxQueuedBytes
 	}
 	return t
 }
@@ -109,6 +134,27 @@ type bridge struct {
 
 	mu    sync.Mutex
 	convs map[convKey]*conv
+	load  Load
+}
+
+// Load is what a bridge holds in memory, now and at its peak since it
+// started, and how many messages it refused for a bound.
+type Load struct {
+	// Conversations are the conversations kept (each may hold a session).
+	Conversations int
+	// Queued are the messages waiting behind running turns; QueuedBytes
+	// the text of those and of the messages being answered.
+	Queued      int
+	QueuedBytes int
+	// Peak values since the bridge started; PeakQueue is the most
+	// messages one conversation held (waiting or being answered).
+	PeakConversations int
+	PeakQueue         int
+	PeakQueuedBytes   int
+	// Busy counts the messages answered with the busy reply, TooLong
+	// those whose text alone exceeded the bytes bound.
+	Busy    int
+	TooLong int
 }
 
 // reporter receives the bridge's state changes.
@@ -116,14 +162,18 @@ type reporter interface {
 	state(st string)
 	polled(at time.Time)
 	failure(msg string)
+	loaded(l Load)
 }
 
 type convKey struct{ group, user string }
 
 // conv is one conversation: its queue of claimed messages and its session.
 type conv struct {
-	key     convKey
-	queue   []Message
+	key   convKey
+	queue []Message
+	// held counts the conversation's messages from their dispatch to the
+	// end of their turn: those queued and the one being answered.
+	held    int
 	running bool
 	sess    Session
 	noTools bool
@@ -159,11 +209,14 @@ func (b *bridge) run(ctx context.Context) error {
 	}
 	// A claim left by a previous run is never run again: its sender is
 	// told to resend.
+	var restarted []store.BridgeCompletion
 	for _, c := range st.Claims {
-		if err := b.complete(ctx, c.MessageID, []string{textRestarted}); err != nil {
-			return err
-		}
+		restarted = append(restarted, store.BridgeCompletion{MessageID: c.MessageID,
+			Chunks: []store.BridgeChunk{{N: 0, ClientID: "scv-" + uuid.NewString(), Text: textRestarted}}})
 		b.log.Info("clawbot message interrupted by a restart", "account", b.account, "message", c.MessageID)
+	}
+	if err := b.store.BridgeCompleteAll(ctx, b.account, restarted); err != nil {
+		return err
 	}
 	defer b.stopConversations()
 	runCtx, cancel := context.WithCancel(ctx)
@@ -245,26 +298,88 @@ func (b *bridge) accept(ctx context.Context, up Updates) error {
 	if err != nil {
 		return err
 	}
+	// A message past a bound is answered at once, never held: its busy
+	// replies end their claims in one transaction.
+	var refused []store.BridgeCompletion
+	var evicted []*conv
 	for _, c := range claims {
-		b.dispatch(ctx, msgs[c.MessageID])
+		text, gone := b.dispatch(ctx, msgs[c.MessageID])
+		evicted = append(evicted, gone...)
+		if text != "" {
+			refused = append(refused, store.BridgeCompletion{MessageID: c.MessageID,
+				Chunks: []store.BridgeChunk{{N: 0, ClientID: "scv-" + uuid.NewString(), Text: text}}})
+		}
 	}
+	for _, c := range evicted {
+		b.dropSession(c) // its session stays recorded: the sender's next message resumes it
+	}
+	b.reportLoad()
+	if len(refused) == 0 {
+		return nil
+	}
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), storeWait)
+	defer cancel()
+	if err := b.store.BridgeCompleteAll(sctx, b.account, refused); err != nil {
+		return fmt.Errorf("store busy replies: %w", err)
+	}
+	b.log.Info("clawbot refused messages past its bounds", "account", b.account, "messages", len(refused))
+	b.signal()
 	return nil
 }
 
+// reportLoad hands the bridge's load to the status.
+func (b *bridge) reportLoad() {
+	b.mu.Lock()
+	l := b.load
+	b.mu.Unlock()
+	b.report.loaded(l)
+}
+
 // dispatch queues a claimed message on its conversation and starts the
-// conversation's worker when it is idle.
-func (b *bridge) dispatch(ctx context.Context, m Message) {
+// conversation's worker when it is idle. A message past a bound is not
+// queued: dispatch returns the reply it gets instead. To make room for a
+// new conversation it forgets the least recently used idle one and
+// returns it (its session is still open; the caller closes it).
+func (b *bridge) dispatch(ctx context.Context, m Message) (refusal string, evicted []*conv) {
 	key := convKey{group: m.GroupID, user: m.From}
+	size := len(m.Text)
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	if size > b.tune.MaxQueuedBytes {
+		b.load.TooLong++
+		return textMessageTooLong, nil
+	}
+	if b.load.QueuedBytes+size > b.tune.MaxQueuedBytes {
+		b.load.Busy++
+		return textBusy, nil
+	}
 	c := b.convs[key]
 	if c == nil {
-		c = &conv{key: key}
+		if len(b.convs) >= b.tune.MaxOpen {
+			v := b.idlest()
+			if v == nil {
+				b.load.Busy++
+				return textBusy, nil
+			}
+			delete(b.convs, v.key)
+			evicted = append(evicted, v)
+		}
+		c = &conv{key: key, used: b.now()}
 		b.convs[key] = c
+	} else if c.held >= b.tune.MaxQueue {
+		b.load.Busy++
+		return textBusy, nil
 	}
 	c.queue = append(c.queue, m)
+	c.held++
+	b.load.QueuedBytes += size
+	b.load.Queued++
+	b.load.Conversations = len(b.convs)
+	b.load.PeakQueuedBytes = max(b.load.PeakQueuedBytes, b.load.QueuedBytes)
+	b.load.PeakQueue = max(b.load.PeakQueue, c.held)
+	b.load.PeakConversations = max(b.load.PeakConversations, len(b.convs))
 	if c.running {
-		return
+		return "", evicted
 	}
 	c.running = true
 	b.wg.Add(1)
@@ -272,6 +387,19 @@ func (b *bridge) dispatch(ctx context.Context, m Message) {
 		defer b.wg.Done()
 		b.work(ctx, c)
 	}()
+	return "", evicted
+}
+
+// idlest is the least recently used conversation with no turn running
+// and nothing queued, or nil. Called with mu held.
+func (b *bridge) idlest() *conv {
+	var v *conv
+	for _, c := range b.convs {
+		if !c.running && c.held == 0 && (v == nil || c.used.Before(v.used)) {
+			v = c
+		}
+	}
+	return v
 }
 
 // work runs a conversation's queued messages in order, one turn at a time
@@ -280,20 +408,33 @@ func (b *bridge) work(ctx context.Context, c *conv) {
 	for {
 		b.mu.Lock()
 		if len(c.queue) == 0 || ctx.Err() != nil {
+			for _, m := range c.queue {
+				b.load.QueuedBytes -= len(m.Text)
+			}
+			b.load.Queued -= len(c.queue)
+			c.held -= len(c.queue)
+			c.queue = nil
 			c.running = false
 			b.mu.Unlock()
 			return
 		}
 		m := c.queue[0]
+		c.queue[0] = Message{} // the text is released with the turn, not the array
 		c.queue = c.queue[1:]
+		b.load.Queued--
 		b.mu.Unlock()
 		select {
 		case b.sem <- struct{}{}:
+			b.handle(ctx, c, m)
+			<-b.sem
 		case <-ctx.Done():
-			continue
 		}
-		b.handle(ctx, c, m)
-		<-b.sem
+		b.mu.Lock()
+		b.load.QueuedBytes -= len(m.Text)
+		c.held--
+		l := b.load
+		b.mu.Unlock()
+		b.report.loaded(l)
 	}
 }
 
@@ -414,6 +555,7 @@ func (b *bridge) sweepLoop(ctx context.Context) {
 				idle = append(idle, c)
 			}
 		}
+		b.load.Conversations = len(b.convs)
 		b.mu.Unlock()
 		for _, c := range idle {
 			b.dropSession(c)

@@ -32,6 +32,10 @@ const (
 	textFailed    = "Sorry, something went wrong while answering this. Please try again."
 	textNoSession = "Sorry, SCV could not start a conversation for this right now. Please try again later."
 	textEmpty     = "(The answer was empty.)"
+	// textBusy answers a message past the bridge's bounds: it was not
+	// read, and resending it later works.
+	textBusy           = "Sorry, too many messages are waiting right now, so this one was not read. Please send it again in a few minutes."
+	textMessageTooLong = "Sorry, this message is too long for me to read. Please send a shorter one."
 )
 
 // failureText is the reply to a turn that failed with a turn.failed code.

@@ -91,6 +91,8 @@ type AccountStatus struct {
 	LastPoll    time.Time
 	// Backoff is the wait before the next restart while State is backoff.
 	Backoff time.Duration
+	// Load is what the running bridge holds in memory and refused.
+	Load Load
 }
 
 // Change is a change of an account's settings; zero fields keep the saved
@@ -628,6 +630,12 @@ func (r *compReporter) polled(at time.Time) {
 	r.s.mu.Lock()
 	defer r.s.mu.Unlock()
 	r.c.st.LastPoll = at
+}
+
+func (r *compReporter) loaded(l Load) {
+	r.s.mu.Lock()
+	defer r.s.mu.Unlock()
+	r.c.st.Load = l
 }
 
 func (r *compReporter) failure(msg string) {

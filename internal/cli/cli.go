@@ -228,6 +228,7 @@ func newRootCmd(g *globals) *cobra.Command {
 		newAgentsCmd(g),
 		newToolsCmd(g),
 		newMCPCmd(g),
+		newHooksCmd(g),
 		newExecCmd(g),
 		newServerCmd(g),
 		newRunCmd(g),

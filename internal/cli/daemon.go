@@ -398,6 +398,8 @@ func (g *globals) newClawbot(layout paths.Layout, logger *slog.Logger, srv *serv
 		Daemon:         clawbot.ProtocolDaemon{Serve: srv.Serve, Version: version.Version},
 		MaxToolTimeout: time.Duration(cfg.Tools.MaxTimeoutSeconds) * time.Second,
 		Secrets:        cfg.SecretValues(g.env), UserHome: paths.UserHome(g.env),
+		Tuning: clawbot.Tuning{MaxQueue: cfg.Clawbot.MaxQueuePerSender, MaxOpen: cfg.Clawbot.MaxConversations,
+			MaxQueuedBytes: cfg.Clawbot.MaxQueuedBytes},
 	})
 }
 

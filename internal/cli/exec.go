@@ -389,6 +389,18 @@ func (t *execTurn) handle(ev proto.Event) (code int, done bool) {
 		}
 	case *proto.ToolCompleted:
 		t.completed(e)
+	case *proto.HookRan:
+		// A failed hook is always said; what the others decided shows in
+		// the call's or the turn's own lines, and with --verbose here.
+		switch {
+		case e.Outcome == proto.HookFailed:
+			t.note("hook %s (%s) failed: %s", termtext.Line(e.Hook), termtext.Line(e.Event), termtext.Line(clip(e.Reason, 300)))
+			if e.Stderr != "" {
+				t.note("  | %s", termtext.Line(clip(lastLine(e.Stderr), 300)))
+			}
+		case t.r.verbose:
+			t.note("hook %s (%s): %s %d ms", termtext.Line(e.Hook), termtext.Line(e.Event), termtext.Line(e.Outcome), e.DurationMS)
+		}
 	case *proto.TurnCompleted:
 		if e.NotStored {
 			// Said even with --quiet: the run did not do what it promises.

@@ -1,7 +1,13 @@
 package cli
 
 import (
+	"bytes"
+	"encoding/json"
+	"fmt"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
@@ -33,4 +39,40 @@ func cmdFakeModel(ts *testscript.TestScript, neg bool, args []string) {
 	srv := httptest.NewServer(h)
 	ts.Defer(srv.Close)
 	ts.Setenv("MODEL_URL", srv.URL)
+}
+
+// The hook.ran events of a turn are stored with the session's events:
+// `scv sessions export --format jsonl` has them.
+func TestHookRunsAreStored(t *testing.T) {
+	fake := modeltest.New(t)
+	fake.Script(modeltest.Text("done"))
+	home, ws := t.TempDir(), t.TempDir()
+	hook := filepath.Join(ws, "hook.sh")
+	if err := os.WriteFile(hook, []byte("#!/bin/bash\ncat >/dev/null\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cfg := fmt.Sprintf("[providers.openai]\nbase_url = %q\nmax_retries = 0\n[[hooks.run]]\nname = \"seen\"\nevent = \"user_prompt\"\ncommand = [%q]\n", fake.URL(), hook)
+	if err := os.WriteFile(filepath.Join(home, "config.toml"), []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	env := Env{"HOME": t.TempDir(), "OPENAI_API_KEY": "sk-test", "PATH": "/usr/bin:/bin"}
+	run := func(args ...string) string {
+		t.Helper()
+		var out, errb bytes.Buffer
+		if code := Run(t.Context(), append([]string{"--scv-home", home}, args...), Stdio{In: strings.NewReader(""), Out: &out, Err: &errb}, env); code != ExitOK {
+			t.Fatalf("scv %v: exit %d: %s", args, code, errb.String())
+		}
+		return out.String()
+	}
+	run("exec", "--workspace", ws, "hello")
+	var listed struct {
+		SessionID string `json:"session_id"`
+	}
+	if err := json.Unmarshal([]byte(strings.SplitN(run("sessions", "list", "--all", "--json"), "\n", 2)[0]), &listed); err != nil || listed.SessionID == "" {
+		t.Fatalf("sessions list: %v", err)
+	}
+	exported := run("sessions", "export", listed.SessionID, "--format", "jsonl")
+	if !strings.Contains(exported, `"type":"hook.ran"`) || !strings.Contains(exported, `"hook":"seen","event":"user_prompt"`) {
+		t.Errorf("the stored session has no hook.ran of the hook:\n%s", exported)
+	}
 }

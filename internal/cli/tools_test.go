@@ -106,3 +106,5 @@ func TestToolsCallTextOutput(t *testing.T) {
 // `scv mcp test` and MCP tools through `scv tools list` and `scv tools
 // call`, against the fake MCP server (the `mcpfake` command).
 func TestMCPScripts(t *testing.T) { runScripts(t, "mcp", nil) }
+
+func TestHooksScripts(t *testing.T) { runScripts(t, "hooks", nil) }

@@ -30,6 +30,7 @@ type Config struct {
 	Agents         map[string]AgentOverride `toml:"agents"`
 	MCP            MCP                      `toml:"mcp"`
 	Clawbot        Clawbot                  `toml:"clawbot"`
+	Hooks          Hooks                    `toml:"hooks"`
 }
 
 // Clawbot is the [clawbot] table: the WeChat bridge. Only the user config
@@ -38,6 +39,11 @@ type Config struct {
 type Clawbot struct {
 	// BaseURL is the iLink origin `scv clawbot login` signs in at.
 	BaseURL string `toml:"base_url"`
+	// MaxQueuePerSender, MaxConversations and MaxQueuedBytes bound what a
+	// bridge holds in memory per account under a flood.
+	MaxQueuePerSender int `toml:"max_queue_per_sender"`
+	MaxConversations  int `toml:"max_conversations"`
+	MaxQueuedBytes    int `toml:"max_queued_bytes"`
 }
 
 // ProviderChoice is the [provider] table.
@@ -345,7 +351,7 @@ func Defaults(skillsDir string) Config {
 			AutoApproveDomains: append([]string(nil), DefaultAutoApproveDomains...),
 			Search:             SearchOff, BraveAPIKeyEnv: "BRAVE_SEARCH_API_KEY", MaxSearchResults: 8},
 		Agents:  agents,
-		Clawbot: Clawbot{BaseURL: "https://ilinkai.weixin.qq.com"},
+		Clawbot: Clawbot{BaseURL: "https://ilinkai.weixin.qq.com", MaxQueuePerSender: 8, MaxConversations: 64, MaxQueuedBytes: 4194304},
 	}
 }
 

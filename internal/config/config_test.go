@@ -64,7 +64,12 @@ func TestDefaultValues(t *testing.T) {
 		"web.auto_approve_domains":    []string{"docs.rs", "doc.rust-lang.org", "pkg.go.dev", "go.dev", "docs.python.org", "developer.mozilla.org"},
 		"web.allow_private_addresses": false, "web.search": "off", "web.searxng_url": "", "web.brave_url": "",
 		"web.brave_api_key": Secret(""), "web.brave_api_key_env": "BRAVE_SEARCH_API_KEY", "web.max_search_results": 8,
-		"clawbot.base_url": "https://ilinkai.weixin.qq.com",
+		"clawbot.base_url":             "https://ilinkai.weixin.qq.com",
+		"clawbot.max_conversations":    64,
+		"clawbot.max_queue_per_sender": 8,
+		"clawbot.max_queued_bytes":     4194304,
+		"hooks.allow_workspace":        false,
+		"hooks.run":                    []HookRun(nil),
 	}
 	for _, a := range KnownAgents {
 		for _, k := range []string{"command", "args", "prompt_args", "model_args", "effort_args"} {

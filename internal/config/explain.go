@@ -64,6 +64,9 @@ func formatValue(v reflect.Value) string {
 	case reflect.Pointer:
 		return formatValue(v.Elem())
 	case reflect.Slice:
+		if hs, ok := v.Interface().([]HookRun); ok {
+			return formatHooks(hs)
+		}
 		q := quoteAll(v.Interface().([]string))
 		return "[" + strings.Join(q, ", ") + "]"
 	}

@@ -107,7 +107,13 @@ var specs = map[string]keySpec{
 	"agents.*.effort_args": {doc: "Effort selection template holding {effort}; empty means no effort option.", example: `effort_args = ["--effort", "{effort}"]`},
 	"agents.*.permissions": {doc: `"default" adds nothing; "full" opts in to the CLI's own full-autonomy switches.`, check: enum(PermissionsDefault, PermissionsFull)},
 
-	"clawbot.base_url": {doc: "iLink origin that `scv clawbot login` signs in at (https; http only for a loopback address). A project config may not set it.", check: httpURL},
+	"hooks.allow_workspace": {doc: "Let a workspace's .scv/config.toml define hooks too (a hook runs a command); only the user config may turn it on."},
+	"hooks.run": {doc: "Hooks: [[hooks.run]] tables with event, match (a tool-name glob), command (argv), timeout_seconds and on_error (docs/hooks.md).",
+		example: `[[hooks.run]] event = "pre_tool", match = "bash", command = ["/usr/local/bin/check-bash"]`},
+	"clawbot.base_url":             {doc: "iLink origin that `scv clawbot login` signs in at (https; http only for a loopback address). A project config may not set it.", check: httpURL},
+	"clawbot.max_queue_per_sender": {doc: "Most messages of one WeChat conversation the bridge holds (the one being answered and those waiting); more get a busy reply.", min: 1},
+	"clawbot.max_conversations":    {doc: "Most WeChat conversations a bridge keeps, each with its session; a new sender past it takes the place of the least recently used idle one, or gets a busy reply.", min: 1},
+	"clawbot.max_queued_bytes":     {doc: "Most bytes of message text a bridge holds (waiting or being answered); a message past it gets a busy reply.", min: 1},
 
 	"mcp.servers.*.command":                 {doc: "Executable of a stdio MCP server (a name is looked up in PATH).", check: nonEmpty, example: `command = "npx"`},
 	"mcp.servers.*.args":                    {doc: "Arguments of the stdio server.", example: `args = ["-y", "@modelcontextprotocol/server-filesystem", "."]`},

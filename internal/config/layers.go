@@ -42,6 +42,17 @@ func (l *Loaded) apply(path, layer string, mode fs.FileMode, entries []entry, fr
 			}
 			continue
 		}
+		if e.r.pattern == "hooks.run" {
+			// Hooks add up across layers (a workspace's come after the
+			// user's, when allowed).
+			nv := layerHooks(get(root, e.r.path), get(fresh, e.r.path), path)
+			set(root, e.r.path, nv)
+			l.origins[key] = origin{layer: layer, file: path, line: e.line}
+			if msg := validateLeaf(e.r.pattern, nv); msg != "" {
+				bad(e, key, msg)
+			}
+			continue
+		}
 		if inlineSecret(e.r.pattern) && layer != LayerUser {
 			bad(e, key, "an inline key is allowed only in the user config ($SCV_HOME/config.toml, mode 0600); name the environment variable that holds it with "+
 				e.r.path[len(e.r.path)-1]+"_env instead")
@@ -77,6 +88,9 @@ func (l *Loaded) projectRefusal(e entry, key string, root, fresh reflect.Value, 
 	}
 	if msg := mcpRefusal(e.r.path, root); msg != "" && (e.r.leaf || !keysBelow()) {
 		return msg
+	}
+	if e.r.pattern == "hooks.run" {
+		return l.hooksRefusal(e.r.pattern)
 	}
 	if !e.r.leaf {
 		switch e.r.path[0] {

@@ -72,6 +72,11 @@ func isNamed(t reflect.Type) bool {
 	return t.Kind() == reflect.Map && t.Elem().Kind() == reflect.Struct
 }
 
+// isTableArray reports whether t is an array of tables ([[hooks.run]]).
+func isTableArray(t reflect.Type) bool {
+	return t.Kind() == reflect.Slice && t.Elem().Kind() == reflect.Struct
+}
+
 func isContainer(t reflect.Type) bool { return t.Kind() == reflect.Struct || isNamed(t) }
 
 // resolved is a key path of a file mapped onto the schema.
@@ -102,8 +107,10 @@ func resolve(parts []string) (resolved, string) {
 			}
 			t = t.Elem()
 			pat = append(pat, "*")
-		case t == headersType:
-			// A header name; nesting deeper is a type error the decoder reports.
+		case t == headersType || isTableArray(t):
+			// A header name, or a key of one table of an array of tables
+			// ([[hooks.run]]): the whole array is one leaf; nesting deeper
+			// and unknown keys are errors the decoder reports.
 			return resolved{path: parts[:i], pattern: strings.Join(pat, "."), leaf: true, typ: t}, ""
 		default:
 			return resolved{}, "key " + joinKey(parts[:i]) + " is a value, not a table"

@@ -197,6 +197,9 @@ func validateLeaf(pattern string, v reflect.Value) string {
 			return spec.check(v.String())
 		}
 	case reflect.Slice:
+		if hs, ok := v.Interface().([]HookRun); ok {
+			return checkHooks(hs)
+		}
 		for _, s := range v.Interface().([]string) {
 			if spec.check == nil {
 				break

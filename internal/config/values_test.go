@@ -24,6 +24,8 @@ func TestInvalidValues(t *testing.T) {
 			Problem{"F", 2, "tools.max_read_bytes", "-1 is below the least allowed value 1"}},
 		{"zero limit", "[agent]\nmax_steps = 0\n",
 			Problem{"F", 2, "agent.max_steps", "0 is below the least allowed value 1"}},
+		{"clawbot bound", "[clawbot]\nmax_conversations = 0\n",
+			Problem{"F", 2, "clawbot.max_conversations", "0 is below the least allowed value 1"}},
 		{"negative retries", "[providers.openai]\nmax_retries = -1\n",
 			Problem{"F", 2, "providers.openai.max_retries", "-1 is below the least allowed value 0"}},
 		{"base_url scheme", "[providers.openai]\nbase_url = \"ftp://x/v1\"\n",

@@ -27,7 +27,9 @@ func BenchmarkClawbotBurst(b *testing.B) {
 		}
 		ilink := ilinktest.New(b)
 		ilink.SetIdleHold(time.Minute)
-		in := benchInstance(b, b.TempDir(), providerConfig(model.URL()))
+		// Every message is to run a turn: each sender's 20 messages may
+		// wait at once (the default holds 8 per sender).
+		in := benchInstance(b, b.TempDir(), providerConfig(model.URL(), "[clawbot]\nmax_queue_per_sender = 20"))
 		loginBot(b, in.home, map[string]string{"bot_token": "tok", "ilink_bot_id": "bot", "ilink_user_id": "owner", "baseurl": ilink.URL()})
 		pid, _, stop := benchDaemon(b, in)
 		if !ilink.WaitFor(30*time.Second, func() bool { return len(ilink.Cursors()) > 0 }) {
@@ -67,4 +69,84 @@ func BenchmarkClawbotBurst(b *testing.B) {
 	}
 	b.ReportMetric(wall.Seconds()/float64(b.N), "burst-s")
 	b.ReportMetric(hwm/1024, "daemon-HWM-MiB")
+}
+
+// BenchmarkClawbotFlood floods the real daemon with 20 messages from each
+// of 1,000 senders, all posted at once (the fake iLink service hands them
+// out 1,000 per poll, the fake model answers at once), and checks that
+// every message is answered exactly once, by its turn or by the busy
+// reply. It runs twice: with the default bounds, and with the bounds (and
+// protocol.max_sessions) lifted so far that nothing is refused for one,
+// which is how the bridge held a flood before it had bounds. It reports
+// the daemon's peak resident memory (VmHWM) of each, the wall time until
+// the last reply and how many messages ran a turn.
+//
+//	go test ./internal/e2e -run '^$' -bench ClawbotFlood -benchtime 1x
+func BenchmarkClawbotFlood(b *testing.B) {
+	const senders, each = 1000, 20
+	runs := []struct{ name, config string }{
+		{"bounded", ""},
+		{"unbounded", "[clawbot]\nmax_queue_per_sender = 1000\nmax_conversations = 100000\nmax_queued_bytes = 1000000000\n[protocol]\nmax_sessions = 100000\nmax_sessions_per_connection = 100000"},
+	}
+	for _, run := range runs {
+		b.Run(run.name, func(b *testing.B) {
+			var wall time.Duration
+			var hwm float64
+			turns := 0
+			for range b.N {
+				model := modeltest.New(b)
+				for range senders * each {
+					model.Script(modeltest.Text("ok"))
+				}
+				ilink := ilinktest.New(b)
+				ilink.SetIdleHold(time.Minute)
+				ilink.SetMaxBatch(1000)
+				in := benchInstance(b, b.TempDir(), providerConfig(model.URL(), run.config))
+				loginBot(b, in.home, map[string]string{"bot_token": "tok", "ilink_bot_id": "bot", "ilink_user_id": "owner", "baseurl": ilink.URL()})
+				pid, _, stop := benchDaemon(b, in)
+				if !ilink.WaitFor(30*time.Second, func() bool { return len(ilink.Cursors()) > 0 }) {
+					stop()
+					b.Fatal("the bridge did not poll")
+				}
+				start := time.Now()
+				var msgs []any
+				for k := range each {
+					for s := range senders {
+						n := k*senders + s
+						msgs = append(msgs, ilinktest.Text(n, fmt.Sprint("sender-", s), fmt.Sprint("message ", n)))
+					}
+				}
+				ilink.Post(msgs...)
+				ok := ilink.WaitFor(10*time.Minute, func() bool { return ilink.SentCount() >= senders*each })
+				wall += time.Since(start)
+				hwm = max(hwm, procStatusKB(b, pid, "VmHWM"))
+				time.Sleep(300 * time.Millisecond) // a duplicate would arrive by now
+				sent := ilink.Sent()
+				stop()
+				if !ok {
+					b.Fatalf("%d of %d messages answered", len(sent), senders*each)
+				}
+				seen := map[string]int{}
+				answered := 0
+				for _, s := range sent {
+					seen[s.ContextToken]++
+					if s.Text == "ok" {
+						answered++
+					}
+				}
+				for n := range senders * each {
+					if c := seen[fmt.Sprint("ctx-", n)]; c != 1 {
+						b.Fatalf("message %d answered %d times", n, c)
+					}
+				}
+				if len(sent) != senders*each || len(model.Requests()) != answered {
+					b.Fatalf("%d replies and %d model requests for %d messages, %d answered by the model", len(sent), len(model.Requests()), senders*each, answered)
+				}
+				turns = answered
+			}
+			b.ReportMetric(wall.Seconds()/float64(b.N), "flood-s")
+			b.ReportMetric(hwm/1024, "daemon-HWM-MiB")
+			b.ReportMetric(float64(turns), "turns")
+		})
+	}
 }

@@ -15,6 +15,7 @@ package proc
 import (
 	"context"
 	"io"
+	"os"
 	"time"
 )
 
@@ -31,6 +32,9 @@ type Spec struct {
 	Dir string
 	// Env is the complete environment of the child (nil means empty).
 	Env []string
+	// Stdin, when set, is the child's standard input (a file, so no copy
+	// goroutine can outlive the call); nil means /dev/null.
+	Stdin *os.File
 	// Stdout and Stderr receive the child's output as it arrives. When both
 	// are the same writer the streams are combined. nil discards. Writers are
 	// called from at most one goroutine each; a shared writer must be safe for

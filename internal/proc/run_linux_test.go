@@ -66,6 +66,23 @@ func TestRunExitStatus(t *testing.T) {
 	}
 }
 
+// stdinFile is an open file holding text, read from its start.
+func stdinFile(t *testing.T, text string) *os.File {
+	t.Helper()
+	f, err := os.CreateTemp(t.TempDir(), "stdin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	if _, err := f.WriteString(text); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.Seek(0, 0); err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
 func TestRunEnvironmentDirStdin(t *testing.T) {
 	dir := t.TempDir()
 	tests := []struct {
@@ -80,6 +97,7 @@ func TestRunEnvironmentDirStdin(t *testing.T) {
 		{"dir", Spec{Path: "/bin/pwd", Args: []string{"-P"}, Dir: dir}, dir + "\n"},
 		{"stdin is /dev/null", Spec{Path: "/usr/bin/readlink", Args: []string{"/proc/self/fd/0"}}, "/dev/null\n"},
 		{"stdin reads EOF", Spec{Path: "/usr/bin/wc", Args: []string{"-c"}}, "0\n"},
+		{"stdin from a file", Spec{Path: "/bin/cat", Stdin: stdinFile(t, "given input\n")}, "given input\n"},
 		{"own process group", Spec{Path: bash, Args: []string{"-c", `read -r -a f < /proc/$$/stat; [ "${f[4]}" = "$$" ] && echo leader`}, Env: []string{"PATH=/usr/bin:/bin"}}, "leader\n"},
 	}
 	for _, tt := range tests {

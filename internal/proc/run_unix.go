@@ -36,6 +36,9 @@ func command(s Spec) (*exec.Cmd, time.Duration) {
 	if cmd.Env == nil {
 		cmd.Env = []string{} // nil would mean "inherit ours"
 	}
+	if s.Stdin != nil {
+		cmd.Stdin = s.Stdin
+	}
 	if s.Tag != "" {
 		cmd.Env = withTag(cmd.Env, s.Tag)
 	}

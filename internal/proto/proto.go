@@ -69,6 +69,9 @@ const (
 	// FailStore ends a turn that could not be saved to the session
 	// database; its history is not applied. An SCV extension.
 	FailStore = "store_error"
+	// FailPromptBlocked ends a turn whose prompt a user_prompt hook
+	// blocked; the model never saw it. An SCV extension.
+	FailPromptBlocked = "prompt_blocked"
 )
 
 // Tool error kinds: tool.completed.error of a failed call. They are the

@@ -289,6 +289,8 @@ func NewEvent(typ string) Event {
 		return new(ModelsListed)
 	case EventSessionUndone:
 		return new(SessionUndone)
+	case EventHookRan:
+		return new(HookRan)
 	}
 	return nil
 }
@@ -305,5 +307,6 @@ func EventTypes() []string {
 		EventSessionListed, EventSessionResumed, EventSessionTurns, EventSessionRenamed, EventSessionDeleted,
 		EventApprovalGrants,
 		EventSessionConfigured, EventModelsListed, EventSessionUndone,
+		EventHookRan,
 	}
 }

@@ -78,6 +78,9 @@ func (s *session) enqueue(p pending) (queued, ok bool) {
 // run executes queued turns in order until shutdown.
 func (s *session) run(c *conn) {
 	defer close(s.done)
+	// The session_start hooks, after session.started (or .resumed) was
+	// sent and before the first turn.
+	s.agent.SessionStartHooks(c.ctx, func(ev proto.TurnEvent) { c.sendTurnEvent(s, nil, ev) })
 	for {
 		s.mu.Lock()
 		for len(s.queue) == 0 && !s.closing {

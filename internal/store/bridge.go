@@ -237,33 +237,54 @@ func (s *Store) BridgeAccept(ctx context.Context, account string, b BridgeBatch)
 // empty (nothing to send). A claim that does not exist (completed before,
 // or forgotten) fails with ErrNotFound and stores nothing.
 func (s *Store) BridgeComplete(ctx context.Context, account, messageID string, chunks []BridgeChunk) error {
-	if err := checkBridge(account, messageID); err != nil {
-		return fmt.Errorf("complete bridge claim: %w", err)
+	return s.BridgeCompleteAll(ctx, account, []BridgeCompletion{{MessageID: messageID, Chunks: chunks}})
+}
+
+// BridgeCompletion is the reply that ends one claim.
+type BridgeCompletion struct {
+	MessageID string
+	Chunks    []BridgeChunk
+}
+
+// BridgeCompleteAll is BridgeComplete for several claims in one
+// transaction (one write to disk for a whole batch of short replies). When
+// one of the claims does not exist it fails with ErrNotFound and stores
+// nothing.
+func (s *Store) BridgeCompleteAll(ctx context.Context, account string, all []BridgeCompletion) error {
+	for _, x := range all {
+		if err := checkBridge(account, x.MessageID); err != nil {
+			return fmt.Errorf("complete bridge claim: %w", err)
+		}
+		for _, c := range x.Chunks {
+			if c.ClientID == "" {
+				return fmt.Errorf("complete bridge claim %s: chunk %d has no client id", x.MessageID, c.N)
+			}
+			if err := checkBridge(account, c.ClientID, c.Text); err != nil {
+				return fmt.Errorf("complete bridge claim %s: %w", x.MessageID, err)
+			}
+		}
 	}
-	for _, c := range chunks {
-		if c.ClientID == "" {
-			return fmt.Errorf("complete bridge claim %s: chunk %d has no client id", messageID, c.N)
-		}
-		if err := checkBridge(account, c.ClientID, c.Text); err != nil {
-			return fmt.Errorf("complete bridge claim %s: %w", messageID, err)
-		}
+	if len(all) == 0 {
+		return nil
 	}
 	return s.write(ctx, "complete bridge claim", true, func(tx *sql.Tx) error {
-		var recipient, token string
-		err := tx.QueryRowContext(ctx, `SELECT recipient, context_token FROM bridge_claims WHERE account = ? AND msg_id = ?`, account, messageID).Scan(&recipient, &token)
-		if errors.Is(err, sql.ErrNoRows) {
-			return permanent{fmt.Errorf("claim of message %s of bridge account %s: %w", messageID, account, ErrNotFound)}
-		} else if err != nil {
-			return err
-		}
-		if _, err := tx.ExecContext(ctx, `DELETE FROM bridge_claims WHERE account = ? AND msg_id = ?`, account, messageID); err != nil {
-			return err
-		}
 		now := s.now()
-		for _, c := range chunks {
-			if _, err := tx.ExecContext(ctx, `INSERT INTO bridge_replies (account, msg_id, chunk, recipient, context_token, client_id, text, created_ns) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
-				account, messageID, c.N, recipient, token, c.ClientID, c.Text, now); err != nil {
+		for _, x := range all {
+			var recipient, token string
+			err := tx.QueryRowContext(ctx, `SELECT recipient, context_token FROM bridge_claims WHERE account = ? AND msg_id = ?`, account, x.MessageID).Scan(&recipient, &token)
+			if errors.Is(err, sql.ErrNoRows) {
+				return permanent{fmt.Errorf("claim of message %s of bridge account %s: %w", x.MessageID, account, ErrNotFound)}
+			} else if err != nil {
 				return err
+			}
+			if _, err := tx.ExecContext(ctx, `DELETE FROM bridge_claims WHERE account = ? AND msg_id = ?`, account, x.MessageID); err != nil {
+				return err
+			}
+			for _, c := range x.Chunks {
+				if _, err := tx.ExecContext(ctx, `INSERT INTO bridge_replies (account, msg_id, chunk, recipient, context_token, client_id, text, created_ns) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+					account, x.MessageID, c.N, recipient, token, c.ClientID, c.Text, now); err != nil {
+					return err
+				}
 			}
 		}
 		return nil

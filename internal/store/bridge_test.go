@@ -169,6 +169,37 @@ func TestBridgeCompleteMakesPendingReply(t *testing.T) {
 	}
 }
 
+// BridgeCompleteAll ends several claims in one transaction: all of them,
+// or none when one claim does not exist.
+func TestBridgeCompleteAllIsAllOrNothing(t *testing.T) {
+	ctx := context.Background()
+	s := openTemp(t)
+	if _, err := s.BridgeAccept(ctx, "default", BridgeBatch{Cursor: "c", Messages: []BridgeMessage{claimMsg("1"), claimMsg("2"), claimMsg("3")}}); err != nil {
+		t.Fatal(err)
+	}
+	busy := func(id string) BridgeCompletion {
+		return BridgeCompletion{MessageID: id, Chunks: []BridgeChunk{{N: 0, ClientID: "cid-" + id, Text: "busy"}}}
+	}
+	if err := s.BridgeCompleteAll(ctx, "default", []BridgeCompletion{busy("1"), busy("missing")}); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("a batch with an unknown claim: %v, want ErrNotFound", err)
+	}
+	st, _ := s.BridgeState(ctx, "default")
+	if len(st.Claims) != 3 || len(st.Replies) != 0 {
+		t.Fatalf("a failed batch changed the state: %+v", st)
+	}
+	if err := s.BridgeCompleteAll(ctx, "default", []BridgeCompletion{busy("1"), busy("3")}); err != nil {
+		t.Fatal(err)
+	}
+	st, _ = s.BridgeState(ctx, "default")
+	var ids []string
+	for _, r := range st.Replies {
+		ids = append(ids, r.MessageID+":"+r.Chunks[0].ClientID)
+	}
+	if d := cmp.Diff([]string{"1:cid-1", "3:cid-3"}, ids); d != "" || len(st.Claims) != 1 || st.Claims[0].MessageID != "2" {
+		t.Errorf("replies (-want +got):\n%s\nclaims %+v, want message 2 only", d, st.Claims)
+	}
+}
+
 // A failed commit leaves neither the claims nor the cursor: they move
 // together or not at all.
 func TestBridgeAcceptIsOneTransaction(t *testing.T) {

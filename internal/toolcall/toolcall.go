@@ -28,6 +28,11 @@ type Request struct {
 	// Plan is the whole plan: its diff, its command (what a session grant
 	// matches) and whether a grant may cover it at all.
 	Plan tool.Plan
+	// Args are the call's arguments as the model sent them.
+	Args json.RawMessage
+	// Forced says a check (a pre_tool hook) asked for a person's approval:
+	// no session grant may answer it. Its text is why.
+	Forced string
 }
 
 // Answer is an approver's reply to one Request.
@@ -57,11 +62,26 @@ type Call struct {
 	Env  tool.Env
 	Name string
 	Args json.RawMessage
+	// Check, when set, sees the validated plan before the policy and may
+	// deny the call or force an approval (pre_tool hooks).
+	Check func(ctx context.Context, plan tool.Plan) Verdict
 	// Started, when set, is called once after approval, just before the
 	// tool runs, with the plan that runs and how it was approved (asked
 	// says a person saw the call; a zero Answer with asked false means the
 	// policy let it run unasked).
 	Started func(plan tool.Plan, ans Answer, asked bool)
+}
+
+// Verdict is a Check's judgement of a call.
+type Verdict struct {
+	// Deny stops the call; Reason (which the model sees) says why.
+	Deny   bool
+	Reason string
+	// Ask makes the call need a person's approval even when the policy
+	// would run it unasked (a denying policy still denies); AskReason
+	// says why.
+	Ask       bool
+	AskReason string
 }
 
 // Run validates, approves and runs c and returns the bounded result: what
@@ -73,7 +93,14 @@ func Run(ctx context.Context, c Call) (tool.Result, error) {
 	if !ok {
 		return Bound(res, c.Env.OutputLimit), nil
 	}
-	ans, asked, res, stop := c.approve(ctx, plan)
+	var v Verdict
+	if c.Check != nil {
+		v = c.Check(ctx, plan)
+		if v.Deny {
+			return Bound(tool.Fail(tool.Denied, "denied: %s; do not retry this call unchanged", v.Reason), c.Env.OutputLimit), nil
+		}
+	}
+	ans, asked, res, stop := c.approve(ctx, plan, v)
 	if stop {
 		return Bound(res, c.Env.OutputLimit), nil
 	}
@@ -87,14 +114,22 @@ func Run(ctx context.Context, c Call) (tool.Result, error) {
 // approve applies the policy and, when it asks, the approver; asked says
 // the approver was consulted, stop says the call must not run and res is
 // its result.
-func (c Call) approve(ctx context.Context, plan tool.Plan) (ans Answer, asked bool, res tool.Result, stop bool) {
-	switch approval.Decide(c.Policy, plan.Risk) {
+func (c Call) approve(ctx context.Context, plan tool.Plan, v Verdict) (ans Answer, asked bool, res tool.Result, stop bool) {
+	decision := approval.Decide(c.Policy, plan.Risk)
+	if v.Ask && decision == approval.Run {
+		decision = approval.Ask
+	}
+	switch decision {
 	case approval.Deny:
 		return ans, false, tool.Fail(tool.Denied, "denied: the approval policy %q does not allow %s calls (risk %s); do not retry this call", c.Policy, c.Name, plan.Risk), true
 	case approval.Ask:
 		asked = true
 		if c.Approve != nil {
-			ans = c.Approve(ctx, Request{CallID: c.Env.CallID, Name: c.Name, Risk: plan.Risk, Summary: plan.Summary, Plan: plan})
+			req := Request{CallID: c.Env.CallID, Name: c.Name, Risk: plan.Risk, Summary: plan.Summary, Plan: plan, Args: c.Args}
+			if v.Ask {
+				req.Forced = v.AskReason
+			}
+			ans = c.Approve(ctx, req)
 		}
 		switch {
 		case ans.Approved:

@@ -62,13 +62,13 @@ func TestRun(t *testing.T) {
 			want: tool.Result{Success: true, Output: "saw a"}, wantRuns: 1},
 		{name: "approved", policy: approval.AskOnRisk, approve: yes, call: "exec", args: `{"text":"b"}`,
 			want: tool.Result{Success: true, Output: "ran b"}, wantRuns: 1,
-			asked: Request{CallID: "c1", Name: "exec", Risk: tool.Process, Summary: "exec b"}},
+			asked: Request{CallID: "c1", Name: "exec", Risk: tool.Process, Summary: "exec b", Args: json.RawMessage(`{"text":"b"}`)}},
 		{name: "not approved", policy: approval.AskOnRisk, approve: no, call: "exec", args: `{"text":"b"}`,
 			want:  tool.Result{Error: tool.Denied, Output: "denied: the user did not approve this exec call"},
-			asked: Request{CallID: "c1", Name: "exec", Risk: tool.Process, Summary: "exec b"}},
+			asked: Request{CallID: "c1", Name: "exec", Risk: tool.Process, Summary: "exec b", Args: json.RawMessage(`{"text":"b"}`)}},
 		{name: "denied with a reason", policy: approval.AskOnRisk, approve: because, call: "exec", args: `{"text":"b"}`,
 			want:  tool.Result{Error: tool.Denied, Output: "denied: the user did not approve this exec call. The user's reason: use the staging copy"},
-			asked: Request{CallID: "c1", Name: "exec", Risk: tool.Process, Summary: "exec b"}},
+			asked: Request{CallID: "c1", Name: "exec", Risk: tool.Process, Summary: "exec b", Args: json.RawMessage(`{"text":"b"}`)}},
 		{name: "no approver denies", policy: approval.AskAlways, call: "look", args: `{"text":"c"}`,
 			want: tool.Result{Error: tool.Denied, Output: "denied: the user did not approve this look call"}},
 		{name: "policy never", policy: approval.DenyOnRisk, approve: yes, call: "exec", args: `{"text":"d"}`,
@@ -169,5 +169,51 @@ func TestBoundCapsOutput(t *testing.T) {
 	}
 	if d := cmp.Diff(small, Bound(small, 0)); d != "" {
 		t.Errorf("limit 0 changed a result:\n%s", d)
+	}
+}
+
+// A check sees the validated plan before the policy: it may deny the call
+// (nothing runs, the model sees the reason) or force an approval of a call
+// the policy would run unasked (no grant may answer it), but never lets a
+// denying policy run a call.
+func TestCheck(t *testing.T) {
+	var seen []Request
+	approve := func(_ context.Context, r Request) Answer { seen = append(seen, r); return Answer{Approved: true} }
+	deny := func(context.Context, tool.Plan) Verdict {
+		return Verdict{Deny: true, Reason: "hook no-rm denied the call: no rm -rf"}
+	}
+	ask := func(_ context.Context, p tool.Plan) Verdict {
+		return Verdict{Ask: true, AskReason: "hook prod asks: " + p.Summary}
+	}
+	tests := []struct {
+		name   string
+		policy approval.Policy
+		check  func(context.Context, tool.Plan) Verdict
+		call   string
+		want   tool.Result
+		runs   int
+		forced string
+	}{
+		{"deny stops a read", approval.AskOnRisk, deny, "look", tool.Fail(tool.Denied, "denied: hook no-rm denied the call: no rm -rf; do not retry this call unchanged"), 0, ""},
+		{"ask forces an approval of a read", approval.AskOnRisk, ask, "look", tool.Result{Success: true, Output: "saw x"}, 1, "hook prod asks: look x"},
+		{"a denying policy still denies", approval.DenyOnRisk, ask, "exec",
+			tool.Fail(tool.Denied, `denied: the approval policy "deny-on-risk" does not allow exec calls (risk process); do not retry this call`), 0, ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			seen = nil
+			ran := 0
+			res, err := Run(t.Context(), Call{Registry: testRegistry(t, &ran), Policy: tc.policy, Approve: approve, Check: tc.check,
+				Name: tc.call, Args: json.RawMessage(`{"text":"x"}`)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d := cmp.Diff(tc.want, res); d != "" || ran != tc.runs {
+				t.Errorf("result (-want +got):\n%s\nruns %d, want %d", d, ran, tc.runs)
+			}
+			if tc.forced == "" && len(seen) != 0 || tc.forced != "" && (len(seen) != 1 || seen[0].Forced != tc.forced) {
+				t.Errorf("approvals asked: %+v, want forced %q", seen, tc.forced)
+			}
+		})
 	}
 }

@@ -106,6 +106,8 @@ func (m *Model) apply(ev proto.Event) tea.Cmd {
 		m.addItem(&item{kind: kindNotice, text: fmt.Sprintf("context compacted: %s → %s tokens, %d earlier messages summarised",
 			tokens(e.BeforeTokens), tokens(e.AfterTokens), e.RemovedMessages)})
 		m.usage.InputTokens, m.haveUsage = int64(e.AfterTokens), true
+	case *proto.HookRan:
+		m.hookRan(e)
 	case *proto.SessionTrimmed:
 		m.addItem(&item{kind: kindNotice, text: fmt.Sprintf("history trimmed: %d oldest messages dropped (%s kept)", e.RemovedMessages, byteSize(e.HistoryBytes))})
 	case *proto.SessionCleared:
@@ -351,4 +353,29 @@ func byteSize(n int) string {
 		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
 	}
 	return fmt.Sprintf("%d B", n)
+}
+
+// hookRan shows a hook run that changed something or failed; a hook that
+// only ran (a notification, an allow) stays quiet.
+func (m *Model) hookRan(e *proto.HookRan) {
+	what := e.Event
+	if e.Tool != "" {
+		what += " " + e.Tool
+	}
+	switch e.Outcome {
+	case proto.HookOK:
+		return
+	case proto.HookFailed:
+		text := fmt.Sprintf("hook %s (%s) failed after %d ms: %s", e.Hook, what, e.DurationMS, e.Reason)
+		if e.Stderr != "" {
+			text += "\n" + e.Stderr
+		}
+		m.addItem(&item{kind: kindError, text: text})
+	default:
+		text := fmt.Sprintf("hook %s (%s): %s", e.Hook, what, e.Outcome)
+		if e.Reason != "" {
+			text += ": " + e.Reason
+		}
+		m.addItem(&item{kind: kindNotice, text: text})
+	}
 }

@@ -90,6 +90,9 @@ func visibleEvent[T proto.Event](ev T) T {
 	case *proto.ToolCompleted:
 		line(&e.Name, &e.Error)
 		block(&e.Output)
+	case *proto.HookRan:
+		line(&e.Hook, &e.Event, &e.Tool, &e.Outcome)
+		block(&e.Reason, &e.Stderr)
 	case *proto.SessionListed:
 		line(&e.Next) // a cursor, sent back, but never shown raw
 		for i := range e.Sessions {

@@ -51,6 +51,7 @@ type Server struct {
 
 	mu       sync.Mutex
 	idleHold time.Duration
+	maxBatch int
 	changed  chan struct{}
 	codes    [][]Answer // per QR code: its status answers; the last repeats
 	codeN    int
@@ -103,6 +104,15 @@ func (s *Server) SetIdleHold(d time.Duration) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.idleHold = d
+}
+
+// SetMaxBatch makes a poll answered from the message log get at most n
+// messages (0: all of them, the default), as the real service hands a
+// backlog out in bounded batches.
+func (s *Server) SetMaxBatch(n int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.maxBatch = n
 }
 
 // LoginCode adds a QR code that get_bot_qrcode hands out (in order); its
@@ -191,6 +201,14 @@ func (s *Server) Sent() []Sent {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return append([]Sent(nil), s.sent...)
+}
+
+// SentCount is the number of sendmessage requests so far (Sent without
+// the copy, for waiting on a flood).
+func (s *Server) SentCount() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.sent)
 }
 
 // Cursors returns the get_updates_buf of every getupdates so far.
@@ -300,8 +318,12 @@ func (s *Server) getUpdates(ctx context.Context, w http.ResponseWriter, req Requ
 		return
 	}
 	if len(s.polls) == 0 {
-		msgs := append([]any(nil), s.posted[pos:]...)
-		next := "pos-" + strconv.Itoa(len(s.posted))
+		end := len(s.posted)
+		if s.maxBatch > 0 {
+			end = min(end, pos+s.maxBatch)
+		}
+		msgs := append([]any(nil), s.posted[pos:end]...)
+		next := "pos-" + strconv.Itoa(end)
 		s.mu.Unlock()
 		write(w, Answer{JSON: map[string]any{"msgs": msgs, "get_updates_buf": next}})
 		return
