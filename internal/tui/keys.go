@@ -270,7 +270,11 @@ func (m *Model) submit() tea.Cmd {
 	name, args, prompt, refused := slashPrompt(text)
 	switch {
 	case refused != "":
-		// The text stays in the composer, to be fixed or doubled (//).
+		// The text stays in the composer, selected: what is typed next
+		// replaces it (so "/compact" then "/cost" never becomes the
+		// prompt "/compact/cost"), while an arrow key or Home/End keeps
+		// it to be fixed or doubled (//).
+		m.composer.SelectAll()
 		m.addItem(&item{kind: kindError, text: refused})
 		m.scroll = 0
 		return nil
