@@ -11,7 +11,7 @@ import (
 )
 
 // helpText is what /help shows.
-const helpText = `Keys: Enter send (queued while a turn runs) · Ctrl+J newline · Esc cancel the turn (denies a shown approval in the same step) · Ctrl+C clear input, else cancel the turn, else quit · PageUp/PageDown or the mouse wheel scroll (PageUp at the top loads earlier turns of a resumed session; select text with Shift held) · Up/Down prompt history · Ctrl+O expand/collapse the latest tool output or diff · in an approval: y approve, a allow for this session, n deny, r deny with a reason, Up/Down scroll its summary and diff when they are longer than the panel · Ctrl+P stored sessions: ↑/↓, Enter open, Tab this workspace/all, Del delete, Esc close · Ctrl+R rewind: pick an earlier prompt, edit it, Enter sends it as a new session forked before that turn (Esc cancels).
+const helpText = `Keys: Enter send (queued while a turn runs) · Ctrl+J newline · Esc cancel the turn (denies a shown approval in the same step) · Ctrl+C clear input, else cancel the turn, else quit · PageUp/PageDown or the mouse wheel scroll (PageUp at the top loads earlier turns of a resumed session; select text with Shift held) · Up/Down prompt history · Ctrl+O expand/collapse the selected tool row's output or diff (else the latest) · Alt+Up/Alt+Down select a tool row · in an approval: y approve, a allow for this session, n deny, r deny with a reason, Up/Down scroll its summary and diff when they are longer than the panel · Ctrl+P stored sessions: ↑/↓, Enter open, Tab this workspace/all, Del delete, Esc close · Ctrl+R rewind: pick an earlier prompt, edit it, Enter sends it as a new session forked before that turn (Esc cancels).
 Commands (/ opens the menu: ↑/↓ select, Tab complete, Enter run, Esc close): /model lists the provider's models, /model NAME [effort] switches the next turns' model · /new a fresh session here · /clear start the conversation afresh (idle only) · /context context use · /approvals list the session's grants, /approvals revoke N (or all) · /undo restore the files the last turn wrote (asks first; bash and delegated agents are not tracked) · /sessions or /resume (Ctrl+P) · /rewind (Ctrl+R) · /quit leave. An unknown /word is refused; //text sends /text; a first word with another slash (/etc/hosts …) is a prompt.`
 
 // handleKey routes a key press: approval panel first, then global keys,
@@ -113,6 +113,19 @@ func (m *Model) handleKey(k tea.KeyPressMsg) tea.Cmd {
 		return nil
 	case "ctrl+o":
 		m.toggleExpand()
+		return nil
+	case "alt+up", "alt+down":
+		d := 1
+		if s == "alt+up" {
+			d = -1
+		}
+		if m.tr.selectStep(d) {
+			if m.tr.sel == nil {
+				m.scroll, m.anchor = 0, nil // back to following the latest
+			} else {
+				m.showItem(m.tr.sel)
+			}
+		}
 		return nil
 	case "up":
 		if m.composer.AtFirstRow() && m.historyStep(-1) {
@@ -309,7 +322,7 @@ func (m *Model) submit() tea.Cmd {
 	}
 	if m.sendPrompt(text) {
 		m.composer.Reset()
-		m.scroll = 0
+		m.scroll, m.tr.sel = 0, nil
 		m.layout()
 	}
 	return nil
@@ -417,8 +430,10 @@ func (m *Model) wheel(b tea.MouseButton) {
 	}
 }
 
+// toggleExpand expands or collapses the selected row, else the latest
+// row with output or a diff; a selected row stays in view.
 func (m *Model) toggleExpand() {
-	it := m.tr.latestOutput()
+	it := m.tr.target()
 	if it == nil {
 		return
 	}
@@ -427,6 +442,26 @@ func (m *Model) toggleExpand() {
 	} else {
 		m.render.expanded = it
 	}
+	if it == m.tr.sel {
+		m.showItem(it)
+	}
+}
+
+// showItem scrolls the transcript so that it is in view, its first line
+// at the top when it was not.
+func (m *Model) showItem(it *item) {
+	m.render.target, m.render.selected = m.tr.target(), m.tr.sel
+	n, ok := m.linesDownFrom(it)
+	if !ok {
+		return
+	}
+	k, h := len(it.render(m.width, m.render)), m.bodyHeight()
+	if n > m.scroll+h || n-k < m.scroll {
+		m.scroll = max(n-h, 0)
+	}
+	// The offset is set for the lines as they are now: the next frame
+	// must not shift it again for lines added since the last one.
+	m.anchor = nil
 }
 
 // approvalsCommand lists the session's grants (/approvals) or revokes

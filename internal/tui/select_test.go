@@ -1,0 +1,125 @@
+package tui
+
+import (
+	"strings"
+	"testing"
+
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/scv-agent/scv/internal/proto"
+)
+
+var (
+	altUp   = tea.KeyPressMsg{Code: tea.KeyUp, Mod: tea.ModAlt}
+	altDown = tea.KeyPressMsg{Code: tea.KeyDown, Mod: tea.ModAlt}
+)
+
+// TestSelectEarlierRowAndExpand: after a write, a later call with output
+// becomes what Ctrl+O expands; the write's hint says how to reach its diff
+// (select it with Alt+Up, then Ctrl+O), and doing so shows the diff.
+// Alt+Down past the last row ends the selection.
+func TestSelectEarlierRowAndExpand(t *testing.T) {
+	h := newHarness(t, func(c *Config) { c.Height = 40 })
+	h.writeFlow()
+	h.keys(key('y'))
+	h.ev(&proto.ToolStarted{TurnHeader: th("t1"), CallID: "c1", Name: "write"},
+		&proto.ToolCompleted{TurnHeader: th("t1"), CallID: "c1", Name: "write", Success: true, Output: `{"path":"main.go","bytes":61,"sha256":"x"}`},
+		&proto.ToolProposed{TurnHeader: th("t1"), CallID: "c2", Name: "read", Arguments: args(map[string]any{"path": "go.mod"})},
+		&proto.ToolStarted{TurnHeader: th("t1"), CallID: "c2", Name: "read"},
+		&proto.ToolCompleted{TurnHeader: th("t1"), CallID: "c2", Name: "read", Success: true, Output: "l1\nl2\nl3\nl4\nl5\nl6\nl7\nl8\n"},
+		&proto.TurnCompleted{TurnHeader: th("t1")})
+	f := h.frame()
+	if !strings.Contains(f, "± main.go +2 −1 · select with alt+↑/↓, then ctrl+o to show the diff") {
+		t.Fatalf("the write's hint does not say how to reach its diff:\n%s", f)
+	}
+	if !strings.Contains(f, "… 2 more lines (ctrl+o to expand)") {
+		t.Fatalf("the latest output's hint is not plain ctrl+o:\n%s", f)
+	}
+	h.keys(ctrlO)
+	if f := h.frame(); !strings.Contains(f, "l8") || strings.Contains(f, `+    println("hello")`) {
+		t.Fatalf("ctrl+o did not expand the latest output alone:\n%s", f)
+	}
+	h.keys(ctrlO) // collapse again
+	h.keys(altUp)
+	if f := h.frame(); !strings.Contains(f, "▸ ● read go.mod [done]") || !strings.Contains(f, "ctrl+o expand · alt+↑/↓ select") {
+		t.Fatalf("the first alt+up does not select the latest row, or the status line does not say so:\n%s", f)
+	}
+	h.keys(altUp)
+	f = h.frame()
+	if !strings.Contains(f, "▸ ● write main.go [done]") || !strings.Contains(f, "± main.go +2 −1 · ctrl+o to show the diff") {
+		t.Fatalf("the second alt+up does not select the write:\n%s", f)
+	}
+	h.keys(ctrlO)
+	f = h.frame()
+	for _, want := range []string{`+    println("hello")`, `-    println("hi")`, "(ctrl+o to collapse)"} {
+		if !strings.Contains(f, want) {
+			t.Errorf("ctrl+o on the selected write does not show %q:\n%s", want, f)
+		}
+	}
+	if strings.Contains(f, "l8") {
+		t.Errorf("the read's output is expanded too:\n%s", f)
+	}
+	h.keys(altDown, altDown)
+	f = h.frame()
+	if strings.Contains(f, "▸ ") || strings.Contains(f, "alt+↑/↓ select ·") {
+		t.Errorf("alt+down past the last row left a selection:\n%s", f)
+	}
+	if len(h.rec.take()) != 1 { // the approval answer only
+		t.Error("selecting and expanding sent messages")
+	}
+}
+
+// TestSelectedRowScrolledIntoView: selecting a row above the window
+// scrolls it into view.
+func TestSelectedRowScrolledIntoView(t *testing.T) {
+	h := newHarness(t, func(c *Config) { c.Height = 12 })
+	h.prompt("go", "t1")
+	h.ev(&proto.ToolProposed{TurnHeader: th("t1"), CallID: "c1", Name: "read", Arguments: args(map[string]any{"path": "first.txt"})},
+		&proto.ToolCompleted{TurnHeader: th("t1"), CallID: "c1", Name: "read", Success: true, Output: "first output"},
+		&proto.AssistantCompleted{TurnHeader: th("t1"), Content: strings.Repeat("filler paragraph\n\n", 20)},
+		&proto.ToolProposed{TurnHeader: th("t1"), CallID: "c2", Name: "read", Arguments: args(map[string]any{"path": "second.txt"})},
+		&proto.ToolCompleted{TurnHeader: th("t1"), CallID: "c2", Name: "read", Success: true, Output: "second output"},
+		&proto.TurnCompleted{TurnHeader: th("t1")})
+	if f := h.frame(); strings.Contains(f, "first.txt") {
+		t.Fatalf("the window is too tall for the test:\n%s", f)
+	}
+	h.keys(altUp, altUp)
+	if f := h.frame(); !strings.Contains(f, "▸ ● read first.txt [done]") || !strings.Contains(f, "first output") {
+		t.Errorf("the selected row is not scrolled into view:\n%s", f)
+	}
+}
+
+// TestHintsTellTheTruth: the status line names what Ctrl+C does in each
+// state (clear, cancel the turn, quit), and each claim holds.
+func TestHintsTellTheTruth(t *testing.T) {
+	h := newHarness(t, nil)
+	status := func() string {
+		lines := strings.Split(strings.TrimRight(h.frame(), "\n"), "\n")
+		return lines[len(lines)-1]
+	}
+	if s := status(); !strings.Contains(s, "ctrl+c quit") {
+		t.Errorf("idle and empty: %q", s)
+	}
+	h.prompt("long job", "t1")
+	if s := status(); !strings.Contains(s, "esc/ctrl+c cancel the turn") || strings.Contains(s, "quit") {
+		t.Errorf("while a turn runs the status line says %q", s)
+	}
+	h.typeText("next")
+	if s := status(); !strings.Contains(s, "ctrl+c clear") {
+		t.Errorf("a turn runs and the composer has text: %q", s)
+	}
+	h.keys(ctrlC)
+	if got := h.m.composer.Value(); got != "" {
+		t.Fatalf("ctrl+c did not clear: %q", got)
+	}
+	h.rec.take()
+	h.keys(ctrlC)
+	if got := h.rec.take(); len(got) != 1 {
+		t.Fatalf("ctrl+c while the turn runs sent %v, want one turn.cancel", got)
+	} else if _, ok := got[0].(*proto.TurnCancel); !ok {
+		t.Fatalf("ctrl+c while the turn runs sent %T, want turn.cancel", got[0])
+	}
+	if h.m.quitting {
+		t.Fatal("ctrl+c quit while the hint said it cancels the turn")
+	}
+}
