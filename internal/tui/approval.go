@@ -330,6 +330,12 @@ func (m *Model) approvalLines() []string {
 	}
 	switch {
 	case len(lines) == 0:
+	case len(lines) <= show && info == "" && ansi.StringWidth(lines[0]) <= inner-9:
+		// The command beside its label, where it runs below.
+		rows = append(rows, label+" "+lines[0])
+		for _, l := range lines[1:] {
+			rows = append(rows, "  "+l)
+		}
 	case len(lines) <= show:
 		rows = append(rows, ansi.Truncate(label+st.dim.Render(info), inner, "…"))
 		for _, l := range lines {
