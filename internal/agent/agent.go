@@ -305,6 +305,9 @@ func (s *Session) call(ctx context.Context, call model.ToolCall, ev Emit) (tool.
 		// it).
 		Started: func(plan tool.Plan, ans toolcall.Answer, asked bool) {
 			started := &proto.ToolStarted{CallID: call.ID, Name: call.Name, Summary: plan.Summary, GrantID: ans.GrantID}
+			if g := ans.Granted; g != nil {
+				started.Granted = &proto.Grant{GrantID: g.ID, Tool: g.Tool, Risk: string(g.Risk), Prefix: g.Prefix}
+			}
 			if !asked || ans.GrantID != "" {
 				started.Diff = protoDiff(plan.Diff)
 			}
@@ -336,7 +339,7 @@ func (s *Session) approver(ev Emit) toolcall.Approver {
 		if !answered {
 			return toolcall.Answer{}
 		}
-		return toolcall.Answer{Approved: ans.Approved, Reason: ans.Reason}
+		return toolcall.Answer{Approved: ans.Approved, Reason: ans.Reason, Granted: ans.Granted}
 	}
 }
 

@@ -54,6 +54,9 @@ type Answer struct {
 	Prefix string
 	// Reason is the approver's reason for a denial, told to the model.
 	Reason string
+	// Granted is set by Resolve on the answer the waiting call gets: the
+	// session grant the answer added (or the equal one already held).
+	Granted *Grant
 }
 
 type waiter struct {
@@ -125,7 +128,8 @@ func (b *Broker) Resolve(id string, a Answer) error {
 		if err != nil {
 			return err
 		}
-		b.add(g)
+		g = b.add(g)
+		a.Granted = &g
 	}
 	delete(b.pending, id)
 	w.ch <- a
@@ -153,16 +157,17 @@ func grantFor(req Request, prefix string) (Grant, error) {
 	return g, nil
 }
 
-// add keeps g unless an equal grant exists.
-func (b *Broker) add(g Grant) {
+// add keeps g unless an equal grant exists, and returns the grant kept.
+func (b *Broker) add(g Grant) Grant {
 	for _, o := range b.grants {
 		if o.Tool == g.Tool && o.Risk == g.Risk && o.Prefix == g.Prefix {
-			return
+			return o
 		}
 	}
 	b.nextID++
 	g.ID = "g" + strconv.Itoa(b.nextID)
 	b.grants = append(b.grants, g)
+	return g
 }
 
 // CancelPending calls cancel while id is still pending and reports whether

@@ -94,6 +94,16 @@ type StoredTurn struct {
 	// EventsOmitted says the events were left out because the turn alone
 	// does not fit a server frame.
 	EventsOmitted bool `json:"events_omitted,omitempty"`
+	// Undone (an SCV extension) says the turn's writes were undone
+	// (session.undo): when, and the files that put back.
+	Undone *StoredUndo `json:"undone,omitempty"`
+}
+
+// StoredUndo is the undo of a stored turn's writes: At (RFC 3339) and
+// the files, with their actions (UndoRestore, UndoRemove; no diffs).
+type StoredUndo struct {
+	At    string     `json:"at"`
+	Files []UndoFile `json:"files"`
 }
 
 // MarshalJSON encodes t with Events as a list, never null.

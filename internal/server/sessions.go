@@ -366,6 +366,17 @@ func StoredTurn(t store.Turn) proto.StoredTurn {
 	for i, e := range t.Events {
 		out.Events[i] = e.Data
 	}
+	if !t.Undone.IsZero() {
+		u := &proto.StoredUndo{At: t.Undone.UTC().Format(time.RFC3339Nano), Files: []proto.UndoFile{}}
+		for _, f := range t.Undid {
+			action := proto.UndoRestore
+			if f.Removed {
+				action = proto.UndoRemove
+			}
+			u.Files = append(u.Files, proto.UndoFile{Path: f.Path, Action: action})
+		}
+		out.Undone = u
+	}
 	return out
 }
 

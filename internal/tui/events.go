@@ -69,6 +69,11 @@ func (m *Model) apply(ev proto.Event) tea.Cmd {
 		it.granted = e.GrantID != ""
 		it.touch()
 		m.callMoved(e.CallID)
+		if e.Granted != nil {
+			// The answer added a session grant: said live and on a
+			// resume alike, from the stored event.
+			m.addItem(&item{kind: kindNotice, text: "allowed for this session: " + grantText(*e.Granted) + " · /approvals lists and revokes grants"})
+		}
 	case *proto.ToolProgress:
 		it := m.toolItem(e.CallID, "")
 		it.progress = e.Text
@@ -218,9 +223,6 @@ func (m *Model) approvalRequested(ev *proto.ApprovalRequested) {
 func (m *Model) callMoved(callID string) {
 	if a := m.answered; a != nil && a.req.callID == callID {
 		m.answered = nil
-		if a.notice != "" {
-			m.addItem(&item{kind: kindNotice, text: a.notice})
-		}
 	}
 }
 

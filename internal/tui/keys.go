@@ -178,9 +178,9 @@ func (m *Model) allowForSession() {
 	case a.grant.Prefix != "":
 		a.mode, a.input = modePrefix, a.grant.Prefix
 	default:
-		g := *a.grant
+		// The grant is announced when the call starts (tool.started
+		// says what the server granted).
 		m.resolveApproval(proto.ApprovalResolve{Approved: true, Scope: proto.ScopeSession})
-		m.answered.notice = "allowed for this session: " + grantText(g) + " · /approvals lists and revokes grants"
 	}
 }
 
@@ -200,10 +200,7 @@ func (m *Model) editApproval(k tea.KeyPressMsg) {
 			if text == "" {
 				return
 			}
-			g := *a.grant
-			g.Prefix = strings.Join(strings.Fields(text), " ")
 			m.resolveApproval(proto.ApprovalResolve{Approved: true, Scope: proto.ScopeSession, Prefix: text})
-			m.answered.notice = "allowed for this session: " + grantText(g) + " · /approvals lists and revokes grants"
 			return
 		}
 		m.resolveApproval(proto.ApprovalResolve{Reason: text})

@@ -106,8 +106,6 @@ type pendingPrompt struct {
 type answeredApproval struct {
 	requestID string
 	req       *approvalReq
-	// notice is shown once the server took the answer (the call moved on).
-	notice string
 }
 
 // Model is the Bubble Tea model of the TUI. Use it through a pointer.

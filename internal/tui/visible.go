@@ -79,6 +79,7 @@ func visibleEvent[T proto.Event](ev T) T {
 		line(&e.Name)
 		block(&e.Summary)
 		visibleDiff(e.Diff)
+		visibleGrant(e.Granted)
 	case *proto.ApprovalGrantsReply:
 		for i := range e.Grants {
 			visibleGrant(&e.Grants[i])
@@ -134,6 +135,13 @@ func storedTurns(ts []proto.StoredTurn) {
 		t := &ts[i]
 		t.State, t.ErrorCode, t.Started, t.Ended = termtext.Line(t.State), termtext.Line(t.ErrorCode), termtext.Line(t.Started), termtext.Line(t.Ended)
 		t.Prompt, t.ErrorMessage = termtext.Block(t.Prompt), termtext.Block(t.ErrorMessage)
+		if u := t.Undone; u != nil {
+			u.At = termtext.Line(u.At)
+			for j := range u.Files {
+				u.Files[j].Path, u.Files[j].Action = termtext.Line(u.Files[j].Path), termtext.Line(u.Files[j].Action)
+				visibleDiff(u.Files[j].Diff)
+			}
+		}
 	}
 }
 
