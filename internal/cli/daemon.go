@@ -135,6 +135,17 @@ func newStartCmd(g *globals) *cobra.Command {
 }
 
 func (g *globals) startDaemon(layout paths.Layout) error {
+	return g.startDaemonReady(layout, func(layout paths.Layout) bool {
+		_, err := g.queryStatus(layout)
+		return err == nil
+	})
+}
+
+// startDaemonReady starts the daemon in the background and waits until
+// ready says it answers. A daemon that exits at once because another one
+// got the instance first (two commands starting one together) is no
+// failure when ready then holds.
+func (g *globals) startDaemonReady(layout paths.Layout, ready func(paths.Layout) bool) error {
 	if err := layout.Ensure(); err != nil {
 		return err
 	}
@@ -172,13 +183,17 @@ func (g *globals) startDaemon(layout paths.Layout) error {
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
 	deadline := time.Now().Add(10 * time.Second)
+	// Polled often: a TUI waits for this before its first frame.
 	for time.Now().Before(deadline) {
 		select {
 		case err := <-exited:
+			if ready(layout) {
+				return nil // another daemon of this instance answers
+			}
 			return &exitError{code: ExitFailure, msg: fmt.Sprintf("the daemon exited at start (%v); see %s", err, layout.DaemonLog())}
-		case <-time.After(50 * time.Millisecond):
+		case <-time.After(5 * time.Millisecond):
 		}
-		if _, err := g.queryStatus(layout); err == nil {
+		if ready(layout) {
 			fmt.Fprintf(g.stdio.Out, "scv daemon started (pid %d) on %s; logs: %s\n", pid, layout.Socket(), layout.DaemonLog())
 			_ = cmd.Process.Release()
 			return nil

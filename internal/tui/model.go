@@ -332,5 +332,11 @@ func (m *Model) disconnect(err error) {
 	m.addItem(&item{kind: kindError, text: fmt.Sprintf("%s. The transcript is kept but nothing can be sent. Restart the daemon with `scv run` (foreground) or `scv start` (background), then run `scv` again; Ctrl+C quits.", reason)})
 }
 
+// result is the session shown and whether it is stored: the server
+// stores a session with its first turn.
+func (m *Model) result() Result {
+	return Result{SessionID: m.session.SessionID, Stored: len(m.st.turns) > 0}
+}
+
 // addItem appends to the transcript.
 func (m *Model) addItem(it *item) *item { return m.tr.add(it) }
