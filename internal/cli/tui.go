@@ -94,13 +94,17 @@ func runTUI(g *globals) error {
 	if err := tui.CheckTerminal(g.stdio.In); err != nil {
 		return err
 	}
-	opts := g.tuiOptions(layout, cwd)
 	var res tui.Result
 	if g.tuiNoDaemon {
-		res, err = g.runTUIInProcess(layout, opts)
+		res, err = g.runTUIInProcess(layout, g.tuiOptions(layout, cwd))
 	} else {
-		if err := g.ensureDaemon(layout); err != nil {
-			return err
+		wait, werr := g.ensureDaemon(layout)
+		if werr != nil {
+			return werr
+		}
+		opts := g.tuiOptions(layout, cwd) // while a daemon starts
+		if werr := wait(); werr != nil {
+			return werr
 		}
 		res, err = tui.Run(g.ctx, opts)
 	}
@@ -133,15 +137,16 @@ func shellWord(s string) string {
 
 // ensureDaemon starts the daemon in the background when nothing listens
 // on the instance socket, as `scv start` does (its line, with the log
-// path, is printed once, before the TUI takes the screen).
-func (g *globals) ensureDaemon(layout paths.Layout) error {
+// path, is printed once, before the TUI takes the screen); wait returns
+// once it answers.
+func (g *globals) ensureDaemon(layout paths.Layout) (wait func() error, err error) {
 	if g.daemonListening(layout) {
-		return nil
+		return func() error { return nil }, nil
 	}
 	if err := g.refuseDelegated("scv (starting a daemon)"); err != nil {
-		return err
+		return nil, err
 	}
-	return g.startDaemonReady(layout, g.daemonListening)
+	return g.spawnDaemon(layout, g.daemonListening)
 }
 
 // daemonListening says a daemon answers the handshake on the socket.

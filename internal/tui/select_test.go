@@ -123,3 +123,48 @@ func TestHintsTellTheTruth(t *testing.T) {
 		t.Fatal("ctrl+c quit while the hint said it cancels the turn")
 	}
 }
+
+// TestPickerTypeToFilter: typing in the session picker filters it by the
+// titles' characters in order, case folded; the count is shown, Enter
+// opens the match under the cursor, Backspace edits the filter and the
+// first Esc clears it (the second closes the picker).
+func TestPickerTypeToFilter(t *testing.T) {
+	h := newHarness(t, nil)
+	h.keys(ctrlP)
+	h.rec.take()
+	h.ev(req("tui-1", &proto.SessionListed{Sessions: []proto.StoredSession{
+		{SessionID: "s2", Title: "Release notes for 0.4", Cwd: "/w"},
+		{SessionID: "s3", Title: "Fix the flaky test", Cwd: "/w"},
+		{SessionID: "s4", Title: "Refactor the store", Cwd: "/w"},
+	}}))
+	h.typeText("FXtst")
+	f := h.frame()
+	if !strings.Contains(f, "filter: FXtst (1 of 3)") || !strings.Contains(f, "▸ Fix the flaky test") || strings.Contains(f, "Release notes") {
+		t.Fatalf("the filter does not keep only the fuzzy match:\n%s", f)
+	}
+	h.keys(tea.KeyPressMsg{Code: tea.KeyBackspace}, tea.KeyPressMsg{Code: tea.KeyBackspace}, tea.KeyPressMsg{Code: tea.KeyBackspace}, tea.KeyPressMsg{Code: tea.KeyBackspace})
+	if f := h.frame(); !strings.Contains(f, "filter: F (3 of 3)") || !strings.Contains(f, "Release notes") {
+		t.Fatalf("backspace does not widen the filter:\n%s", f)
+	}
+	h.typeText("zzz")
+	if f := h.frame(); !strings.Contains(f, "nothing matches") {
+		t.Fatalf("an empty result is not explained:\n%s", f)
+	}
+	h.keys(esc)
+	if h.m.picker == nil || strings.Contains(h.frame(), "filter:") || !strings.Contains(h.frame(), "Release notes") {
+		t.Fatalf("the first Esc did not clear the filter (or closed the picker):\n%s", h.frame())
+	}
+	h.typeText("store")
+	h.keys(enter)
+	got := h.rec.take()
+	if len(got) != 1 {
+		t.Fatalf("Enter on the filtered row sent %v", got)
+	}
+	if r, ok := got[0].(*proto.SessionResume); !ok || r.SessionID != "s4" {
+		t.Errorf("Enter on the filtered row sent %+v, want session.resume of s4", got[0])
+	}
+	h.keys(esc, esc) // clears the filter, then closes
+	if h.m.picker != nil {
+		t.Error("Esc with no filter did not close the picker")
+	}
+}

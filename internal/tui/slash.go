@@ -309,14 +309,16 @@ func (m *Model) openModels(e *proto.ModelsListed) {
 		return
 	}
 	p := &picker{mode: pickModel}
+	var rows []pickRow
 	for i, name := range e.Models {
 		r := pickRow{id: name, title: name, current: name == e.Current}
 		if r.current {
 			r.meta = "current"
 			p.cursor = i
 		}
-		p.rows = append(p.rows, r)
+		rows = append(rows, r)
 	}
+	p.setRows(rows)
 	m.picker = p
 }
 

@@ -2,14 +2,12 @@ package tui_test
 
 import (
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/scv-agent/scv/internal/model/modeltest"
 )
@@ -20,22 +18,9 @@ var (
 )
 
 // stopStartedDaemon stops, at the test's end, the daemon a TUI started
-// in the background (pid, from its start line): `scv stop`, then SIGKILL
-// to that pid alone if it is still there.
+// in the background (pid, from its start line).
 func stopStartedDaemon(t *testing.T, scv, home string, pid int) {
-	t.Cleanup(func() {
-		stop := exec.Command(scv, "stop", "--scv-home", home)
-		stop.Env = []string{"HOME=" + home, "PATH=" + os.Getenv("PATH")}
-		out, err := stop.CombinedOutput()
-		deadline := time.Now().Add(10 * time.Second)
-		for syscall.Kill(pid, 0) == nil && time.Now().Before(deadline) {
-			time.Sleep(50 * time.Millisecond)
-		}
-		if syscall.Kill(pid, 0) == nil {
-			syscall.Kill(pid, syscall.SIGKILL)
-			t.Errorf("the started daemon (pid %d) did not stop: scv stop: %v %s", pid, err, out)
-		}
-	})
+	t.Cleanup(func() { stopDaemonPID(t, scv, home, pid) })
 }
 
 // TestStartsDaemonUnderTmux: plain `scv` with no daemon running starts one
