@@ -36,7 +36,6 @@ func newTUICmd(g *globals) *cobra.Command {
 
 const noDaemonUsage = "serve this TUI's sessions inside this process instead of the daemon (none is started)"
 
-
 // attachTUIRoot makes plain `scv` run the TUI, and `scv --version` print
 // what `scv version` prints.
 func attachTUIRoot(root *cobra.Command, g *globals) {
