@@ -74,6 +74,10 @@ type StoredSession struct {
 	ForkedAt   string `json:"forked_at,omitempty"`
 	// LiveIn names the running process the session is open in, if any.
 	LiveIn string `json:"live_in,omitempty"`
+	// LastTurn (an SCV extension) is the state of its latest turn
+	// (completed, failed, cancelled, interrupted, running); absent with
+	// no turn.
+	LastTurn string `json:"last_turn,omitempty"`
 }
 
 // StoredTurn is one stored turn: its prompt, outcome and the events it
@@ -121,6 +125,9 @@ type SessionList struct {
 	Workspace string `json:"workspace,omitempty"`
 	Limit     int    `json:"limit,omitempty"`
 	Before    string `json:"before,omitempty"`
+	// All (an SCV extension) lists the sessions that failed before any
+	// answer too; they are left out otherwise.
+	All bool `json:"all,omitempty"`
 }
 
 func (*SessionList) MessageType() string { return TypeSessionList }

@@ -145,7 +145,7 @@ func (c *conn) sessionList(ctx context.Context, st *store.Store, m *proto.Sessio
 	if limit == 0 {
 		limit = proto.DefaultListLimit
 	}
-	page, err := st.ListSessions(ctx, store.ListOptions{Workspace: ws, Limit: limit, Before: m.Before})
+	page, err := st.ListSessions(ctx, store.ListOptions{Workspace: ws, Limit: limit, Before: m.Before, HideUnanswered: !m.All})
 	if err != nil {
 		code := proto.ErrStore
 		if m.Before != "" {
@@ -170,7 +170,7 @@ func (c *conn) sessionList(ctx context.Context, st *store.Store, m *proto.Sessio
 func Summary(st *store.Store, x store.Session) proto.StoredSession {
 	out := proto.StoredSession{SessionID: x.ID, Title: x.Title, Cwd: x.Workspace, Provider: x.Provider, Model: x.Model,
 		Origin: string(x.Origin), State: string(x.State), Created: timestamp(x.Created), Updated: timestamp(x.Updated),
-		Turns: x.Turns, Bytes: x.Bytes, ForkedFrom: x.ForkedFrom, ForkedAt: x.ForkedAt}
+		Turns: x.Turns, Bytes: x.Bytes, ForkedFrom: x.ForkedFrom, ForkedAt: x.ForkedAt, LastTurn: string(x.LastTurn)}
 	if h, live := st.LiveHolder(x); live {
 		out.LiveIn = h.String()
 	}

@@ -114,6 +114,9 @@ type Session struct {
 	Lease *Holder `json:"lease,omitempty"`
 	// LeasedAt is when Lease was taken.
 	LeasedAt time.Time `json:"leased_at"`
+	// LastTurn is the state of the session's latest turn ("" with none);
+	// set by ListSessions.
+	LastTurn TurnState `json:"last_turn,omitempty"`
 }
 
 // Event is one protocol event line of a turn, stored verbatim.

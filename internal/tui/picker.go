@@ -30,6 +30,9 @@ const pickerListLimit = 200
 type picker struct {
 	mode pickerMode
 	all  bool // every workspace, not only this one
+	// unanswered lists the sessions that failed before any answer too
+	// (session.list all; Ctrl+A).
+	unanswered bool
 	// src are every row of the list; rows those the typed filter
 	// matches (all of them while it is empty), cursor an index into rows.
 	src    []pickRow
@@ -127,7 +130,7 @@ func (m *Model) requestList() {
 		ws = ""
 	}
 	p.listReq, p.loading, p.status, p.confirm = id, true, "", false
-	if !m.sendMsg(&proto.SessionList{Envelope: proto.Envelope{RequestID: id}, Workspace: ws, Limit: pickerListLimit}) {
+	if !m.sendMsg(&proto.SessionList{Envelope: proto.Envelope{RequestID: id}, Workspace: ws, Limit: pickerListLimit, All: p.unanswered}) {
 		p.loading, p.status = false, "not connected"
 	}
 }
@@ -141,7 +144,11 @@ func (p *picker) listed(e *proto.SessionListed, current string, now time.Time) {
 		if title == "" {
 			title = "(no prompt)"
 		}
-		meta := fmt.Sprintf("%s · %s · %s", ago(now, s.Updated), plural(s.Turns, "turn"), byteSize(int(s.Bytes)))
+		state := termtext.Line(s.LastTurn) // of its latest turn
+		if state == "" {
+			state = "no turns"
+		}
+		meta := fmt.Sprintf("%s · %s · %s · %-11s", ago(now, s.Updated), plural(s.Turns, "turn"), byteSize(int(s.Bytes)), state)
 		rows = append(rows, pickRow{id: s.SessionID, title: title, cwd: termtext.Line(s.Cwd), meta: meta,
 			live: termtext.Line(s.LiveIn), current: s.SessionID == current})
 	}
@@ -259,6 +266,12 @@ func (m *Model) pickerKey(k tea.KeyPressMsg) tea.Cmd {
 			p.cursor = 0
 			m.requestList()
 		}
+	case "ctrl+a":
+		if p.mode == pickSession {
+			p.unanswered = !p.unanswered
+			p.cursor = 0
+			m.requestList()
+		}
 	case "delete", "ctrl+d":
 		if p.mode == pickSession && len(p.rows) > 0 {
 			r := p.rows[p.cursor]
@@ -352,11 +365,15 @@ func (m *Model) pickerHint() string {
 	case pickModel:
 		return "↑/↓ move · enter use this model for the next turns · esc close"
 	}
-	scope := "tab all workspaces"
+	scope := "tab all dirs"
 	if m.picker.all {
-		scope = "tab this workspace"
+		scope = "tab this dir"
 	}
-	return "↑/↓ move · enter open · " + scope + " · del delete · esc close"
+	failed := "ctrl+a show failed"
+	if m.picker.unanswered {
+		failed = "ctrl+a hide failed"
+	}
+	return "↑/↓ · enter open · " + scope + " · " + failed + " · del delete · esc close"
 }
 
 // pickerLines renders the picker in h lines.
@@ -373,8 +390,11 @@ func (m *Model) pickerLines(h int) []string {
 	if p.mode == pickModel {
 		head = "Models of this session's provider"
 	}
-	if p.filter != "" {
+	switch {
+	case p.filter != "":
 		head += fmt.Sprintf(" · filter: %s (%d of %d)", p.filter, len(p.rows), len(p.src))
+	case len(p.src) > 1:
+		head += " · type to filter"
 	}
 	lines := []string{st.header.Render(ansi.Truncate(head, m.width, "…"))}
 	if p.filter != "" && len(p.rows) == 0 && !p.loading {

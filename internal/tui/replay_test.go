@@ -128,10 +128,10 @@ func TestSessionPicker(t *testing.T) {
 	now := h.clk.t
 	h.ev(req("tui-2", &proto.SessionListed{Sessions: []proto.StoredSession{
 		{SessionID: "s1", Title: "first session prompt", Cwd: "/home/ada/project", Turns: 1, Bytes: 900, Updated: now.Format(time.RFC3339)},
-		{SessionID: "s0", Title: "Fix the flaky test", Cwd: "/home/ada/project", Turns: 12, Bytes: 340 << 10, Updated: now.Add(-3 * time.Hour).Format(time.RFC3339)},
+		{SessionID: "s0", Title: "Fix the flaky test", Cwd: "/home/ada/project", Turns: 12, Bytes: 340 << 10, Updated: now.Add(-3 * time.Hour).Format(time.RFC3339), LastTurn: "interrupted"},
 	}}))
 	f := h.frame()
-	for _, want := range []string{"Sessions in /home/ada/project", "▸ first session prompt", "this session", "Fix the flaky test", "3h ago · 12 turns · 340.0 KiB", "enter open · tab all workspaces · del delete · esc close"} {
+	for _, want := range []string{"Sessions in /home/ada/project · type to filter", "▸ first session prompt", "this session", "Fix the flaky test", "3h ago · 12 turns · 340.0 KiB · interrupted", "no turns", "enter open · tab all dirs · ctrl+a show failed · del delete · esc close"} {
 		if !strings.Contains(f, want) {
 			t.Errorf("picker frame lacks %q:\n%s", want, f)
 		}

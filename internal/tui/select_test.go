@@ -168,3 +168,22 @@ func TestPickerTypeToFilter(t *testing.T) {
 		t.Error("Esc with no filter did not close the picker")
 	}
 }
+
+// TestPickerShowsFailedOnAsk: the picker asks for the sessions that
+// failed before any answer only after Ctrl+A, and says which way the key
+// goes.
+func TestPickerShowsFailedOnAsk(t *testing.T) {
+	h := newHarness(t, nil)
+	h.keys(ctrlP)
+	if got := h.rec.take(); len(got) != 1 || got[0].(*proto.SessionList).All {
+		t.Fatalf("the picker's first list asks for the failed sessions too: %+v", got)
+	}
+	h.keys(tea.KeyPressMsg{Code: 'a', Mod: tea.ModCtrl})
+	got := h.rec.take()
+	if len(got) != 1 || !got[0].(*proto.SessionList).All {
+		t.Fatalf("ctrl+a sent %+v, want a list with all", got)
+	}
+	if f := h.frame(); !strings.Contains(f, "ctrl+a hide failed") {
+		t.Errorf("the hint does not offer to hide them again:\n%s", f)
+	}
+}
