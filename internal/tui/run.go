@@ -193,7 +193,7 @@ func (s *connSet) closeAll() {
 func openSession(ctx context.Context, conn *client.Conn, opts Options) (Config, error) {
 	id, notice := opts.Resume, ""
 	if opts.Continue {
-		list, err := client.CallFor[*proto.SessionListed](ctx, conn, &proto.SessionList{Workspace: opts.Cwd, Limit: 1})
+		list, err := client.CallFor[*proto.SessionListed](ctx, conn, &proto.SessionList{Workspace: opts.Cwd, Limit: 1, All: true})
 		if err != nil {
 			return Config{}, fmt.Errorf("find the last session of %s: %w", opts.Cwd, err)
 		}
