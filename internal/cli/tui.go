@@ -250,12 +250,20 @@ func (p *pipeServer) close() {
 // tuiOptions are the TUI's options for the workspace cwd.
 func (g *globals) tuiOptions(layout paths.Layout, cwd string) tui.Options {
 	o := g.sessionOverrides(cwd)
+	// A configuration that does not load keeps the defaults; the daemon
+	// reports what is wrong when the session starts.
+	notify, after := tui.NotifyBell, time.Duration(0)
+	if loaded, _, err := g.loadConfig(cwd); err == nil {
+		notify, after = loaded.Config.TUI.Notify, time.Duration(loaded.Config.TUI.NotifyAfterSeconds)*time.Second
+	}
 	return tui.Options{
-		Socket:   layout.Socket(),
-		Cwd:      cwd,
-		Model:    o.Model,
-		Provider: o.Provider,
-		BaseURL:  o.BaseURL,
+		Notify:      notify,
+		NotifyAfter: after,
+		Socket:      layout.Socket(),
+		Cwd:         cwd,
+		Model:       o.Model,
+		Provider:    o.Provider,
+		BaseURL:     o.BaseURL,
 		// The key travels only over the daemon's socket (mode 0600).
 		ProviderKeyEnv: o.ProviderKeyEnv,
 		ProviderKey:    o.ProviderKey,

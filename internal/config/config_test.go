@@ -65,6 +65,7 @@ func TestDefaultValues(t *testing.T) {
 		"web.allow_private_addresses": false, "web.search": "off", "web.searxng_url": "", "web.brave_url": "",
 		"web.brave_api_key": Secret(""), "web.brave_api_key_env": "BRAVE_SEARCH_API_KEY", "web.max_search_results": 8,
 		"clawbot.base_url": "https://ilinkai.weixin.qq.com",
+		"tui.notify":       "bell", "tui.notify_after_seconds": 10,
 	}
 	for _, a := range KnownAgents {
 		for _, k := range []string{"command", "args", "prompt_args", "model_args", "effort_args"} {

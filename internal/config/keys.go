@@ -107,6 +107,9 @@ var specs = map[string]keySpec{
 	"agents.*.effort_args": {doc: "Effort selection template holding {effort}; empty means no effort option.", example: `effort_args = ["--effort", "{effort}"]`},
 	"agents.*.permissions": {doc: `"default" adds nothing; "full" opts in to the CLI's own full-autonomy switches.`, check: enum(PermissionsDefault, PermissionsFull)},
 
+	"tui.notify":               {doc: `How the TUI calls for attention when a turn ends or an approval waits while the terminal is unfocused (or after tui.notify_after_seconds): "bell", "osc9" (a desktop notification: iTerm2, WezTerm, kitty, Windows Terminal), "osc777" (rxvt, foot, VTE terminals) or "off".`, check: enum(NotifyBell, NotifyOSC9, NotifyOSC777, NotifyOff)},
+	"tui.notify_after_seconds": limit("Seconds after which a turn's end or a waiting approval calls for attention even in a focused terminal.", 1),
+
 	"clawbot.base_url": {doc: "iLink origin that `scv clawbot login` signs in at (https; http only for a loopback address). A project config may not set it.", check: httpURL},
 
 	"mcp.servers.*.command":                 {doc: "Executable of a stdio MCP server (a name is looked up in PATH).", check: nonEmpty, example: `command = "npx"`},

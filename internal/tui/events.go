@@ -22,7 +22,10 @@ func (m *Model) handleEvent(ev proto.Event) tea.Cmd {
 	if cmd, ok := m.storedEvent(ev); ok {
 		return cmd
 	}
-	return m.apply(ev)
+	started := m.turnStart
+	cmd := m.apply(ev)
+	// Live events only: a replayed turn calls for no attention.
+	return tea.Batch(cmd, m.notifyFor(ev, started))
 }
 
 // apply shows one event of the session: a live one, or a stored one being

@@ -52,6 +52,12 @@ type Config struct {
 	// of this TUI carries besides its own fields: the client's overrides
 	// and provider key (scv flags and SCV_* environment).
 	Client ClientSettings
+	// Notify is how the TUI calls for attention (notify.go): NotifyBell
+	// (the default when empty), NotifyOSC9, NotifyOSC777 or NotifyOff;
+	// NotifyAfter is the wait after which it does so in a focused
+	// terminal too (10 s when 0).
+	Notify      string
+	NotifyAfter time.Duration
 }
 
 // ClientSettings are the client's session overrides and provider key.
@@ -175,6 +181,8 @@ type Model struct {
 	undo         *undoPanel
 	// rd is the state of reconnecting (reconnect.go).
 	rd redial
+	// nt is the state of notifications (notify.go).
+	nt notifyState
 }
 
 // New builds the model for one started session.
@@ -253,9 +261,15 @@ func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, nil
 	case tickMsg:
 		if m.turnID != "" {
-			return m, tick()
+			return m, tea.Batch(tick(), m.notifyWaiting())
 		}
 		m.ticking = false
+		return m, nil
+	case tea.FocusMsg:
+		m.nt.blurred = false
+		return m, nil
+	case tea.BlurMsg:
+		m.nt.blurred = true
 		return m, nil
 	case tea.KeyPressMsg:
 		return m, m.handleKey(msg)

@@ -44,6 +44,10 @@ type Options struct {
 	Continue bool
 	Resume   string
 	Pick     bool
+	// Notify and NotifyAfter are Config's (tui.notify and
+	// tui.notify_after_seconds).
+	Notify      string
+	NotifyAfter time.Duration
 }
 
 func (o Options) client() ClientSettings {
@@ -109,6 +113,7 @@ func Run(ctx context.Context, opts Options) (Result, error) {
 	var p *tea.Program
 	conns := &connSet{}
 	cfg.Sender, cfg.Socket, cfg.OpenPicker, cfg.Client = conn, opts.Socket, opts.Pick, opts.client()
+	cfg.Notify, cfg.NotifyAfter = opts.Notify, opts.NotifyAfter
 	cfg.Redial = func() (Sender, error) {
 		c, err := redialDaemon(dialCtx, opts)
 		if err != nil {

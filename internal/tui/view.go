@@ -33,6 +33,8 @@ func (m *Model) View() tea.View {
 	// macOS ones), as in other Bubble Tea applications.
 	v.MouseMode = tea.MouseModeCellMotion
 	v.WindowTitle = "scv"
+	// Focus reports say when a notification is called for (notify.go).
+	v.ReportFocus = m.notifyOn()
 	return v
 }
 
