@@ -133,6 +133,26 @@ func (m *Model) copyCommand(args []string) tea.Cmd {
 	return tea.SetClipboard(text)
 }
 
+// copySelected copies the selected item (y): an answer's Markdown or a
+// tool row's output, through OSC 52.
+func (m *Model) copySelected() tea.Cmd {
+	it := m.tr.sel
+	text := it.copyText()
+	if strings.TrimSpace(text) == "" {
+		m.addItem(&item{kind: kindNotice, text: "nothing to copy in the selected row"})
+		return nil
+	}
+	what := "the selected answer"
+	if it.kind == kindTool {
+		what = "the output of " + oneLine(it.name)
+		if it.diff != nil && it.diff.Text != "" {
+			what = "the diff of " + oneLine(it.name)
+		}
+	}
+	m.addItem(&item{kind: kindNotice, text: "copied " + what + " (" + byteSize(len(text)) + ") to the clipboard through the terminal (OSC 52)"})
+	return tea.SetClipboard(text)
+}
+
 // lastCodeBlock is the content of the last fenced (``` or ~~~) block in
 // a Markdown text; "" when there is none.
 func lastCodeBlock(md string) string {

@@ -10,8 +10,8 @@ import (
 )
 
 // TestSelectAndHintsUnderTmux: in the real binary, a write's diff stays
-// reachable after a later call (Alt+Up twice selects the write, Ctrl+O
-// shows its diff), and while a turn runs the status line says Ctrl+C
+// reachable after a later call (Alt+Up selects the answer, the later call,
+// then the write, and Ctrl+O shows its diff), and while a turn runs the status line says Ctrl+C
 // cancels it, which it does without quitting.
 func TestSelectAndHintsUnderTmux(t *testing.T) {
 	scv := scvBinary(t)
@@ -38,9 +38,11 @@ func TestSelectAndHintsUnderTmux(t *testing.T) {
 		t.Fatalf("the write did not happen: %q", b)
 	}
 	p.keys("M-Up")
+	p.waitFor("▸ Wrote and echoed.", "y copy · alt+↑/↓ select")
+	p.keys("M-Up")
 	p.waitFor("▸ ● bash echo later-call [done]")
 	p.keys("M-Up")
-	p.waitFor("▸ ● write notes.txt [done]", "ctrl+o expand · alt+↑/↓ select")
+	p.waitFor("▸ ● write notes.txt [done]", "ctrl+o expand · y copy · alt+↑/↓ select")
 	p.keys("C-o")
 	p.waitFor("-old notes", "+new notes", "(ctrl+o to collapse)")
 

@@ -41,7 +41,7 @@ func TestSelectEarlierRowAndExpand(t *testing.T) {
 	}
 	h.keys(ctrlO) // collapse again
 	h.keys(altUp)
-	if f := h.frame(); !strings.Contains(f, "▸ ● read go.mod [done]") || !strings.Contains(f, "ctrl+o expand · alt+↑/↓ select") {
+	if f := h.frame(); !strings.Contains(f, "▸ ● read go.mod [done]") || !strings.Contains(f, "ctrl+o expand · y copy · alt+↑/↓ select") {
 		t.Fatalf("the first alt+up does not select the latest row, or the status line does not say so:\n%s", f)
 	}
 	h.keys(altUp)
@@ -61,7 +61,7 @@ func TestSelectEarlierRowAndExpand(t *testing.T) {
 	}
 	h.keys(altDown, altDown)
 	f = h.frame()
-	if strings.Contains(f, "▸ ") || strings.Contains(f, "alt+↑/↓ select ·") {
+	if strings.Contains(f, "▸ ") || strings.Contains(f, "alt+↑/↓ select") {
 		t.Errorf("alt+down past the last row left a selection:\n%s", f)
 	}
 	if len(h.rec.take()) != 1 { // the approval answer only
@@ -83,7 +83,11 @@ func TestSelectedRowScrolledIntoView(t *testing.T) {
 	if f := h.frame(); strings.Contains(f, "first.txt") {
 		t.Fatalf("the window is too tall for the test:\n%s", f)
 	}
-	h.keys(altUp, altUp)
+	h.keys(altUp, altUp) // the second read, then the answer between them
+	if f := h.frame(); !strings.Contains(f, "▸ filler paragraph") || !strings.Contains(f, "y copy · alt+↑/↓ select") || strings.Contains(f, "ctrl+o expand ·") {
+		t.Errorf("the answer is not selectable, or the hint offers ctrl+o for it:\n%s", f)
+	}
+	h.keys(altUp)
 	if f := h.frame(); !strings.Contains(f, "▸ ● read first.txt [done]") || !strings.Contains(f, "first output") {
 		t.Errorf("the selected row is not scrolled into view:\n%s", f)
 	}
@@ -185,5 +189,31 @@ func TestPickerShowsFailedOnAsk(t *testing.T) {
 	}
 	if f := h.frame(); !strings.Contains(f, "ctrl+a hide failed") {
 		t.Errorf("the hint does not offer to hide them again:\n%s", f)
+	}
+}
+
+// TestCopySelected: y copies the selected answer or tool output through
+// OSC 52; with text in the composer y is typed instead.
+func TestCopySelected(t *testing.T) {
+	h := newHarness(t, nil)
+	h.prompt("go", "t1")
+	h.ev(&proto.ToolProposed{TurnHeader: th("t1"), CallID: "c1", Name: "bash", Arguments: args(map[string]any{"command": "ls"})},
+		&proto.ToolCompleted{TurnHeader: th("t1"), CallID: "c1", Name: "bash", Success: true, Output: `{"exit_code":0,"timed_out":false,"output":"a.txt\nb.txt\n","truncated":false}`},
+		&proto.AssistantCompleted{TurnHeader: th("t1"), Content: "Two **files**."},
+		&proto.TurnCompleted{TurnHeader: th("t1")})
+	h.keys(altUp)
+	if got := sent(h.keys(key('y'))); len(got) != 1 || got[0] != "clipboard:Two **files**." {
+		t.Errorf("y on the selected answer sent %q", got)
+	}
+	h.keys(altUp)
+	if got := sent(h.keys(key('y'))); len(got) != 1 || got[0] != "clipboard:a.txt\nb.txt\n" {
+		t.Errorf("y on the selected bash row sent %q", got)
+	}
+	if !strings.Contains(h.frame(), "copied the output of bash") {
+		t.Errorf("no notice of the copy:\n%s", h.frame())
+	}
+	h.typeText("x")
+	if got := sent(h.keys(key('y'))); len(got) != 0 || h.m.composer.Value() != "xy" {
+		t.Errorf("y with text in the composer sent %q and left %q", got, h.m.composer.Value())
 	}
 }

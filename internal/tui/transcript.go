@@ -160,6 +160,24 @@ func (it *item) expandable() bool {
 	return it.kind == kindTool && (it.output != "" || it.diff != nil && it.diff.Text != "")
 }
 
+// selectable says Alt+Up/Down stop at the item: a row Ctrl+O expands,
+// or a finished answer (y copies it).
+func (it *item) selectable() bool {
+	return it.expandable() || it.kind == kindAssistant && !it.streaming && strings.TrimSpace(it.text) != ""
+}
+
+// copyText is what y copies of a selected item: an answer's Markdown, a
+// write's diff, another tool row's output.
+func (it *item) copyText() string {
+	switch {
+	case it.kind == kindAssistant:
+		return it.text
+	case it.diff != nil && it.diff.Text != "":
+		return it.diff.Text
+	}
+	return it.output
+}
+
 // latestOutput is the newest row Ctrl+O can expand.
 func (t *transcript) latestOutput() *item {
 	for i := len(t.items) - 1; i >= 0; i-- {
@@ -170,29 +188,38 @@ func (t *transcript) latestOutput() *item {
 	return nil
 }
 
-// target is the row Ctrl+O acts on: the selected one, else the latest.
+// target is the row Ctrl+O acts on: the selected one, else the latest;
+// nil when that cannot be expanded (a selected answer).
 func (t *transcript) target() *item {
 	if t.sel != nil {
+		if !t.sel.expandable() {
+			return nil
+		}
 		return t.sel
 	}
 	return t.latestOutput()
 }
 
-// selectStep moves the selection to the expandable row before (d < 0) or
-// after (d > 0) it. The first step up selects the latest such row; a step
-// down past the last one ends the selection. It reports whether anything
-// changed.
+// selectStep moves the selection to the selectable item before (d < 0)
+// or after (d > 0) it. The first step up selects the latest such item; a
+// step down past the last one ends the selection. It reports whether
+// anything changed.
 func (t *transcript) selectStep(d int) bool {
 	if t.sel == nil {
 		if d > 0 {
 			return false
 		}
-		t.sel = t.latestOutput()
-		return t.sel != nil
+		for i := len(t.items) - 1; i >= 0; i-- {
+			if t.items[i].selectable() {
+				t.sel = t.items[i]
+				return true
+			}
+		}
+		return false
 	}
 	i := slices.Index(t.items, t.sel)
 	for i += d; i >= 0 && i < len(t.items); i += d {
-		if t.items[i].expandable() {
+		if t.items[i].selectable() {
 			t.sel = t.items[i]
 			return true
 		}
@@ -248,8 +275,11 @@ func boundOutput(s string) (string, bool) {
 // render returns the item's lines at width, from cache when possible.
 func (it *item) render(width int, r *renderer) []string {
 	var v toolView
-	if it.kind == kindTool {
+	switch it.kind {
+	case kindTool:
 		v = toolView{expanded: r.expanded == it, target: r.target == it, selected: r.selected == it}
+	case kindAssistant:
+		v = toolView{selected: r.selected == it}
 	}
 	if !it.dirty && it.width == width && it.view == v && it.lines != nil {
 		return it.lines
@@ -260,6 +290,10 @@ func (it *item) render(width int, r *renderer) []string {
 		lines = prefixed(r.styles.user.Render("› "), "  ", it.text, width)
 	case kindAssistant:
 		lines = r.assistant(it, width)
+		if v.selected && len(lines) > 0 {
+			// The answer's lines are cached by the renderer: mark a copy.
+			lines = append([]string{r.styles.accent.Render("▸ ") + ansi.TruncateLeft(lines[0], 2, "")}, lines[1:]...)
+		}
 	case kindTool:
 		lines = renderTool(it, width, v, r)
 	case kindNotice:

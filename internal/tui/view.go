@@ -269,8 +269,14 @@ func (m *Model) keyHints() []string {
 	default:
 		keys, extra = ctrlC, "/help · ctrl+p sessions · "
 	}
-	if m.tr.sel != nil {
-		sel := "ctrl+o expand · alt+↑/↓ select · "
+	if it := m.tr.sel; it != nil {
+		sel := "alt+↑/↓ select · "
+		if m.composer.Value() == "" {
+			sel = "y copy · " + sel
+		}
+		if it.expandable() {
+			sel = "ctrl+o expand · " + sel
+		}
 		return []string{sel + extra + keys, sel + keys, keys}
 	}
 	return []string{extra + keys, keys}
