@@ -78,6 +78,9 @@ type StoredSession struct {
 	// (completed, failed, cancelled, interrupted, running); absent with
 	// no turn.
 	LastTurn string `json:"last_turn,omitempty"`
+	// FirstPrompt (an SCV extension) is the start of its first prompt
+	// (at most 200 bytes) when the title is another text (renamed).
+	FirstPrompt string `json:"first_prompt,omitempty"`
 }
 
 // StoredTurn is one stored turn: its prompt, outcome and the events it

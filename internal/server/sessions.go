@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -173,6 +174,9 @@ func Summary(st *store.Store, x store.Session) proto.StoredSession {
 		Turns: x.Turns, Bytes: x.Bytes, ForkedFrom: x.ForkedFrom, ForkedAt: x.ForkedAt, LastTurn: string(x.LastTurn)}
 	if h, live := st.LiveHolder(x); live {
 		out.LiveIn = h.String()
+	}
+	if x.FirstPrompt != "" && !strings.HasPrefix(x.FirstPrompt, x.Title) && !strings.HasPrefix(x.Title, x.FirstPrompt) {
+		out.FirstPrompt = x.FirstPrompt
 	}
 	return out
 }

@@ -167,7 +167,8 @@ func (s *Store) ListSessions(ctx context.Context, o ListOptions) (Page, error) {
 	if o.HideUnanswered {
 		where = append(where, "NOT "+unanswered)
 	}
-	q := `SELECT ` + sessionCols + `, coalesce((SELECT l.state FROM turns l WHERE l.sid = sessions.sid ORDER BY l.n DESC LIMIT 1), '') FROM sessions`
+	q := `SELECT ` + sessionCols + `, coalesce((SELECT l.state FROM turns l WHERE l.sid = sessions.sid ORDER BY l.n DESC LIMIT 1), ''),
+		coalesce((SELECT substr(f.prompt, 1, 200) FROM turns f WHERE f.sid = sessions.sid ORDER BY f.n LIMIT 1), '') FROM sessions`
 	if len(where) > 0 {
 		q += " WHERE " + strings.Join(where, " AND ")
 	}
@@ -183,12 +184,12 @@ func (s *Store) ListSessions(ctx context.Context, o ListOptions) (Page, error) {
 		defer rows.Close()
 		var lastSID int64
 		for rows.Next() {
-			var last string
-			x, sid, err := scanSession(extraScan{rows, []any{&last}})
+			var last, first string
+			x, sid, err := scanSession(extraScan{rows, []any{&last, &first}})
 			if err != nil {
 				return err
 			}
-			x.LastTurn = TurnState(last)
+			x.LastTurn, x.FirstPrompt = TurnState(last), strings.ToValidUTF8(first, "")
 			if len(p.Sessions) == o.Limit {
 				last := p.Sessions[len(p.Sessions)-1]
 				p.Next = itoa(last.Updated.UnixNano()) + "." + itoa(lastSID)

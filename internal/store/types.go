@@ -114,9 +114,11 @@ type Session struct {
 	Lease *Holder `json:"lease,omitempty"`
 	// LeasedAt is when Lease was taken.
 	LeasedAt time.Time `json:"leased_at"`
-	// LastTurn is the state of the session's latest turn ("" with none);
-	// set by ListSessions.
-	LastTurn TurnState `json:"last_turn,omitempty"`
+	// LastTurn is the state of the session's latest turn ("" with none)
+	// and FirstPrompt its first turn's prompt (at most 200 bytes: what a
+	// picker filters by besides the title); set by ListSessions.
+	LastTurn    TurnState `json:"last_turn,omitempty"`
+	FirstPrompt string    `json:"first_prompt,omitempty"`
 }
 
 // Event is one protocol event line of a turn, stored verbatim.

@@ -56,6 +56,9 @@ type pickRow struct {
 	live    string
 	current bool
 	turn    turnRef
+	// also is more text the filter matches (a renamed session's first
+	// prompt).
+	also string
 }
 
 // setRows replaces the picker's list and applies the filter to it.
@@ -70,7 +73,7 @@ func (p *picker) setRows(rows []pickRow) {
 func (p *picker) applyFilter() {
 	p.rows = p.rows[:0:0]
 	for _, r := range p.src {
-		if fuzzy(p.filter, r.title) {
+		if fuzzy(p.filter, r.title) || r.also != "" && fuzzy(p.filter, r.also) {
 			p.rows = append(p.rows, r)
 		}
 	}
@@ -150,7 +153,7 @@ func (p *picker) listed(e *proto.SessionListed, current string, now time.Time) {
 		}
 		meta := fmt.Sprintf("%s · %s · %s · %-11s", ago(now, s.Updated), plural(s.Turns, "turn"), byteSize(int(s.Bytes)), state)
 		rows = append(rows, pickRow{id: s.SessionID, title: title, cwd: termtext.Line(s.Cwd), meta: meta,
-			live: termtext.Line(s.LiveIn), current: s.SessionID == current})
+			live: termtext.Line(s.LiveIn), current: s.SessionID == current, also: termtext.Line(s.FirstPrompt)})
 	}
 	p.setRows(rows)
 	if len(p.src) == 0 {

@@ -140,14 +140,20 @@ func TestPickerTypeToFilter(t *testing.T) {
 		{SessionID: "s2", Title: "Release notes for 0.4", Cwd: "/w"},
 		{SessionID: "s3", Title: "Fix the flaky test", Cwd: "/w"},
 		{SessionID: "s4", Title: "Refactor the store", Cwd: "/w"},
+		{SessionID: "s5", Title: "Renamed", FirstPrompt: "why does the migration hang?", Cwd: "/w"},
 	}}))
+	h.typeText("migration")
+	if f := h.frame(); !strings.Contains(f, "▸ Renamed") || !strings.Contains(f, "(1 of 4)") {
+		t.Fatalf("a renamed session is not found by its first prompt:\n%s", f)
+	}
+	h.keys(tea.KeyPressMsg{Code: 'u', Mod: tea.ModCtrl})
 	h.typeText("FXtst")
 	f := h.frame()
-	if !strings.Contains(f, "filter: FXtst (1 of 3)") || !strings.Contains(f, "▸ Fix the flaky test") || strings.Contains(f, "Release notes") {
+	if !strings.Contains(f, "filter: FXtst (1 of 4)") || !strings.Contains(f, "▸ Fix the flaky test") || strings.Contains(f, "Release notes") {
 		t.Fatalf("the filter does not keep only the fuzzy match:\n%s", f)
 	}
 	h.keys(tea.KeyPressMsg{Code: tea.KeyBackspace}, tea.KeyPressMsg{Code: tea.KeyBackspace}, tea.KeyPressMsg{Code: tea.KeyBackspace}, tea.KeyPressMsg{Code: tea.KeyBackspace})
-	if f := h.frame(); !strings.Contains(f, "filter: F (3 of 3)") || !strings.Contains(f, "Release notes") {
+	if f := h.frame(); !strings.Contains(f, "filter: F (3 of 4)") || !strings.Contains(f, "Release notes") {
 		t.Fatalf("backspace does not widen the filter:\n%s", f)
 	}
 	h.typeText("zzz")

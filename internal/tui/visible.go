@@ -95,7 +95,7 @@ func visibleEvent[T proto.Event](ev T) T {
 		line(&e.Next) // a cursor, sent back, but never shown raw
 		for i := range e.Sessions {
 			s := &e.Sessions[i]
-			line(&s.Title, &s.Cwd, &s.Provider, &s.Model, &s.Origin, &s.State, &s.Created, &s.Updated, &s.ForkedFrom, &s.ForkedAt, &s.LiveIn, &s.LastTurn)
+			line(&s.Title, &s.Cwd, &s.Provider, &s.Model, &s.Origin, &s.State, &s.Created, &s.Updated, &s.ForkedFrom, &s.ForkedAt, &s.LiveIn, &s.LastTurn, &s.FirstPrompt)
 		}
 	case *proto.SessionResumed:
 		line(&e.Cwd, &e.Model, &e.Title, &e.Origin, &e.ForkedFrom, &e.ForkedAt)
