@@ -36,11 +36,18 @@ func TestBellAndCopyUnderTmux(t *testing.T) {
 	p.waitFor("fake-model", "connected", "ready")
 	p.text("ring when you need me")
 	p.keys("Enter")
-	p.waitFor("Approve this tool call?", "echo bell-test")
-	// Another window in front: a bell in the TUI's window flags it.
+	// Another window in front at once (the bell comes at least a second
+	// after the approval): a bell in the TUI's window flags it.
 	p.tmux("new-window", "-d", "-t", "e2e:9", "sleep 60")
 	p.tmux("select-window", "-t", "e2e:9")
 	deadline := time.Now().Add(15 * time.Second)
+	for !strings.Contains(p.tmux("capture-pane", "-p", "-t", "e2e:0"), "Approve this tool call?") {
+		if time.Now().After(deadline) {
+			t.Fatalf("no approval shown:\n%s", p.tmux("capture-pane", "-p", "-t", "e2e:0"))
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	deadline = time.Now().Add(15 * time.Second)
 	for p.tmux("display-message", "-p", "-t", "e2e:0", "#{window_bell_flag}") != "1\n" {
 		if time.Now().After(deadline) {
 			t.Fatalf("no bell within 15 s of the approval waiting (notify_after_seconds = 1):\n%s", p.tmux("capture-pane", "-p", "-t", "e2e:0"))
