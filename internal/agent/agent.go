@@ -384,6 +384,10 @@ func (s *Session) call(ctx context.Context, call model.ToolCall, ev Emit) (tool.
 		Started: func(plan tool.Plan, ans toolcall.Answer, asked bool) {
 			ran = &plan
 			started := &proto.ToolStarted{CallID: call.ID, Name: call.Name, Summary: plan.Summary, GrantID: ans.GrantID}
+			if g := ans.Granted; g != nil {
+				started.Granted = protoGrant(g)
+				started.Granted.GrantID = g.ID
+			}
 			if !asked || ans.GrantID != "" {
 				started.Diff = protoDiff(plan.Diff)
 			}
@@ -428,7 +432,7 @@ func (s *Session) approver(ev Emit) toolcall.Approver {
 		if !answered {
 			return toolcall.Answer{}
 		}
-		return toolcall.Answer{Approved: ans.Approved, Reason: ans.Reason}
+		return toolcall.Answer{Approved: ans.Approved, Reason: ans.Reason, Granted: ans.Granted}
 	}
 }
 

@@ -196,11 +196,16 @@ func TestSessionGrants(t *testing.T) {
 	if err := b.Resolve("a1", Answer{Approved: true, Session: true, Prefix: " go   test "}); err != nil {
 		t.Fatal(err)
 	}
-	<-done
+	ans := <-done
 	// The prefix covers the approved command, so the grant is the prefix.
 	want := []Grant{{ID: "g1", Tool: "bash", Risk: tool.Process, Prefix: "go test"}}
 	if d := cmp.Diff(want, b.Grants()); d != "" {
 		t.Fatalf("grants (-want +got):\n%s", d)
+	}
+	// The waiting call learns the grant its answer added (tool.started
+	// carries it, so a stored turn can say so).
+	if ans.Granted == nil || *ans.Granted != want[0] {
+		t.Errorf("the answer's Granted = %+v, want %+v", ans.Granted, want[0])
 	}
 	for cmd, covered := range map[string]bool{
 		"go test":                true,

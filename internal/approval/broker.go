@@ -47,6 +47,9 @@ type Answer struct {
 	Path string
 	// Reason is the approver's reason for a denial, told to the model.
 	Reason string
+	// Granted is set by Resolve on the answer the waiting call gets: the
+	// session grant the answer added (or the equal one already held).
+	Granted *Grant
 }
 
 type waiter struct {
@@ -118,7 +121,8 @@ func (b *Broker) Resolve(id string, a Answer) error {
 		if err != nil {
 			return err
 		}
-		b.add(g)
+		g = b.add(g)
+		a.Granted = &g
 	}
 	delete(b.pending, id)
 	w.ch <- a

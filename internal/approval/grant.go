@@ -286,15 +286,18 @@ func grantFor(req Request, a Answer) (Grant, error) {
 	return g, nil
 }
 
-// add keeps g unless an equal grant exists.
-func (b *Broker) add(g Grant) {
+// add keeps g unless an equal grant exists, and returns the grant kept.
+func (b *Broker) add(g Grant) Grant {
 	for _, o := range b.grants {
+		id := o.ID
 		o.ID = ""
 		if o == g {
-			return
+			o.ID = id
+			return o
 		}
 	}
 	b.nextID++
 	g.ID = "g" + strconv.Itoa(b.nextID)
 	b.grants = append(b.grants, g)
+	return g
 }

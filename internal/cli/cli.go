@@ -95,6 +95,8 @@ type globals struct {
 	// The TUI's session choice: --continue, --resume [ID].
 	tuiContinue, tuiResume bool
 	tuiResumeID            string
+	// tuiNoDaemon is --no-daemon: the TUI serves its session in process.
+	tuiNoDaemon bool
 	// execJSON is scv exec --json: every error is also an error event on
 	// stdout.
 	execJSON bool

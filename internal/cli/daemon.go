@@ -135,29 +135,51 @@ func newStartCmd(g *globals) *cobra.Command {
 }
 
 func (g *globals) startDaemon(layout paths.Layout) error {
-	if err := layout.Ensure(); err != nil {
+	return g.startDaemonReady(layout, func(layout paths.Layout) bool {
+		_, err := g.queryStatus(layout)
+		return err == nil
+	})
+}
+
+// startDaemonReady starts the daemon in the background and waits until
+// ready says it answers. A daemon that exits at once because another one
+// got the instance first (two commands starting one together) is no
+// failure when ready then holds.
+func (g *globals) startDaemonReady(layout paths.Layout, ready func(paths.Layout) bool) error {
+	wait, err := g.spawnDaemon(layout, ready)
+	if err != nil {
 		return err
 	}
+	return wait()
+}
+
+// spawnDaemon starts the daemon in the background and returns at once;
+// wait then waits until ready says it answers (the caller may prepare
+// meanwhile: a TUI loads its configuration).
+func (g *globals) spawnDaemon(layout paths.Layout, ready func(paths.Layout) bool) (wait func() error, err error) {
+	if err := layout.Ensure(); err != nil {
+		return nil, err
+	}
 	if err := paths.EnsureDir(layout.Logs()); err != nil {
-		return err
+		return nil, err
 	}
 	logf, err := os.OpenFile(layout.DaemonLog(), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 	if err != nil {
-		return fmt.Errorf("open daemon log: %w", err)
+		return nil, fmt.Errorf("open daemon log: %w", err)
 	}
-	defer logf.Close()
+	defer logf.Close() // the child has its own copy once started
 	self, err := os.Executable()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	// The daemon runs in /, so every path it is given must be absolute.
 	args, env, err := g.detachedArgs(layout)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	devnull, err := os.Open(os.DevNull)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer devnull.Close()
 	cmd := exec.Command(self, args...)
@@ -166,19 +188,28 @@ func (g *globals) startDaemon(layout paths.Layout) error {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	cmd.Dir = "/"
 	if err := cmd.Start(); err != nil {
-		return fmt.Errorf("start daemon: %w", err)
+		return nil, fmt.Errorf("start daemon: %w", err)
 	}
 	pid := cmd.Process.Pid
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
+	return func() error { return g.awaitDaemon(layout, cmd, pid, exited, ready) }, nil
+}
+
+// awaitDaemon waits until the daemon started as cmd answers.
+func (g *globals) awaitDaemon(layout paths.Layout, cmd *exec.Cmd, pid int, exited <-chan error, ready func(paths.Layout) bool) error {
 	deadline := time.Now().Add(10 * time.Second)
+	// Polled often: a TUI waits for this before its first frame.
 	for time.Now().Before(deadline) {
 		select {
 		case err := <-exited:
+			if ready(layout) {
+				return nil // another daemon of this instance answers
+			}
 			return &exitError{code: ExitFailure, msg: fmt.Sprintf("the daemon exited at start (%v); see %s", err, layout.DaemonLog())}
-		case <-time.After(50 * time.Millisecond):
+		case <-time.After(5 * time.Millisecond):
 		}
-		if _, err := g.queryStatus(layout); err == nil {
+		if ready(layout) {
 			fmt.Fprintf(g.stdio.Out, "scv daemon started (pid %d) on %s; logs: %s\n", pid, layout.Socket(), layout.DaemonLog())
 			_ = cmd.Process.Release()
 			return nil

@@ -269,7 +269,7 @@ func (g *globals) execTurn(conn *client.Conn, r execRun) int {
 func openExecSession(ctx context.Context, conn *client.Conn, r execRun) (proto.Event, string, error) {
 	id := r.resume
 	if r.cont {
-		list, err := client.CallFor[*proto.SessionListed](ctx, conn, &proto.SessionList{Workspace: r.ws, Limit: 1})
+		list, err := client.CallFor[*proto.SessionListed](ctx, conn, &proto.SessionList{Workspace: r.ws, Limit: 1, All: true})
 		if err != nil {
 			return nil, "", fmt.Errorf("find the last session of %s: %w", r.ws, err)
 		}

@@ -95,7 +95,9 @@ func newSessionsListCmd(g *globals) *cobra.Command {
 						return err
 					}
 				}
-				page, err := st.ListSessions(ctx, store.ListOptions{Workspace: ws, Limit: limit})
+				// --all: every workspace, and the sessions that failed
+				// before any answer too.
+				page, err := st.ListSessions(ctx, store.ListOptions{Workspace: ws, Limit: limit, HideUnanswered: !all})
 				if err != nil {
 					return err
 				}
@@ -121,7 +123,7 @@ func newSessionsListCmd(g *globals) *cobra.Command {
 			})
 		},
 	}
-	cmd.Flags().BoolVar(&all, "all", false, "list the sessions of every workspace")
+	cmd.Flags().BoolVar(&all, "all", false, "list the sessions of every workspace, and those that failed before any answer")
 	cmd.Flags().StringVar(&workspace, "workspace", "", "workspace directory (default: current directory)")
 	cmd.Flags().IntVar(&limit, "limit", 50, "most sessions to list")
 	cmd.Flags().BoolVar(&jsonOut, "json", false, "print one JSON object per session")

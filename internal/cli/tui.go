@@ -1,26 +1,40 @@
 package cli
 
 import (
+	"context"
 	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
 	"strings"
+	"sync"
+	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/scv-agent/scv/internal/app"
+	"github.com/scv-agent/scv/internal/client"
 	"github.com/scv-agent/scv/internal/paths"
 	"github.com/scv-agent/scv/internal/proto"
+	"github.com/scv-agent/scv/internal/server"
 	"github.com/scv-agent/scv/internal/tui"
 	"github.com/scv-agent/scv/internal/version"
 )
 
 // newTUICmd is `scv tui`: the terminal UI attached to the daemon socket.
 func newTUICmd(g *globals) *cobra.Command {
-	return &cobra.Command{
+	cmd := &cobra.Command{
 		Use:   "tui",
-		Short: "Terminal UI attached to the running daemon (same as plain `scv`)",
+		Short: "Terminal UI attached to the daemon, started when none runs (same as plain `scv`)",
 		Args:  cobra.NoArgs,
 		RunE:  func(cmd *cobra.Command, _ []string) error { return runTUI(g) },
 	}
+	cmd.Flags().BoolVar(&g.tuiNoDaemon, "no-daemon", false, noDaemonUsage)
+	return cmd
 }
+
+const noDaemonUsage = "serve this TUI's sessions inside this process instead of the daemon (none is started)"
 
 // attachTUIRoot makes plain `scv` run the TUI, and `scv --version` print
 // what `scv version` prints.
@@ -29,6 +43,7 @@ func attachTUIRoot(root *cobra.Command, g *globals) {
 	root.Flags().BoolVar(&showVersion, "version", false, "print the version and build info, as the version command does")
 	root.Flags().BoolVarP(&g.tuiContinue, "continue", "c", false, "resume the last session of this workspace")
 	root.Flags().BoolVarP(&g.tuiResume, "resume", "r", false, "resume session ID (scv --resume ID), or pick one from a list when no ID is given")
+	root.Flags().BoolVar(&g.tuiNoDaemon, "no-daemon", false, noDaemonUsage)
 	root.Args = func(cmd *cobra.Command, args []string) error {
 		if len(args) > 0 && !(g.tuiResume && len(args) == 1) {
 			return usageErr("%s", unknownCommand(cmd, args))
@@ -61,6 +76,10 @@ func unknownCommand(root *cobra.Command, args []string) string {
 	return msg + fmt.Sprintf("; to run a prompt use: scv exec %q (scv --help lists the commands)", strings.Join(args, " "))
 }
 
+// runTUI runs the terminal UI: attached to the daemon, which is started
+// in the background first when none listens (as `scv start` does), or with
+// --no-daemon on a server inside this process. On the way out it says how
+// to come back to the session shown.
 func runTUI(g *globals) error {
 	layout, err := paths.Resolve(g.scvHome, g.env)
 	if err != nil {
@@ -70,13 +89,181 @@ func runTUI(g *globals) error {
 	if err != nil {
 		return err
 	}
+	// Before anything is started: a TUI that cannot run starts no daemon.
+	if err := tui.CheckTerminal(g.stdio.In); err != nil {
+		return err
+	}
+	var res tui.Result
+	if g.tuiNoDaemon {
+		res, err = g.runTUIInProcess(layout, g.tuiOptions(layout, cwd))
+	} else {
+		wait, werr := g.ensureDaemon(layout)
+		if werr != nil {
+			return werr
+		}
+		opts := g.tuiOptions(layout, cwd) // while a daemon starts
+		if werr := wait(); werr != nil {
+			return werr
+		}
+		res, err = tui.Run(g.ctx, opts)
+	}
+	if res.Stored {
+		fmt.Fprintf(g.stdio.Out, "scv: to come back to this session: %s\n", g.resumeCommand(res.SessionID))
+	}
+	return err
+}
+
+// resumeCommand is the command line that resumes session id the way this
+// TUI ran.
+func (g *globals) resumeCommand(id string) string {
+	args := []string{"scv"}
+	if g.scvHome != "" {
+		args = append(args, "--scv-home", shellWord(g.scvHome))
+	}
+	if g.tuiNoDaemon {
+		args = append(args, "--no-daemon")
+	}
+	return strings.Join(append(args, "--resume", shellWord(id)), " ")
+}
+
+// shellWord quotes s for a POSIX shell when it needs quoting.
+func shellWord(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-./,:=@%+") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// ensureDaemon starts the daemon in the background when nothing listens
+// on the instance socket, as `scv start` does (its line, with the log
+// path, is printed once, before the TUI takes the screen); wait returns
+// once it answers.
+func (g *globals) ensureDaemon(layout paths.Layout) (wait func() error, err error) {
+	if g.daemonListening(layout) {
+		return func() error { return nil }, nil
+	}
+	if err := g.refuseDelegated("scv (starting a daemon)"); err != nil {
+		return nil, err
+	}
+	return g.spawnDaemon(layout, g.daemonListening)
+}
+
+// daemonListening says a daemon answers the handshake on the socket.
+func (g *globals) daemonListening(layout paths.Layout) bool {
+	ctx, cancel := context.WithTimeout(g.ctx, 2*time.Second)
+	defer cancel()
+	conn, err := g.dialDaemon(ctx, layout)
+	if err != nil {
+		return false
+	}
+	conn.Close()
+	return true
+}
+
+// runTUIInProcess serves the TUI's connections from a server in this
+// process (scv --no-daemon), as scv exec serves its turn: the same app,
+// store and server a daemon would use, with its log in
+// $SCV_HOME/logs/tui.log (the terminal belongs to the TUI).
+func (g *globals) runTUIInProcess(layout paths.Layout, opts tui.Options) (tui.Result, error) {
+	if err := paths.EnsureDir(layout.Logs()); err != nil {
+		return tui.Result{}, err
+	}
+	logf, err := os.OpenFile(filepath.Join(layout.Logs(), "tui.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		return tui.Result{}, fmt.Errorf("open the TUI's log: %w", err)
+	}
+	defer logf.Close()
+	level := slog.LevelInfo
+	if g.env["SCV_LOG"] == "debug" {
+		level = slog.LevelDebug
+	}
+	logger := slog.New(slog.NewTextHandler(logf, &slog.HandlerOptions{Level: level}))
+	a, layout, tr, err := g.newApp(logger, true)
+	if err != nil {
+		return tui.Result{}, err
+	}
+	defer a.Close() // stops the MCP servers the sessions started
+	loaded, err := a.LoadConfig(opts.Cwd, app.NoOverrides)
+	if err != nil {
+		return tui.Result{}, err
+	}
+	if n, err := tr.Reconcile(g.ctx); err != nil {
+		logger.Warn("reconcile delegations", "err", err)
+	} else if n > 0 {
+		logger.Info("stopped orphaned delegations", "count", n)
+	}
+	st, err := openStore(g.ctx, layout, "scv tui", logger)
+	if err != nil {
+		return tui.Result{}, err
+	}
+	defer closeStore(st, logger)
+	srv := newServer(a, logger, &loaded.Config, st, "scv tui", nil, nil)
+	p := newPipeServer(srv)
+	defer p.close()
+	opts.Socket, opts.Dial = "", p.dial
+	return tui.Run(g.ctx, opts)
+}
+
+// pipeServer serves protocol connections of srv over in-memory pipes, one
+// Serve per connection (the TUI opens another after a lost connection).
+type pipeServer struct {
+	srv    *server.Server
+	ctx    context.Context
+	cancel context.CancelFunc
+	served sync.WaitGroup
+}
+
+func newPipeServer(srv *server.Server) *pipeServer {
+	// Its own context: the TUI's Ctrl+C cancels turns through the
+	// protocol, it does not tear the server down under them.
+	ctx, cancel := context.WithCancel(context.Background())
+	return &pipeServer{srv: srv, ctx: ctx, cancel: cancel}
+}
+
+func (p *pipeServer) dial(context.Context) (*client.Conn, error) {
+	toServer, fromClient := io.Pipe()
+	toClient, fromServer := io.Pipe()
+	p.served.Add(1)
+	go func() {
+		defer p.served.Done()
+		_ = p.srv.Serve(p.ctx, toServer, fromServer)
+		fromServer.Close() // the client's reader sees EOF
+		toServer.Close()   // and the server's reader ends
+	}()
+	return client.NewConn(toClient, fromClient), nil
+}
+
+// close waits for the connections, which the client's EOF ends (the
+// server cancels what still runs), at most 10 s before tearing them down.
+func (p *pipeServer) close() {
+	done := make(chan struct{})
+	go func() { p.served.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		p.cancel()
+		<-done
+	}
+	p.cancel()
+}
+
+// tuiOptions are the TUI's options for the workspace cwd.
+func (g *globals) tuiOptions(layout paths.Layout, cwd string) tui.Options {
 	o := g.sessionOverrides(cwd)
-	return tui.Run(g.ctx, tui.Options{
-		Socket:   layout.Socket(),
-		Cwd:      cwd,
-		Model:    o.Model,
-		Provider: o.Provider,
-		BaseURL:  o.BaseURL,
+	// A configuration that does not load keeps the defaults; the daemon
+	// reports what is wrong when the session starts.
+	notify, after := tui.NotifyBell, time.Duration(0)
+	if loaded, _, err := g.loadConfig(cwd); err == nil {
+		notify, after = loaded.Config.TUI.Notify, time.Duration(loaded.Config.TUI.NotifyAfterSeconds)*time.Second
+	}
+	return tui.Options{
+		Notify:      notify,
+		NotifyAfter: after,
+		Socket:      layout.Socket(),
+		Cwd:         cwd,
+		Model:       o.Model,
+		Provider:    o.Provider,
+		BaseURL:     o.BaseURL,
 		// The key travels only over the daemon's socket (mode 0600).
 		ProviderKeyEnv:     o.ProviderKeyEnv,
 		ProviderKey:        o.ProviderKey,
@@ -87,7 +274,7 @@ func runTUI(g *globals) error {
 		Continue:           g.tuiContinue,
 		Resume:             g.tuiResumeID,
 		Pick:               g.tuiResume && g.tuiResumeID == "",
-	})
+	}
 }
 
 // sessionOverrides are the client's settings a session started through

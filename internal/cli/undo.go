@@ -89,7 +89,7 @@ func (g *globals) undo(conn *client.Conn, r undoRun) error {
 	}
 	id := r.sessionID
 	if id == "" {
-		list, err := client.CallFor[*proto.SessionListed](ctx, conn, &proto.SessionList{Workspace: r.ws, Limit: 1})
+		list, err := client.CallFor[*proto.SessionListed](ctx, conn, &proto.SessionList{Workspace: r.ws, Limit: 1, All: true})
 		if err != nil {
 			return fmt.Errorf("list sessions: %w", err)
 		}

@@ -31,7 +31,25 @@ type Config struct {
 	MCP            MCP                      `toml:"mcp"`
 	Clawbot        Clawbot                  `toml:"clawbot"`
 	Hooks          Hooks                    `toml:"hooks"`
+	TUI            TUI                      `toml:"tui"`
 }
+
+// TUI is the [tui] table: how the terminal UI calls for attention.
+type TUI struct {
+	// Notify is what it sends when a turn ends or an approval waits
+	// while the terminal is unfocused, or after NotifyAfterSeconds:
+	// NotifyBell, NotifyOSC9, NotifyOSC777 or NotifyOff.
+	Notify             string `toml:"notify"`
+	NotifyAfterSeconds int    `toml:"notify_after_seconds"`
+}
+
+// Values of tui.notify.
+const (
+	NotifyBell   = "bell"
+	NotifyOSC9   = "osc9"
+	NotifyOSC777 = "osc777"
+	NotifyOff    = "off"
+)
 
 // Clawbot is the [clawbot] table: the WeChat bridge. Only the user config
 // (or --config) may set it; accounts, workspaces and remote authority
@@ -352,6 +370,7 @@ func Defaults(skillsDir string) Config {
 			Search:             SearchOff, BraveAPIKeyEnv: "BRAVE_SEARCH_API_KEY", MaxSearchResults: 8},
 		Agents:  agents,
 		Clawbot: Clawbot{BaseURL: "https://ilinkai.weixin.qq.com", MaxQueuePerSender: 8, MaxConversations: 64, MaxQueuedBytes: 4194304},
+		TUI:     TUI{Notify: NotifyBell, NotifyAfterSeconds: 10},
 	}
 }
 

@@ -70,6 +70,7 @@ func TestDefaultValues(t *testing.T) {
 		"clawbot.max_queued_bytes":     4194304,
 		"hooks.allow_workspace":        false,
 		"hooks.run":                    []HookRun(nil),
+		"tui.notify":                   "bell", "tui.notify_after_seconds": 10,
 	}
 	for _, a := range KnownAgents {
 		for _, k := range []string{"command", "args", "prompt_args", "model_args", "effort_args"} {

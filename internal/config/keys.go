@@ -114,6 +114,8 @@ var specs = map[string]keySpec{
 	"clawbot.max_queue_per_sender": {doc: "Most messages of one WeChat conversation the bridge holds (the one being answered and those waiting); more get a busy reply.", min: 1},
 	"clawbot.max_conversations":    {doc: "Most WeChat conversations a bridge keeps, each with its session; a new sender past it takes the place of the least recently used idle one, or gets a busy reply.", min: 1},
 	"clawbot.max_queued_bytes":     {doc: "Most bytes of message text a bridge holds (waiting or being answered); a message past it gets a busy reply.", min: 1},
+	"tui.notify":                   {doc: `How the TUI calls for attention when a turn ends or an approval waits while the terminal is unfocused (or after tui.notify_after_seconds): "bell", "osc9" (a desktop notification: iTerm2, WezTerm, kitty, Windows Terminal), "osc777" (rxvt, foot, VTE terminals) or "off".`, check: enum(NotifyBell, NotifyOSC9, NotifyOSC777, NotifyOff)},
+	"tui.notify_after_seconds":     limit("Seconds after which a turn's end or a waiting approval calls for attention even in a focused terminal.", 1),
 
 	"mcp.servers.*.command":                 {doc: "Executable of a stdio MCP server (a name is looked up in PATH).", check: nonEmpty, example: `command = "npx"`},
 	"mcp.servers.*.args":                    {doc: "Arguments of the stdio server.", example: `args = ["-y", "@modelcontextprotocol/server-filesystem", "."]`},

@@ -77,6 +77,13 @@ type StoredSession struct {
 	ForkedAt   string `json:"forked_at,omitempty"`
 	// LiveIn names the running process the session is open in, if any.
 	LiveIn string `json:"live_in,omitempty"`
+	// LastTurn (an SCV extension) is the state of its latest turn
+	// (completed, failed, cancelled, interrupted, running); absent with
+	// no turn.
+	LastTurn string `json:"last_turn,omitempty"`
+	// FirstPrompt (an SCV extension) is the start of its first prompt
+	// (at most 200 bytes) when the title is another text (renamed).
+	FirstPrompt string `json:"first_prompt,omitempty"`
 }
 
 // StoredTurn is one stored turn: its prompt, outcome and the events it
@@ -97,6 +104,16 @@ type StoredTurn struct {
 	// EventsOmitted says the events were left out because the turn alone
 	// does not fit a server frame.
 	EventsOmitted bool `json:"events_omitted,omitempty"`
+	// Undone (an SCV extension) says the turn's writes were undone
+	// (session.undo): when, and the files that put back.
+	Undone *StoredUndo `json:"undone,omitempty"`
+}
+
+// StoredUndo is the undo of a stored turn's writes: At (RFC 3339) and
+// the files, with their actions (UndoRestore, UndoRemove; no diffs).
+type StoredUndo struct {
+	At    string     `json:"at"`
+	Files []UndoFile `json:"files"`
 }
 
 // MarshalJSON encodes t with Events as a list, never null.
@@ -114,6 +131,9 @@ type SessionList struct {
 	Workspace string `json:"workspace,omitempty"`
 	Limit     int    `json:"limit,omitempty"`
 	Before    string `json:"before,omitempty"`
+	// All (an SCV extension) lists the sessions that failed before any
+	// answer too; they are left out otherwise.
+	All bool `json:"all,omitempty"`
 }
 
 func (*SessionList) MessageType() string { return TypeSessionList }

@@ -152,7 +152,9 @@ func (*ApprovalGrantsReply) EventType() string { return EventApprovalGrants }
 // Summary (an SCV extension, the approval's text) is present when the tool
 // gave one, so a call that ran without an approval still shows what it
 // does; so is Diff, for a call that ran without an approval.requested.
-// GrantID names the session grant that let it run without asking.
+// GrantID names the session grant that let it run without asking;
+// Granted is the session grant its approval added ("allow for this
+// session"), so a stored turn says so as the live one did.
 type ToolStarted struct {
 	TurnHeader
 	CallID  string `json:"call_id"`
@@ -160,6 +162,7 @@ type ToolStarted struct {
 	Summary string `json:"summary,omitempty"`
 	Diff    *Diff  `json:"diff,omitempty"`
 	GrantID string `json:"grant_id,omitempty"`
+	Granted *Grant `json:"granted,omitempty"`
 }
 
 func (*ToolStarted) EventType() string { return EventToolStarted }

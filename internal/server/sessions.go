@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -145,7 +146,7 @@ func (c *conn) sessionList(ctx context.Context, st *store.Store, m *proto.Sessio
 	if limit == 0 {
 		limit = proto.DefaultListLimit
 	}
-	page, err := st.ListSessions(ctx, store.ListOptions{Workspace: ws, Limit: limit, Before: m.Before})
+	page, err := st.ListSessions(ctx, store.ListOptions{Workspace: ws, Limit: limit, Before: m.Before, HideUnanswered: !m.All})
 	if err != nil {
 		code := proto.ErrStore
 		if m.Before != "" {
@@ -170,9 +171,12 @@ func (c *conn) sessionList(ctx context.Context, st *store.Store, m *proto.Sessio
 func Summary(st *store.Store, x store.Session) proto.StoredSession {
 	out := proto.StoredSession{SessionID: x.ID, Title: x.Title, Cwd: x.Workspace, Provider: x.Provider, Model: x.Model,
 		Origin: string(x.Origin), State: string(x.State), Created: timestamp(x.Created), Updated: timestamp(x.Updated),
-		Turns: x.Turns, Bytes: x.Bytes, ForkedFrom: x.ForkedFrom, ForkedAt: x.ForkedAt}
+		Turns: x.Turns, Bytes: x.Bytes, ForkedFrom: x.ForkedFrom, ForkedAt: x.ForkedAt, LastTurn: string(x.LastTurn)}
 	if h, live := st.LiveHolder(x); live {
 		out.LiveIn = h.String()
+	}
+	if x.FirstPrompt != "" && !strings.HasPrefix(x.FirstPrompt, x.Title) && !strings.HasPrefix(x.Title, x.FirstPrompt) {
+		out.FirstPrompt = x.FirstPrompt
 	}
 	return out
 }
@@ -381,6 +385,17 @@ func StoredTurn(t store.Turn) proto.StoredTurn {
 	out.Events = make([]json.RawMessage, len(t.Events))
 	for i, e := range t.Events {
 		out.Events[i] = e.Data
+	}
+	if !t.Undone.IsZero() {
+		u := &proto.StoredUndo{At: t.Undone.UTC().Format(time.RFC3339Nano), Files: []proto.UndoFile{}}
+		for _, f := range t.Undid {
+			action := proto.UndoRestore
+			if f.Removed {
+				action = proto.UndoRemove
+			}
+			u.Files = append(u.Files, proto.UndoFile{Path: f.Path, Action: action})
+		}
+		out.Undone = u
 	}
 	return out
 }

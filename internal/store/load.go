@@ -115,19 +115,39 @@ func (s *Store) Outline(ctx context.Context, id string) ([]Turn, error) {
 	return ts, err
 }
 
-const turnCols = `id, turn_id, n, prompt, answer, state, error_code, error_msg, input_tokens, output_tokens, total_tokens, started_ns, ended_ns`
+const turnCols = `id, turn_id, n, prompt, answer, state, error_code, error_msg, input_tokens, output_tokens, total_tokens, started_ns, ended_ns, undone_ns`
 
 func scanTurn(r rowScanner) (Turn, int64, error) {
 	var (
-		t              Turn
-		row            int64
-		st             string
-		started, ended int64
+		t                      Turn
+		row                    int64
+		st                     string
+		started, ended, undone int64
 	)
 	err := r.Scan(&row, &t.ID, &t.N, &t.Prompt, &t.Answer, &st, &t.ErrorCode, &t.ErrorMessage,
-		&t.Usage.InputTokens, &t.Usage.OutputTokens, &t.Usage.TotalTokens, &started, &ended)
-	t.State, t.Started, t.Ended = TurnState(st), ns(started), ns(ended)
+		&t.Usage.InputTokens, &t.Usage.OutputTokens, &t.Usage.TotalTokens, &started, &ended, &undone)
+	t.State, t.Started, t.Ended, t.Undone = TurnState(st), ns(started), ns(ended), ns(undone)
 	return t, row, err
+}
+
+// undidFiles loads the files an undo of turn row put back.
+func undidFiles(ctx context.Context, tx *sql.Tx, row int64) ([]UndoneFile, error) {
+	rows, err := tx.QueryContext(ctx, `SELECT path, existed FROM turn_files WHERE turn = ? ORDER BY n`, row)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []UndoneFile
+	for rows.Next() {
+		var f UndoneFile
+		var existed bool
+		if err := rows.Scan(&f.Path, &existed); err != nil {
+			return nil, err
+		}
+		f.Removed = !existed
+		out = append(out, f)
+	}
+	return out, rows.Err()
 }
 
 // turnsBefore loads turns newest first until limit or maxBytes, then
@@ -198,6 +218,11 @@ func turnsBefore(ctx context.Context, tx *sql.Tx, sid int64, before, limit, maxB
 		if err := er.Err(); err != nil {
 			return nil, 0, err
 		}
+		if !ts[i].Undone.IsZero() {
+			if ts[i].Undid, err = undidFiles(ctx, tx, rids[i]); err != nil {
+				return nil, 0, err
+			}
+		}
 		kept = i + 1
 		if maxBytes > 0 && total >= maxBytes {
 			break
@@ -226,6 +251,11 @@ func (s *Store) Turn(ctx context.Context, sessionID, turnID string) (Turn, error
 			return permanent{fmt.Errorf("turn %s of session %s: %w", turnID, sessionID, ErrNotFound)}
 		} else if err != nil {
 			return err
+		}
+		if !t.Undone.IsZero() {
+			if t.Undid, err = undidFiles(ctx, tx, row); err != nil {
+				return err
+			}
 		}
 		rows, err := tx.QueryContext(ctx, `SELECT seq, data FROM events WHERE turn = ? ORDER BY seq`, row)
 		if err != nil {

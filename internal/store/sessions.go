@@ -120,7 +120,24 @@ type ListOptions struct {
 	Limit int
 	// Before is the Next cursor of a previous page.
 	Before string
+	// HideUnanswered leaves out the sessions that failed before any
+	// answer: turns, none with an answer, the latest failed (a wrong key
+	// or endpoint, most often).
+	HideUnanswered bool
 }
+
+// unanswered is the SQL condition of a session that failed before any
+// answer (ListOptions.HideUnanswered).
+const unanswered = `(turns > 0 AND NOT EXISTS (SELECT 1 FROM turns a WHERE a.sid = sessions.sid AND a.answer != '')
+	AND (SELECT l.state FROM turns l WHERE l.sid = sessions.sid ORDER BY l.n DESC LIMIT 1) = 'failed')`
+
+// extraScan scans a row with columns after those of its scanner.
+type extraScan struct {
+	r     rowScanner
+	extra []any
+}
+
+func (e extraScan) Scan(dest ...any) error { return e.r.Scan(append(dest, e.extra...)...) }
 
 // Page is one page of sessions. Next, when not empty, is the Before of the
 // following page.
@@ -150,7 +167,11 @@ func (s *Store) ListSessions(ctx context.Context, o ListOptions) (Page, error) {
 		where = append(where, "(updated_ns < ? OR (updated_ns = ? AND sid < ?))")
 		args = append(args, upd, upd, sid)
 	}
-	q := `SELECT ` + sessionCols + ` FROM sessions`
+	if o.HideUnanswered {
+		where = append(where, "NOT "+unanswered)
+	}
+	q := `SELECT ` + sessionCols + `, coalesce((SELECT l.state FROM turns l WHERE l.sid = sessions.sid ORDER BY l.n DESC LIMIT 1), ''),
+		coalesce((SELECT substr(f.prompt, 1, 200) FROM turns f WHERE f.sid = sessions.sid ORDER BY f.n LIMIT 1), '') FROM sessions`
 	if len(where) > 0 {
 		q += " WHERE " + strings.Join(where, " AND ")
 	}
@@ -166,10 +187,12 @@ func (s *Store) ListSessions(ctx context.Context, o ListOptions) (Page, error) {
 		defer rows.Close()
 		var lastSID int64
 		for rows.Next() {
-			x, sid, err := scanSession(rows)
+			var last, first string
+			x, sid, err := scanSession(extraScan{rows, []any{&last, &first}})
 			if err != nil {
 				return err
 			}
+			x.LastTurn, x.FirstPrompt = TurnState(last), strings.ToValidUTF8(first, "")
 			if len(p.Sessions) == o.Limit {
 				last := p.Sessions[len(p.Sessions)-1]
 				p.Next = itoa(last.Updated.UnixNano()) + "." + itoa(lastSID)

@@ -119,6 +119,11 @@ type Session struct {
 	Lease *Holder `json:"lease,omitempty"`
 	// LeasedAt is when Lease was taken.
 	LeasedAt time.Time `json:"leased_at"`
+	// LastTurn is the state of the session's latest turn ("" with none)
+	// and FirstPrompt its first turn's prompt (at most 200 bytes: what a
+	// picker filters by besides the title); set by ListSessions.
+	LastTurn    TurnState `json:"last_turn,omitempty"`
+	FirstPrompt string    `json:"first_prompt,omitempty"`
 }
 
 // Event is one protocol event line of a turn, stored verbatim.
@@ -143,6 +148,18 @@ type Turn struct {
 	// Ended is zero while the turn runs.
 	Ended  time.Time `json:"ended"`
 	Events []Event   `json:"events,omitempty"`
+	// Undone is when the turn's writes were undone (zero: never), and
+	// Undid the files that undo put back, in the order the turn wrote
+	// them (loaded with the events).
+	Undone time.Time    `json:"undone,omitzero"`
+	Undid  []UndoneFile `json:"undid,omitempty"`
+}
+
+// UndoneFile is one file an undo put back: restored to what it held
+// before the turn, or removed (the turn created it).
+type UndoneFile struct {
+	Path    string `json:"path"`
+	Removed bool   `json:"removed,omitempty"`
 }
 
 // ErrNotFound is returned (wrapped) for an unknown session or turn.

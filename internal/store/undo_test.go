@@ -78,6 +78,28 @@ func TestUndoRecordsAfterMigration(t *testing.T) {
 	if _, err := s.LastUndoable(ctx, "u"); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("after undoing everything: %v, want ErrNotFound", err)
 	}
+	// A loaded turn says when it was undone and which files that put back,
+	// so a resumed transcript can show the undo.
+	turns, _, err := s.Turns(ctx, "u", 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range turns {
+		switch tt.ID {
+		case "t1":
+			if tt.Undone.IsZero() || !cmp.Equal(tt.Undid, []UndoneFile{{Path: "a.txt"}, {Path: "new.txt", Removed: true}}) {
+				t.Errorf("loaded t1: undone %v, files %+v", tt.Undone, tt.Undid)
+			}
+		case "t3":
+			if !tt.Undone.IsZero() || tt.Undid != nil {
+				t.Errorf("t3 was never undone, loaded as undone %v with %+v", tt.Undone, tt.Undid)
+			}
+		}
+	}
+	one, err := s.Turn(ctx, "u", "t2")
+	if err != nil || one.Undone.IsZero() || len(one.Undid) != 2 {
+		t.Errorf("Turn(t2): undone %v, files %+v, %v", one.Undone, one.Undid, err)
+	}
 	if err := s.SetModel(ctx, "u", "other-model"); err != nil {
 		t.Fatal(err)
 	}

@@ -44,6 +44,9 @@ type Answer struct {
 	// GrantID names the session grant that approved the call without
 	// asking anyone ("" when a person answered).
 	GrantID string
+	// Granted is the session grant the person's answer added ("allow for
+	// this session"); nil otherwise.
+	Granted *approval.Grant
 }
 
 // Approver answers one Request. It may block until a person answers or ctx

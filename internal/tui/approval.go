@@ -51,6 +51,11 @@ type approvalReq struct {
 	inline     bool     // the summary fits beside its label
 	scrolled   []string // what the panel scrolls (see Model.scrolled)
 	compact    bool     // the last panel was the compact one
+	// firstChange is the index in scrolled of the diff's first changed
+	// line (-1: none); opened says the first panel was drawn, which
+	// scrolls a diff that does not fit to that line once.
+	firstChange int
+	opened      bool
 	// panel is the last rendered panel, valid while panelKey holds: a
 	// frame asks for it twice (layout and drawing).
 	panel    []string
@@ -77,6 +82,7 @@ func (m *Model) layoutLines() {
 	text := strings.ReplaceAll(strings.Trim(a.summary, "\n"), "\t", "    ")
 	a.sumLines = strings.Split(ansi.Wrap(text, w, ""), "\n")
 	a.diffLines = nil
+	change := -1 // in diffLines
 	if d := a.diff; d != nil {
 		if d.Note != "" {
 			a.diffLines = append(a.diffLines, st.dim.Render("("+oneLine(d.Note)+")"))
@@ -84,6 +90,9 @@ func (m *Model) layoutLines() {
 		paint := newPainter(st)
 		for _, l := range diffLines(d.Text) {
 			l = strings.ReplaceAll(l, "\t", "    ")
+			if change < 0 && changedLine(l) {
+				change = len(a.diffLines)
+			}
 			if len(l) <= w || ansi.StringWidth(l) <= w { // bytes ≥ cells
 				a.diffLines = append(a.diffLines, paint.line(l))
 				continue
@@ -101,13 +110,37 @@ func (m *Model) layoutLines() {
 	if !a.inline {
 		a.scrolled = append(a.scrolled, a.sumLines...)
 	}
+	a.firstChange = -1
 	if a.diff != nil {
 		if !a.inline {
 			a.scrolled = append(a.scrolled, st.bold.Render("diff: ")+diffStat(a.diff))
 		}
+		if change >= 0 {
+			a.firstChange = len(a.scrolled) + change
+		}
 		a.scrolled = append(a.scrolled, a.diffLines...)
 	}
 	a.cacheWidth = m.width
+}
+
+// changedLine says l adds or removes a line (not a file header).
+func changedLine(l string) bool {
+	return (strings.HasPrefix(l, "+") || strings.HasPrefix(l, "-")) && !strings.HasPrefix(l, "+++ ") && !strings.HasPrefix(l, "--- ")
+}
+
+// openAtChange scrolls the compact panel (a short window), which shows
+// rows of its n scrolled lines, when it is first drawn, to the diff's
+// first changed line: the summary, file headers and context before it
+// are a few ↑ away. off says where that line is in the lines the panel
+// scrolls. The full panel opens at the top.
+func (a *approvalReq) openAtChange(n, rows, off int) {
+	if a.opened {
+		return
+	}
+	a.opened = true
+	if a.firstChange >= 0 && n > rows {
+		a.scroll = min(a.firstChange+off, n-rows)
+	}
 }
 
 // diffLines splits a diff's text into its lines.
@@ -283,29 +316,23 @@ func (a *approvalReq) editsGrant() bool {
 	return a.grant != nil && (a.grant.Prefix != "" || a.grant.Path != "")
 }
 
-// editedGrant is the answer to send for the edited line text and what
-// the grant allows, in words: for a write its path, for a command its
-// prefix, or (empty) the exact command only; ok is false when nothing may
-// be sent yet.
-func (a *approvalReq) editedGrant(text string) (r proto.ApprovalResolve, allows string, ok bool) {
+// editedGrant is the answer to send for the edited line text, and
+// whether there is one (an emptied path asks for nothing). The server
+// announces what it granted (tool.started.granted).
+func (a *approvalReq) editedGrant(text string) (r proto.ApprovalResolve, ok bool) {
 	r = proto.ApprovalResolve{Approved: true, Scope: proto.ScopeSession}
-	g := *a.grant
 	switch {
-	case g.Path != "":
+	case a.grant.Path != "":
 		if text == "" {
-			return r, "", false
+			return r, false
 		}
-		r.Path, g.Path = text, grantPath(text, a.diff)
+		r.Path = text
 	case text == "":
 		r.Exact = true
-		if g.Command == "" {
-			return r, "this exact " + oneLine(g.Tool) + " command (risk " + oneLine(g.Risk) + ")", true
-		}
-		g.Prefix = ""
 	default:
-		r.Prefix, g.Prefix = text, strings.Join(strings.Fields(text), " ")
+		r.Prefix = text
 	}
-	return r, grantText(g), true
+	return r, true
 }
 
 // grantPath is how the server will read a typed write-grant path: the
@@ -379,16 +406,31 @@ func (m *Model) approvalLines() []string {
 	rows = append(rows, m.reasonLines()...)
 	inline := m.inlineSummary()
 	if inline {
-		rows = append(rows, st.bold.Render("summary: ")+a.sumLines[0])
+		label := "summary: "
+		if a.name == "bash" {
+			label = "command: "
+		}
+		rows = append(rows, st.bold.Render(label)+a.sumLines[0])
 	}
 	lines := m.scrolled()
 	show := m.summaryRows()
+	budget := m.panelBudget()
 	label, info := st.bold.Render("summary: "), fmt.Sprintf("%d lines", len(lines))
+	if a.name == "bash" {
+		// bash's summary is its command line and where it runs.
+		label, info = st.bold.Render("command:"), ""
+	}
 	if inline && a.diff != nil {
 		label, info = st.bold.Render("diff:    "), diffStat(a.diff)+fmt.Sprintf(" · %d lines", len(lines))
 	}
 	switch {
 	case len(lines) == 0:
+	case len(lines) <= show && info == "" && ansi.StringWidth(lines[0]) <= inner-9:
+		// The command beside its label, where it runs below.
+		rows = append(rows, label+" "+lines[0])
+		for _, l := range lines[1:] {
+			rows = append(rows, "  "+l)
+		}
 	case len(lines) <= show:
 		rows = append(rows, ansi.Truncate(label+st.dim.Render(info), inner, "…"))
 		for _, l := range lines {
@@ -397,7 +439,13 @@ func (m *Model) approvalLines() []string {
 	default:
 		first := min(max(a.scroll, 0), len(lines)-show)
 		a.scroll = first
-		head := fmt.Sprintf("%s, showing %d–%d · ↑/↓ scroll", info, first+1, first+show)
+		head := fmt.Sprintf("%d lines, showing %d–%d · ↑/↓ scroll", len(lines), first+1, first+show)
+		if info != "" && inline && a.diff != nil {
+			head = fmt.Sprintf("%s, showing %d–%d · ↑/↓ scroll", info, first+1, first+show)
+		}
+		if info == "" {
+			head = " " + head
+		}
 		rows = append(rows, ansi.Truncate(label+st.warn.Render(head), inner, "…"))
 		for _, l := range lines[first : first+show] {
 			rows = append(rows, "  "+l)
@@ -405,7 +453,7 @@ func (m *Model) approvalLines() []string {
 	}
 	rows = append(rows, m.keyLines()...)
 	a.shown = min(show, len(lines))
-	if budget := m.panelBudget(); len(rows)+2 > budget {
+	if len(rows)+2 > budget {
 		rows = m.compactPanel(budget - 2)
 	}
 	box := st.panel.Width(m.width).Render(strings.Join(rows, "\n"))
@@ -461,6 +509,11 @@ func (m *Model) compactPanel(room int) []string {
 		why = []string{st.warn.Render(ansi.Truncate("why: "+oneLine(a.reason), inner, "…"))}
 	}
 	show := max(room-1-len(keys)-len(why), 1)
+	off := 0
+	if len(lines) > len(a.scrolled) {
+		off = 1 // the one-line summary scrolls in front
+	}
+	a.openAtChange(len(lines), show, off)
 	first := min(max(a.scroll, 0), max(len(lines)-show, 0))
 	a.scroll, a.shown = first, min(show, len(lines))
 	title := fmt.Sprintf("Approve %s (%s)", oneLine(a.name), oneLine(a.risk))

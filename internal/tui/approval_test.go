@@ -156,7 +156,8 @@ func TestToolGrant(t *testing.T) {
 		t.Error("the grant was announced before the server took it")
 	}
 	// A later write runs under the grant: its row says so and keeps the diff.
-	h.ev(&proto.ToolStarted{TurnHeader: th("t1"), CallID: "c1", Name: "write"},
+	// The server's tool.started says what the answer granted.
+	h.ev(&proto.ToolStarted{TurnHeader: th("t1"), CallID: "c1", Name: "write", Granted: &proto.Grant{GrantID: "g1", Tool: "write", Risk: "filesystem"}},
 		&proto.ToolCompleted{TurnHeader: th("t1"), CallID: "c1", Name: "write", Success: true, Output: "{}"},
 		&proto.ToolProposed{TurnHeader: th("t1"), CallID: "c2", Name: "write", Arguments: args(map[string]any{"path": "b.go"})},
 		&proto.ToolStarted{TurnHeader: th("t1"), CallID: "c2", Name: "write", Summary: "create b.go (3 bytes)", GrantID: "g1",

@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"os"
 	"os/exec"
+	"strconv"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -99,6 +101,74 @@ func BenchmarkBinaryFirstPaint(b *testing.B) {
 		startDaemon(b, scv, home)
 		firstPaint(b, scv, home)
 	})
+}
+
+// BenchmarkBinaryFirstPaintNoDaemon is the time from starting `scv` with
+// no daemon running until its first frame: the daemon started in the
+// background (and waited for) first; or, with --no-daemon, the server
+// set up inside the TUI's process. Compare with BinaryFirstPaint/scv-run,
+// a daemon already running.
+func BenchmarkBinaryFirstPaintNoDaemon(b *testing.B) {
+	scv := scvBinaryB(b)
+	requireRun(b, scv)
+	// autostart: an instance used before (its database made), its daemon
+	// stopped; autostart-new-home: a home never used (the database is
+	// created and migrated by the daemon first).
+	autostart := func(b *testing.B, fresh bool) {
+		home := b.TempDir()
+		writeConfig(b, home, "http://127.0.0.1:9")
+		for b.Loop() {
+			if fresh {
+				b.StopTimer()
+				home = b.TempDir()
+				writeConfig(b, home, "http://127.0.0.1:9")
+				b.StartTimer()
+			}
+			r := startPTY(b, scv, home)
+			r.waitOutput(b, "ctrl+c qui")
+			b.StopTimer()
+			r.stop()
+			r.mu.Lock()
+			m := startedLine.FindStringSubmatch(r.out.String())
+			r.mu.Unlock()
+			if m == nil {
+				b.Fatal("no daemon start line in the output")
+			}
+			pid, _ := strconv.Atoi(m[1])
+			stopDaemonPID(b, scv, home, pid)
+			b.StartTimer()
+		}
+	}
+	b.Run("autostart", func(b *testing.B) { autostart(b, false) })
+	b.Run("autostart-new-home", func(b *testing.B) { autostart(b, true) })
+	b.Run("no-daemon", func(b *testing.B) {
+		home := b.TempDir()
+		writeConfig(b, home, "http://127.0.0.1:9")
+		for b.Loop() {
+			r := startPTY(b, scv, home, "--no-daemon")
+			r.waitOutput(b, "ctrl+c qui")
+			b.StopTimer()
+			r.stop()
+			b.StartTimer()
+		}
+	})
+}
+
+// stopDaemonPID stops a daemon started in the background and waits for
+// its pid to go (SIGKILL to that pid after 10 s).
+func stopDaemonPID(tb testing.TB, scv, home string, pid int) {
+	stop := exec.Command(scv, "stop", "--scv-home", home)
+	stop.Env = []string{"HOME=" + home, "PATH=" + os.Getenv("PATH")}
+	stop.Run()
+	deadline := time.Now().Add(10 * time.Second)
+	for syscall.Kill(pid, 0) == nil {
+		if time.Now().After(deadline) {
+			syscall.Kill(pid, syscall.SIGKILL)
+			tb.Errorf("the daemon (pid %d) did not stop", pid)
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }
 
 func firstPaint(b *testing.B, scv, home string) {

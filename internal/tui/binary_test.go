@@ -231,14 +231,6 @@ func TestBinarySIGTERMRestoresTerminal(t *testing.T) {
 	p.assertRestored(0)
 }
 
-func TestBinaryWithoutDaemon(t *testing.T) {
-	scv := scvBinary(t)
-	home := t.TempDir()
-	p := startPane(t, 200, 30, shellQuote(scv)+" --scv-home "+shellQuote(home))
-	p.waitFor(filepath.Join(home, "server.sock"), "scv run", "scv start")
-	p.assertRestored(1)
-}
-
 func TestBinaryNeedsATerminal(t *testing.T) {
 	scv := scvBinary(t)
 	home := t.TempDir()

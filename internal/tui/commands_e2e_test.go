@@ -139,3 +139,37 @@ func TestModelAndUndoUnderTmux(t *testing.T) {
 	p.keys("C-c")
 	p.assertRestored(0)
 }
+
+// TestRefusedCommandNeverSentUnderTmux: an unknown /word is refused and
+// stays selected, so the next command typed replaces it: "/compact" then
+// "/cost" are both refused and the model never gets a request for
+// either; the prompt typed after them is the only one it gets.
+func TestRefusedCommandNeverSentUnderTmux(t *testing.T) {
+	scv := scvBinary(t)
+	requireRun(t, scv)
+	home, ws := t.TempDir(), t.TempDir()
+	fake := modeltest.New(t)
+	fake.Script(modeltest.Text("Plain answer."))
+	p := openTUI(t, scv, home, ws, fake, 100, 30)
+	p.text("/compact")
+	p.keys("Enter")
+	p.waitFor("unknown command /compact (nothing was sent)")
+	p.text("/cost")
+	p.keys("Enter")
+	s := p.waitFor("unknown command /cost (nothing was sent)")
+	if strings.Contains(s, "/compact/cost") {
+		t.Errorf("the second command was appended to the first:\n%s", s)
+	}
+	time.Sleep(300 * time.Millisecond) // room for a request that must not come
+	if n := len(fake.Requests()); n != 0 {
+		t.Fatalf("the model got %d requests for refused commands; the last: %v", n, lastUserTexts(fake))
+	}
+	p.text("a real prompt")
+	p.keys("Enter")
+	p.waitFor("Plain answer.", "ready")
+	if got := lastUserTexts(fake); len(got) != 1 || got[0] != "a real prompt" {
+		t.Errorf("the model got the user messages %q; want only the prompt", got)
+	}
+	p.keys("C-c")
+	p.assertRestored(0)
+}

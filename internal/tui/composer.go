@@ -89,6 +89,12 @@ func (c *composer) SetValue(s string) {
 	c.ta.MoveToEnd()
 }
 
+// SelectAll selects the whole text: typing or pasting replaces it.
+func (c *composer) SelectAll() {
+	c.view = ""
+	c.ta.SelectAll()
+}
+
 func (c *composer) Reset() {
 	c.view = ""
 	c.ta.Reset()
@@ -113,6 +119,7 @@ func (c *composer) Update(msg tea.Msg) (refused string) {
 		if n := c.ta.LineCount() + strings.Count(text, "\n"); n > maxComposerRows {
 			return "paste refused: the composer would hold " + strconv.Itoa(n) + " lines, over its limit of " + strconv.Itoa(maxComposerRows) + "; put a long text in a file and ask the agent to read it"
 		}
+		c.ta.DeleteSelection() // a paste replaces the selection, as typing does
 		c.ta.InsertString(text)
 	case tea.KeyPressMsg:
 		if msg.Text != "" && msg.Mod&^textMods != 0 {

@@ -22,7 +22,10 @@ func (m *Model) handleEvent(ev proto.Event) tea.Cmd {
 	if cmd, ok := m.storedEvent(ev); ok {
 		return cmd
 	}
-	return m.apply(ev)
+	started := m.turnStart
+	cmd := m.apply(ev)
+	// Live events only: a replayed turn calls for no attention.
+	return tea.Batch(cmd, m.notifyFor(ev, started))
 }
 
 // apply shows one event of the session: a live one, or a stored one being
@@ -69,6 +72,11 @@ func (m *Model) apply(ev proto.Event) tea.Cmd {
 		it.granted = e.GrantID != ""
 		it.touch()
 		m.callMoved(e.CallID)
+		if e.Granted != nil {
+			// The answer added a session grant: said live and on a
+			// resume alike, from the stored event.
+			m.addItem(&item{kind: kindNotice, text: "allowed for this session: " + grantText(*e.Granted) + " · /approvals lists and revokes grants"})
+		}
 	case *proto.ToolProgress:
 		it := m.toolItem(e.CallID, "")
 		it.progress = e.Text
@@ -228,9 +236,6 @@ func (m *Model) approvalRequested(ev *proto.ApprovalRequested) {
 func (m *Model) callMoved(callID string) {
 	if a := m.answered; a != nil && a.req.callID == callID {
 		m.answered = nil
-		if a.notice != "" {
-			m.addItem(&item{kind: kindNotice, text: a.notice})
-		}
 	}
 }
 

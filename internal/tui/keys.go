@@ -11,8 +11,8 @@ import (
 )
 
 // helpText is what /help shows.
-const helpText = `Keys: Enter send (queued while a turn runs) · Ctrl+J newline · Esc cancel the turn (denies a shown approval in the same step) · Ctrl+C clear input, else cancel the turn, else quit · PageUp/PageDown or the mouse wheel scroll (PageUp at the top loads earlier turns of a resumed session; select text with Shift held) · Up/Down prompt history · Ctrl+O expand/collapse the latest tool output or diff · in an approval: y approve, a allow for this session, n deny, r deny with a reason, Up/Down scroll its summary and diff when they are longer than the panel · Ctrl+P stored sessions: ↑/↓, Enter open, Tab this workspace/all, Del delete, Esc close · Ctrl+R rewind: pick an earlier prompt, edit it, Enter sends it as a new session forked before that turn (Esc cancels).
-Commands (/ opens the menu: ↑/↓ select, Tab complete, Enter run, Esc close): /model lists the provider's models, /model NAME [effort] switches the next turns' model · /new a fresh session here · /clear start the conversation afresh (idle only) · /context context use · /approvals list the session's grants, /approvals revoke N (or all) · /undo restore the files the last turn wrote (asks first; bash and delegated agents are not tracked) · /sessions or /resume (Ctrl+P) · /rewind (Ctrl+R) · /quit leave. An unknown /word is refused; //text sends /text; a first word with another slash (/etc/hosts …) is a prompt.`
+const helpText = `Keys: Enter send (queued while a turn runs) · Ctrl+J newline · Esc cancel the turn (denies a shown approval in the same step) · Ctrl+C clear input, else cancel the turn, else quit · PageUp/PageDown or the mouse wheel scroll (PageUp at the top loads earlier turns of a resumed session; select text with Shift held) · Up/Down prompt history · Ctrl+O expand/collapse the selected tool row's output or diff (else the latest) · Alt+Up/Alt+Down select a tool row or an answer (y copies it) · in an approval: y approve, a allow for this session, n deny, r deny with a reason, Up/Down scroll its summary and diff when they are longer than the panel · Ctrl+P stored sessions: ↑/↓, Enter open, Tab this workspace/all, Del delete, Esc close · Ctrl+R rewind: pick an earlier prompt, edit it, Enter sends it as a new session forked before that turn (Esc cancels).
+Commands (/ opens the menu: ↑/↓ select, Tab complete, Enter run, Esc close): /model lists the provider's models, /model NAME [effort] switches the next turns' model · /new a fresh session here · /clear start the conversation afresh (idle only) · /context context use · /approvals list the session's grants, /approvals revoke N (or all) · /undo restore the files the last turn wrote (asks first; bash and delegated agents are not tracked) · /copy the last answer to the clipboard (OSC 52), /copy code its last code block · /sessions or /resume (Ctrl+P) · /rewind (Ctrl+R) · /quit leave. An unknown /word is refused; //text sends /text; a first word with another slash (/etc/hosts …) is a prompt.`
 
 // handleKey routes a key press: approval panel first, then global keys,
 // then the composer.
@@ -40,6 +40,9 @@ func (m *Model) handleKey(k tea.KeyPressMsg) tea.Cmd {
 		if cmd, ok := m.menuKey(k, items); ok {
 			return cmd
 		}
+	}
+	if s == "y" && m.approval == nil && m.tr.sel != nil && m.composer.Value() == "" {
+		return m.copySelected()
 	}
 	if m.approval != nil {
 		switch s {
@@ -114,6 +117,19 @@ func (m *Model) handleKey(k tea.KeyPressMsg) tea.Cmd {
 	case "ctrl+o":
 		m.toggleExpand()
 		return nil
+	case "alt+up", "alt+down":
+		d := 1
+		if s == "alt+up" {
+			d = -1
+		}
+		if m.tr.selectStep(d) {
+			if m.tr.sel == nil {
+				m.scroll, m.anchor = 0, nil // back to following the latest
+			} else {
+				m.showItem(m.tr.sel)
+			}
+		}
+		return nil
 	case "up":
 		if m.composer.AtFirstRow() && m.historyStep(-1) {
 			return nil
@@ -165,9 +181,9 @@ func (m *Model) allowForSession() {
 	case a.editsGrant():
 		a.mode, a.input = modePrefix, a.grant.Prefix+a.grant.Path
 	default:
-		g := *a.grant
+		// The grant is announced when the call starts (tool.started
+		// says what the server granted).
 		m.resolveApproval(proto.ApprovalResolve{Approved: true, Scope: proto.ScopeSession})
-		m.answered.notice = "allowed for this session: " + grantText(g) + " · /approvals lists and revokes grants"
 	}
 }
 
@@ -184,12 +200,11 @@ func (m *Model) editApproval(k tea.KeyPressMsg) {
 	case "enter":
 		text := strings.TrimSpace(a.input)
 		if a.mode == modePrefix {
-			r, allows, ok := a.editedGrant(text)
+			r, ok := a.editedGrant(text)
 			if !ok {
 				return
 			}
 			m.resolveApproval(r)
-			m.answered.notice = "allowed for this session: " + allows + " · /approvals lists and revokes grants"
 			return
 		}
 		m.resolveApproval(proto.ApprovalResolve{Reason: text})
@@ -269,7 +284,11 @@ func (m *Model) submit() tea.Cmd {
 	name, args, prompt, refused := slashPrompt(text)
 	switch {
 	case refused != "":
-		// The text stays in the composer, to be fixed or doubled (//).
+		// The text stays in the composer, selected: what is typed next
+		// replaces it (so "/compact" then "/cost" never becomes the
+		// prompt "/compact/cost"), while an arrow key or Home/End keeps
+		// it to be fixed or doubled (//).
+		m.composer.SelectAll()
 		m.addItem(&item{kind: kindError, text: refused})
 		m.scroll = 0
 		return nil
@@ -304,7 +323,7 @@ func (m *Model) submit() tea.Cmd {
 	}
 	if m.sendPrompt(text) {
 		m.composer.Reset()
-		m.scroll = 0
+		m.scroll, m.tr.sel = 0, nil
 		m.layout()
 	}
 	return nil
@@ -412,8 +431,10 @@ func (m *Model) wheel(b tea.MouseButton) {
 	}
 }
 
+// toggleExpand expands or collapses the selected row, else the latest
+// row with output or a diff; a selected row stays in view.
 func (m *Model) toggleExpand() {
-	it := m.tr.latestOutput()
+	it := m.tr.target()
 	if it == nil {
 		return
 	}
@@ -422,6 +443,26 @@ func (m *Model) toggleExpand() {
 	} else {
 		m.render.expanded = it
 	}
+	if it == m.tr.sel {
+		m.showItem(it)
+	}
+}
+
+// showItem scrolls the transcript so that it is in view, its first line
+// at the top when it was not.
+func (m *Model) showItem(it *item) {
+	m.render.target, m.render.selected = m.tr.target(), m.tr.sel
+	n, ok := m.linesDownFrom(it)
+	if !ok {
+		return
+	}
+	k, h := len(it.render(m.width, m.render)), m.bodyHeight()
+	if n > m.scroll+h || n-k < m.scroll {
+		m.scroll = max(n-h, 0)
+	}
+	// The offset is set for the lines as they are now: the next frame
+	// must not shift it again for lines added since the last one.
+	m.anchor = nil
 }
 
 // approvalsCommand lists the session's grants (/approvals) or revokes

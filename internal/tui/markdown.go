@@ -33,7 +33,10 @@ func defaultStyles() styles {
 type renderer struct {
 	styles   styles
 	expanded *item
-	md       *markdown
+	// target and selected are the transcript's Ctrl+O row and its
+	// selected row, as of the frame being drawn.
+	target, selected *item
+	md               *markdown
 }
 
 // assistant renders completed text as Markdown and streaming text as

@@ -52,6 +52,12 @@ type Config struct {
 	// of this TUI carries besides its own fields: the client's overrides
 	// and provider key (scv flags and SCV_* environment).
 	Client ClientSettings
+	// Notify is how the TUI calls for attention (notify.go): NotifyBell
+	// (the default when empty), NotifyOSC9, NotifyOSC777 or NotifyOff;
+	// NotifyAfter is the wait after which it does so in a focused
+	// terminal too (10 s when 0).
+	Notify      string
+	NotifyAfter time.Duration
 }
 
 // ClientSettings are the client's session overrides and provider key.
@@ -117,8 +123,6 @@ type pendingPrompt struct {
 type answeredApproval struct {
 	requestID string
 	req       *approvalReq
-	// notice is shown once the server took the answer (the call moved on).
-	notice string
 }
 
 // Model is the Bubble Tea model of the TUI. Use it through a pointer.
@@ -188,6 +192,8 @@ type Model struct {
 	undo         *undoPanel
 	// rd is the state of reconnecting (reconnect.go).
 	rd redial
+	// nt is the state of notifications (notify.go).
+	nt notifyState
 }
 
 // New builds the model for one started session.
@@ -266,9 +272,15 @@ func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, nil
 	case tickMsg:
 		if m.turnID != "" {
-			return m, tick()
+			return m, tea.Batch(tick(), m.notifyWaiting())
 		}
 		m.ticking = false
+		return m, nil
+	case tea.FocusMsg:
+		m.nt.blurred = false
+		return m, nil
+	case tea.BlurMsg:
+		m.nt.blurred = true
 		return m, nil
 	case tea.KeyPressMsg:
 		return m, m.handleKey(msg)
@@ -343,6 +355,12 @@ func (m *Model) disconnect(err error) {
 		return
 	}
 	m.addItem(&item{kind: kindError, text: fmt.Sprintf("%s. The transcript is kept but nothing can be sent. Restart the daemon with `scv run` (foreground) or `scv start` (background), then run `scv` again; Ctrl+C quits.", reason)})
+}
+
+// result is the session shown and whether it is stored: the server
+// stores a session with its first turn.
+func (m *Model) result() Result {
+	return Result{SessionID: m.session.SessionID, Stored: len(m.st.turns) > 0}
 }
 
 // addItem appends to the transcript.

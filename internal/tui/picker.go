@@ -28,9 +28,16 @@ const (
 const pickerListLimit = 200
 
 type picker struct {
-	mode   pickerMode
-	all    bool // every workspace, not only this one
+	mode pickerMode
+	all  bool // every workspace, not only this one
+	// unanswered lists the sessions that failed before any answer too
+	// (session.list all; Ctrl+A).
+	unanswered bool
+	// src are every row of the list; rows those the typed filter
+	// matches (all of them while it is empty), cursor an index into rows.
+	src    []pickRow
 	rows   []pickRow
+	filter string
 	cursor int
 	// listReq and deleteReq are the pending session.list and
 	// session.delete; loading is set until the list came.
@@ -49,6 +56,67 @@ type pickRow struct {
 	live    string
 	current bool
 	turn    turnRef
+	// also is more text the filter matches (a renamed session's first
+	// prompt).
+	also string
+}
+
+// setRows replaces the picker's list and applies the filter to it.
+func (p *picker) setRows(rows []pickRow) {
+	p.src = rows
+	p.applyFilter()
+}
+
+// applyFilter keeps the rows whose title holds the filter's characters
+// in order (case folded; "fxtst" finds "Fix the flaky test"), most
+// recent first as listed.
+func (p *picker) applyFilter() {
+	p.rows = p.rows[:0:0]
+	for _, r := range p.src {
+		if fuzzy(p.filter, r.title) || r.also != "" && fuzzy(p.filter, r.also) {
+			p.rows = append(p.rows, r)
+		}
+	}
+	p.cursor = min(p.cursor, max(len(p.rows)-1, 0))
+}
+
+// fuzzy says every character of pattern occurs in text, in order,
+// ignoring case and spaces in the pattern.
+func fuzzy(pattern, text string) bool {
+	text = strings.ToLower(text)
+	for _, c := range strings.ToLower(pattern) {
+		if c == ' ' {
+			continue
+		}
+		i := strings.IndexRune(text, c)
+		if i < 0 {
+			return false
+		}
+		text = text[i+len(string(c)):]
+	}
+	return true
+}
+
+// filterKey edits the filter with a typed key; false for other keys.
+func (p *picker) filterKey(k tea.KeyPressMsg) bool {
+	switch k.String() {
+	case "backspace":
+		if r := []rune(p.filter); len(r) > 0 {
+			p.filter = string(r[:len(r)-1])
+		}
+	case "ctrl+u":
+		p.filter = ""
+	default:
+		if k.Text == "" || k.Mod&^textMods != 0 {
+			return false
+		}
+		if t := clean(k.Text); t != "" && !strings.Contains(t, "\n") && len(p.filter) < 200 {
+			p.filter += t
+		}
+	}
+	p.cursor = 0
+	p.applyFilter()
+	return true
 }
 
 // openSessions opens the session picker and asks for the list.
@@ -65,25 +133,30 @@ func (m *Model) requestList() {
 		ws = ""
 	}
 	p.listReq, p.loading, p.status, p.confirm = id, true, "", false
-	if !m.sendMsg(&proto.SessionList{Envelope: proto.Envelope{RequestID: id}, Workspace: ws, Limit: pickerListLimit}) {
+	if !m.sendMsg(&proto.SessionList{Envelope: proto.Envelope{RequestID: id}, Workspace: ws, Limit: pickerListLimit, All: p.unanswered}) {
 		p.loading, p.status = false, "not connected"
 	}
 }
 
 // listed fills the picker from session.listed.
 func (p *picker) listed(e *proto.SessionListed, current string, now time.Time) {
-	p.loading, p.rows = false, nil
+	p.loading = false
+	var rows []pickRow
 	for _, s := range e.Sessions {
 		title := termtext.Line(s.Title)
 		if title == "" {
 			title = "(no prompt)"
 		}
-		meta := fmt.Sprintf("%s · %s · %s", ago(now, s.Updated), plural(s.Turns, "turn"), byteSize(int(s.Bytes)))
-		p.rows = append(p.rows, pickRow{id: s.SessionID, title: title, cwd: termtext.Line(s.Cwd), meta: meta,
-			live: termtext.Line(s.LiveIn), current: s.SessionID == current})
+		state := termtext.Line(s.LastTurn) // of its latest turn
+		if state == "" {
+			state = "no turns"
+		}
+		meta := fmt.Sprintf("%s · %s · %s · %-11s", ago(now, s.Updated), plural(s.Turns, "turn"), byteSize(int(s.Bytes)), state)
+		rows = append(rows, pickRow{id: s.SessionID, title: title, cwd: termtext.Line(s.Cwd), meta: meta,
+			live: termtext.Line(s.LiveIn), current: s.SessionID == current, also: termtext.Line(s.FirstPrompt)})
 	}
-	p.cursor = min(p.cursor, max(len(p.rows)-1, 0))
-	if len(p.rows) == 0 {
+	p.setRows(rows)
+	if len(p.src) == 0 {
 		p.status = "no stored sessions here (tab lists every workspace)"
 		if p.all {
 			p.status = "no stored sessions yet"
@@ -93,14 +166,14 @@ func (p *picker) listed(e *proto.SessionListed, current string, now time.Time) {
 
 func (p *picker) deleted(id string) {
 	p.deleteReq, p.confirm = "", false
-	for i, r := range p.rows {
+	for i, r := range p.src {
 		if r.id == id {
-			p.rows = append(p.rows[:i], p.rows[i+1:]...)
+			p.src = append(p.src[:i:i], p.src[i+1:]...)
 			p.status = "deleted " + r.title
 			break
 		}
 	}
-	p.cursor = min(p.cursor, max(len(p.rows)-1, 0))
+	p.applyFilter()
 }
 
 func plural(n int, what string) string {
@@ -139,10 +212,12 @@ func (m *Model) openRewind() {
 		return
 	}
 	p := &picker{mode: pickRewind}
+	var rows []pickRow
 	for i := len(m.st.turns) - 1; i >= 0; i-- {
 		t := m.st.turns[i]
-		p.rows = append(p.rows, pickRow{id: t.id, title: oneLine(t.prompt), meta: fmt.Sprintf("turn %d", t.n), turn: t})
+		rows = append(rows, pickRow{id: t.id, title: oneLine(t.prompt), meta: fmt.Sprintf("turn %d", t.n), turn: t})
 	}
+	p.setRows(rows)
 	if m.st.before > 0 {
 		p.status = "earlier turns are not loaded; PgUp at the top of the transcript loads them"
 	}
@@ -168,14 +243,21 @@ func (m *Model) pickerKey(k tea.KeyPressMsg) tea.Cmd {
 		return nil
 	}
 	switch s {
-	case "esc", "ctrl+p", "ctrl+r":
+	case "esc":
+		if p.filter != "" { // the first Esc clears the filter
+			p.filter, p.cursor = "", 0
+			p.applyFilter()
+			break
+		}
+		m.picker = nil
+	case "ctrl+p", "ctrl+r":
 		m.picker = nil
 	case "ctrl+c":
 		m.quitting = true
 		return tea.Quit
-	case "up", "k":
+	case "up":
 		p.cursor = max(p.cursor-1, 0)
-	case "down", "j":
+	case "down":
 		p.cursor = min(p.cursor+1, max(len(p.rows)-1, 0))
 	case "pgup":
 		p.cursor = max(p.cursor-max(m.bodyHeight()/2-1, 1), 0)
@@ -184,6 +266,12 @@ func (m *Model) pickerKey(k tea.KeyPressMsg) tea.Cmd {
 	case "tab":
 		if p.mode == pickSession {
 			p.all = !p.all
+			p.cursor = 0
+			m.requestList()
+		}
+	case "ctrl+a":
+		if p.mode == pickSession {
+			p.unanswered = !p.unanswered
 			p.cursor = 0
 			m.requestList()
 		}
@@ -199,6 +287,8 @@ func (m *Model) pickerKey(k tea.KeyPressMsg) tea.Cmd {
 		}
 	case "enter":
 		m.pick()
+	default:
+		p.filterKey(k) // typing filters the list
 	}
 	return nil
 }
@@ -277,11 +367,15 @@ func (m *Model) pickerHint() string {
 	case pickModel:
 		return "↑/↓ move · enter use this model for the next turns · esc close"
 	}
-	scope := "tab all workspaces"
+	scope := "tab all dirs"
 	if m.picker.all {
-		scope = "tab this workspace"
+		scope = "tab this dir"
 	}
-	return "↑/↓ move · enter open · " + scope + " · del delete · esc close"
+	failed := "ctrl+a show failed"
+	if m.picker.unanswered {
+		failed = "ctrl+a hide failed"
+	}
+	return "↑/↓ · enter open · " + scope + " · " + failed + " · del delete · esc close"
 }
 
 // pickerLines renders the picker in h lines.
@@ -298,7 +392,16 @@ func (m *Model) pickerLines(h int) []string {
 	if p.mode == pickModel {
 		head = "Models of this session's provider"
 	}
+	switch {
+	case p.filter != "":
+		head += fmt.Sprintf(" · filter: %s (%d of %d)", p.filter, len(p.rows), len(p.src))
+	case len(p.src) > 1:
+		head += " · type to filter"
+	}
 	lines := []string{st.header.Render(ansi.Truncate(head, m.width, "…"))}
+	if p.filter != "" && len(p.rows) == 0 && !p.loading {
+		lines = append(lines, st.warn.Render(ansi.Truncate("nothing matches; backspace edits the filter, esc clears it", m.width, "…")))
+	}
 	if p.status != "" || p.loading {
 		msg := p.status
 		if p.loading {

@@ -150,11 +150,28 @@ func (m *Model) openResumed(e *proto.SessionResumed) {
 	m.layout()
 }
 
-// replayTurns redraws stored turns, oldest first, as their events came.
+// replayTurns redraws stored turns, oldest first, as their events came,
+// and each undo of their writes where it was shown live: after the last
+// turn that had ended by then.
 func (m *Model) replayTurns(turns []proto.StoredTurn) {
 	ticking := m.ticking
+	after := make([][]string, len(turns)) // undo notices after turn i
 	for _, t := range turns {
+		if t.Undone == nil {
+			continue
+		}
+		at, err := time.Parse(time.RFC3339Nano, t.Undone.At)
+		i := len(turns) - 1
+		for err == nil && i > 0 && turnEnd(turns[i]).After(at) {
+			i--
+		}
+		after[i] = append(after[i], undoneText(t.Undone.Files, proto.UndoNote))
+	}
+	for i, t := range turns {
 		m.replayTurn(t)
+		for _, text := range after[i] {
+			m.addItem(&item{kind: kindNotice, text: text})
+		}
 	}
 	m.ticking = ticking // a replayed turn.started starts no clock
 	if n := len(turns); n > 0 {
@@ -164,6 +181,17 @@ func (m *Model) replayTurns(turns []proto.StoredTurn) {
 			m.lastTurn = ended.Sub(started)
 		}
 	}
+}
+
+// turnEnd is when a stored turn ended (when it started, for a turn that
+// never ended); zero when unknown.
+func turnEnd(t proto.StoredTurn) time.Time {
+	s := t.Ended
+	if s == "" {
+		s = t.Started
+	}
+	end, _ := time.Parse(time.RFC3339, s)
+	return end
 }
 
 // replayTurn redraws one stored turn: its prompt, then each stored event

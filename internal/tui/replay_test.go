@@ -128,10 +128,10 @@ func TestSessionPicker(t *testing.T) {
 	now := h.clk.t
 	h.ev(req("tui-2", &proto.SessionListed{Sessions: []proto.StoredSession{
 		{SessionID: "s1", Title: "first session prompt", Cwd: "/home/ada/project", Turns: 1, Bytes: 900, Updated: now.Format(time.RFC3339)},
-		{SessionID: "s0", Title: "Fix the flaky test", Cwd: "/home/ada/project", Turns: 12, Bytes: 340 << 10, Updated: now.Add(-3 * time.Hour).Format(time.RFC3339)},
+		{SessionID: "s0", Title: "Fix the flaky test", Cwd: "/home/ada/project", Turns: 12, Bytes: 340 << 10, Updated: now.Add(-3 * time.Hour).Format(time.RFC3339), LastTurn: "interrupted"},
 	}}))
 	f := h.frame()
-	for _, want := range []string{"Sessions in /home/ada/project", "▸ first session prompt", "this session", "Fix the flaky test", "3h ago · 12 turns · 340.0 KiB", "enter open · tab all workspaces · del delete · esc close"} {
+	for _, want := range []string{"Sessions in /home/ada/project · type to filter", "▸ first session prompt", "this session", "Fix the flaky test", "3h ago · 12 turns · 340.0 KiB · interrupted", "no turns", "enter open · tab all dirs · ctrl+a show failed · del delete · esc close"} {
 		if !strings.Contains(f, want) {
 			t.Errorf("picker frame lacks %q:\n%s", want, f)
 		}
@@ -224,4 +224,93 @@ func TestRewind(t *testing.T) {
 	if got := h.m.composer.Value(); got != "first prompt, edited!" || !strings.Contains(h.frame(), "could not open the session (store_error): disk full") {
 		t.Errorf("after a refused fork: composer %q\n%s", got, h.frame())
 	}
+}
+
+// TestResumeKeepsGrantAndUndoNotes: a session whose answer allowed a
+// tool for the session and whose turn was undone afterwards redraws both
+// notes where the live session showed them: the grant from the stored
+// tool.started, the undo after the last turn that had ended by then.
+func TestResumeKeepsGrantAndUndoNotes(t *testing.T) {
+	live := newHarness(t, func(c *Config) { c.Height = 40 })
+	var turns []proto.StoredTurn
+	send := func(evs ...proto.Event) {
+		cur := &turns[len(turns)-1]
+		for _, e := range evs {
+			live.ev(e)
+			b, err := proto.EncodeEvent(e)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cur.Events = append(cur.Events, json.RawMessage(b))
+		}
+	}
+	stamp := func() string { return live.clk.t.Format(time.RFC3339) }
+	begin := func(id, prompt string) {
+		turns = append(turns, proto.StoredTurn{TurnID: id, N: len(turns) + 1, Prompt: prompt, Started: stamp()})
+		live.typeText(prompt)
+		live.keys(enter)
+		send(&proto.TurnStarted{TurnHeader: th(id)})
+	}
+	end := func(id string) {
+		live.clk.t = live.clk.t.Add(3 * time.Second)
+		turns[len(turns)-1].State, turns[len(turns)-1].Ended = proto.TurnStateCompleted, stamp()
+		send(&proto.TurnCompleted{TurnHeader: th(id)})
+	}
+	diff := &proto.Diff{Path: "notes.txt", Text: "--- a/notes.txt\n+++ b/notes.txt\n@@ -1 +1 @@\n-old\n+new\n", Added: 1, Removed: 1}
+	begin("t1", "rewrite the notes")
+	send(&proto.ToolProposed{TurnHeader: th("t1"), CallID: "c1", Name: "write", Arguments: args(map[string]any{"path": "notes.txt"})},
+		&proto.ApprovalRequested{TurnHeader: th("t1"), ApprovalID: "a1", CallID: "c1", Name: "write", Risk: "filesystem", Cwd: "/w",
+			Summary: "replace notes.txt (4 bytes)", Diff: diff, Grant: &proto.Grant{Tool: "write", Risk: "filesystem"}})
+	live.keys(key('a'))
+	send(&proto.ToolStarted{TurnHeader: th("t1"), CallID: "c1", Name: "write", Granted: &proto.Grant{GrantID: "g1", Tool: "write", Risk: "filesystem"}},
+		&proto.ToolCompleted{TurnHeader: th("t1"), CallID: "c1", Name: "write", Success: true, Output: `{"path":"notes.txt","bytes":4,"sha256":"x"}`},
+		&proto.AssistantCompleted{TurnHeader: th("t1"), Content: "Rewritten."})
+	end("t1")
+	begin("t2", "what changed?")
+	send(&proto.AssistantCompleted{TurnHeader: th("t2"), Content: "Only the notes."})
+	end("t2")
+
+	// /undo after the second turn undoes the first (the last that wrote).
+	live.clk.t = live.clk.t.Add(5 * time.Second)
+	live.rec.take()
+	live.typeText("/undo")
+	live.keys(enter)
+	files := []proto.UndoFile{{Path: "notes.txt", Action: proto.UndoRestore, Diff: &proto.Diff{Path: "notes.txt", Text: "-new\n+old\n", Added: 1, Removed: 1}}}
+	live.ev(req(requestID(t, live.rec.take()), &proto.SessionUndone{TurnID: "t1", DryRun: true, Files: files, Note: proto.UndoNote}))
+	live.keys(key('y'))
+	live.ev(req(requestID(t, live.rec.take()), &proto.SessionUndone{TurnID: "t1", Files: files, Note: proto.UndoNote}))
+	turns[0].Undone = &proto.StoredUndo{At: live.clk.t.UTC().Format(time.RFC3339Nano), Files: []proto.UndoFile{{Path: "notes.txt", Action: proto.UndoRestore}}}
+	live.clk.t = live.clk.t.Add(5 * time.Second)
+	begin("t3", "thanks")
+	send(&proto.AssistantCompleted{TurnHeader: th("t3"), Content: "You are welcome."})
+	end("t3")
+	want := live.frame()
+	for _, note := range []string{"allowed for this session: write calls (risk filesystem)", "undone: 1 file of the last turn", "restored notes.txt"} {
+		if !strings.Contains(want, note) {
+			t.Fatalf("the live session does not show %q:\n%s", note, want)
+		}
+	}
+
+	resumed := newHarness(t, func(c *Config) {
+		c.Height = 40
+		c.Resumed = &proto.SessionResumed{SessionID: "s1", Cwd: sessionStarted.Cwd, Model: sessionStarted.Model,
+			ContextMaxTokens: sessionStarted.ContextMaxTokens, Tools: sessionStarted.Tools, Turns: turns}
+	})
+	resumed.clk.t = live.clk.t
+	if d := cmp.Diff(want, resumed.frame()); d != "" {
+		t.Errorf("the resumed frame differs from the live one (-live +resumed):\n%s", d)
+	}
+}
+
+// requestID is the request id of the one message sent.
+func requestID(t *testing.T, sent []any) string {
+	t.Helper()
+	if len(sent) != 1 {
+		t.Fatalf("sent %v, want one message", sent)
+	}
+	u, ok := sent[0].(*proto.SessionUndo)
+	if !ok {
+		t.Fatalf("sent %T, want session.undo", sent[0])
+	}
+	return u.RequestID
 }

@@ -21,8 +21,11 @@ var ErrNoTerminal = errors.New("the terminal UI needs a terminal on stdin; for a
 
 // Options start the TUI.
 type Options struct {
-	// Socket is the daemon socket of the instance.
+	// Socket is the daemon socket of the instance; empty with Dial.
 	Socket string
+	// Dial, when set, opens each connection instead of the socket (an
+	// in-process server: scv --no-daemon).
+	Dial func(ctx context.Context) (*client.Conn, error)
 	// Cwd is the session's workspace (absolute).
 	Cwd string
 	// Model, Provider and BaseURL are session overrides (empty: config).
@@ -42,6 +45,10 @@ type Options struct {
 	Continue bool
 	Resume   string
 	Pick     bool
+	// Notify and NotifyAfter are Config's (tui.notify and
+	// tui.notify_after_seconds).
+	Notify      string
+	NotifyAfter time.Duration
 }
 
 func (o Options) client() ClientSettings {
@@ -49,14 +56,38 @@ func (o Options) client() ClientSettings {
 		ProviderKeyBaseURL: o.ProviderKeyBaseURL}
 }
 
+// Result is what the TUI leaves behind: the session it showed last, and
+// whether that session is stored (it ran a turn), so it can be resumed.
+type Result struct {
+	SessionID string
+	Stored    bool
+}
+
+// CheckTerminal returns ErrNoTerminal unless in is a terminal (a pipe, a
+// file, /dev/null or a reader that is no file at all are not); nil means
+// the TUI can run on it.
+func CheckTerminal(in io.Reader) error {
+	if f, ok := in.(*os.File); !ok || !term.IsTerminal(f.Fd()) {
+		return ErrNoTerminal
+	}
+	return nil
+}
+
+func (o Options) dial(ctx context.Context) (*client.Conn, error) {
+	if o.Dial != nil {
+		return o.Dial(ctx)
+	}
+	return client.Dial(ctx, o.Socket)
+}
+
 // Run connects to the daemon, starts a session in opts.Cwd and runs the
 // UI until the user quits or ctx ends. Bubble Tea restores the terminal on
 // every exit path: quit, error, panic (recovered and returned as an error)
 // and a cancelled ctx (SIGINT/SIGTERM in cmd/scv).
-func Run(ctx context.Context, opts Options) error {
-	conn, err := client.Dial(ctx, opts.Socket)
+func Run(ctx context.Context, opts Options) (Result, error) {
+	conn, err := opts.dial(ctx)
 	if err != nil {
-		return err
+		return Result{}, err
 	}
 	defer conn.Close()
 	in, out := opts.In, opts.Out
@@ -66,21 +97,25 @@ func Run(ctx context.Context, opts Options) error {
 	if out == nil {
 		out = os.Stdout
 	}
-	if f, ok := in.(*os.File); ok && !term.IsTerminal(f.Fd()) {
-		return ErrNoTerminal
+	if err := CheckTerminal(in); err != nil {
+		return Result{}, err
 	}
 	if _, err := conn.Initialize(ctx, "scv-tui", opts.Version); err != nil {
-		return fmt.Errorf("connect to the daemon on %s: %w", opts.Socket, err)
+		if opts.Socket == "" {
+			return Result{}, fmt.Errorf("connect to the server: %w", err)
+		}
+		return Result{}, fmt.Errorf("connect to the daemon on %s: %w", opts.Socket, err)
 	}
 	cfg, err := openSession(ctx, conn, opts)
 	if err != nil {
-		return err
+		return Result{}, err
 	}
 	dialCtx, stopDials := context.WithCancel(ctx)
 	defer stopDials()
 	var p *tea.Program
 	conns := &connSet{}
 	cfg.Sender, cfg.Socket, cfg.OpenPicker, cfg.Client = conn, opts.Socket, opts.Pick, opts.client()
+	cfg.Notify, cfg.NotifyAfter = opts.Notify, opts.NotifyAfter
 	cfg.Redial = func() (Sender, error) {
 		c, err := redialDaemon(dialCtx, opts)
 		if err != nil {
@@ -98,10 +133,11 @@ func Run(ctx context.Context, opts Options) error {
 	_, runErr := p.Run()
 	stopDials()
 	conns.closeAll()
+	res := m.result() // the program has ended: nothing changes m now
 	if errors.Is(runErr, tea.ErrInterrupted) || errors.Is(runErr, tea.ErrProgramKilled) && ctx.Err() != nil {
-		return nil // interrupted: the terminal is restored, leave quietly
+		return res, nil // interrupted: the terminal is restored, leave quietly
 	}
-	return runErr
+	return res, runErr
 }
 
 // redialDaemon opens and initializes a new connection for a TUI whose
@@ -109,7 +145,7 @@ func Run(ctx context.Context, opts Options) error {
 func redialDaemon(ctx context.Context, opts Options) (*client.Conn, error) {
 	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
 	defer cancel()
-	c, err := client.Dial(ctx, opts.Socket)
+	c, err := opts.dial(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -164,7 +200,7 @@ func (s *connSet) closeAll() {
 func openSession(ctx context.Context, conn *client.Conn, opts Options) (Config, error) {
 	id, notice := opts.Resume, ""
 	if opts.Continue {
-		list, err := client.CallFor[*proto.SessionListed](ctx, conn, &proto.SessionList{Workspace: opts.Cwd, Limit: 1})
+		list, err := client.CallFor[*proto.SessionListed](ctx, conn, &proto.SessionList{Workspace: opts.Cwd, Limit: 1, All: true})
 		if err != nil {
 			return Config{}, fmt.Errorf("find the last session of %s: %w", opts.Cwd, err)
 		}

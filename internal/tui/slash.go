@@ -36,6 +36,7 @@ func slashCommands() []slashCmd {
 		{"/context", "", "context window use and session tokens"},
 		{"/approvals", "[revoke N|all]", "list or revoke this session's grants"},
 		{"/undo", "", "restore the files the last turn wrote (asks first)"},
+		{"/copy", "[code]", "copy the last answer (or its last code block) to the clipboard"},
 		{"/help", "", "keys and commands"},
 		{"/sessions", "", "the stored sessions picker (Ctrl+P)"},
 		{"/resume", "", "the stored sessions picker (same as /sessions)"},
@@ -201,7 +202,7 @@ func slashPrompt(text string) (name string, args []string, prompt string, refuse
 // runCommand runs the local command name with its arguments.
 func (m *Model) runCommand(name string, args []string) tea.Cmd {
 	m.scroll = 0
-	takesArgs := name == "/model" || name == "/approvals"
+	takesArgs := name == "/model" || name == "/approvals" || name == "/copy"
 	if len(args) > 0 && !takesArgs {
 		m.addItem(&item{kind: kindError, text: fmt.Sprintf("%s takes no arguments (nothing was sent); /help lists the commands", name)})
 		return nil
@@ -240,6 +241,8 @@ func (m *Model) runCommand(name string, args []string) tea.Cmd {
 		m.modelCommand(args)
 	case "/undo":
 		m.undoCommand()
+	case "/copy":
+		return m.copyCommand(args)
 	}
 	return nil
 }
@@ -309,14 +312,16 @@ func (m *Model) openModels(e *proto.ModelsListed) {
 		return
 	}
 	p := &picker{mode: pickModel}
+	var rows []pickRow
 	for i, name := range e.Models {
 		r := pickRow{id: name, title: name, current: name == e.Current}
 		if r.current {
 			r.meta = "current"
 			p.cursor = i
 		}
-		p.rows = append(p.rows, r)
+		rows = append(rows, r)
 	}
+	p.setRows(rows)
 	m.picker = p
 }
 

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	tea "charm.land/bubbletea/v2"
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/scv-agent/scv/internal/proto"
@@ -66,6 +67,25 @@ func TestSlashWordsNotCommands(t *testing.T) {
 	h.golden("slash_unknown")
 	if !strings.Contains(h.frame(), "/help lists the commands") {
 		t.Errorf("no hint naming /help:\n%s", h.frame())
+	}
+	// The refused text is selected: the next command replaces it instead
+	// of being appended to it (which made the prompt "/compact/cost").
+	h.m.composer.Reset()
+	h.typeText("/compact")
+	h.keys(enter)
+	h.typeText("/cost")
+	if got := h.m.composer.Value(); got != "/cost" {
+		t.Errorf("typing after a refused command made the composer %q, want /cost", got)
+	}
+	h.keys(enter)
+	if got := h.rec.take(); len(got) != 0 {
+		t.Fatalf("a second unknown command typed after the first sent %v", got)
+	}
+	// An arrow key keeps the refused text to be fixed.
+	h.keys(tea.KeyPressMsg{Code: tea.KeyEnd})
+	h.typeText(" x")
+	if got := h.m.composer.Value(); got != "/cost x" {
+		t.Errorf("End then typing made the composer %q, want the refused text kept and extended", got)
 	}
 	h.m.composer.Reset()
 	h.typeText("/help me please")

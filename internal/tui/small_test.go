@@ -44,6 +44,21 @@ func TestApprovalIn50x12(t *testing.T) {
 	h.writeFlow()
 	h.golden("approval_write_50x12")
 	checkAnswerable(t, h)
+	// It opened at the first changed line; the summary and the file
+	// headers above it are reached with ↑.
+	if f := h.frame(); !strings.Contains(f, `-    println("hi")`) || strings.Contains(f, "replace main.go") {
+		t.Errorf("the compact diff panel did not open at the first changed line:\n%s", f)
+	}
+	for range 10 {
+		h.keys(up)
+	}
+	if f := h.frame(); !strings.Contains(f, "replace main.go (61 bytes)") || !strings.Contains(f, "1–2/11") {
+		t.Errorf("↑ does not reach the summary above the change:\n%s", f)
+	}
+	h.keys(down, down, down, down, down, down, down)
+	if f := h.frame(); !strings.Contains(f, "8–9/11") {
+		t.Errorf("scrolling back down does not return to the change:\n%s", f)
+	}
 	h.keys(key('r'))
 	h.typeText("no")
 	if f := h.frame(); !strings.Contains(f, "› no█") || !strings.Contains(f, "enter deny") {

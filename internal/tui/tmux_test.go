@@ -163,3 +163,11 @@ func containsLine(s, line string) bool {
 	}
 	return false
 }
+
+// tryTmux runs a tmux command that may fail (show-buffer with no buffer).
+func (p *pane) tryTmux(args ...string) (string, error) {
+	cmd := exec.Command("tmux", append([]string{"-S", p.sock}, args...)...)
+	cmd.Env = append(os.Environ(), "TERM=xterm-256color")
+	out, err := cmd.Output()
+	return string(out), err
+}

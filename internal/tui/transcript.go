@@ -3,6 +3,7 @@ package tui
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/charmbracelet/x/ansi"
@@ -79,12 +80,16 @@ type item struct {
 	diff    *proto.Diff
 	granted bool
 
-	// render cache: lines at width, valid while !dirty.
-	dirty    bool
-	width    int
-	expanded bool
-	lines    []string
+	// render cache: lines at width and view, valid while !dirty.
+	dirty bool
+	width int
+	view  toolView
+	lines []string
 }
+
+// toolView is how a tool row is drawn besides its own state: expanded,
+// the row Ctrl+O acts on (target), the row selected with Alt+Up/Down.
+type toolView struct{ expanded, target, selected bool }
 
 func (it *item) touch() { it.dirty = true }
 
@@ -94,6 +99,9 @@ type transcript struct {
 	items   []*item
 	evicted int
 	tools   map[string]*item // by call_id, for rows still in items
+	// sel is the row selected with Alt+Up/Down (nil: none; Ctrl+O then
+	// acts on the latest row it can expand).
+	sel *item
 }
 
 func newTranscript(max int) *transcript {
@@ -122,6 +130,9 @@ func (t *transcript) evict(n int) {
 		if it.kind == kindTool {
 			delete(t.tools, it.callID)
 		}
+		if it == t.sel {
+			t.sel = nil
+		}
 	}
 	rest := make([]*item, len(t.items)-n, t.max+1)
 	copy(rest, t.items[n:])
@@ -133,6 +144,7 @@ func (t *transcript) reset() {
 	t.items = nil
 	t.evicted = 0
 	t.tools = map[string]*item{}
+	t.sel = nil
 }
 
 func (t *transcript) last() *item {
@@ -142,15 +154,81 @@ func (t *transcript) last() *item {
 	return t.items[len(t.items)-1]
 }
 
-// latestOutput is the newest tool row with output or a diff (the Ctrl+O
-// target).
+// expandable says Ctrl+O changes the row: a tool row with output or a
+// diff.
+func (it *item) expandable() bool {
+	return it.kind == kindTool && (it.output != "" || it.diff != nil && it.diff.Text != "")
+}
+
+// selectable says Alt+Up/Down stop at the item: a row Ctrl+O expands,
+// or a finished answer (y copies it).
+func (it *item) selectable() bool {
+	return it.expandable() || it.kind == kindAssistant && !it.streaming && strings.TrimSpace(it.text) != ""
+}
+
+// copyText is what y copies of a selected item: an answer's Markdown, a
+// write's diff, another tool row's output.
+func (it *item) copyText() string {
+	switch {
+	case it.kind == kindAssistant:
+		return it.text
+	case it.diff != nil && it.diff.Text != "":
+		return it.diff.Text
+	}
+	return it.output
+}
+
+// latestOutput is the newest row Ctrl+O can expand.
 func (t *transcript) latestOutput() *item {
 	for i := len(t.items) - 1; i >= 0; i-- {
-		if it := t.items[i]; it.kind == kindTool && (it.output != "" || it.diff != nil && it.diff.Text != "") {
+		if it := t.items[i]; it.expandable() {
 			return it
 		}
 	}
 	return nil
+}
+
+// target is the row Ctrl+O acts on: the selected one, else the latest;
+// nil when that cannot be expanded (a selected answer).
+func (t *transcript) target() *item {
+	if t.sel != nil {
+		if !t.sel.expandable() {
+			return nil
+		}
+		return t.sel
+	}
+	return t.latestOutput()
+}
+
+// selectStep moves the selection to the selectable item before (d < 0)
+// or after (d > 0) it. The first step up selects the latest such item; a
+// step down past the last one ends the selection. It reports whether
+// anything changed.
+func (t *transcript) selectStep(d int) bool {
+	if t.sel == nil {
+		if d > 0 {
+			return false
+		}
+		for i := len(t.items) - 1; i >= 0; i-- {
+			if t.items[i].selectable() {
+				t.sel = t.items[i]
+				return true
+			}
+		}
+		return false
+	}
+	i := slices.Index(t.items, t.sel)
+	for i += d; i >= 0 && i < len(t.items); i += d {
+		if t.items[i].selectable() {
+			t.sel = t.items[i]
+			return true
+		}
+	}
+	if d > 0 {
+		t.sel = nil
+		return true
+	}
+	return false
 }
 
 // argSummary turns tool arguments into one short line: the most telling
@@ -196,8 +274,14 @@ func boundOutput(s string) (string, bool) {
 
 // render returns the item's lines at width, from cache when possible.
 func (it *item) render(width int, r *renderer) []string {
-	expanded := r.expanded == it
-	if !it.dirty && it.width == width && it.expanded == expanded && it.lines != nil {
+	var v toolView
+	switch it.kind {
+	case kindTool:
+		v = toolView{expanded: r.expanded == it, target: r.target == it, selected: r.selected == it}
+	case kindAssistant:
+		v = toolView{selected: r.selected == it}
+	}
+	if !it.dirty && it.width == width && it.view == v && it.lines != nil {
 		return it.lines
 	}
 	var lines []string
@@ -206,8 +290,12 @@ func (it *item) render(width int, r *renderer) []string {
 		lines = prefixed(r.styles.user.Render("› "), "  ", it.text, width)
 	case kindAssistant:
 		lines = r.assistant(it, width)
+		if v.selected && len(lines) > 0 {
+			// The answer's lines are cached by the renderer: mark a copy.
+			lines = append([]string{r.styles.accent.Render("▸ ") + ansi.TruncateLeft(lines[0], 2, "")}, lines[1:]...)
+		}
 	case kindTool:
-		lines = renderTool(it, width, expanded, r)
+		lines = renderTool(it, width, v, r)
 	case kindNotice:
 		lines = prefixed(r.styles.dim.Render("· "), "  ", it.text, width)
 		for i := range lines {
@@ -218,7 +306,7 @@ func (it *item) render(width int, r *renderer) []string {
 	case kindReasoning:
 		lines = renderReasoning(it, width, r)
 	}
-	it.lines, it.width, it.expanded, it.dirty = lines, width, expanded, false
+	it.lines, it.width, it.view, it.dirty = lines, width, v, false
 	return lines
 }
 
@@ -238,7 +326,17 @@ func prefixed(first, rest, text string, width int) []string {
 	return out
 }
 
-func renderTool(it *item, width int, expanded bool, r *renderer) []string {
+// ctrlOHint says what Ctrl+O does to a row: at once for the row it acts on,
+// after selecting it for any other.
+func ctrlOHint(v toolView, verb string) string {
+	if v.target {
+		return "ctrl+o to " + verb
+	}
+	return "select with alt+↑/↓, then ctrl+o to " + verb
+}
+
+func renderTool(it *item, width int, v toolView, r *renderer) []string {
+	expanded := v.expanded
 	st := r.styles
 	mark, stateStyle := "○", st.dim
 	switch it.state {
@@ -258,12 +356,16 @@ func renderTool(it *item, width int, expanded bool, r *renderer) []string {
 		state = "failed: " + it.errKind
 	}
 	tag := " [" + state + "]"
+	sel := ""
+	if v.selected {
+		sel = st.accent.Render("▸ ")
+	}
 	head := mark + " " + it.name
-	room := width - ansi.StringWidth(head) - ansi.StringWidth(tag) - 1
+	room := width - ansi.StringWidth(head) - ansi.StringWidth(tag) - ansi.StringWidth(sel) - 1
 	if it.args != "" && room > 4 {
 		head += " " + ansi.Truncate(it.args, room, "…")
 	}
-	lines := []string{stateStyle.Render(mark) + " " + st.bold.Render(it.name) + strings.TrimPrefix(head, mark+" "+it.name) + stateStyle.Render(tag)}
+	lines := []string{sel + stateStyle.Render(mark) + " " + st.bold.Render(it.name) + strings.TrimPrefix(head, mark+" "+it.name) + stateStyle.Render(tag)}
 	if it.summary != "" {
 		// Wrapped, never cut on the row: a URL's query is where data
 		// would leave.
@@ -285,7 +387,7 @@ func renderTool(it *item, width int, expanded bool, r *renderer) []string {
 		lines = append(lines, st.dim.Render("  ✓ allowed by a session grant (/approvals lists them)"))
 	}
 	if it.diff != nil {
-		lines = append(lines, diffRows(it.diff, width, expanded, st)...)
+		lines = append(lines, diffRows(it.diff, width, v, st)...)
 	}
 	if it.state == toolRunning && it.progress != "" {
 		lines = append(lines, st.dim.Render("  │ "+ansi.Truncate(strings.ReplaceAll(it.progress, "\t", " "), max(width-4, 8), "…")))
@@ -311,13 +413,13 @@ func renderTool(it *item, width int, expanded bool, r *renderer) []string {
 	}
 	var more []string
 	if n := len(out) - len(shown); n > 0 {
-		hint := "ctrl+o to expand"
+		hint := ctrlOHint(v, "expand")
 		if expanded {
-			hint = "ctrl+o to collapse"
+			hint = ctrlOHint(v, "collapse")
 		}
 		more = append(more, fmt.Sprintf("… %d more lines (%s)", n, hint))
 	} else if expanded {
-		more = append(more, "(ctrl+o to collapse)")
+		more = append(more, "("+ctrlOHint(v, "collapse")+")")
 	}
 	more = append(more, it.notes...)
 	if it.truncated {
@@ -332,14 +434,15 @@ func renderTool(it *item, width int, expanded bool, r *renderer) []string {
 // diffRows is a write's change on its row: the stat, and with Ctrl+O the
 // diff itself, coloured, at most ExpandedLines lines, each cut to the
 // width.
-func diffRows(d *proto.Diff, width int, expanded bool, st styles) []string {
+func diffRows(d *proto.Diff, width int, v toolView, st styles) []string {
+	expanded := v.expanded
 	stat := "  ± " + diffStat(d)
 	lines := diffLines(d.Text)
 	switch {
 	case d.Note != "":
 		stat += " · " + oneLine(d.Note)
 	case len(lines) > 0 && !expanded:
-		stat += " · ctrl+o to show the diff"
+		stat += " · " + ctrlOHint(v, "show the diff")
 	}
 	out := []string{st.dim.Render(ansi.Truncate(stat, max(width, 8), "…"))}
 	if !expanded || len(lines) == 0 {
@@ -350,7 +453,7 @@ func diffRows(d *proto.Diff, width int, expanded bool, st styles) []string {
 		out = append(out, "    "+diffStyle(st, l).Render(ansi.Truncate(strings.ReplaceAll(l, "\t", "    "), max(width-4, 8), "…")))
 	}
 	if more := len(lines) - len(shown) + d.Omitted; more > 0 {
-		out = append(out, st.dim.Render(fmt.Sprintf("    … +%d more lines of the diff (ctrl+o to collapse)", more)))
+		out = append(out, st.dim.Render(fmt.Sprintf("    … +%d more lines of the diff (%s)", more, ctrlOHint(v, "collapse"))))
 	}
 	return out
 }

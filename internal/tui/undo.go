@@ -57,12 +57,21 @@ func (m *Model) undone(e *proto.SessionUndone) {
 		m.layout()
 		return
 	}
+	m.addItem(&item{kind: kindNotice, text: undoneText(e.Files, e.Note)})
+}
+
+// undoneText is the notice of an undo done: live, and on a resume from
+// the stored turn.
+func undoneText(files []proto.UndoFile, note string) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "undone: %s of the last turn", plural(len(e.Files), "file"))
-	for _, f := range e.Files {
+	fmt.Fprintf(&b, "undone: %s of the last turn", plural(len(files), "file"))
+	for _, f := range files {
 		fmt.Fprintf(&b, "\n  %s %s", undoVerb(f.Action, true), f.Path)
 	}
-	m.addItem(&item{kind: kindNotice, text: b.String() + note})
+	if note != "" {
+		b.WriteString("\n" + note)
+	}
+	return b.String()
 }
 
 // undoError shows the refusal of a session.undo.

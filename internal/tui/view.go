@@ -33,6 +33,8 @@ func (m *Model) View() tea.View {
 	// macOS ones), as in other Bubble Tea applications.
 	v.MouseMode = tea.MouseModeCellMotion
 	v.WindowTitle = "scv"
+	// Focus reports say when a notification is called for (notify.go).
+	v.ReportFocus = m.notifyOn()
 	return v
 }
 
@@ -105,6 +107,7 @@ func (m *Model) header() string {
 // offset, so the text in view stays put.
 func (m *Model) body(h int) []string {
 	items := m.tr.items
+	m.render.target, m.render.selected = m.tr.target(), m.tr.sel
 	if m.scroll > 0 && m.anchor != nil {
 		if n, ok := m.linesDownFrom(m.anchor); ok {
 			m.scroll = max(m.scroll+n-m.anchorLines, 0)
@@ -227,18 +230,56 @@ func (m *Model) statusLine() string {
 		parts = append(parts, fmt.Sprintf("↑%d lines", m.scroll))
 	}
 	left := strings.Join(parts, st.dim.Render(" · "))
-	hint := "esc cancel · ctrl+c quit"
+	for _, hint := range m.keyHints() {
+		if gap := m.width - ansi.StringWidth(left) - ansi.StringWidth(hint); gap >= 2 {
+			return left + strings.Repeat(" ", gap) + st.dim.Render(hint)
+		}
+	}
+	return ansi.Truncate(left, m.width, "…")
+}
+
+// keyHints name the keys that matter in the current state, each as it
+// acts now (Ctrl+C clears a composer with text, else cancels a running
+// turn, else quits: handleKey), longest first: the status line shows the
+// first that fits.
+func (m *Model) keyHints() []string {
+	ctrlC := "ctrl+c quit"
+	if m.composer.Value() != "" {
+		ctrlC = "ctrl+c clear"
+	}
+	var keys, extra string // keys is what the state needs; extra helps
 	switch {
+	case m.conn == reconnecting:
+		return []string{"esc stop trying · " + ctrlC}
+	case m.conn == disconnected:
+		if m.cfg.Redial != nil {
+			return []string{"enter reconnect · " + ctrlC, ctrlC}
+		}
+		return []string{ctrlC}
+	case m.undo != nil:
+		return []string{"y undo · n keep · ctrl+c quit"}
 	case m.st.rewind != nil:
-		hint = "enter send as a fork · esc cancel"
-	case m.turnID == "":
-		hint = "/help · ctrl+p sessions · ctrl+c quit"
+		return []string{"enter send as a fork · esc cancel"}
+	case m.turnID != "" && ctrlC == "ctrl+c quit":
+		keys = "esc/ctrl+c cancel the turn"
+	case m.turnID != "":
+		keys = "esc cancel the turn · " + ctrlC
+	case m.rd.offer:
+		keys, extra = ctrlC, "enter continue · /new fresh · "
+	default:
+		keys, extra = ctrlC, "/help · ctrl+p sessions · "
 	}
-	gap := m.width - ansi.StringWidth(left) - ansi.StringWidth(hint)
-	if gap < 2 {
-		return ansi.Truncate(left, m.width, "…")
+	if it := m.tr.sel; it != nil {
+		sel := "alt+↑/↓ select · "
+		if m.composer.Value() == "" {
+			sel = "y copy · " + sel
+		}
+		if it.expandable() {
+			sel = "ctrl+o expand · " + sel
+		}
+		return []string{sel + extra + keys, sel + keys, keys}
 	}
-	return left + strings.Repeat(" ", gap) + st.dim.Render(hint)
+	return []string{extra + keys, keys}
 }
 
 func (m *Model) contextUse() string {

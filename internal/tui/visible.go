@@ -79,6 +79,7 @@ func visibleEvent[T proto.Event](ev T) T {
 		line(&e.Name)
 		block(&e.Summary)
 		visibleDiff(e.Diff)
+		visibleGrant(e.Granted)
 	case *proto.ApprovalGrantsReply:
 		for i := range e.Grants {
 			visibleGrant(&e.Grants[i])
@@ -97,7 +98,7 @@ func visibleEvent[T proto.Event](ev T) T {
 		line(&e.Next) // a cursor, sent back, but never shown raw
 		for i := range e.Sessions {
 			s := &e.Sessions[i]
-			line(&s.Title, &s.Cwd, &s.Provider, &s.Model, &s.Origin, &s.State, &s.Created, &s.Updated, &s.ForkedFrom, &s.ForkedAt, &s.LiveIn)
+			line(&s.Title, &s.Cwd, &s.Provider, &s.Model, &s.Origin, &s.State, &s.Created, &s.Updated, &s.ForkedFrom, &s.ForkedAt, &s.LiveIn, &s.LastTurn, &s.FirstPrompt)
 		}
 	case *proto.SessionResumed:
 		line(&e.Cwd, &e.Model, &e.Title, &e.Origin, &e.ForkedFrom, &e.ForkedAt, &e.BaseURL, &e.PreviousBaseURL)
@@ -137,6 +138,13 @@ func storedTurns(ts []proto.StoredTurn) {
 		t := &ts[i]
 		t.State, t.ErrorCode, t.Started, t.Ended = termtext.Line(t.State), termtext.Line(t.ErrorCode), termtext.Line(t.Started), termtext.Line(t.Ended)
 		t.Prompt, t.ErrorMessage = termtext.Block(t.Prompt), termtext.Block(t.ErrorMessage)
+		if u := t.Undone; u != nil {
+			u.At = termtext.Line(u.At)
+			for j := range u.Files {
+				u.Files[j].Path, u.Files[j].Action = termtext.Line(u.Files[j].Path), termtext.Line(u.Files[j].Action)
+				visibleDiff(u.Files[j].Diff)
+			}
+		}
 	}
 }
 

@@ -75,7 +75,7 @@ func TestApprovalSummaryScrolls(t *testing.T) {
 	h.ev(&proto.ToolProposed{TurnHeader: th("t1"), CallID: "c1", Name: "bash", Arguments: args(map[string]any{"command": strings.Join(lines, "\n")})},
 		&proto.ApprovalRequested{TurnHeader: th("t1"), ApprovalID: "a1", CallID: "c1", Name: "bash", Risk: "process", Cwd: "/w", Summary: strings.Join(lines, "\n")})
 	f := h.frame()
-	if !strings.Contains(f, "summary: 40 lines, showing 1–") || !strings.Contains(f, "↑/↓ scroll") {
+	if !strings.Contains(f, "command: 40 lines, showing 1–") || !strings.Contains(f, "↑/↓ scroll") {
 		t.Fatalf("the panel does not say how many lines the summary has:\n%s", f)
 	}
 	if strings.Contains(f, "evil.example") {
@@ -105,17 +105,20 @@ func TestApprovalSummaryScrolls(t *testing.T) {
 	}
 }
 
-// TestShortSummaryUnchanged: a summary that fits keeps every line and
-// says how many there are.
+// TestShortSummaryUnchanged: a summary that fits keeps every line; bash's
+// is labelled as the command it is, not counted in lines.
 func TestShortSummaryUnchanged(t *testing.T) {
 	h := newHarness(t, nil)
 	h.prompt("go", "t1")
 	h.ev(&proto.ApprovalRequested{TurnHeader: th("t1"), ApprovalID: "a1", CallID: "c1", Name: "bash", Risk: "process", Cwd: "/w", Summary: "make test\n(in /w, timeout 600 s)"})
 	f := h.frame()
-	for _, want := range []string{"summary: 2 lines", "make test", "(in /w, timeout 600 s)"} {
+	for _, want := range []string{"command:", "make test", "(in /w, timeout 600 s)"} {
 		if !strings.Contains(f, want) {
 			t.Errorf("frame lacks %q:\n%s", want, f)
 		}
+	}
+	if strings.Contains(f, "2 lines") {
+		t.Errorf("bash's command is labelled by its line count:\n%s", f)
 	}
 	h.keys(up) // nothing to scroll: Up goes to prompt history as usual
 	if got := h.m.composer.Value(); got != "go" {

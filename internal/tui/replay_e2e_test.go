@@ -1,0 +1,59 @@
+package tui_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/scv-agent/scv/internal/model/modeltest"
+)
+
+// TestResumeShowsGrantAndUndoUnderTmux: with the real daemon, "a" on a
+// write (allow for this session) and /undo afterwards leave their notes
+// in the transcript; `scv --continue` shows both again, as they were
+// shown live.
+func TestResumeShowsGrantAndUndoUnderTmux(t *testing.T) {
+	scv := scvBinary(t)
+	requireRun(t, scv)
+	home, ws := t.TempDir(), t.TempDir()
+	writeFile(t, ws, "notes.txt", "old notes\n")
+	fake := modeltest.New(t)
+	fake.Script(modeltest.ToolCall("c1", "write", `{"path":"notes.txt","mode":"replace","content":"new notes\n"}`))
+	fake.Script(modeltest.Text("Notes rewritten."))
+	p := openTUI(t, scv, home, ws, fake, 100, 40)
+	p.text("rewrite the notes")
+	p.keys("Enter")
+	p.waitFor("Approve this tool call?", "a allow write for this session")
+	p.keys("a")
+	p.waitFor("Notes rewritten.", "ready")
+	p.text("/undo")
+	p.keys("Enter")
+	p.waitFor("Undo the last turn?", "y undo")
+	p.keys("y")
+	live := p.waitFor("undone: 1 file", "restored notes.txt")
+	if b, _ := os.ReadFile(filepath.Join(ws, "notes.txt")); string(b) != "old notes\n" {
+		t.Fatalf("the undo did not restore the file: %q", b)
+	}
+	notes := []string{"allowed for this session: write calls (risk filesystem)", "undone: 1 file of the last turn", "restored notes.txt"}
+	for _, n := range notes {
+		if !strings.Contains(live, n) {
+			t.Fatalf("the live screen lacks %q:\n%s", n, live)
+		}
+	}
+	p.keys("C-c")
+	p.assertRestored(0)
+
+	p = startPane(t, 100, 40, "cd "+shellQuote(ws)+" && "+shellQuote(scv)+" --scv-home "+shellQuote(home)+" --continue")
+	s := p.waitFor("Notes rewritten.", "ready")
+	for _, n := range notes {
+		if !strings.Contains(s, n) {
+			t.Errorf("the resumed screen lacks %q:\n%s", n, s)
+		}
+	}
+	if strings.Index(s, "undone: 1 file") < strings.Index(s, "Notes rewritten.") {
+		t.Errorf("the undo note is not after the turn it undid:\n%s", s)
+	}
+	p.keys("C-c")
+	p.assertRestored(0)
+}

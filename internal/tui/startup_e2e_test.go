@@ -1,0 +1,130 @@
+package tui_test
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/scv-agent/scv/internal/model/modeltest"
+)
+
+var (
+	startedLine = regexp.MustCompile(`scv daemon started \(pid (\d+)\) on (\S+); logs: (\S+)`)
+	resumeLine  = regexp.MustCompile(`scv: to come back to this session: (scv .*--resume (\S+))`)
+)
+
+// stopStartedDaemon stops, at the test's end, the daemon a TUI started
+// in the background (pid, from its start line).
+func stopStartedDaemon(t *testing.T, scv, home string, pid int) {
+	t.Cleanup(func() { stopDaemonPID(t, scv, home, pid) })
+}
+
+// TestStartsDaemonUnderTmux: plain `scv` with no daemon running starts one
+// in the background (saying so once, with its log), attaches and works;
+// on exit it prints how to come back, and that command resumes the
+// session from the daemon left running.
+func TestStartsDaemonUnderTmux(t *testing.T) {
+	scv := scvBinary(t)
+	requireRun(t, scv)
+	home, ws := t.TempDir(), t.TempDir()
+	fake := modeltest.New(t)
+	fake.Script(modeltest.Text("Answer from an autostarted daemon."))
+	fake.Script(modeltest.Text("Second answer after resuming."))
+	writeConfig(t, home, fake.URL())
+	if _, err := os.Stat(filepath.Join(home, "server.sock")); err == nil {
+		t.Fatal("a daemon socket exists before the test")
+	}
+	p := startPane(t, 220, 30, "cd "+shellQuote(ws)+" && "+shellQuote(scv)+" --scv-home "+shellQuote(home))
+	p.waitFor("fake-model", "connected", "ready")
+	// The pane's main screen holds the start line under the TUI; it is
+	// read after the TUI leaves (alternate screen).
+	p.text("hello")
+	p.keys("Enter")
+	p.waitFor("Answer from an autostarted daemon.", "ready")
+	p.keys("C-c")
+	p.assertRestored(0)
+	s := p.screen()
+	m := startedLine.FindAllStringSubmatch(s, -1)
+	if len(m) != 1 {
+		t.Fatalf("the daemon's start line is shown %d times, want once:\n%s", len(m), s)
+	}
+	pid, _ := strconv.Atoi(m[0][1])
+	stopStartedDaemon(t, scv, home, pid)
+	if m[0][2] != filepath.Join(home, "server.sock") || m[0][3] != filepath.Join(home, "logs", "daemon.log") {
+		t.Errorf("the start line names %s and %s", m[0][2], m[0][3])
+	}
+	if syscall.Kill(pid, 0) != nil {
+		t.Fatalf("the started daemon (pid %d) does not outlive the TUI", pid)
+	}
+	r := resumeLine.FindStringSubmatch(s)
+	if r == nil {
+		t.Fatalf("no line saying how to come back:\n%s", s)
+	}
+	if want := "scv --scv-home " + home + " --resume " + r[2]; r[1] != want {
+		t.Errorf("the way back is %q, want %q", r[1], want)
+	}
+
+	// The printed command (with the built binary) resumes the session;
+	// the daemon runs, so nothing is started again.
+	p = startPane(t, 220, 30, "cd "+shellQuote(ws)+" && "+shellQuote(scv)+strings.TrimPrefix(r[1], "scv"))
+	p.waitFor("› hello", "Answer from an autostarted daemon.", "ready")
+	p.text("again")
+	p.keys("Enter")
+	p.waitFor("Second answer after resuming.", "ready")
+	if got := lastUserTexts(fake); len(got) != 2 || got[0] != "hello" || got[1] != "again" {
+		t.Errorf("the resumed session sent the user messages %q", got)
+	}
+	p.keys("C-c")
+	p.assertRestored(0)
+	if s := p.screen(); strings.Contains(s, "scv daemon started") {
+		t.Errorf("a second daemon was started:\n%s", s)
+	}
+}
+
+// TestNoDaemonUnderTmux: `scv --no-daemon` serves its session inside the
+// TUI's process: no daemon socket appears, the turn runs and is stored,
+// and the way back it prints (with --no-daemon) resumes it.
+func TestNoDaemonUnderTmux(t *testing.T) {
+	scv := scvBinary(t)
+	requireRun(t, scv)
+	home, ws := t.TempDir(), t.TempDir()
+	fake := modeltest.New(t)
+	fake.Script(modeltest.ToolCall("c1", "bash", `{"command":"echo in-process-bash"}`))
+	fake.Script(modeltest.Text("Served in process."))
+	fake.Script(modeltest.Text("Resumed in process."))
+	writeConfig(t, home, fake.URL())
+	p := startPane(t, 220, 30, "cd "+shellQuote(ws)+" && "+shellQuote(scv)+" --scv-home "+shellQuote(home)+" --no-daemon")
+	p.waitFor("fake-model", "connected", "ready")
+	p.text("run it")
+	p.keys("Enter")
+	p.waitFor("Approve this tool call?", "echo in-process-bash")
+	p.keys("y")
+	p.waitFor("⎿ in-process-bash", "Served in process.", "ready")
+	if _, err := os.Stat(filepath.Join(home, "server.sock")); err == nil {
+		t.Error("--no-daemon left a daemon socket")
+	}
+	p.keys("C-c")
+	p.assertRestored(0)
+	s := p.screen()
+	if strings.Contains(s, "scv daemon started") {
+		t.Errorf("--no-daemon started a daemon:\n%s", s)
+	}
+	r := resumeLine.FindStringSubmatch(s)
+	if r == nil || !strings.Contains(r[1], " --no-daemon --resume ") {
+		t.Fatalf("no way back with --no-daemon:\n%s", s)
+	}
+	p = startPane(t, 220, 30, "cd "+shellQuote(ws)+" && "+shellQuote(scv)+strings.TrimPrefix(r[1], "scv"))
+	p.waitFor("› run it", "Served in process.", "ready")
+	p.text("more")
+	p.keys("Enter")
+	p.waitFor("Resumed in process.", "ready")
+	p.keys("C-c")
+	p.assertRestored(0)
+	if _, err := os.Stat(filepath.Join(home, "server.sock")); err == nil {
+		t.Error("--no-daemon --resume left a daemon socket")
+	}
+}
