@@ -64,8 +64,7 @@ func newAgentsPsCmd(g *globals) *cobra.Command {
 					list = []delegation.Entry{}
 				}
 				b, _ := json.MarshalIndent(list, "", "  ")
-				fmt.Fprintln(g.stdio.Out, string(b))
-				return nil
+				return writeJSONLine(g.stdio.Out, b)
 			}
 			if len(list) == 0 {
 				fmt.Fprintln(g.stdio.Out, "no delegations")
@@ -147,6 +146,13 @@ func (g *globals) signInIO() signin.IO {
 	return signin.IO{In: g.stdio.In, Out: g.stdio.Out, Err: g.stdio.Err, Prompt: g.newLineReader()}
 }
 
+// attachedIO is signInIO for login and logout, which may run the agent's
+// own CLI: it gets the terminal itself, as when the user runs it, so its
+// prompts and browser flow work.
+func (g *globals) attachedIO() signin.IO {
+	return signin.IO{In: g.stdio.In, Out: g.raw.Out, Err: g.raw.Err, Prompt: g.newLineReader()}
+}
+
 // signInErr makes a request the sign-in refuses a usage error (exit 2) and
 // anything else a failure (exit 1).
 func signInErr(err error) error {
@@ -176,7 +182,7 @@ func newAgentsLoginCmd(g *globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return signInErr(m.Login(g.ctx, g.signInIO(), signin.LoginRequest{Extra: extra, OpenAICompatible: compat,
+			return signInErr(m.Login(g.ctx, g.attachedIO(), signin.LoginRequest{Extra: extra, OpenAICompatible: compat,
 				Endpoint: signin.Endpoint{BaseURL: g.baseURL, WireAPI: wireAPI, Model: g.model}}))
 		},
 	}
@@ -246,7 +252,7 @@ func newAgentsLogoutCmd(g *globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return signInErr(m.Logout(g.ctx, g.signInIO(), args[1:]))
+			return signInErr(m.Logout(g.ctx, g.attachedIO(), args[1:]))
 		},
 	}
 }

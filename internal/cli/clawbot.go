@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -455,8 +454,7 @@ func newReloadCmd(g *globals) *cobra.Command {
 				return err
 			}
 			if jsonOut {
-				b, _ := json.Marshal(st)
-				fmt.Fprintf(g.stdio.Out, "%s\n", b)
+				printJSON(g.stdio.Out, st)
 				return nil
 			}
 			fmt.Fprintf(g.stdio.Out, "scv daemon (pid %d) reconciled its components\n", st.PID)

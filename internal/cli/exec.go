@@ -174,7 +174,7 @@ func (g *globals) runExec(srv *server.Server, r execRun) error {
 // execTurn drives one turn and returns the exit status.
 func (g *globals) execTurn(conn *client.Conn, r execRun) int {
 	ctx := context.Background()
-	t := &execTurn{g: g, conn: conn, r: r, jsonOut: g.execJSON, endedWithText: true, visibleOut: isTerminal(g.stdio.Out)}
+	t := &execTurn{g: g, conn: conn, r: r, jsonOut: g.execJSON, endedWithText: true, answer: g.productOut()}
 	if _, err := conn.Initialize(ctx, "scv-exec", version.Version); err != nil {
 		return t.fail(execStartupError, err.Error())
 	}
@@ -251,10 +251,9 @@ type execTurn struct {
 	sid, turnID   string
 	jsonOut       bool
 	endedWithText bool
-	// visibleOut makes control characters of the assistant's text visible
-	// on stdout; only when stdout is a terminal, since redirected output is
-	// the turn's product and stays byte-exact.
-	visibleOut bool
+	// answer is where the assistant's text goes: stdout made visible on a
+	// terminal; redirected, it is the turn's product and stays byte-exact.
+	answer io.Writer
 	// asked are the calls whose approval note (with the summary) was
 	// printed; deniedNoted those whose denial that note already reported.
 	asked, deniedNoted map[string]bool
@@ -309,18 +308,14 @@ func (t *execTurn) handle(ev proto.Event) (code int, done bool) {
 		t.turnID = e.TurnID
 	case *proto.AssistantDelta:
 		if !t.jsonOut {
-			text := e.Content
-			if t.visibleOut {
-				text = termtext.Block(text)
-			}
-			fmt.Fprint(out, text)
+			fmt.Fprint(t.answer, e.Content)
 			t.endedWithText = strings.HasSuffix(e.Content, "\n")
 		}
 	case *proto.AssistantReasoning:
 		// Reasoning is not the answer: never on stdout (--json shows it).
 	case *proto.AssistantCompleted:
 		if !t.jsonOut && e.Content != "" && !t.endedWithText {
-			fmt.Fprintln(out)
+			fmt.Fprintln(t.answer)
 			t.endedWithText = true
 		}
 	case *proto.ApprovalRequested:
@@ -471,20 +466,6 @@ func printDiff(w io.Writer, d *proto.Diff) {
 func isTerminal(w io.Writer) bool {
 	f, ok := w.(*os.File)
 	return ok && term.IsTerminal(f.Fd())
-}
-
-func printJSON(w io.Writer, v any) {
-	b, err := json.Marshal(v)
-	if err == nil {
-		fmt.Fprintf(w, "%s\n", b)
-	}
-}
-
-// printEvent writes ev as the server sent it, one JSON line.
-func printEvent(w io.Writer, ev proto.Event) {
-	if b, err := proto.EncodeEvent(ev); err == nil {
-		fmt.Fprintf(w, "%s\n", b)
-	}
 }
 
 // serveInProcess serves one protocol connection of srv over pipes and runs

@@ -393,7 +393,7 @@ func newSessionsExportCmd(g *globals) *cobra.Command {
 				if err != nil {
 					return err
 				}
-				w := g.stdio.Out
+				w := g.productOut()
 				var f *os.File
 				if output != "" && output != "-" {
 					// Exports hold whatever the session held: owner-only.
@@ -432,6 +432,8 @@ func exportJSONL(w io.Writer, st *store.Store, x store.Session, turns []store.Tu
 		_, err = fmt.Fprintf(w, "%s\n", b)
 		return err
 	}
+	// The lines are kept exactly as stored; on a terminal the visible
+	// writer shows what is unsafe in them.
 	if err := write(sessionRecord{Type: "scv.session", StoredSession: server.Summary(st, x)}); err != nil {
 		return err
 	}

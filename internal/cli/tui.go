@@ -80,8 +80,10 @@ func runTUI(g *globals) error {
 		// The key travels only over the daemon's socket (mode 0600).
 		ProviderKeyEnv: o.ProviderKeyEnv,
 		ProviderKey:    o.ProviderKey,
+		// The TUI draws the screen itself and makes every text visible as
+		// it arrives (internal/tui/visible.go).
 		In:             g.stdio.In,
-		Out:            g.stdio.Out,
+		Out:            g.raw.Out,
 		Version:        version.Version,
 		Continue:       g.tuiContinue,
 		Resume:         g.tuiResumeID,
