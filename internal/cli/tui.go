@@ -82,12 +82,12 @@ func runTUI(g *globals) error {
 		ProviderKey:    o.ProviderKey,
 		// The TUI draws the screen itself and makes every text visible as
 		// it arrives (internal/tui/visible.go).
-		In:             g.stdio.In,
-		Out:            g.raw.Out,
-		Version:        version.Version,
-		Continue:       g.tuiContinue,
-		Resume:         g.tuiResumeID,
-		Pick:           g.tuiResume && g.tuiResumeID == "",
+		In:       g.stdio.In,
+		Out:      g.raw.Out,
+		Version:  version.Version,
+		Continue: g.tuiContinue,
+		Resume:   g.tuiResumeID,
+		Pick:     g.tuiResume && g.tuiResumeID == "",
 	})
 }
 
