@@ -267,12 +267,20 @@ func newAgentsStatusCmd(g *globals) *cobra.Command {
 			if len(args) == 1 {
 				names = args
 			}
+			missing := false
 			for _, n := range names {
 				m, err := g.signIn(n)
 				if err != nil {
 					return err
 				}
-				fmt.Fprintf(g.stdio.Out, "%s: %s\n", n, m.Status(g.ctx))
+				// The summary may quote the agent's own files (pi's
+				// default provider and model): one line, made visible.
+				st := m.Status(g.ctx)
+				missing = missing || strings.HasPrefix(st, signin.NotInstalled)
+				fmt.Fprintf(g.stdio.Out, "%s: %s\n", n, termtext.Line(st))
+			}
+			if missing {
+				fmt.Fprintln(g.stdio.Out, "(not installed: put the agent's CLI on PATH, or name it with command = \"/path\" in [agents.NAME] of the user config)")
 			}
 			return nil
 		},
