@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/scv-agent/scv/internal/app"
 	"github.com/scv-agent/scv/internal/termtext"
 )
 
@@ -109,6 +110,11 @@ func consoleLine(level slog.Level, msg string, attrs []slog.Attr) string {
 			fmt.Fprintf(&b, " (attempt %d/%d)", next.Int64(), most.Int64())
 		}
 		return b.String()
+	}
+	if msg == app.DeprecatedMessage {
+		if st, ok := get("setting"); ok {
+			return "warning: " + st.String()
+		}
 	}
 	var b strings.Builder
 	if level >= slog.LevelError {

@@ -90,7 +90,7 @@ func newExecCmd(g *globals) *cobra.Command {
 	cmd.Flags().BoolVar(&r.yes, "yes", false, "approve every approval request")
 	cmd.Flags().BoolVar(&g.execJSON, "json", false, "print every protocol event (and every error) as a JSON line")
 	cmd.Flags().BoolVar(&r.quiet, "quiet", false, "print only the answer: nothing on stderr but fatal errors")
-	cmd.Flags().BoolVar(&r.verbose, "verbose", false, "also print the output of bash calls on stderr as it comes")
+	cmd.Flags().BoolVar(&r.verbose, "verbose", false, "also print the output of each bash call on stderr when it ends")
 	cmd.Flags().StringVar(&workspace, "workspace", "", "workspace directory (default: current directory)")
 	return cmd
 }
@@ -123,6 +123,9 @@ const maxCountedPrompt = 1 << 30
 // the limit is refused with its real size.
 func (g *globals) readPrompt(args []string) (string, error) {
 	if len(args) == 1 && args[0] != "-" {
+		if strings.TrimSpace(args[0]) == "" {
+			return "", usageErr("empty prompt: pass the text to send as PROMPT, or - (or nothing) to read it from stdin")
+		}
 		return args[0], nil
 	}
 	b, err := io.ReadAll(io.LimitReader(g.stdio.In, config.MaxPromptBytesLimit+1))
@@ -143,7 +146,7 @@ func (g *globals) readPrompt(args []string) (string, error) {
 	}
 	p := strings.TrimRight(string(b), "\n")
 	if strings.TrimSpace(p) == "" {
-		return "", usageErr("empty prompt: pass PROMPT or pipe it on stdin")
+		return "", usageErr("empty prompt on stdin: pipe the text to send, or pass it as PROMPT")
 	}
 	return p, nil
 }
@@ -323,9 +326,8 @@ func (t *execTurn) handle(ev proto.Event) (code int, done bool) {
 	case *proto.ToolStarted:
 		t.started(e)
 	case *proto.ToolProgress:
-		if t.r.verbose {
-			t.note("  > %s", termtext.Line(e.Text))
-		}
+		// Not printed: --verbose prints a bash call's whole output once,
+		// when it ends; a progress line would print a line of it twice.
 	case *proto.ToolCompleted:
 		t.completed(e)
 	case *proto.TurnCompleted:
