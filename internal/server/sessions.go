@@ -121,7 +121,7 @@ func (c *conn) storeError(requestID, id string, err error) {
 	code := storeErrorCode(err)
 	msg := err.Error()
 	if code == proto.ErrSessionNotFound {
-		msg = fmt.Sprintf("no stored session %q (session.list shows them)", id)
+		msg = fmt.Sprintf("no stored session %q (`scv sessions list --all` shows them)", id)
 	}
 	c.reqError(requestID, code, msg, false)
 }
