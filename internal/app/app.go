@@ -375,7 +375,7 @@ func (a *App) modelClient(cfg *config.Config, env map[string]string) (model.Clie
 	}
 	l := cfg.ProviderLimits
 	client, err := model.New(model.Options{
-		WireAPI: prof.WireAPI, BaseURL: prof.BaseURL, APIKey: key.Reveal(), Headers: headers, Model: prof.Model,
+		WireAPI: prof.WireAPI, BaseURL: prof.BaseURL, APIKey: key.Reveal(), KeySource: keySource(name, prof), Headers: headers, Model: prof.Model,
 		ReasoningEffort: prof.ReasoningEffort, Timeout: time.Duration(prof.TimeoutSeconds) * time.Second, MaxRetries: prof.MaxRetries,
 		Limits: model.Limits{MaxSSEEventBytes: l.MaxSSEEventBytes, MaxResponseBytes: l.MaxResponseBytes, MaxAssistantBytes: l.MaxAssistantBytes,
 			MaxToolCalls: l.MaxToolCalls, MaxToolArgumentsBytes: l.MaxToolArgumentsBytes},

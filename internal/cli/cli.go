@@ -247,6 +247,7 @@ func newRootCmd(g *globals) *cobra.Command {
 		newReloadCmd(g),
 		newClawbotCmd(g),
 		newUndoCmd(g),
+		newModelsCmd(g),
 	)
 	attachTUIRoot(root, g)
 	return root

@@ -123,6 +123,7 @@ func newHostileFixture(t *testing.T) *hostileFixture {
 		t.Fatal(err)
 	}
 	m := modeltest.New(t)
+	m.Models = []string{"fake-model", "evil" + hostile + forge}
 	answer := modeltest.Text("answer "+hostile[:7], hostile[7:]+"\n")
 	// The fixture's session, then exec --verbose on a terminal, then exec
 	// --json.
@@ -265,7 +266,7 @@ func (f *hostileFixture) runTerminal(t *testing.T, args ...string) (int, string,
 var hostileChecked = []string{
 	"mcp list", "mcp test", "tools list", "tools call", "exec", "sessions list", "sessions show",
 	"sessions search", "sessions export", "sessions rename", "agents ps", "agents status",
-	"clawbot status", "config show", "status",
+	"clawbot status", "config show", "status", "models",
 }
 
 var hostileExempt = map[string]string{
@@ -363,11 +364,13 @@ func TestHostileTextNeverReachesTheTerminal(t *testing.T) {
 		{args: []string{"clawbot", "status", "--json"}, seen: `\u001b[8mHIDDEN`, json: true},
 		{args: []string{"config", "show"}, noSeen: true},
 		{args: []string{"status"}, noSeen: true},
+		{args: []string{"models"}},
+		{args: []string{"models", "--json"}, seen: `\u001b[8mHIDDEN`, json: true},
 	}
 	covered := map[string]bool{}
 	for i, c := range checks {
 		name := c.args[0]
-		if name != "exec" && name != "status" {
+		if name != "exec" && name != "status" && name != "models" {
 			name += " " + c.args[1]
 		}
 		covered[name] = true
