@@ -168,7 +168,11 @@ func newSessionsShowCmd(g *globals) *cobra.Command {
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return g.withStore(func(ctx context.Context, st *store.Store, _ paths.Layout) error {
-				x, err := st.Session(ctx, args[0])
+				id, err := resolveSession(ctx, st, args[0])
+				if err != nil {
+					return err
+				}
+				x, err := st.Session(ctx, id)
 				if err != nil {
 					return notFound(err, args[0])
 				}
@@ -209,10 +213,25 @@ func printSessionHeader(w io.Writer, st *store.Store, x store.Session) {
 
 // notFound turns a store's not-found error into one that says what to do.
 func notFound(err error, id string) error {
-	if errors.Is(err, store.ErrNotFound) {
+	var amb *store.AmbiguousError
+	var short *store.ShortPrefixError
+	switch {
+	case errors.Is(err, store.ErrNotFound):
 		return &exitError{code: ExitFailure, msg: fmt.Sprintf("no session %q (scv sessions list --all shows them)", termtext.Line(id))}
+	case errors.As(err, &amb), errors.As(err, &short):
+		return usageErr("%s", termtext.Line(err.Error()))
 	}
 	return err
+}
+
+// resolveSession is the id of the session id names: the id itself or a
+// unique prefix of it, as git takes a commit's.
+func resolveSession(ctx context.Context, st *store.Store, id string) (string, error) {
+	full, err := st.ResolveID(ctx, id)
+	if err != nil {
+		return "", notFound(err, id)
+	}
+	return full, nil
 }
 
 func newSessionsSearchCmd(g *globals) *cobra.Command {
@@ -272,10 +291,14 @@ func newSessionsRenameCmd(g *globals) *cobra.Command {
 				if strings.TrimSpace(args[1]) == "" {
 					return usageErr("the title must not be empty")
 				}
-				if err := st.Rename(ctx, args[0], args[1]); err != nil {
+				id, err := resolveSession(ctx, st, args[0])
+				if err != nil {
+					return err
+				}
+				if err := st.Rename(ctx, id, args[1]); err != nil {
 					return notFound(err, args[0])
 				}
-				x, err := st.Session(ctx, args[0])
+				x, err := st.Session(ctx, id)
 				if err != nil {
 					return err
 				}
@@ -294,10 +317,22 @@ func newSessionsRmCmd(g *globals) *cobra.Command {
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return g.withStore(func(ctx context.Context, st *store.Store, _ paths.Layout) error {
 				failed := false
-				for _, id := range args {
-					err := st.Delete(ctx, id)
+				for _, arg := range args {
+					// A prefix deletes only the one session it names.
+					id, err := st.ResolveID(ctx, arg)
+					if err == nil {
+						err = st.Delete(ctx, id)
+					} else {
+						id = arg
+					}
 					var busy *store.BusyError
+					var amb *store.AmbiguousError
+					var short *store.ShortPrefixError
 					switch {
+					case errors.As(err, &amb), errors.As(err, &short):
+						fmt.Fprintf(g.stdio.Err, "scv: %s\n", termtext.Line(err.Error()))
+						failed = true
+						continue
 					case err == nil:
 						fmt.Fprintf(g.stdio.Out, "deleted %s\n", id)
 						continue
@@ -385,7 +420,11 @@ func newSessionsExportCmd(g *globals) *cobra.Command {
 				return usageErr("--format must be markdown or jsonl, not %q", format)
 			}
 			return g.withStore(func(ctx context.Context, st *store.Store, _ paths.Layout) error {
-				x, err := st.Session(ctx, args[0])
+				id, err := resolveSession(ctx, st, args[0])
+				if err != nil {
+					return err
+				}
+				x, err := st.Session(ctx, id)
 				if err != nil {
 					return notFound(err, args[0])
 				}
