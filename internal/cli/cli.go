@@ -248,6 +248,7 @@ func newRootCmd(g *globals) *cobra.Command {
 		newClawbotCmd(g),
 		newUndoCmd(g),
 		newModelsCmd(g),
+		newDoctorCmd(g),
 	)
 	attachTUIRoot(root, g)
 	return root

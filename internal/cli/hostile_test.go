@@ -266,7 +266,7 @@ func (f *hostileFixture) runTerminal(t *testing.T, args ...string) (int, string,
 var hostileChecked = []string{
 	"mcp list", "mcp test", "tools list", "tools call", "exec", "sessions list", "sessions show",
 	"sessions search", "sessions export", "sessions rename", "agents ps", "agents status",
-	"clawbot status", "config show", "status", "models",
+	"clawbot status", "config show", "status", "models", "doctor",
 }
 
 var hostileExempt = map[string]string{
@@ -365,12 +365,13 @@ func TestHostileTextNeverReachesTheTerminal(t *testing.T) {
 		{args: []string{"config", "show"}, noSeen: true},
 		{args: []string{"status"}, noSeen: true},
 		{args: []string{"models"}},
+		{args: []string{"doctor", "--workspace", f.ws}},
 		{args: []string{"models", "--json"}, seen: `\u001b[8mHIDDEN`, json: true},
 	}
 	covered := map[string]bool{}
 	for i, c := range checks {
 		name := c.args[0]
-		if name != "exec" && name != "status" && name != "models" {
+		if name != "exec" && name != "status" && name != "models" && name != "doctor" {
 			name += " " + c.args[1]
 		}
 		covered[name] = true
@@ -432,10 +433,11 @@ func TestHostileTextNeverReachesTheTerminal(t *testing.T) {
 // everything printed passes through the visible writers.
 func TestRawStreamsOnlyWhereNamed(t *testing.T) {
 	allowed := map[string]string{
-		"productOut":   "a product into a file or a pipe is data, byte-exact",
-		"runTUI":       "the TUI draws the screen and makes its text visible itself",
-		"newServerCmd": "stdout carries the protocol",
-		"attachedIO":   "an agent's own sign-in CLI gets the terminal",
+		"productOut":     "a product into a file or a pipe is data, byte-exact",
+		"runTUI":         "the TUI draws the screen and makes its text visible itself",
+		"newServerCmd":   "stdout carries the protocol",
+		"attachedIO":     "an agent's own sign-in CLI gets the terminal",
+		"doctorTerminal": "asks whether stdout is a terminal and its size; prints through g.stdio",
 	}
 	files, err := filepath.Glob("*.go")
 	if err != nil {
