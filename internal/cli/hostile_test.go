@@ -132,6 +132,7 @@ func newHostileFixture(t *testing.T) *hostileFixture {
 	m.Script(modeltest.ToolCall("c2", "bash", bashArgs(hostile)))
 	m.Script(answer)
 	m.Script(answer)
+	m.Script(answer) // exec into a pipe
 	toml := fmt.Sprintf(`[providers.openai]
 base_url = %q
 model = "fake-model"
@@ -337,6 +338,7 @@ func TestHostileTextNeverReachesTheTerminal(t *testing.T) {
 		seen     string // must appear on stdout+stderr ("" : hostileSeen)
 		noSeen   bool   // the command summarises: the text need not appear
 		json     bool   // stdout is JSON that must carry the hostile value
+		seenOut  string // must appear on stdout itself
 	}
 	checks := []check{
 		{args: []string{"mcp", "list", "--workspace", f.ws}},
@@ -346,14 +348,14 @@ func TestHostileTextNeverReachesTheTerminal(t *testing.T) {
 		{args: []string{"tools", "call", "mcp__evil__look", "{}", "--workspace", f.ws}, seen: `\u001b[8mHIDDEN`, json: true},
 		{args: []string{"tools", "call", "bash", bashArgs(hostile), "--yes", "--workspace", f.ws}, seen: `\u001b[8mHIDDEN`, json: true},
 		{args: []string{"tools", "call", "bash", bashArgs(hostile), "--workspace", f.ws}},
-		{args: []string{"exec", "--yes", "--verbose", "--workspace", f.ws, "again " + hostile}, terminal: true},
+		{args: []string{"exec", "--yes", "--verbose", "--workspace", f.ws, "again " + hostile}, terminal: true, seenOut: "answer " + hostileSeen},
 		{args: []string{"exec", "--json", "--yes", "--workspace", f.ws, "json " + hostile}, seen: `\u001b[8mHIDDEN`, json: true},
 		{args: []string{"sessions", "list", "--all"}},
 		{args: []string{"sessions", "list", "--all", "--json"}, seen: `\u001b[8mHIDDEN`, json: true},
 		{args: []string{"sessions", "show", id}},
 		{args: []string{"sessions", "search", "answer"}},
 		{args: []string{"sessions", "search", "answer", "--json"}, seen: `\u001b[8mHIDDEN`, json: true},
-		{args: []string{"sessions", "export", id}, terminal: true},
+		{args: []string{"sessions", "export", id}, terminal: true, seenOut: hostileSeen},
 		{args: []string{"sessions", "export", id, "--format", "jsonl"}, terminal: true, seen: `\u001b[8mHIDDEN`, json: true},
 		{args: []string{"sessions", "export", id, "-o", exportFile}, noSeen: true},
 		{args: []string{"sessions", "rename", id, "renamed " + hostile}},
@@ -402,6 +404,9 @@ func TestHostileTextNeverReachesTheTerminal(t *testing.T) {
 			if !c.noSeen && !strings.Contains(out+errs, want) {
 				t.Errorf("exit %d: %v printed no hostile text (%q); is the fixture in place?\nstdout:\n%s\nstderr:\n%s", code, c.args, want, out, errs)
 			}
+			if c.seenOut != "" && !strings.Contains(out, c.seenOut) {
+				t.Errorf("%v: stdout lacks %q:\n%s", c.args, c.seenOut, out)
+			}
 			if c.json {
 				for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
 					if l != "" && !json.Valid([]byte(l)) && !json.Valid([]byte(out)) {
@@ -420,7 +425,14 @@ func TestHostileTextNeverReachesTheTerminal(t *testing.T) {
 		}
 	}
 
-	// A product redirected to a file or a pipe stays byte-exact.
+	// A product redirected to a file or a pipe stays byte-exact: the
+	// answer of scv exec, an export to stdout or to a file.
+	if code, out, errs := f.run(t, nil, "exec", "--workspace", f.ws, "raw please"); code != ExitOK || out != "answer "+hostile+"\n" {
+		t.Errorf("exec into a pipe: exit %d, stdout %q (want the answer byte-exact)\n%s", code, out, errs)
+	}
+	if _, out, _ := f.run(t, nil, "sessions", "export", id); !strings.Contains(out, "\x1b[8mHIDDEN") {
+		t.Errorf("export into a pipe lost the session's bytes:\n%q", out)
+	}
 	b, err := os.ReadFile(exportFile)
 	if err != nil || !strings.Contains(string(b), "\x1b[8mHIDDEN") {
 		t.Errorf("the export file lost the session's bytes (%v):\n%q", err, b)
