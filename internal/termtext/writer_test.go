@@ -3,6 +3,7 @@ package termtext
 import (
 	"bytes"
 	"encoding/json"
+	"io"
 	"strings"
 	"testing"
 )
@@ -103,5 +104,25 @@ func TestJSONKeepsTheValue(t *testing.T) {
 	plain := []byte(`{"a":"b"}`)
 	if n := testing.AllocsPerRun(10, func() { _ = JSON(plain) }); n > 1 {
 		t.Errorf("%v allocations for clean JSON", n)
+	}
+}
+
+// BenchmarkWriter is the cost the visible writer adds to a command's
+// output: clean text (the common case, passed through) and text full of
+// escapes, in 4 KiB writes.
+func BenchmarkWriter(b *testing.B) {
+	clean := []byte(strings.Repeat("plain output line, ünïcode 日本\n", 128))
+	dirty := []byte(strings.Repeat("\x1b[31mred\x1b[0m \u202eflip\r\n", 256))
+	for _, tc := range []struct {
+		name string
+		p    []byte
+	}{{"clean", clean}, {"escapes", dirty}} {
+		b.Run(tc.name, func(b *testing.B) {
+			w := NewWriter(io.Discard)
+			b.SetBytes(int64(len(tc.p)))
+			for b.Loop() {
+				w.Write(tc.p)
+			}
+		})
 	}
 }
