@@ -72,6 +72,15 @@ func TestSessionIDPrefix(t *testing.T) {
 	if out, _, _ := runCLI(t, env, "sessions", "show", "s_1a2b3c4d-5e6"); !strings.Contains(out, "turns     1") {
 		t.Errorf("the turn is not in the session the prefix named:\n%s", out)
 	}
+	// undo --session: the prefix opens the session (which has nothing to
+	// undo), where an unknown id is not found.
+	_, errs, _ = runCLI(t, env, "undo", "--session", "1a2b3c", "--yes", "--workspace", ws)
+	if strings.Contains(errs, "no stored session") || !strings.Contains(errs, "undo") {
+		t.Errorf("undo --session by prefix: %q", errs)
+	}
+	if _, errs, _ = runCLI(t, env, "undo", "--session", "s_ffff0000", "--yes", "--workspace", ws); !strings.Contains(errs, "no stored session") {
+		t.Errorf("undo --session unknown: %q", errs)
+	}
 	_, errs, code = runCLI(t, env, "exec", "--resume", "s_1a2b", "--workspace", ws, "more")
 	if code == 0 || !strings.Contains(errs, "matches s_1a2b3c4d-5e6, s_1a2b9999-000") {
 		t.Errorf("exec --resume with an ambiguous prefix: exit %d %q", code, errs)
