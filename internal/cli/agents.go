@@ -133,7 +133,7 @@ func (g *globals) signIn(name string) (signin.Method, error) {
 	if _, ok := agents.Lookup(name); !ok {
 		return nil, usageErr("unknown agent %q (known: %s)", name, strings.Join(agents.Names(), ", "))
 	}
-	a, _, _, err := g.newApp(g.stderrLogger(), false)
+	a, _, _, err := g.newApp(g.consoleLogger(false), false)
 	if err != nil {
 		return nil, err
 	}
@@ -313,7 +313,7 @@ func newAgentsImportCmd(g *globals) *cobra.Command {
 
 // activeEndpoint is SCV's active provider for pi, its key read now.
 func (g *globals) activeEndpoint() (signin.Endpoint, error) {
-	a, _, _, err := g.newApp(g.stderrLogger(), false)
+	a, _, _, err := g.newApp(g.consoleLogger(false), false)
 	if err != nil {
 		return signin.Endpoint{}, err
 	}

@@ -13,7 +13,8 @@ import (
 	"github.com/scv-agent/scv/internal/termtext"
 )
 
-// consoleLogger logs for a person reading stderr (scv exec): one "scv:"
+// consoleLogger logs for a person reading stderr (scv exec, tools, mcp,
+// sessions, agents, undo, models): one "scv:"
 // line per record, warnings and errors only (errors only with quiet),
 // debug records too with SCV_LOG=debug.
 func (g *globals) consoleLogger(quiet bool) *slog.Logger {

@@ -3,7 +3,6 @@ package cli
 import (
 	"fmt"
 	"io"
-	"log/slog"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -27,7 +26,7 @@ func newMCPCmd(g *globals) *cobra.Command {
 
 // mcpSetup loads the configuration of a workspace for the mcp commands.
 func (g *globals) mcpSetup(workspace string) (*app.App, *config.Loaded, string, error) {
-	a, _, _, err := g.newApp(g.stderrLoggerAt(slog.LevelError), false)
+	a, _, _, err := g.newApp(g.consoleLogger(true), false)
 	if err != nil {
 		return nil, nil, "", err
 	}

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"fmt"
-	"log/slog"
 
 	"github.com/spf13/cobra"
 
@@ -27,7 +26,7 @@ func newModelsCmd(g *globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			a, _, _, err := g.newApp(g.stderrLoggerAt(slog.LevelError), false)
+			a, _, _, err := g.newApp(g.consoleLogger(true), false)
 			if err != nil {
 				return err
 			}

@@ -46,7 +46,7 @@ func (g *globals) withStore(fn func(ctx context.Context, st *store.Store, layout
 	if err != nil {
 		return err
 	}
-	logger := g.stderrLogger()
+	logger := g.consoleLogger(false)
 	st, err := openStore(g.ctx, layout, "", logger)
 	if err != nil {
 		return err
@@ -362,7 +362,7 @@ func newSessionsPruneCmd(g *globals) *cobra.Command {
 			"configuration of the current directory that lowers the limits applies them to this workspace's sessions.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			logger := g.stderrLogger()
+			logger := g.consoleLogger(false)
 			a, layout, _, err := g.newApp(logger, false)
 			if err != nil {
 				return err

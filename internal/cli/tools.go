@@ -32,7 +32,7 @@ func newToolsCmd(g *globals) *cobra.Command {
 // registry includes the tools of the configured MCP servers, which are
 // started for it. Call the returned function when done (it stops them).
 func (g *globals) toolset(workspace string) (*config.Config, string, *tool.Registry, func(), error) {
-	a, _, _, err := g.newApp(g.stderrLogger(), true)
+	a, _, _, err := g.newApp(g.consoleLogger(false), true)
 	if err != nil {
 		return nil, "", nil, nil, err
 	}

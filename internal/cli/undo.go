@@ -44,7 +44,7 @@ func newUndoCmd(g *globals) *cobra.Command {
 			if !yes && !stdinTerminal(g.stdio.In) {
 				return usageErr("stdin is not a terminal, so scv undo cannot ask: pass --yes to undo without asking")
 			}
-			logger := g.stderrLogger()
+			logger := g.consoleLogger(false)
 			// Undo runs no turn, so the provider's key is not needed.
 			a, layout, _, err := g.newAppWith(logger, false, func(o *app.Options) { o.KeyOptional = true })
 			if err != nil {
