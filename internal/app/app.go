@@ -14,6 +14,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -68,7 +69,16 @@ type App struct {
 	opts     Options
 	sessions atomic.Int64
 	mcp      *mcp.Manager
+	// warned are the deprecation notes logged already: each once per
+	// process, however often the configuration is loaded.
+	warnedMu sync.Mutex
+	warned   map[string]bool
 }
+
+// DeprecatedMessage is the message of the record LoadConfig logs for a
+// setting given by a deprecated name; its "setting" attribute is the
+// whole note (file:line: key: what to write instead).
+const DeprecatedMessage = "deprecated configuration value"
 
 // New returns an App.
 func New(opts Options) *App {
@@ -101,7 +111,17 @@ func (a *App) LoadConfig(workspace string, over config.Overrides) (*config.Loade
 	l, err := config.Load(config.Options{Home: a.opts.Layout, Workspace: workspace, ExtraFile: a.opts.ExtraConfig, Env: a.opts.Env, Flags: flags})
 	if err == nil {
 		for _, d := range l.Deprecated {
-			a.opts.Logger.Warn("deprecated configuration value", "setting", d.String())
+			note := d.String()
+			a.warnedMu.Lock()
+			seen := a.warned[note]
+			if a.warned == nil {
+				a.warned = map[string]bool{}
+			}
+			a.warned[note] = true
+			a.warnedMu.Unlock()
+			if !seen {
+				a.opts.Logger.Warn(DeprecatedMessage, "setting", note)
+			}
 		}
 		a.noteWorkspaceHooks(l)
 	}
@@ -375,7 +395,7 @@ func (a *App) modelClient(cfg *config.Config, env map[string]string) (model.Clie
 	}
 	l := cfg.ProviderLimits
 	client, err := model.New(model.Options{
-		WireAPI: prof.WireAPI, BaseURL: prof.BaseURL, APIKey: key.Reveal(), Headers: headers, Model: prof.Model,
+		WireAPI: prof.WireAPI, BaseURL: prof.BaseURL, APIKey: key.Reveal(), KeySource: keySource(name, prof), Headers: headers, Model: prof.Model,
 		ReasoningEffort: prof.ReasoningEffort, Timeout: time.Duration(prof.TimeoutSeconds) * time.Second, MaxRetries: prof.MaxRetries,
 		Limits: model.Limits{MaxSSEEventBytes: l.MaxSSEEventBytes, MaxResponseBytes: l.MaxResponseBytes, MaxAssistantBytes: l.MaxAssistantBytes,
 			MaxToolCalls: l.MaxToolCalls, MaxToolArgumentsBytes: l.MaxToolArgumentsBytes},

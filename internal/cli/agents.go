@@ -64,8 +64,7 @@ func newAgentsPsCmd(g *globals) *cobra.Command {
 					list = []delegation.Entry{}
 				}
 				b, _ := json.MarshalIndent(list, "", "  ")
-				fmt.Fprintln(g.stdio.Out, string(b))
-				return nil
+				return writeJSONLine(g.stdio.Out, b)
 			}
 			if len(list) == 0 {
 				fmt.Fprintln(g.stdio.Out, "no delegations")
@@ -134,7 +133,7 @@ func (g *globals) signIn(name string) (signin.Method, error) {
 	if _, ok := agents.Lookup(name); !ok {
 		return nil, usageErr("unknown agent %q (known: %s)", name, strings.Join(agents.Names(), ", "))
 	}
-	a, _, _, err := g.newApp(g.stderrLogger(), false)
+	a, _, _, err := g.newApp(g.consoleLogger(false), false)
 	if err != nil {
 		return nil, err
 	}
@@ -145,6 +144,13 @@ func (g *globals) signIn(name string) (signin.Method, error) {
 // signInIO is the terminal side of a sign-in.
 func (g *globals) signInIO() signin.IO {
 	return signin.IO{In: g.stdio.In, Out: g.stdio.Out, Err: g.stdio.Err, Prompt: g.newLineReader()}
+}
+
+// attachedIO is signInIO for login and logout, which may run the agent's
+// own CLI: it gets the terminal itself, as when the user runs it, so its
+// prompts and browser flow work.
+func (g *globals) attachedIO() signin.IO {
+	return signin.IO{In: g.stdio.In, Out: g.raw.Out, Err: g.raw.Err, Prompt: g.newLineReader()}
 }
 
 // signInErr makes a request the sign-in refuses a usage error (exit 2) and
@@ -176,7 +182,7 @@ func newAgentsLoginCmd(g *globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return signInErr(m.Login(g.ctx, g.signInIO(), signin.LoginRequest{Extra: extra, OpenAICompatible: compat,
+			return signInErr(m.Login(g.ctx, g.attachedIO(), signin.LoginRequest{Extra: extra, OpenAICompatible: compat,
 				Endpoint: signin.Endpoint{BaseURL: g.baseURL, WireAPI: wireAPI, Model: g.model}}))
 		},
 	}
@@ -246,7 +252,7 @@ func newAgentsLogoutCmd(g *globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return signInErr(m.Logout(g.ctx, g.signInIO(), args[1:]))
+			return signInErr(m.Logout(g.ctx, g.attachedIO(), args[1:]))
 		},
 	}
 }
@@ -261,12 +267,20 @@ func newAgentsStatusCmd(g *globals) *cobra.Command {
 			if len(args) == 1 {
 				names = args
 			}
+			missing := false
 			for _, n := range names {
 				m, err := g.signIn(n)
 				if err != nil {
 					return err
 				}
-				fmt.Fprintf(g.stdio.Out, "%s: %s\n", n, m.Status(g.ctx))
+				// The summary may quote the agent's own files (pi's
+				// default provider and model): one line, made visible.
+				st := m.Status(g.ctx)
+				missing = missing || strings.HasPrefix(st, signin.NotInstalled)
+				fmt.Fprintf(g.stdio.Out, "%s: %s\n", n, termtext.Line(st))
+			}
+			if missing {
+				fmt.Fprintln(g.stdio.Out, "(not installed: put the agent's CLI on PATH, or name it with command = \"/path\" in [agents.NAME] of the user config)")
 			}
 			return nil
 		},
@@ -299,7 +313,7 @@ func newAgentsImportCmd(g *globals) *cobra.Command {
 
 // activeEndpoint is SCV's active provider for pi, its key read now.
 func (g *globals) activeEndpoint() (signin.Endpoint, error) {
-	a, _, _, err := g.newApp(g.stderrLogger(), false)
+	a, _, _, err := g.newApp(g.consoleLogger(false), false)
 	if err != nil {
 		return signin.Endpoint{}, err
 	}

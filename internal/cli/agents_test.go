@@ -172,7 +172,7 @@ func TestAgentsLoginDsh(t *testing.T) {
 		t.Errorf("mode %v", st.Mode())
 	}
 	_, sout, serr := e.run(t, "", "agents", "status", "dsh")
-	if !strings.Contains(sout, "dsh: signed in (credentials stored)") {
+	if !strings.Contains(sout, "dsh: not installed; signed in (credentials stored)") {
 		t.Errorf("status: %q", sout)
 	}
 	noSecret(t, key, out, errs, sout, serr)
@@ -182,7 +182,7 @@ func TestAgentsLoginDsh(t *testing.T) {
 	if code, out, _ := e.run(t, "", "agents", "logout", "dsh"); code != 0 || out != "dsh: key removed\n" {
 		t.Errorf("logout: %d %q", code, out)
 	}
-	if _, out, _ := e.run(t, "", "agents", "status", "dsh"); !strings.Contains(out, "dsh: not signed in") {
+	if _, out, _ := e.run(t, "", "agents", "status", "dsh"); !strings.Contains(out, "dsh: not installed; not signed in") {
 		t.Errorf("status after logout: %q", out)
 	}
 }
@@ -531,4 +531,30 @@ func TestOrphanOfKilledExec(t *testing.T) {
 		t.Fatalf("second exec: %v\n%s", err, out)
 	}
 	f.assertReaped(t, rec, esc, escStart, 0, "the next exec's reconcile")
+}
+
+// TestAgentsStatusNotInstalledOneWay: an agent whose CLI is missing is
+// "not installed" first, in the same words for every agent, with what is
+// stored after it, and one line says how to fix it.
+func TestAgentsStatusNotInstalledOneWay(t *testing.T) {
+	e := newAgentsEnv(t)
+	e.env["PATH"] = t.TempDir() // no agent CLI anywhere
+	code, out, errs := e.run(t, "", "agents", "status")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	hint := lines[len(lines)-1]
+	if !strings.HasPrefix(hint, "(not installed: put the agent's CLI on PATH") {
+		t.Errorf("no hint after the list:\n%s", out)
+	}
+	for _, l := range lines[:len(lines)-1] {
+		_, st, _ := strings.Cut(l, ": ")
+		if st != "not installed" && !strings.HasPrefix(st, "not installed; ") {
+			t.Errorf("status line %q does not begin with \"not installed\"", l)
+		}
+	}
+	if len(lines) < 6 {
+		t.Errorf("expected every agent and the hint:\n%s", out)
+	}
 }

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -105,7 +104,8 @@ func (g *globals) clawbotLogin(account, baseURL string) error {
 		ShowCode: func(content string) {
 			fmt.Fprintf(out, "Scan this code with WeChat to log the bot in (account %q):\n\n", account)
 			drawQR(out, content)
-			fmt.Fprintf(out, "\nCode content: %s\nWaiting for the scan (up to %v)…\n", content, clawbot.LoginTimeout)
+			// iLink chose the content: one line, made visible.
+			fmt.Fprintf(out, "\nCode content: %s\nWaiting for the scan (up to %v)…\n", termtext.Line(content), clawbot.LoginTimeout)
 		},
 		Progress: func(state string) {
 			switch state {
@@ -455,8 +455,7 @@ func newReloadCmd(g *globals) *cobra.Command {
 				return err
 			}
 			if jsonOut {
-				b, _ := json.Marshal(st)
-				fmt.Fprintf(g.stdio.Out, "%s\n", b)
+				printJSON(g.stdio.Out, st)
 				return nil
 			}
 			fmt.Fprintf(g.stdio.Out, "scv daemon (pid %d) reconciled its components\n", st.PID)

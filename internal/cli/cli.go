@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/scv-agent/scv/internal/proto"
+	"github.com/scv-agent/scv/internal/termtext"
 )
 
 // Stdio are the streams a command uses; tests pass buffers.
@@ -83,8 +84,10 @@ func exitCode(code int) error { return &exitError{code: code} }
 // globals are the flags every command shares (docs/runtime.md, "Processes
 // and commands").
 type globals struct {
-	ctx            context.Context
-	stdio          Stdio
+	ctx context.Context
+	// stdio's Out and Err make everything printed visible; raw are the
+	// streams Run was given (output.go).
+	stdio, raw     Stdio
 	env            Env
 	scvHome        string
 	configPath     string
@@ -103,8 +106,14 @@ type globals struct {
 }
 
 // Run executes the scv command line and returns the process exit status.
+// Commands print through visible streams (output.go says why and where
+// the raw ones are used).
 func Run(ctx context.Context, args []string, stdio Stdio, env Env) int {
-	g := &globals{ctx: ctx, stdio: stdio, env: env}
+	out, errw := termtext.NewWriter(stdio.Out), termtext.NewWriter(stdio.Err)
+	defer errw.Flush()
+	defer out.Flush()
+	g := &globals{ctx: ctx, stdio: Stdio{In: stdio.In, Out: out, Err: errw}, raw: stdio, env: env}
+	stdio = g.stdio
 	root := newRootCmd(g)
 	// After the flags are defined (defining one sets its default).
 	g.execJSON = wantsExecJSON(args)
@@ -241,6 +250,8 @@ func newRootCmd(g *globals) *cobra.Command {
 		newReloadCmd(g),
 		newClawbotCmd(g),
 		newUndoCmd(g),
+		newModelsCmd(g),
+		newDoctorCmd(g),
 	)
 	attachTUIRoot(root, g)
 	return root

@@ -173,11 +173,14 @@ func newConfigShowCmd(g *globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			// Values, keys (of tables such as [mcp.servers.NAME]) and
+			// paths come from files: each is one line made visible.
+			line := termtext.Line
 			for _, s := range l.Explain() {
-				fmt.Fprintf(g.stdio.Out, "%s = %s  # %s\n", s.Key, s.Value, s.Origin)
+				fmt.Fprintf(g.stdio.Out, "%s = %s  # %s\n", line(s.Key), line(s.Value), line(s.Origin))
 			}
 			for _, d := range l.Deprecated {
-				fmt.Fprintf(g.stdio.Out, "## deprecated: %s\n", d)
+				fmt.Fprintf(g.stdio.Out, "## deprecated: %s\n", line(d.String()))
 			}
 			printWireNotes(g.stdio.Out, &l.Config)
 			return nil
@@ -207,7 +210,7 @@ func printWireNotes(w io.Writer, c *config.Config) {
 		if len(users) == 0 {
 			users = []string{"no profile"}
 		}
-		fmt.Fprintf(w, "## wire_api = %q, used by %s:\n", wire, strings.Join(users, ", "))
+		fmt.Fprintf(w, "## wire_api = %q, used by %s:\n", wire, termtext.Line(strings.Join(users, ", ")))
 		for _, line := range model.Describe(wire) {
 			fmt.Fprintf(w, "##   %s\n", line)
 		}

@@ -18,6 +18,9 @@ import (
 // package: scripts run `scv ...` as a child of the test binary, through
 // cli.Run with the script's environment and working directory.
 func TestMain(m *testing.M) {
+	if os.Getenv(envHostileMCP) != "" {
+		os.Exit(hostileMCPMain())
+	}
 	testscript.Main(m, map[string]func(){
 		"scv": func() {
 			stdio := Stdio{In: os.Stdin, Out: os.Stdout, Err: os.Stderr}

@@ -9,10 +9,12 @@ import (
 	"sync"
 	"time"
 
+	"github.com/scv-agent/scv/internal/app"
 	"github.com/scv-agent/scv/internal/termtext"
 )
 
-// consoleLogger logs for a person reading stderr (scv exec): one "scv:"
+// consoleLogger logs for a person reading stderr (scv exec, tools, mcp,
+// sessions, agents, undo, models): one "scv:"
 // line per record, warnings and errors only (errors only with quiet),
 // debug records too with SCV_LOG=debug.
 func (g *globals) consoleLogger(quiet bool) *slog.Logger {
@@ -109,6 +111,11 @@ func consoleLine(level slog.Level, msg string, attrs []slog.Attr) string {
 			fmt.Fprintf(&b, " (attempt %d/%d)", next.Int64(), most.Int64())
 		}
 		return b.String()
+	}
+	if msg == app.DeprecatedMessage {
+		if st, ok := get("setting"); ok {
+			return "warning: " + st.String()
+		}
 	}
 	var b strings.Builder
 	if level >= slog.LevelError {

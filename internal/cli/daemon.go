@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -391,11 +390,10 @@ func newStatusCmd(g *globals) *cobra.Command {
 				return exitCode(ExitFailure)
 			}
 			if jsonOut {
-				b, _ := json.Marshal(struct {
+				printJSON(g.stdio.Out, struct {
 					Running bool `json:"running"`
 					proto.DaemonStatus
 				}{true, st})
-				fmt.Fprintf(g.stdio.Out, "%s\n", b)
 				return nil
 			}
 			fmt.Fprintf(g.stdio.Out, "scv daemon: running\n  pid:         %d\n  version:     %s\n  uptime:      %s\n  sessions:    %d\n  delegations: %d running, %d orphans reaped\n  socket:      %s\n",

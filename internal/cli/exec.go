@@ -105,7 +105,7 @@ func newExecCmd(g *globals) *cobra.Command {
 	cmd.Flags().BoolVar(&r.yes, "yes", false, "approve every approval request")
 	cmd.Flags().BoolVar(&g.execJSON, "json", false, "print every protocol event (and every error) as a JSON line")
 	cmd.Flags().BoolVar(&r.quiet, "quiet", false, "print only the answer: nothing on stderr but fatal errors")
-	cmd.Flags().BoolVar(&r.verbose, "verbose", false, "also print the output of bash calls on stderr as it comes")
+	cmd.Flags().BoolVar(&r.verbose, "verbose", false, "also print the output of each bash call on stderr when it ends")
 	cmd.Flags().StringVar(&workspace, "workspace", "", "workspace directory (default: current directory)")
 	cmd.Flags().StringArrayVar(&r.allow, "allow", nil, "allow calls without asking for this run; `RULE` is bash:PREFIX (commands starting with PREFIX), write or write:DIR/ (writes, guarded paths excepted), or a tool name; repeatable")
 	cmd.Flags().IntVar(&r.maxSteps, "max-steps", 0, "cap the turn at `N` model requests (default: agent.max_steps)")
@@ -167,6 +167,9 @@ const maxCountedPrompt = 1 << 30
 // the limit is refused with its real size.
 func (g *globals) readPrompt(args []string) (string, error) {
 	if len(args) == 1 && args[0] != "-" {
+		if strings.TrimSpace(args[0]) == "" {
+			return "", usageErr("empty prompt: pass the text to send as PROMPT, or - (or nothing) to read it from stdin")
+		}
 		return args[0], nil
 	}
 	b, err := io.ReadAll(io.LimitReader(g.stdio.In, config.MaxPromptBytesLimit+1))
@@ -187,7 +190,7 @@ func (g *globals) readPrompt(args []string) (string, error) {
 	}
 	p := strings.TrimRight(string(b), "\n")
 	if strings.TrimSpace(p) == "" {
-		return "", usageErr("empty prompt: pass PROMPT or pipe it on stdin")
+		return "", usageErr("empty prompt on stdin: pipe the text to send, or pass it as PROMPT")
 	}
 	return p, nil
 }
@@ -224,7 +227,7 @@ func (g *globals) runExec(srv *server.Server, r execRun) error {
 // execTurn drives one turn and returns the exit status.
 func (g *globals) execTurn(conn *client.Conn, r execRun) int {
 	ctx := context.Background()
-	t := &execTurn{g: g, conn: conn, r: r, jsonOut: g.execJSON, endedWithText: true, visibleOut: isTerminal(g.stdio.Out)}
+	t := &execTurn{g: g, conn: conn, r: r, jsonOut: g.execJSON, endedWithText: true, answer: g.productOut()}
 	if _, err := conn.Initialize(ctx, "scv-exec", version.Version); err != nil {
 		return t.fail(execStartupError, err.Error())
 	}
@@ -307,10 +310,9 @@ type execTurn struct {
 	sid, turnID   string
 	jsonOut       bool
 	endedWithText bool
-	// visibleOut makes control characters of the assistant's text visible
-	// on stdout; only when stdout is a terminal, since redirected output is
-	// the turn's product and stays byte-exact.
-	visibleOut bool
+	// answer is where the assistant's text goes: stdout made visible on a
+	// terminal; redirected, it is the turn's product and stays byte-exact.
+	answer io.Writer
 	// asked are the calls whose approval note (with the summary) was
 	// printed; deniedNoted those whose denial that note already reported.
 	asked, deniedNoted map[string]bool
@@ -365,18 +367,14 @@ func (t *execTurn) handle(ev proto.Event) (code int, done bool) {
 		t.turnID = e.TurnID
 	case *proto.AssistantDelta:
 		if !t.jsonOut {
-			text := e.Content
-			if t.visibleOut {
-				text = termtext.Block(text)
-			}
-			fmt.Fprint(out, text)
+			fmt.Fprint(t.answer, e.Content)
 			t.endedWithText = strings.HasSuffix(e.Content, "\n")
 		}
 	case *proto.AssistantReasoning:
 		// Reasoning is not the answer: never on stdout (--json shows it).
 	case *proto.AssistantCompleted:
 		if !t.jsonOut && e.Content != "" && !t.endedWithText {
-			fmt.Fprintln(out)
+			fmt.Fprintln(t.answer)
 			t.endedWithText = true
 		}
 	case *proto.ApprovalRequested:
@@ -384,9 +382,8 @@ func (t *execTurn) handle(ev proto.Event) (code int, done bool) {
 	case *proto.ToolStarted:
 		t.started(e)
 	case *proto.ToolProgress:
-		if t.r.verbose {
-			t.note("  > %s", termtext.Line(e.Text))
-		}
+		// Not printed: --verbose prints a bash call's whole output once,
+		// when it ends; a progress line would print a line of it twice.
 	case *proto.ToolCompleted:
 		t.completed(e)
 	case *proto.HookRan:
@@ -551,20 +548,6 @@ func printDiff(w io.Writer, d *proto.Diff) {
 func isTerminal(w io.Writer) bool {
 	f, ok := w.(*os.File)
 	return ok && term.IsTerminal(f.Fd())
-}
-
-func printJSON(w io.Writer, v any) {
-	b, err := json.Marshal(v)
-	if err == nil {
-		fmt.Fprintf(w, "%s\n", b)
-	}
-}
-
-// printEvent writes ev as the server sent it, one JSON line.
-func printEvent(w io.Writer, ev proto.Event) {
-	if b, err := proto.EncodeEvent(ev); err == nil {
-		fmt.Fprintf(w, "%s\n", b)
-	}
 }
 
 // serveInProcess serves one protocol connection of srv over pipes and runs

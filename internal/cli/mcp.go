@@ -3,7 +3,6 @@ package cli
 import (
 	"fmt"
 	"io"
-	"log/slog"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -15,6 +14,7 @@ import (
 	"github.com/scv-agent/scv/internal/config"
 	"github.com/scv-agent/scv/internal/mcp"
 	"github.com/scv-agent/scv/internal/paths"
+	"github.com/scv-agent/scv/internal/termtext"
 	"github.com/scv-agent/scv/internal/tool"
 )
 
@@ -26,7 +26,7 @@ func newMCPCmd(g *globals) *cobra.Command {
 
 // mcpSetup loads the configuration of a workspace for the mcp commands.
 func (g *globals) mcpSetup(workspace string) (*app.App, *config.Loaded, string, error) {
-	a, _, _, err := g.newApp(g.stderrLoggerAt(slog.LevelError), false)
+	a, _, _, err := g.newApp(g.consoleLogger(true), false)
 	if err != nil {
 		return nil, nil, "", err
 	}
@@ -77,7 +77,7 @@ func newMCPListCmd(g *globals) *cobra.Command {
 				}
 				srv := a.MCPServer(cfg, n, ws)
 				if !cfg.MCP.Servers[n].Enabled {
-					fmt.Fprintf(g.stdio.Out, "%s  %s  disabled (enabled = false, %s)\n", n, srv.Transport(), loaded.Origin("mcp.servers."+n+".enabled"))
+					fmt.Fprintf(g.stdio.Out, "%s  %s  disabled (enabled = false, %s)\n", termtext.Line(n), srv.Transport(), termtext.Line(loaded.Origin("mcp.servers."+n+".enabled")))
 					continue
 				}
 				st := states[n]
@@ -126,13 +126,14 @@ func newMCPTestCmd(g *globals) *cobra.Command {
 			}
 			srv := a.MCPServer(cfg, name, ws)
 			out := g.stdio.Out
+			line := termtext.Line
 			if srv.URL != "" {
-				fmt.Fprintf(out, "server %s: streamable HTTP at %s\n", name, srv.URL)
+				fmt.Fprintf(out, "server %s: streamable HTTP at %s\n", line(name), line(srv.URL))
 			} else {
-				fmt.Fprintf(out, "server %s: stdio, %s %s\n  in %s\n", name, srv.Command, strings.Join(srv.Args, " "), srv.Dir)
+				fmt.Fprintf(out, "server %s: stdio, %s %s\n  in %s\n", line(name), line(srv.Command), line(strings.Join(srv.Args, " ")), line(srv.Dir))
 			}
 			if !c.Enabled {
-				fmt.Fprintf(out, "note: disabled (enabled = false, %s); testing it anyway\n", loaded.Origin("mcp.servers."+name+".enabled"))
+				fmt.Fprintf(out, "note: disabled (enabled = false, %s); testing it anyway\n", line(loaded.Origin("mcp.servers."+name+".enabled")))
 			}
 			began := time.Now()
 			st := a.ProbeMCP(g.ctx, ws, []mcp.Server{srv})[0]
@@ -140,7 +141,7 @@ func newMCPTestCmd(g *globals) *cobra.Command {
 			a.Close()
 			fmt.Fprintf(out, "stopped (%s in all)\n", time.Since(began).Round(time.Millisecond))
 			if st.Err != nil {
-				return &exitError{code: ExitFailure, msg: fmt.Sprintf("MCP server %s cannot be used: %v", name, st.Err)}
+				return &exitError{code: ExitFailure, msg: fmt.Sprintf("MCP server %s cannot be used: %s", termtext.Line(name), termtext.Line(st.Err.Error()))}
 			}
 			return nil
 		},
@@ -150,31 +151,34 @@ func newMCPTestCmd(g *globals) *cobra.Command {
 }
 
 // printState prints one server: its state line, then its tools and the
-// tools left out.
+// tools left out. Every text here may come from the server (its name and
+// version, tool names, descriptions, hints, errors, stderr): each is one
+// line made visible.
 func printState(w io.Writer, st mcp.ServerState) {
+	line := termtext.Line
 	if st.Err != nil {
-		fmt.Fprintf(w, "%s  %s  failed: %v\n", st.Name, st.Transport, st.Err)
+		fmt.Fprintf(w, "%s  %s  failed: %s\n", line(st.Name), st.Transport, line(st.Err.Error()))
 		if st.Stderr != "" && !strings.Contains(st.Err.Error(), "stderr") {
-			fmt.Fprintf(w, "  stderr: %s\n", oneLine(st.Stderr, 300))
+			fmt.Fprintf(w, "  stderr: %s\n", line(oneLine(st.Stderr, 300)))
 		}
 		return
 	}
 	info := ""
 	if st.Info != "" {
-		info = st.Info + ", "
+		info = line(st.Info) + ", "
 	}
-	fmt.Fprintf(w, "%s  %s  ready: %d tools (%sstarted in %s)\n", st.Name, st.Transport, len(st.Tools), info, st.StartTime.Round(time.Millisecond))
+	fmt.Fprintf(w, "%s  %s  ready: %d tools (%sstarted in %s)\n", line(st.Name), st.Transport, len(st.Tools), info, st.StartTime.Round(time.Millisecond))
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	for _, t := range st.Tools {
 		hints := ""
 		if t.Hints != "" {
-			hints = "  [server says: " + t.Hints + "]"
+			hints = "  [server says: " + line(t.Hints) + "]"
 		}
-		fmt.Fprintf(tw, "  %s\t%s\t%s%s\n", t.Name, t.Risk, oneLine(t.Description, 80), hints)
+		fmt.Fprintf(tw, "  %s\t%s\t%s%s\n", line(t.Name), t.Risk, line(oneLine(t.Description, 80)), hints)
 	}
 	_ = tw.Flush()
 	for _, s := range st.Skipped {
-		fmt.Fprintf(w, "  skipped: %s\n", s)
+		fmt.Fprintf(w, "  skipped: %s\n", line(s))
 	}
 }
 

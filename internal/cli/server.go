@@ -37,7 +37,8 @@ func newServerCmd(g *globals) *cobra.Command {
 			}
 			defer closeStore(st, logger)
 			srv := newServer(a, logger, &loaded.Config, st, "scv server --stdio", nil, nil)
-			return srv.Serve(g.ctx, g.stdio.In, g.stdio.Out)
+			// stdout carries the protocol, JSON the client decodes.
+			return srv.Serve(g.ctx, g.stdio.In, g.raw.Out)
 		},
 	}
 	cmd.Flags().BoolVar(&stdio, "stdio", false, "serve on stdin/stdout")

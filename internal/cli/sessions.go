@@ -46,7 +46,7 @@ func (g *globals) withStore(fn func(ctx context.Context, st *store.Store, layout
 	if err != nil {
 		return err
 	}
-	logger := g.stderrLogger()
+	logger := g.consoleLogger(false)
 	st, err := openStore(g.ctx, layout, "", logger)
 	if err != nil {
 		return err
@@ -170,7 +170,11 @@ func newSessionsShowCmd(g *globals) *cobra.Command {
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return g.withStore(func(ctx context.Context, st *store.Store, _ paths.Layout) error {
-				x, err := st.Session(ctx, args[0])
+				id, err := resolveSession(ctx, st, args[0])
+				if err != nil {
+					return err
+				}
+				x, err := st.Session(ctx, id)
 				if err != nil {
 					return notFound(err, args[0])
 				}
@@ -211,10 +215,25 @@ func printSessionHeader(w io.Writer, st *store.Store, x store.Session) {
 
 // notFound turns a store's not-found error into one that says what to do.
 func notFound(err error, id string) error {
-	if errors.Is(err, store.ErrNotFound) {
+	var amb *store.AmbiguousError
+	var short *store.ShortPrefixError
+	switch {
+	case errors.Is(err, store.ErrNotFound):
 		return &exitError{code: ExitFailure, msg: fmt.Sprintf("no session %q (scv sessions list --all shows them)", termtext.Line(id))}
+	case errors.As(err, &amb), errors.As(err, &short):
+		return usageErr("%s", termtext.Line(err.Error()))
 	}
 	return err
+}
+
+// resolveSession is the id of the session id names: the id itself or a
+// unique prefix of it, as git takes a commit's.
+func resolveSession(ctx context.Context, st *store.Store, id string) (string, error) {
+	full, err := st.ResolveID(ctx, id)
+	if err != nil {
+		return "", notFound(err, id)
+	}
+	return full, nil
 }
 
 func newSessionsSearchCmd(g *globals) *cobra.Command {
@@ -274,10 +293,14 @@ func newSessionsRenameCmd(g *globals) *cobra.Command {
 				if strings.TrimSpace(args[1]) == "" {
 					return usageErr("the title must not be empty")
 				}
-				if err := st.Rename(ctx, args[0], args[1]); err != nil {
+				id, err := resolveSession(ctx, st, args[0])
+				if err != nil {
+					return err
+				}
+				if err := st.Rename(ctx, id, args[1]); err != nil {
 					return notFound(err, args[0])
 				}
-				x, err := st.Session(ctx, args[0])
+				x, err := st.Session(ctx, id)
 				if err != nil {
 					return err
 				}
@@ -296,10 +319,22 @@ func newSessionsRmCmd(g *globals) *cobra.Command {
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return g.withStore(func(ctx context.Context, st *store.Store, _ paths.Layout) error {
 				failed := false
-				for _, id := range args {
-					err := st.Delete(ctx, id)
+				for _, arg := range args {
+					// A prefix deletes only the one session it names.
+					id, err := st.ResolveID(ctx, arg)
+					if err == nil {
+						err = st.Delete(ctx, id)
+					} else {
+						id = arg
+					}
 					var busy *store.BusyError
+					var amb *store.AmbiguousError
+					var short *store.ShortPrefixError
 					switch {
+					case errors.As(err, &amb), errors.As(err, &short):
+						fmt.Fprintf(g.stdio.Err, "scv: %s\n", termtext.Line(err.Error()))
+						failed = true
+						continue
 					case err == nil:
 						fmt.Fprintf(g.stdio.Out, "deleted %s\n", id)
 						continue
@@ -329,7 +364,7 @@ func newSessionsPruneCmd(g *globals) *cobra.Command {
 			"configuration of the current directory that lowers the limits applies them to this workspace's sessions.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			logger := g.stderrLogger()
+			logger := g.consoleLogger(false)
 			a, layout, _, err := g.newApp(logger, false)
 			if err != nil {
 				return err
@@ -387,7 +422,11 @@ func newSessionsExportCmd(g *globals) *cobra.Command {
 				return usageErr("--format must be markdown or jsonl, not %q", format)
 			}
 			return g.withStore(func(ctx context.Context, st *store.Store, _ paths.Layout) error {
-				x, err := st.Session(ctx, args[0])
+				id, err := resolveSession(ctx, st, args[0])
+				if err != nil {
+					return err
+				}
+				x, err := st.Session(ctx, id)
 				if err != nil {
 					return notFound(err, args[0])
 				}
@@ -395,7 +434,7 @@ func newSessionsExportCmd(g *globals) *cobra.Command {
 				if err != nil {
 					return err
 				}
-				w := g.stdio.Out
+				w := g.productOut()
 				var f *os.File
 				if output != "" && output != "-" {
 					// Exports hold whatever the session held: owner-only.
@@ -434,6 +473,8 @@ func exportJSONL(w io.Writer, st *store.Store, x store.Session, turns []store.Tu
 		_, err = fmt.Fprintf(w, "%s\n", b)
 		return err
 	}
+	// The lines are kept exactly as stored; on a terminal the visible
+	// writer shows what is unsafe in them.
 	if err := write(sessionRecord{Type: "scv.session", StoredSession: server.Summary(st, x)}); err != nil {
 		return err
 	}

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -31,7 +32,7 @@ func newToolsCmd(g *globals) *cobra.Command {
 // registry includes the tools of the configured MCP servers, which are
 // started for it. Call the returned function when done (it stops them).
 func (g *globals) toolset(workspace string) (*config.Config, string, *tool.Registry, func(), error) {
-	a, _, _, err := g.newApp(g.stderrLogger(), true)
+	a, _, _, err := g.newApp(g.consoleLogger(false), true)
 	if err != nil {
 		return nil, "", nil, nil, err
 	}
@@ -71,7 +72,9 @@ func newToolsListCmd(g *globals) *cobra.Command {
 			defer done()
 			tw := tabwriter.NewWriter(g.stdio.Out, 0, 4, 2, ' ', 0)
 			for _, t := range reg.Tools() {
-				fmt.Fprintf(tw, "%s\t%s\t%s\n", t.Name(), tool.RiskClassOf(t), firstLine(t.Description()))
+				// MCP servers name and describe their tools, and the
+				// skills' metadata is in read_skill's description.
+				fmt.Fprintf(tw, "%s\t%s\t%s\n", termtext.Line(t.Name()), tool.RiskClassOf(t), termtext.Line(firstLine(t.Description())))
 			}
 			return tw.Flush()
 		},
@@ -154,9 +157,13 @@ func (g *globals) callTool(reg *tool.Registry, policy approval.Policy, limit int
 	if !res.Success && out.Error == "" {
 		out.Error = string(tool.Failed)
 	}
-	enc := json.NewEncoder(g.stdio.Out)
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)
 	if err := enc.Encode(out); err != nil {
+		return err
+	}
+	if err := writeJSONLine(g.stdio.Out, bytes.TrimSuffix(b.Bytes(), []byte("\n"))); err != nil {
 		return err
 	}
 	if runErr != nil {

@@ -268,12 +268,14 @@ func (g *globals) tuiOptions(layout paths.Layout, cwd string) tui.Options {
 		ProviderKeyEnv:     o.ProviderKeyEnv,
 		ProviderKey:        o.ProviderKey,
 		ProviderKeyBaseURL: o.ProviderKeyBaseURL,
-		In:                 g.stdio.In,
-		Out:                g.stdio.Out,
-		Version:            version.Version,
-		Continue:           g.tuiContinue,
-		Resume:             g.tuiResumeID,
-		Pick:               g.tuiResume && g.tuiResumeID == "",
+		// The TUI draws the screen itself and makes every text visible as
+		// it arrives (internal/tui/visible.go).
+		In:       g.stdio.In,
+		Out:      g.raw.Out,
+		Version:  version.Version,
+		Continue: g.tuiContinue,
+		Resume:   g.tuiResumeID,
+		Pick:     g.tuiResume && g.tuiResumeID == "",
 	}
 }
 

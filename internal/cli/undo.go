@@ -44,7 +44,7 @@ func newUndoCmd(g *globals) *cobra.Command {
 			if !yes && !stdinTerminal(g.stdio.In) {
 				return usageErr("stdin is not a terminal, so scv undo cannot ask: pass --yes to undo without asking")
 			}
-			logger := g.stderrLogger()
+			logger := g.consoleLogger(false)
 			// Undo runs no turn, so the provider's key is not needed.
 			a, layout, _, err := g.newAppWith(logger, false, func(o *app.Options) { o.KeyOptional = true })
 			if err != nil {
@@ -98,7 +98,7 @@ func (g *globals) undo(conn *client.Conn, r undoRun) error {
 		}
 		id = list.Sessions[0].SessionID
 	}
-	_, err := client.CallFor[*proto.SessionResumed](ctx, conn, &proto.SessionResume{SessionID: id, MaxTurns: 1})
+	resumed, err := client.CallFor[*proto.SessionResumed](ctx, conn, &proto.SessionResume{SessionID: id, MaxTurns: 1})
 	var re *client.RequestError
 	if errors.As(err, &re) && re.Code == proto.ErrSessionBusy && r.dial != nil {
 		// Open in another process: the daemon undoes it if it holds it
@@ -109,7 +109,7 @@ func (g *globals) undo(conn *client.Conn, r undoRun) error {
 		}
 		defer dconn.Close()
 		conn = dconn
-		_, err = client.CallFor[*proto.SessionResumed](ctx, conn, &proto.SessionResume{SessionID: id, MaxTurns: 1})
+		resumed, err = client.CallFor[*proto.SessionResumed](ctx, conn, &proto.SessionResume{SessionID: id, MaxTurns: 1})
 		if errors.As(err, &re) && re.Code == proto.ErrSessionBusy {
 			return &exitError{code: ExitFailure, msg: fmt.Sprintf("session %s is open in a client (%s); undo it there with /undo, or close it and run scv undo again", termtext.Line(id), termtext.Line(re.Message))}
 		}
@@ -117,6 +117,7 @@ func (g *globals) undo(conn *client.Conn, r undoRun) error {
 	if err != nil {
 		return fmt.Errorf("open session %s: %w", termtext.Line(id), err)
 	}
+	id = resumed.SessionID // --session may be a prefix
 	defer func() {
 		_, _ = client.CallFor[*proto.SessionClosed](context.WithoutCancel(ctx), conn, &proto.SessionClose{SessionID: id})
 	}()

@@ -74,8 +74,10 @@ func (g *globals) refuseDelegated(what string) error {
 	return nil
 }
 
-// stderrLogger logs warnings and errors to stderr (never stdout, which may
-// carry the protocol).
+// stderrLogger logs warnings and errors to stderr as structured records,
+// for the processes that serve (`scv server --stdio`, the daemon); the
+// commands a person runs log through consoleLogger's sentences. It never
+// writes stdout, which may carry the protocol.
 func (g *globals) stderrLogger() *slog.Logger {
 	level := slog.LevelWarn
 	if g.env["SCV_LOG"] == "debug" {

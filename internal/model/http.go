@@ -112,7 +112,7 @@ func (c *core) attempt(ctx context.Context, path string, body []byte, p eventPar
 		case actx.Err() != nil:
 			return true, 0, c.newError(CodeProvider, fmt.Sprintf("model request timed out after %s", c.opts.Timeout), err)
 		}
-		return true, 0, c.newError(CodeProvider, "connect to model provider: "+err.Error(), err)
+		return true, 0, c.newError(CodeProvider, c.connectMessage(err), err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
@@ -179,7 +179,16 @@ func (c *core) streamError(ctx, actx context.Context, err error) *Error {
 func (c *core) statusError(resp *http.Response) (bool, time.Duration, *Error) {
 	b, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
 	msg := strings.TrimSpace(fmt.Sprintf("HTTP %d %s", resp.StatusCode, http.StatusText(resp.StatusCode)))
-	if pm := providerMessage(b); pm != "" {
+	// The hint before the provider's text, so the bound on the message
+	// cuts the latter.
+	hint := c.statusHint(resp.StatusCode, resp.Request != nil && resp.Request.Method == http.MethodGet)
+	pm := providerMessage(b)
+	switch {
+	case hint != "" && pm != "":
+		msg += ": " + hint + " (the provider said: " + pm + ")"
+	case hint != "":
+		msg += ": " + hint
+	case pm != "":
 		msg += ": " + pm
 	}
 	e := c.newError(CodeProvider, msg, nil)

@@ -50,7 +50,7 @@ func (c *core) ListModels(ctx context.Context) ([]string, error) {
 		case ctx.Err() != nil:
 			return nil, c.redact(c.newError(CodeProvider, fmt.Sprintf("listing models: no answer within %s", listTimeout), err))
 		}
-		return nil, c.redact(c.newError(CodeProvider, "listing models: connect to model provider: "+err.Error(), err))
+		return nil, c.redact(c.newError(CodeProvider, "listing models: "+c.connectMessage(err), err))
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {

@@ -57,7 +57,7 @@ func TestListModels(t *testing.T) {
 		}
 	}
 	for base, want := range map[string]string{
-		"/denied": "listing models: HTTP 401 Unauthorized: bad key [redacted",
+		"/denied": "listing models: HTTP 401 Unauthorized: the provider refused the key: check that it is a valid key for 127.0.0.1:",
 		"/shape":  `listing models: the answer is not {"data":[{"id":…}]}`,
 		"/huge":   "listing models: the answer is larger than 4194304 bytes",
 		"/moved":  "redirect, which is refused",

@@ -50,6 +50,9 @@ type Options struct {
 	// APIKey is sent only to BaseURL: as a bearer token, or as x-api-key
 	// on the Anthropic wire.
 	APIKey string
+	// KeySource says where APIKey came from, for the error of a refused
+	// key: "OPENAI_API_KEY (providers.openai.api_key_env)". Never the key.
+	KeySource string
 	// Headers are extra request headers; their values are treated as secrets.
 	Headers map[string]string
 	// Model is the default model; Request.Model overrides it.

@@ -250,7 +250,7 @@ func TestHTTPErrorsAndRetries(t *testing.T) {
 		{"500 exhausts retries", [][]modeltest.Step{{modeltest.HTTPError(500, `{"error":{"message":"boom"}}`, "")}, {modeltest.HTTPError(502, `{"error":{"message":"boom"}}`, "")}, {modeltest.HTTPError(500, `{"error":{"message":"boom"}}`, "")}}, 2, "HTTP 500 Internal Server Error: boom (after 3 attempts)", 3, []time.Duration{-time.Second, -2 * time.Second}},
 		{"no retries configured", [][]modeltest.Step{{modeltest.HTTPError(500, `{"error":{"message":"boom"}}`, "")}}, 0, "HTTP 500 Internal Server Error: boom", 1, nil},
 		{"400 is not retried", [][]modeltest.Step{{modeltest.HTTPError(400, `{"error":{"message":"Invalid model"}}`, "")}}, 2, "HTTP 400 Bad Request: Invalid model", 1, nil},
-		{"401 is not retried", [][]modeltest.Step{{modeltest.HTTPError(401, `{"error":{"message":"Incorrect API key provided: `+testKey+`"}}`, "")}}, 2, "HTTP 401 Unauthorized: Incorrect API key provided: [redacted]", 1, nil},
+		{"401 is not retried", [][]modeltest.Step{{modeltest.HTTPError(401, `{"error":{"message":"Incorrect API key provided: `+testKey+`"}}`, "")}}, 2, "(the provider said: Incorrect API key provided: [redacted])", 1, nil},
 	}
 	for _, wire := range wires {
 		for _, tc := range cases {
@@ -437,7 +437,7 @@ func TestSecretsRedacted(t *testing.T) {
 				o.Headers = map[string]string{"X-Org": "org-secret-42"}
 			})
 			_, _, err := run(t, c, hello)
-			me := wantErr(t, err, model.CodeProvider, "HTTP 403 Forbidden: bad key [redacted] with header [redacted] second line zzz")
+			me := wantErr(t, err, model.CodeProvider, "(the provider said: bad key [redacted] with header [redacted] second line zzz")
 			if strings.Contains(me.Message, "org-secret-42") || !strings.HasSuffix(me.Message, "…") {
 				t.Errorf("message %q: header secret present or not truncated", me.Message)
 			}

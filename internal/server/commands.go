@@ -92,9 +92,9 @@ func (c *conn) modelsList(s *session, m *proto.ModelsList) {
 		ids, err := s.agent.ListModels(c.ctx)
 		switch {
 		case errors.Is(err, agent.ErrNoModelList):
-			c.reqError(m.RequestID, proto.ErrUnsupported, "this session's provider cannot list its models; name one with session.configure", false)
+			c.reqError(m.RequestID, proto.ErrUnsupported, "this session's provider cannot list its models; name one with /model NAME in the TUI, or --model", false)
 		case err != nil:
-			c.reqError(m.RequestID, proto.ErrInvalidRequest, strings.TrimPrefix(err.Error(), proto.FailProvider+": ")+"; name a model with session.configure", false)
+			c.reqError(m.RequestID, proto.ErrInvalidRequest, strings.TrimPrefix(err.Error(), proto.FailProvider+": ")+"; name a model with /model NAME in the TUI, or --model", false)
 		default:
 			c.reply(m.RequestID, &proto.ModelsListed{Current: s.agent.ModelName(), Models: ids}, s)
 		}

@@ -193,12 +193,12 @@ func (c *conn) reserve(requestID string) bool {
 	open := len(c.sessions)
 	c.mu.Unlock()
 	if max := c.srv.opts.MaxSessionsPerConn; open >= max {
-		c.reqError(requestID, proto.ErrLimit, fmt.Sprintf("this connection already has %d open sessions (protocol.max_sessions_per_connection = %d); close one with session.close first", open, max), false)
+		c.reqError(requestID, proto.ErrLimit, fmt.Sprintf("this connection already has %d open sessions (protocol.max_sessions_per_connection = %d); close one of them first", open, max), false)
 		return false
 	}
 	if max := c.srv.opts.MaxSessions; c.srv.sessions.Add(1) > int64(max) {
 		c.srv.sessions.Add(-1)
-		c.reqError(requestID, proto.ErrLimit, fmt.Sprintf("the server already has %d open sessions (protocol.max_sessions); close one with session.close, or try again later", max), false)
+		c.reqError(requestID, proto.ErrLimit, fmt.Sprintf("the server already has %d open sessions (protocol.max_sessions); quit a client that has one open, or try again later", max), false)
 		return false
 	}
 	return true
@@ -278,7 +278,7 @@ func (c *conn) turnStart(s *session, m *proto.TurnStart) {
 	switch {
 	case !ok:
 		max := max(s.info.MaxQueuedTurns, 0)
-		c.reqError(m.RequestID, proto.ErrLimit, fmt.Sprintf("session %s already has %d queued turns (session.max_queued_turns = %d); wait for one to start, or cancel one with turn.cancel", s.id, max, max), false)
+		c.reqError(m.RequestID, proto.ErrLimit, fmt.Sprintf("session %s already has %d queued turns (session.max_queued_turns = %d); wait for one to start, or cancel the running turn (Ctrl+C in the TUI)", s.id, max, max), false)
 	case queued:
 		c.reply(m.RequestID, &proto.QueueEnqueued{QueueID: turnID}, s)
 	}
@@ -335,7 +335,7 @@ func (c *conn) approvalResolve(s *session, m *proto.ApprovalResolve) {
 
 func (c *conn) approvalRevoke(s *session, m *proto.ApprovalRevoke) {
 	if !s.agent.Revoke(m.GrantID) {
-		c.reqError(m.RequestID, proto.ErrGrantNotFound, fmt.Sprintf("no grant %q in session %s; approval.grants lists them", m.GrantID, m.SessionID), false)
+		c.reqError(m.RequestID, proto.ErrGrantNotFound, fmt.Sprintf("no grant %q in session %s; /approvals in the TUI lists them", m.GrantID, m.SessionID), false)
 		return
 	}
 	c.reply(m.RequestID, &proto.ApprovalGrantsReply{Grants: s.agent.Grants()}, s)
@@ -352,7 +352,7 @@ func (c *conn) sessionClear(s *session, m *proto.SessionClear) {
 	}
 	switch err := s.clear(save); {
 	case errors.Is(err, errBusy):
-		c.reqError(m.RequestID, proto.ErrTurnActive, "a turn is active or queued; cancel it before session.clear", false)
+		c.reqError(m.RequestID, proto.ErrTurnActive, "a turn is active or queued; cancel it (Ctrl+C in the TUI) before /clear", false)
 	case err != nil:
 		c.reqError(m.RequestID, proto.ErrStore, fmt.Sprintf("the history was not cleared: the session database refused the change: %v", err), false)
 	default:

@@ -122,7 +122,7 @@ func (c *conn) storeError(requestID, id string, err error) {
 	code := storeErrorCode(err)
 	msg := err.Error()
 	if code == proto.ErrSessionNotFound {
-		msg = fmt.Sprintf("no stored session %q (session.list shows them)", id)
+		msg = fmt.Sprintf("no stored session %q (`scv sessions list --all` shows them)", id)
 	}
 	c.reqError(requestID, code, msg, false)
 }
@@ -188,8 +188,22 @@ func timestamp(t time.Time) string {
 	return t.UTC().Format(time.RFC3339)
 }
 
+// sessionResume opens the stored session m names: by its id, or by a
+// unique prefix of it as a person types it (`scv --resume s_1a2b`);
+// session.resumed carries the whole id.
 func (c *conn) sessionResume(ctx context.Context, st *store.Store, m *proto.SessionResume) {
-	c.openStored(ctx, st, m.RequestID, m.SessionID, m.MaxTurns, proto.SessionStart{NoTools: m.NoTools, Provider: m.Provider, Model: m.Model,
+	id, err := st.ResolveID(ctx, m.SessionID)
+	var amb *store.AmbiguousError
+	var short *store.ShortPrefixError
+	switch {
+	case errors.As(err, &amb), errors.As(err, &short):
+		c.reqError(m.RequestID, proto.ErrInvalidRequest, err.Error(), false)
+		return
+	case err != nil:
+		c.storeError(m.RequestID, m.SessionID, err)
+		return
+	}
+	c.openStored(ctx, st, m.RequestID, id, m.MaxTurns, proto.SessionStart{NoTools: m.NoTools, Provider: m.Provider, Model: m.Model,
 		BaseURL: m.BaseURL, ProviderKeyEnv: m.ProviderKeyEnv, ProviderKey: m.ProviderKey, ProviderKeyBaseURL: m.ProviderKeyBaseURL})
 }
 

@@ -36,8 +36,8 @@ func (c command) Status(ctx context.Context) string {
 	if c.status == nil {
 		return c.credentialSummary(c.credentials)
 	}
-	if c.installed() != "" {
-		return "not installed"
+	if c.withInstall("") == NotInstalled {
+		return NotInstalled // its own status command cannot run
 	}
 	out, code, err := c.capture(ctx, c.status)
 	if err != nil {

@@ -81,7 +81,7 @@ func (p pi) Status(context.Context) string {
 	if err != nil {
 		return "unreadable files: " + err.Error()
 	}
-	return st.String() + p.installed()
+	return p.withInstall(st.String())
 }
 
 // Import points pi at SCV's active provider, with its key read now.

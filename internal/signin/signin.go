@@ -134,12 +134,20 @@ func notCompatible(req LoginRequest) error {
 	return nil
 }
 
-// installed is "" when the executable resolves, else " (not installed)".
-func (a Agent) installed() string {
+// NotInstalled begins the status of every agent whose CLI does not
+// resolve, the same words for each, so a reader (or grep) finds them.
+const NotInstalled = "not installed"
+
+// withInstall is state, led by NotInstalled when the executable does not
+// resolve; state "" says nothing more is known.
+func (a Agent) withInstall(state string) string {
 	if _, err := a.Resolve(a.UserHome, a.PathEnv); err != nil {
-		return " (not installed)"
+		if state == "" {
+			return NotInstalled
+		}
+		return NotInstalled + "; " + state
 	}
-	return ""
+	return state
 }
 
 // runAttached runs the agent's own command with the user's terminal.
@@ -210,9 +218,9 @@ func storedCredential(home string, patterns []string) bool {
 // files.
 func (a Agent) credentialSummary(patterns []string) string {
 	if storedCredential(a.Home, patterns) {
-		return "signed in (credentials stored)" + a.installed()
+		return a.withInstall("signed in (credentials stored)")
 	}
-	return "not signed in" + a.installed()
+	return a.withInstall("not signed in")
 }
 
 // removeFile removes p; a missing file is not an error. It reports whether
