@@ -291,6 +291,8 @@ var hostileExempt = map[string]string{
 	"clawbot stop":   "same as clawbot run",
 	"clawbot logout": "same as clawbot run",
 	"undo":           "prints paths and the turn's note through termtext.Line; its diffs through printDiff",
+	"hooks list":     "prints the user's own hook configuration, names through termtext.Line, all through the visible writer",
+	"hooks test":     "prints a hook's outcome, its reason through termtext.Line and its stderr through termtext.Block",
 }
 
 func TestEveryCommandIsClassified(t *testing.T) {
@@ -446,7 +448,7 @@ func TestHostileTextNeverReachesTheTerminal(t *testing.T) {
 func TestRawStreamsOnlyWhereNamed(t *testing.T) {
 	allowed := map[string]string{
 		"productOut":     "a product into a file or a pipe is data, byte-exact",
-		"runTUI":         "the TUI draws the screen and makes its text visible itself",
+		"tuiOptions":     "the TUI draws the screen and makes its text visible itself",
 		"newServerCmd":   "stdout carries the protocol",
 		"attachedIO":     "an agent's own sign-in CLI gets the terminal",
 		"doctorTerminal": "asks whether stdout is a terminal and its size; prints through g.stdio",
