@@ -1,6 +1,9 @@
 package proto
 
-import "encoding/json"
+import (
+	"encoding/json"
+	"fmt"
+)
 
 // The stored-session family: listing, resuming, forking, paging, renaming
 // and deleting the sessions a server keeps in its database. None of these
@@ -31,6 +34,8 @@ const (
 	OriginExec    = "exec"
 	OriginStdio   = "stdio"
 	OriginClawbot = "clawbot"
+	// OriginACP: an editor through scv acp.
+	OriginACP = "acp"
 )
 
 // Stored turn states (a stored turn's state).
@@ -147,9 +152,23 @@ type SessionResume struct {
 	// key, never logged, stored or echoed.
 	ProviderKey    string `json:"provider_key,omitempty"`
 	ProviderKeyEnv string `json:"provider_key_env,omitempty"`
+	// MCPServers are session.start's: servers the client adds to the
+	// reopened session; not stored, so every resume names them again.
+	MCPServers []MCPServer `json:"mcp_servers,omitempty"`
 }
 
 func (*SessionResume) MessageType() string { return TypeSessionResume }
+
+// String keeps the key and the MCP servers' values out of anything that
+// prints the message.
+func (m SessionResume) String() string {
+	if m.ProviderKey != "" {
+		m.ProviderKey = "[redacted]"
+	}
+	m.MCPServers = RedactMCPServers(m.MCPServers)
+	type plain SessionResume
+	return fmt.Sprintf("%+v", plain(m))
+}
 
 // SessionFork creates a new session from a stored one, holding its turns
 // before TurnID and the history as it was just before that turn, and

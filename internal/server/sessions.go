@@ -25,7 +25,7 @@ import (
 
 func validOrigin(o string) bool {
 	switch o {
-	case proto.OriginTUI, proto.OriginExec, proto.OriginStdio, proto.OriginClawbot:
+	case proto.OriginTUI, proto.OriginExec, proto.OriginStdio, proto.OriginClawbot, proto.OriginACP:
 		return true
 	}
 	return false
@@ -185,7 +185,7 @@ func timestamp(t time.Time) string {
 }
 
 func (c *conn) sessionResume(ctx context.Context, st *store.Store, m *proto.SessionResume) {
-	c.openStored(ctx, st, m.RequestID, m.SessionID, m.MaxTurns, m.NoTools, clientKey{m.ProviderKeyEnv, m.ProviderKey})
+	c.openStored(ctx, st, m.RequestID, m.SessionID, m.MaxTurns, m.NoTools, clientKey{env: m.ProviderKeyEnv, value: m.ProviderKey, mcp: m.MCPServers})
 }
 
 func (c *conn) sessionFork(ctx context.Context, st *store.Store, m *proto.SessionFork) {
@@ -218,7 +218,7 @@ func (c *conn) sessionFork(ctx context.Context, st *store.Store, m *proto.Sessio
 		c.reqError(m.RequestID, code, msg, false)
 		return
 	}
-	c.openStored(ctx, st, m.RequestID, id, m.MaxTurns, m.NoTools, clientKey{m.ProviderKeyEnv, m.ProviderKey})
+	c.openStored(ctx, st, m.RequestID, id, m.MaxTurns, m.NoTools, clientKey{env: m.ProviderKeyEnv, value: m.ProviderKey})
 }
 
 // openStored opens stored session id on this connection: its lease taken,
@@ -228,7 +228,12 @@ func (c *conn) sessionFork(ctx context.Context, st *store.Store, m *proto.Sessio
 // clientKey is the provider key a client sent with session.resume or
 // session.fork (provider_key_env, provider_key), passed on to the Factory
 // as session.start's.
-type clientKey struct{ env, value string }
+// It also carries the MCP servers the client adds to the reopened session
+// (session.resume's mcp_servers).
+type clientKey struct {
+	env, value string
+	mcp        []proto.MCPServer
+}
 
 func (c *conn) openStored(ctx context.Context, st *store.Store, requestID, id string, maxTurns int, noTools bool, key clientKey) {
 	if maxTurns < 0 || maxTurns > proto.MaxResumeTurns {
@@ -278,7 +283,7 @@ func (c *conn) openStored(ctx context.Context, st *store.Store, requestID, id st
 		return
 	}
 	ag, info, err := c.srv.opts.Factory.NewSession(c.ctx, id, proto.SessionStart{Cwd: cwd, Provider: x.Provider, Model: x.Model,
-		DelegationDepth: x.DelegationDepth, Origin: string(x.Origin), NoTools: noTools, ProviderKeyEnv: key.env, ProviderKey: key.value})
+		DelegationDepth: x.DelegationDepth, Origin: string(x.Origin), NoTools: noTools, ProviderKeyEnv: key.env, ProviderKey: key.value, MCPServers: key.mcp})
 	if err != nil {
 		fail(proto.ErrInvalidRequest, fmt.Sprintf("cannot resume session %s: %v", id, err))
 		return
