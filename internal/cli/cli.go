@@ -238,6 +238,7 @@ func newRootCmd(g *globals) *cobra.Command {
 		newReloadCmd(g),
 		newClawbotCmd(g),
 		newUndoCmd(g),
+		newACPCmd(g),
 	)
 	attachTUIRoot(root, g)
 	return root
