@@ -21,6 +21,7 @@ import (
 	"github.com/scv-agent/scv/internal/app"
 	"github.com/scv-agent/scv/internal/approval"
 	"github.com/scv-agent/scv/internal/client"
+	"github.com/scv-agent/scv/internal/mcp/mcptest"
 	"github.com/scv-agent/scv/internal/model/modeltest"
 	"github.com/scv-agent/scv/internal/paths"
 	"github.com/scv-agent/scv/internal/server"
@@ -28,7 +29,10 @@ import (
 	"github.com/scv-agent/scv/internal/testutil"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) {
+	mcptest.MaybeServe()
+	goleak.VerifyTestMain(m)
+}
 
 // TestConversations replays each testdata/conversations/*.txtar against
 // acp.Serve over an in-process server (with a session database) and the
@@ -74,7 +78,10 @@ type harness struct {
 	srv    *server.Server
 	ap     *app.App
 	env    map[string]string
+	fake   *modeltest.Server
 	stored []string // session ids made by "turn" lines
+	// mcpCmd and mcpEnv run the fake MCP server ($MCP_CMD, $MCP_ENV).
+	mcpCmd, mcpEnv string
 }
 
 func newHarness(t *testing.T, a *txtar.Archive) *harness {
@@ -93,7 +100,15 @@ func newHarness(t *testing.T, a *txtar.Archive) *harness {
 		}
 	}
 	fake.Models = []string{"gpt-4.1-mini", "gpt-5"}
-	h := &harness{t: t, home: t.TempDir(), ws: testutil.TempDir(t)}
+	h := &harness{t: t, home: t.TempDir(), ws: testutil.TempDir(t), fake: fake}
+	cmd, env := mcptest.Fake(t.TempDir())
+	var vars []map[string]string
+	for _, kv := range env {
+		k, v, _ := strings.Cut(kv, "=")
+		vars = append(vars, map[string]string{"name": k, "value": v})
+	}
+	b, _ := json.Marshal(vars)
+	h.mcpCmd, h.mcpEnv = cmd, string(b)
 	for _, f := range a.Files {
 		if name, ok := strings.CutPrefix(f.Name, "ws/"); ok {
 			testutil.WriteFile(t, filepath.Join(h.ws, name), string(f.Data))
@@ -185,6 +200,7 @@ type normaliser struct {
 	ws, home string
 	names    map[string]string
 	reals    map[string]string
+	vars     map[string]string // replaced in sent lines only
 }
 
 func (n *normaliser) normalise(line string) string {
@@ -206,6 +222,9 @@ func (n *normaliser) expand(line string) string {
 	for name, id := range n.reals {
 		line = strings.ReplaceAll(line, name, id)
 	}
+	for k, v := range n.vars {
+		line = strings.ReplaceAll(line, k, v)
+	}
 	return strings.ReplaceAll(line, "$WORK", n.ws)
 }
 
@@ -215,7 +234,8 @@ func runConversation(t *testing.T, file string) {
 		t.Fatal(err)
 	}
 	h := newHarness(t, a)
-	n := &normaliser{ws: h.ws, home: h.home, names: map[string]string{}, reals: map[string]string{}}
+	n := &normaliser{ws: h.ws, home: h.home, names: map[string]string{}, reals: map[string]string{},
+		vars: map[string]string{"$MCP_CMD": h.mcpCmd, "$MCP_ENV": h.mcpEnv}}
 	script, _ := section(a, "script")
 	lines := strings.Split(script, "\n")
 	// "turn" lines come first: they make the stored sessions.
@@ -335,15 +355,7 @@ func runConversation(t *testing.T, file string) {
 	<-readDone
 	stopServer()
 	out := strings.Join(got, "\n") + "\n"
-	if w, ok := section(a, "want-ws"); ok {
-		for _, l := range strings.Split(strings.TrimSpace(w), "\n") {
-			name, content, _ := strings.Cut(l, " ")
-			b, _ := os.ReadFile(filepath.Join(h.ws, name))
-			if fmt.Sprintf("%q", b) != content {
-				t.Errorf("workspace file %s holds %q, want %s", name, b, content)
-			}
-		}
-	}
+	h.check(a)
 	want, _ := section(a, "want")
 	if testutil.Update() {
 		found := false
@@ -391,4 +403,51 @@ func (h *harness) storedTurn(prompt string) {
 		}
 	}
 	h.stored = append(h.stored, started.SessionID)
+}
+
+// check compares what the conversation left with the optional sections:
+// want-ws (`NAME "content"` or `NAME absent` per line), model-requests
+// (how many requests the fake model received), want-request-models (the
+// model of each request, one a line) and want-last-request-has (text the
+// last request's body holds, JSON-escaped, HTML escapes undone).
+func (h *harness) check(a *txtar.Archive) {
+	t := h.t
+	if w, ok := section(a, "want-ws"); ok {
+		for _, l := range strings.Split(strings.TrimSpace(w), "\n") {
+			name, content, _ := strings.Cut(l, " ")
+			b, err := os.ReadFile(filepath.Join(h.ws, name))
+			switch {
+			case content == "absent":
+				if err == nil {
+					t.Errorf("workspace file %s exists (%q), want it absent", name, b)
+				}
+			case err != nil:
+				t.Errorf("workspace file %s: %v", name, err)
+			case fmt.Sprintf("%q", b) != content:
+				t.Errorf("workspace file %s holds %q, want %s", name, b, content)
+			}
+		}
+	}
+	reqs := h.fake.Requests()
+	if n, ok := section(a, "model-requests"); ok && fmt.Sprint(len(reqs)) != strings.TrimSpace(n) {
+		t.Errorf("the fake model got %d requests, want %s", len(reqs), strings.TrimSpace(n))
+	}
+	if w, ok := section(a, "want-request-models"); ok {
+		var got []string
+		for _, r := range reqs {
+			got = append(got, fmt.Sprint(r.Body["model"]))
+		}
+		if g := strings.Join(got, "\n"); g != strings.TrimSpace(w) {
+			t.Errorf("the fake model's requests named the models\n%s\nwant\n%s", g, strings.TrimSpace(w))
+		}
+	}
+	if w, ok := section(a, "want-last-request-has"); ok {
+		raw := ""
+		if len(reqs) > 0 {
+			raw = strings.NewReplacer(`\u003c`, "<", `\u003e`, ">", `\u0026`, "&").Replace(string(reqs[len(reqs)-1].Raw))
+		}
+		if !strings.Contains(raw, strings.TrimSpace(w)) {
+			t.Errorf("the fake model's last request does not contain %s:\n%s", strings.TrimSpace(w), raw)
+		}
+	}
 }

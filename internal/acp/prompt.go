@@ -116,6 +116,14 @@ func (a *Agent) prompt(params json.RawMessage) (any, *rpcError) {
 // (the model reads them with its tools). Other block types are refused.
 func promptText(blocks []json.RawMessage, cwd string) (string, *rpcError) {
 	var b strings.Builder
+	// A resource or a link is a paragraph of its own; text blocks are
+	// joined as they are.
+	block := false
+	para := func() {
+		if t := b.String(); t != "" && !strings.HasSuffix(t, "\n\n") {
+			b.WriteString(strings.Repeat("\n", 2-min(2, len(t)-len(strings.TrimRight(t, "\n")))))
+		}
+	}
 	for i, raw := range blocks {
 		var c contentBlock
 		if err := json.Unmarshal(raw, &c); err != nil {
@@ -123,6 +131,10 @@ func promptText(blocks []json.RawMessage, cwd string) (string, *rpcError) {
 		}
 		switch c.Type {
 		case "text":
+			if block {
+				para()
+				block = false
+			}
 			b.WriteString(c.Text)
 		case "resource":
 			if c.Resource == nil || c.Resource.URI == "" {
@@ -131,12 +143,16 @@ func promptText(blocks []json.RawMessage, cwd string) (string, *rpcError) {
 			if c.Resource.Text == nil {
 				return "", errInvalidParams("prompt[%d]: a resource without text (a blob) is not supported; embed text resources only", i)
 			}
-			fmt.Fprintf(&b, "\n\n<resource uri=%q>\n%s\n</resource>\n\n", c.Resource.URI, strings.TrimSuffix(*c.Resource.Text, "\n"))
+			para()
+			fmt.Fprintf(&b, "<resource uri=%q>\n%s\n</resource>", c.Resource.URI, strings.TrimSuffix(*c.Resource.Text, "\n"))
+			block = true
 		case "resource_link":
 			if c.URI == "" {
 				return "", required(fmt.Sprintf("prompt[%d].uri", i))
 			}
-			fmt.Fprintf(&b, "\n\n[The user links %s: %s — read it with your tools if you need it.]\n\n", linkName(c), linkTarget(c.URI, cwd))
+			para()
+			fmt.Fprintf(&b, "[The user links %s: %s — read it with your tools if you need it.]", linkName(c), linkTarget(c.URI, cwd))
+			block = true
 		case "":
 			return "", required(fmt.Sprintf("prompt[%d].type", i))
 		default:
