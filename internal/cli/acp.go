@@ -3,8 +3,6 @@ package cli
 import (
 	"context"
 	"io"
-	"os"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -35,8 +33,7 @@ func newACPCmd(g *globals) *cobra.Command {
 // runACP serves ACP until stdin ends.
 func (g *globals) runACP(daemon bool) error {
 	logger := g.stderrLogger()
-	in := g.stdio.In
-	stopRead := interruptRead(g.ctx, in)
+	in, stopRead := interruptRead(g.ctx, g.stdio.In)
 	defer stopRead()
 	if daemon {
 		return g.runACPDaemon(in)
@@ -113,22 +110,26 @@ func (g *globals) acpOptions(a *app.App) acp.Options {
 	}
 }
 
-// interruptRead ends a blocked read of stdin when ctx ends (Ctrl+C,
-// SIGTERM): scv acp then shuts down as at the end of input.
-func interruptRead(ctx context.Context, in io.Reader) func() {
-	f, ok := in.(*os.File)
-	if !ok {
-		return func() {}
-	}
+// interruptRead is stdin ending at Ctrl+C or SIGTERM as at its end, so
+// scv acp then shuts down as at the end of input: a blocked read of a
+// terminal or pipe cannot be interrupted, so stdin is copied through a pipe
+// whose reader sees EOF when ctx ends. stop ends the watcher; the copier
+// ends with stdin (or with the process, if stdin never ends).
+func interruptRead(ctx context.Context, in io.Reader) (io.Reader, func()) {
+	pr, pw := io.Pipe()
+	go func() {
+		_, err := io.Copy(pw, in)
+		pw.CloseWithError(err)
+	}()
 	stop := make(chan struct{})
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
 		select {
 		case <-ctx.Done():
-			_ = f.SetReadDeadline(time.Now())
+			pw.CloseWithError(io.EOF)
 		case <-stop:
 		}
 	}()
-	return func() { close(stop); <-done }
+	return pr, func() { close(stop); <-done; pr.Close() }
 }
