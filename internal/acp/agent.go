@@ -33,13 +33,12 @@ type Options struct {
 	// beside the workspace: the provider, model and key overrides of a
 	// client of the daemon. Cwd, Origin and MCPServers are set per session.
 	Session proto.SessionStart
-	// Policy returns the approval policy the configuration sets for a
-	// workspace; nil or "" means ask-on-risk.
-	Policy func(cwd string) string
-	// CheckKey says why sessions in cwd cannot reach their model (the
-	// provider's key is missing: the error names the variable or the
-	// scv config step to set it), or nil. nil: not checked here.
-	CheckKey func(cwd string) error
+	// Workspace reads the configuration of a session's workspace once:
+	// the approval policy it sets ("" means ask-on-risk) and why sessions
+	// there cannot reach their model (the provider's key is missing: the
+	// error names the variable or the scv config step to set it), or nil.
+	// nil: ask-on-risk, no key check here (the server reports it).
+	Workspace func(cwd string) (policy string, keyErr error)
 }
 
 // Agent is one ACP connection onto one SCV protocol connection.
@@ -133,8 +132,15 @@ func (a *Agent) line(n int, line []byte) {
 	case in.Method != nil && len(in.ID) > 0:
 		a.handlers.Go(func() {
 			result, rerr := a.request(*in.Method, in.Params)
+			then, _ := result.(thenResult)
+			if then.after != nil {
+				result = then.result
+			}
 			if err := a.wire.respond(in.ID, result, rerr); err != nil {
 				a.log.Warn("answer the client", "method", *in.Method, "err", err)
+			}
+			if then.after != nil {
+				then.after()
 			}
 		})
 	case in.Method != nil:
@@ -146,6 +152,13 @@ func (a *Agent) line(n int, line []byte) {
 	default:
 		_ = a.wire.respond(in.ID, nil, &rpcError{Code: CodeInvalidRequest, Message: "invalid request: a message needs a method (a request or notification) or a result or error (a response)"})
 	}
+}
+
+// thenResult is a result with work to do once it was sent (updates that
+// must follow the response).
+type thenResult struct {
+	result any
+	after  func()
 }
 
 // request runs one request and returns its result or error.

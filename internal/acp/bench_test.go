@@ -129,6 +129,51 @@ func scriptSteps(fake *modeltest.Server, n int) {
 	fake.Script(modeltest.Text("done"))
 }
 
+// BenchmarkTurn10Ratio runs the ACP and the exec turn alternately, so both
+// see the same machine load, and reports their mean times and ratio.
+func BenchmarkTurn10Ratio(b *testing.B) {
+	bin := benchSCV(b)
+	fake := modeltest.New(b)
+	ws, env := benchEnv(b, fake)
+	var acpNs, execNs int64
+	for b.Loop() {
+		s := nowNs()
+		acpTurn(b, bin, env, ws, fake)
+		acpNs += nowNs() - s
+		s = nowNs()
+		execTurn(b, bin, env, ws, fake)
+		execNs += nowNs() - s
+	}
+	b.ReportMetric(float64(acpNs)/float64(b.N)/1e6, "acp-ms")
+	b.ReportMetric(float64(execNs)/float64(b.N)/1e6, "exec-ms")
+	b.ReportMetric(float64(acpNs)/float64(execNs), "acp/exec")
+}
+
+// acpTurn is one scv acp process running the 10-step turn; it returns the
+// process's peak RSS.
+func acpTurn(b *testing.B, bin string, env []string, ws string, fake *modeltest.Server) float64 {
+	scriptSteps(fake, 10)
+	p := startACP(b, bin, env)
+	p.call(b, 1, "initialize", map[string]any{"protocolVersion": 1})
+	sid := p.call(b, 2, "session/new", map[string]any{"cwd": ws, "mcpServers": []any{}})["sessionId"]
+	res := p.call(b, 3, "session/prompt", map[string]any{"sessionId": sid, "prompt": []any{map[string]string{"type": "text", "text": "read it ten times"}}})
+	if res["stopReason"] != "end_turn" {
+		b.Fatalf("stopReason %v", res["stopReason"])
+	}
+	peak := hwmMiB(p.cmd.Process.Pid)
+	p.close(b)
+	return peak
+}
+
+func execTurn(b *testing.B, bin string, env []string, ws string, fake *modeltest.Server) {
+	scriptSteps(fake, 10)
+	cmd := exec.Command(bin, "exec", "--quiet", "read it ten times")
+	cmd.Dir, cmd.Env = ws, env
+	if out, err := cmd.CombinedOutput(); err != nil || !strings.Contains(string(out), "done") {
+		b.Fatalf("scv exec: %v\n%s", err, out)
+	}
+}
+
 // BenchmarkTurn10ACP: one process of scv acp from start to exit running a
 // 10-step turn (9 read calls and the answer) through session/new and
 // session/prompt; peak-rss-MiB is the process's high-water mark with its
@@ -139,16 +184,7 @@ func BenchmarkTurn10ACP(b *testing.B) {
 	ws, env := benchEnv(b, fake)
 	var peak float64
 	for b.Loop() {
-		scriptSteps(fake, 10)
-		p := startACP(b, bin, env)
-		p.call(b, 1, "initialize", map[string]any{"protocolVersion": 1})
-		sid := p.call(b, 2, "session/new", map[string]any{"cwd": ws, "mcpServers": []any{}})["sessionId"]
-		res := p.call(b, 3, "session/prompt", map[string]any{"sessionId": sid, "prompt": []any{map[string]string{"type": "text", "text": "read it ten times"}}})
-		if res["stopReason"] != "end_turn" {
-			b.Fatalf("stopReason %v", res["stopReason"])
-		}
-		peak = max(peak, hwmMiB(p.cmd.Process.Pid))
-		p.close(b)
+		peak = max(peak, acpTurn(b, bin, env, ws, fake))
 	}
 	b.ReportMetric(peak, "peak-rss-MiB")
 }
@@ -159,12 +195,7 @@ func BenchmarkTurn10Exec(b *testing.B) {
 	fake := modeltest.New(b)
 	ws, env := benchEnv(b, fake)
 	for b.Loop() {
-		scriptSteps(fake, 10)
-		cmd := exec.Command(bin, "exec", "--quiet", "read it ten times")
-		cmd.Dir, cmd.Env = ws, env
-		if out, err := cmd.CombinedOutput(); err != nil || !strings.Contains(string(out), "done") {
-			b.Fatalf("scv exec: %v\n%s", err, out)
-		}
+		execTurn(b, bin, env, ws, fake)
 	}
 }
 

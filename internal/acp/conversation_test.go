@@ -170,21 +170,16 @@ func (h *harness) serve() (*client.Conn, func()) {
 
 func (h *harness) options() acp.Options {
 	return acp.Options{Version: "test",
-		Policy: func(cwd string) string {
+		Workspace: func(cwd string) (string, error) {
 			l, err := h.ap.LoadConfig(cwd, app.NoOverrides)
 			if err != nil {
-				return ""
+				return "", nil
+			}
+			if _, err := l.Config.APIKey(h.env); err != nil {
+				return "", err
 			}
 			p, _ := approval.Parse(l.Config.Tools.ApprovalPolicy)
-			return string(p)
-		},
-		CheckKey: func(cwd string) error {
-			l, err := h.ap.LoadConfig(cwd, app.NoOverrides)
-			if err != nil {
-				return nil
-			}
-			_, err = l.Config.APIKey(h.env)
-			return err
+			return string(p), nil
 		},
 	}
 }

@@ -115,8 +115,8 @@ func (c *wire) notify(method string, params any) error {
 }
 
 // call sends a request to the client and waits for its response, ctx's
-// end (then the client is told with $/cancel_request) or the end of the
-// connection (closed).
+// end or the end of the client's input (closed); at either the client is
+// told with $/cancel_request.
 func (c *wire) call(ctx context.Context, closed <-chan struct{}, method string, params any) (json.RawMessage, error) {
 	c.pmu.Lock()
 	c.nextID++
@@ -142,6 +142,8 @@ func (c *wire) call(ctx context.Context, closed <-chan struct{}, method string, 
 		_ = c.notify(MethodCancelRequest, map[string]any{"requestId": id})
 		return nil, ctx.Err()
 	case <-closed:
+		// The client's input ended; it may still read what comes.
+		_ = c.notify(MethodCancelRequest, map[string]any{"requestId": id})
 		return nil, errors.New("the client closed the connection")
 	}
 }

@@ -392,6 +392,11 @@ func (a *Agent) askPermission(s *session, t *turn, e *proto.ApprovalRequested, c
 	default:
 		a.log.Warn("permission response chose no offered option; denying", "call", e.CallID, "outcome", pr.Outcome.Outcome, "option", pr.Outcome.OptionID)
 	}
+	select {
+	case <-a.closed:
+		return // the end of input cancels the turn, which withdraws the approval
+	default:
+	}
 	if t.ctx.Err() != nil && !res.Approved {
 		return // the turn ended or was cancelled: the server withdrew the approval
 	}

@@ -287,6 +287,11 @@ type modeUpdate struct {
 	CurrentModeID string `json:"currentModeId"`
 }
 
+type configUpdate struct {
+	SessionUpdate string         `json:"sessionUpdate"`
+	ConfigOptions []configOption `json:"configOptions"`
+}
+
 type usageUpdate struct {
 	SessionUpdate string `json:"sessionUpdate"`
 	Used          int    `json:"used"`

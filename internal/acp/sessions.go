@@ -100,14 +100,17 @@ func mcpServers(list *[]mcpServer) ([]proto.MCPServer, *rpcError) {
 	return out, nil
 }
 
-func (a *Agent) checkKey(cwd string) *rpcError {
-	if a.opts.CheckKey == nil {
-		return nil
+// workspace is the configured policy of cwd, or the error of a missing
+// key.
+func (a *Agent) workspace(cwd string) (string, *rpcError) {
+	if a.opts.Workspace == nil {
+		return "", nil
 	}
-	if err := a.opts.CheckKey(cwd); err != nil {
-		return &rpcError{Code: CodeAuthRequired, Message: "authentication required: " + err.Error()}
+	policy, err := a.opts.Workspace(cwd)
+	if err != nil {
+		return "", &rpcError{Code: CodeAuthRequired, Message: "authentication required: " + err.Error()}
 	}
-	return nil
+	return policy, nil
 }
 
 func (a *Agent) newSession(params json.RawMessage) (any, *rpcError) {
@@ -123,7 +126,8 @@ func (a *Agent) newSession(params json.RawMessage) (any, *rpcError) {
 	if rerr != nil {
 		return nil, rerr
 	}
-	if rerr := a.checkKey(cwd); rerr != nil {
+	policy, rerr := a.workspace(cwd)
+	if rerr != nil {
 		return nil, rerr
 	}
 	req := a.opts.Session
@@ -134,16 +138,12 @@ func (a *Agent) newSession(params json.RawMessage) (any, *rpcError) {
 	if err != nil {
 		return nil, serverError("session/new", err)
 	}
-	s := a.addSession(started.SessionID, started.Cwd, started.Model, started.ContextMaxTokens)
-	return a.describe(s, true), nil
+	s := a.addSession(started.SessionID, started.Cwd, started.Model, started.ContextMaxTokens, policy)
+	return thenResult{result: s.describe(), after: func() { a.listModels(s) }}, nil
 }
 
-// addSession records an open session.
-func (a *Agent) addSession(id, cwd, model string, ctxMax int) *session {
-	floor := ""
-	if a.opts.Policy != nil {
-		floor = a.opts.Policy(cwd)
-	}
+// addSession records an open session whose configured policy is floor.
+func (a *Agent) addSession(id, cwd, model string, ctxMax int, floor string) *session {
 	if policyRank(floor) < 0 {
 		floor = policies[0].ID
 	}
@@ -154,24 +154,29 @@ func (a *Agent) addSession(id, cwd, model string, ctxMax int) *session {
 	return s
 }
 
-// describe is the modes and config options of s; withModels asks the
-// provider for its models first.
-func (a *Agent) describe(s *session, withModels bool) sessionResult {
-	if withModels {
-		ctx, cancel := context.WithTimeout(context.Background(), modelsTimeout)
-		listed, err := client.CallFor[*proto.ModelsListed](ctx, a.conn, &proto.ModelsList{SessionID: s.id})
-		cancel()
-		if err == nil {
-			s.mu.Lock()
-			s.models = listed.Models
-			s.mu.Unlock()
-		} else {
-			a.log.Debug("models.list", "err", err)
-		}
-	}
+// describe is the session's id, modes and config options.
+func (s *session) describe() sessionResult {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return sessionResult{SessionID: s.id, Modes: s.modes(), ConfigOptions: s.configOptions()}
+}
+
+// listModels asks the provider for its models once the session is
+// answered (a provider may take seconds) and sends the model selector's
+// choices as a config_option_update when it has any.
+func (a *Agent) listModels(s *session) {
+	ctx, cancel := context.WithTimeout(context.Background(), modelsTimeout)
+	listed, err := client.CallFor[*proto.ModelsListed](ctx, a.conn, &proto.ModelsList{SessionID: s.id})
+	cancel()
+	if err != nil {
+		a.log.Debug("models.list", "err", err)
+		return
+	}
+	s.mu.Lock()
+	s.models = listed.Models
+	opts := s.configOptions()
+	s.mu.Unlock()
+	a.update(s, configUpdate{SessionUpdate: "config_option_update", ConfigOptions: opts})
 }
 
 func (a *Agent) loadSession(params json.RawMessage) (any, *rpcError) {
@@ -205,7 +210,8 @@ func (a *Agent) reopen(params json.RawMessage, replay bool) (any, *rpcError) {
 	if a.session(*p.SessionID) != nil {
 		return nil, &rpcError{Code: CodeInvalidRequest, Message: fmt.Sprintf("invalid request: session %q is already open on this connection", *p.SessionID)}
 	}
-	if rerr := a.checkKey(cwd); rerr != nil {
+	policy, rerr := a.workspace(cwd)
+	if rerr != nil {
 		return nil, rerr
 	}
 	turns := 1
@@ -224,15 +230,15 @@ func (a *Agent) reopen(params json.RawMessage, replay bool) (any, *rpcError) {
 		_, _ = a.conn.Call(ctx, &proto.SessionClose{SessionID: resumed.SessionID})
 		return nil, errInvalidParams("cwd %q is not the workspace of session %s (%s); open it with that cwd", cwd, resumed.SessionID, resumed.Cwd)
 	}
-	s := a.addSession(resumed.SessionID, resumed.Cwd, resumed.Model, resumed.ContextMaxTokens)
+	s := a.addSession(resumed.SessionID, resumed.Cwd, resumed.Model, resumed.ContextMaxTokens, policy)
 	if replay {
 		if err := a.replay(s, resumed.Turns); err != nil {
 			return nil, errInternal("session/load: replay: %v", err)
 		}
 	}
-	res := a.describe(s, true)
+	res := s.describe()
 	res.SessionID = "" // not part of a load's or resume's result
-	return res, nil
+	return thenResult{result: res, after: func() { a.listModels(s) }}, nil
 }
 
 // sameDir says a and b name one directory (symbolic links resolved).

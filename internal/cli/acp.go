@@ -58,15 +58,7 @@ func (g *globals) runACP(daemon bool) error {
 	}
 	defer closeStore(st, logger)
 	srv := newServer(a, logger, &loaded.Config, st, "scv acp", nil, nil)
-	opts := g.acpOptions(a)
-	opts.CheckKey = func(cwd string) error {
-		l, err := a.LoadConfig(cwd, app.NoOverrides)
-		if err != nil {
-			return nil // session.start reports the configuration's error
-		}
-		_, err = l.Config.APIKey(g.env)
-		return err
-	}
+	opts := g.acpOptions(a, true)
 	serveInProcess(srv, func(conn *client.Conn) { err = acp.Serve(context.Background(), conn, in, g.stdio.Out, opts) })
 	return err
 }
@@ -83,7 +75,7 @@ func (g *globals) runACPDaemon(in io.Reader) error {
 	if err != nil {
 		return err
 	}
-	opts := g.acpOptions(a)
+	opts := g.acpOptions(a, false)
 	// The daemon takes the key from its own environment, else from the
 	// one this client sends over the socket (mode 0600).
 	opts.Session = g.sessionOverrides("")
@@ -91,21 +83,28 @@ func (g *globals) runACPDaemon(in io.Reader) error {
 	return acp.Serve(context.Background(), conn, in, g.stdio.Out, opts)
 }
 
-// acpOptions are the options both transports share.
-func (g *globals) acpOptions(a *app.App) acp.Options {
+// acpOptions are the options both transports share; checkKey fails a
+// session whose provider key is missing here (in process: the server
+// would need it; the daemon may have its own).
+func (g *globals) acpOptions(a *app.App, checkKey bool) acp.Options {
 	return acp.Options{
 		Logger:  g.stderrLogger(),
 		Version: version.Version,
-		Policy: func(cwd string) string {
+		Workspace: func(cwd string) (string, error) {
 			l, err := a.LoadConfig(cwd, app.NoOverrides)
 			if err != nil {
-				return ""
+				return "", nil // session.start reports the configuration's error
 			}
-			p, err := approval.Parse(l.Config.Tools.ApprovalPolicy)
-			if err != nil {
-				return ""
+			policy := ""
+			if p, err := approval.Parse(l.Config.Tools.ApprovalPolicy); err == nil {
+				policy = string(p)
 			}
-			return string(p)
+			if checkKey {
+				if _, err := l.Config.APIKey(g.env); err != nil {
+					return "", err
+				}
+			}
+			return policy, nil
 		},
 	}
 }

@@ -99,7 +99,11 @@ await app.connectWith(stream, async (ctx) => {
   const s1 = await newSession();
   assert.deepEqual(s1.modes.availableModes.map((m) => m.id), ["ask-on-risk", "ask-always", "deny-on-risk"]);
   assert.equal(s1.modes.currentModeId, "ask-on-risk");
-  assert.ok(s1.configOptions.some((o) => o.id === "model" && o.options.some((x) => x.value === "gpt-5")), "model selector");
+  assert.ok(s1.configOptions.some((o) => o.id === "mode" && o.currentValue === "ask-on-risk"), "mode selector");
+  // The model selector follows once the provider listed its models.
+  const models = await waitFor("the model selector", () =>
+    (updates.get(s1.sessionId) ?? []).find((x) => x.sessionUpdate === "config_option_update"));
+  assert.ok(models.configOptions.some((o) => o.id === "model" && o.options.some((x) => x.value === "gpt-5")), "model selector");
   let r = await prompt(s1.sessionId, "hi");
   assert.equal(r.stopReason, "end_turn");
   let u = take(s1.sessionId);
