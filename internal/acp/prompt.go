@@ -40,9 +40,9 @@ type turn struct {
 	// end receives the turn's terminal event, or the error refusing it.
 	end chan proto.Event
 	// ctx ends the turn's pending permission requests.
-	ctx    context.Context
-	stop   context.CancelFunc
-	calls  map[string]*call
+	ctx   context.Context
+	stop  context.CancelFunc
+	calls map[string]*call
 }
 
 // call is what is known of one tool call.
