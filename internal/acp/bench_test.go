@@ -46,6 +46,7 @@ func benchSCV(b *testing.B) string {
 
 // benchEnv is a home whose config points at fake, and the environment.
 func benchEnv(b *testing.B, fake *modeltest.Server) (ws string, env []string) {
+	fake.Models = []string{"gpt-4.1-mini"} // GET /models must not take a scripted step
 	home := b.TempDir()
 	ws = testutil.TempDir(b)
 	testutil.WriteFile(b, filepath.Join(ws, "notes.txt"), "some notes\n")
@@ -162,6 +163,9 @@ func acpTurn(b *testing.B, bin string, env []string, ws string, fake *modeltest.
 	}
 	peak := hwmMiB(p.cmd.Process.Pid)
 	p.close(b)
+	if fake.Pending() != 0 {
+		b.Fatalf("the ACP turn left %d scripted responses unused", fake.Pending())
+	}
 	return peak
 }
 
@@ -171,6 +175,9 @@ func execTurn(b *testing.B, bin string, env []string, ws string, fake *modeltest
 	cmd.Dir, cmd.Env = ws, env
 	if out, err := cmd.CombinedOutput(); err != nil || !strings.Contains(string(out), "done") {
 		b.Fatalf("scv exec: %v\n%s", err, out)
+	}
+	if fake.Pending() != 0 {
+		b.Fatalf("the exec turn left %d scripted responses unused", fake.Pending())
 	}
 }
 

@@ -89,10 +89,7 @@ func bashCall(id, command string) modeltest.Step {
 // 0 at the end of its input.
 func TestOfficialClient(t *testing.T) {
 	node, sdk := requireSDK(t)
-	bin, err := testutil.BuildSCV(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
+	bin := scvBinary(t)
 	home, ws, pidDir := t.TempDir(), testutil.TempDir(t), t.TempDir()
 	testutil.WriteFile(t, filepath.Join(ws, "notes.txt"), "one\ntwo\n")
 	fake := modeltest.New(t)
