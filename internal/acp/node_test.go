@@ -107,7 +107,7 @@ func TestOfficialClient(t *testing.T) {
 		{bashCall("d1", "touch denied.txt")}, {modeltest.Text("refused")},
 		{modeltest.ToolCall("m1", "mcp__editor__echo", `{"text":"hello mcp"}`)}, {modeltest.Text("echoed")},
 		{modeltest.Text("continued")},
-		{bashCall("r1", "true")}, // waits for a permission nobody gives
+		{bashCall("r1", "sleep 60 & echo $! > "+filepath.Join(pidDir, "eof.pid")+"; wait")}, // runs when stdin ends
 	} {
 		fake.Script(steps...)
 	}
@@ -115,7 +115,8 @@ func TestOfficialClient(t *testing.T) {
 	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "SCV_HOME=" + home, "OPENAI_API_KEY=sk-test-key"}
 	stored := tuiSession(t, bin, env, ws, "a prompt typed in the TUI")
 
-	mcpCmd, mcpEnv := mcptest.Fake(t.TempDir())
+	mcpDir := t.TempDir()
+	mcpCmd, mcpEnv := mcptest.Fake(mcpDir)
 	var vars []map[string]string
 	for _, kv := range mcpEnv {
 		k, v, _ := strings.Cut(kv, "=")
@@ -132,8 +133,8 @@ func TestOfficialClient(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the official client failed: %v", err)
 	}
-	for _, want := range []string{"plain", "allow_once", "allow_always", "reject", "write_diff", "cancel", "set_mode", "mcp", "load", "bad_params", "eof", "raw_bad_input"} {
-		if !strings.Contains(string(out), "ok "+want+"\n") {
+	for _, want := range []string{"plain", "allow_once", "allow_always", "reject", "write_diff", "cancel", "set_mode", "mcp", "load", "bad_params", "eof", "raw_bad_input", "eof_running"} {
+		if !strings.Contains(string(out), "ok "+want+"\n") && !strings.Contains(string(out), "ok "+want+" (") {
 			t.Errorf("scenario %s did not pass", want)
 		}
 	}
@@ -145,12 +146,25 @@ func TestOfficialClient(t *testing.T) {
 	if !told {
 		t.Error("no model request carried the rejected call's result")
 	}
-	b, err := os.ReadFile(longPid)
-	if err != nil {
-		t.Fatal(err)
+	// The editor's MCP server was stopped with scv acp.
+	marks, _ := filepath.Glob(filepath.Join(mcpDir, "pid-*"))
+	if len(marks) == 0 {
+		t.Error("the editor's MCP server never started")
 	}
-	if pid, _ := strconv.Atoi(strings.TrimSpace(string(b))); pid == 0 || !testutil.WaitGone(5*time.Second, pid) {
-		t.Errorf("the cancelled bash call's sleep (pid %d) survived", pid)
+	for _, m := range marks {
+		pid, _ := strconv.Atoi(strings.TrimPrefix(filepath.Base(m), "pid-"))
+		if !testutil.WaitGone(5*time.Second, pid) {
+			t.Errorf("the editor's MCP server (pid %d) survived scv acp", pid)
+		}
+	}
+	for _, f := range []string{longPid, filepath.Join(pidDir, "eof.pid")} {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if pid, _ := strconv.Atoi(strings.TrimSpace(string(b))); pid == 0 || !testutil.WaitGone(5*time.Second, pid) {
+			t.Errorf("a bash call's sleep (pid %d, %s) survived", pid, filepath.Base(f))
+		}
 	}
 }
 

@@ -28,6 +28,17 @@ function startAgent() {
   return { child, exited };
 }
 
+// alive says pid is a live process (a zombie left to an init that does
+// not reap is not).
+function alive(pid) {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8");
+    return !/^[ZXx]$/.test(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[0]);
+  } catch {
+    return false;
+  }
+}
+
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 async function waitFor(what, check, ms = 20000) {
@@ -179,14 +190,7 @@ await app.connectWith(stream, async (ctx) => {
   await ctx.notify("session/cancel", { sessionId: s1.sessionId });
   r = await running;
   assert.equal(r.stopReason, "cancelled");
-  await waitFor("the bash process to be gone", () => {
-    try {
-      process.kill(pid, 0);
-      return false;
-    } catch {
-      return true;
-    }
-  });
+  await waitFor("the bash process to be gone", () => !alive(pid));
   u = take(s1.sessionId);
   assert.ok(u.some((x) => x.toolCallId === "b5" && x.status === "failed"));
   console.log("ok cancel");
@@ -276,16 +280,29 @@ console.log("ok eof");
   send(JSON.stringify({ jsonrpc: "2.0", id: 6, method: "session/new", params: { cwd: work, mcpServers: [] } }));
   const sid = (await reply(6)).result.sessionId;
   send(JSON.stringify({ jsonrpc: "2.0", id: 7, method: "session/prompt", params: { sessionId: sid, prompt: [{ type: "text", text: "first" }] } }));
-  await waitFor("the permission request", () => lines.find((l) => l.method === "session/request_permission"));
+  const ask = await waitFor("the permission request", () => lines.find((l) => l.method === "session/request_permission"));
   send(JSON.stringify({ jsonrpc: "2.0", id: 8, method: "session/prompt", params: { sessionId: sid, prompt: [{ type: "text", text: "second" }] } }));
   e = (await reply(8)).error;
   assert.equal(e.code, -32600);
   assert.match(e.message, /already running a prompt/);
-  // EOF while the turn waits for the permission: cancelled, exit 0.
+  console.log("ok raw_bad_input");
+  // EOF while the approved bash call runs: the turn is cancelled, the
+  // command stopped, scv acp exits 0.
+  send(JSON.stringify({ jsonrpc: "2.0", id: ask.id, result: { outcome: { outcome: "selected", optionId: "allow_once" } } }));
+  const eofPid = path.join(env.PID_DIR, "eof.pid");
+  const pid = await waitFor("the bash call's pid", () => {
+    try {
+      return parseInt(fs.readFileSync(eofPid, "utf8"), 10) || 0;
+    } catch {
+      return 0;
+    }
+  });
+  const eofAt = Date.now();
   child.stdin.end();
   end = await exited;
   assert.equal(end.code, 0);
   const last = lines.find((l) => l.id === 7);
   assert.equal(last?.result?.stopReason, "cancelled", "the running prompt answers cancelled at EOF");
-  console.log("ok raw_bad_input");
+  await waitFor("the bash call's process to be gone", () => !alive(pid), 5000);
+  console.log(`ok eof_running (exit ${end.at - eofAt} ms after EOF)`);
 }
