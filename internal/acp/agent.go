@@ -60,7 +60,11 @@ type Agent struct {
 	// SCV connection's events end.
 	closed   chan struct{}
 	pumpDone chan struct{}
+	// handlers are the requests' goroutines (started by the reader),
+	// asks the permission requests' (started by the pump): each group is
+	// waited for once its starter has ended.
 	handlers sync.WaitGroup
+	asks     sync.WaitGroup
 }
 
 // Serve speaks ACP on in and out over conn until in ends, then cancels
@@ -90,6 +94,7 @@ func Serve(ctx context.Context, conn *client.Conn, in io.Reader, out io.Writer, 
 	conn.Close()
 	<-waited
 	<-a.pumpDone
+	a.asks.Wait()
 	return nil
 }
 

@@ -263,7 +263,7 @@ func (s *session) event(a *Agent, ev proto.Event) {
 	switch e := ev.(type) {
 	case *proto.ApprovalRequested:
 		c := t.calls[e.CallID]
-		a.handlers.Go(func() { a.askPermission(s, t, e, c) })
+		a.asks.Go(func() { a.askPermission(s, t, e, c) })
 	case *proto.TurnCompleted, *proto.TurnCancelled, *proto.TurnFailed:
 		t.stop()
 		select {
