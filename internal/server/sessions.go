@@ -194,7 +194,7 @@ func (c *conn) sessionFork(ctx context.Context, st *store.Store, m *proto.Sessio
 		origin = proto.OriginStdio
 	}
 	if !validOrigin(origin) {
-		c.reqError(m.RequestID, proto.ErrInvalidRequest, fmt.Sprintf("origin %q is not one of tui, exec, stdio, clawbot", origin), false)
+		c.reqError(m.RequestID, proto.ErrInvalidRequest, fmt.Sprintf("origin %q is not one of tui, exec, stdio, clawbot, acp", origin), false)
 		return
 	}
 	if m.TurnID == "" {
