@@ -137,8 +137,8 @@ func (a *Agent) line(n int, line []byte) {
 	case in.Method != nil && len(in.ID) > 0:
 		a.handlers.Go(func() {
 			result, rerr := a.request(*in.Method, in.Params)
-			then, _ := result.(thenResult)
-			if then.after != nil {
+			then, isThen := result.(thenResult)
+			if isThen {
 				result = then.result
 			}
 			if err := a.wire.respond(in.ID, result, rerr); err != nil {

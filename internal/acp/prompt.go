@@ -39,6 +39,8 @@ type turn struct {
 	cancelled bool
 	// end receives the turn's terminal event, or the error refusing it.
 	end chan proto.Event
+	// answered is closed once the prompt's response is written.
+	answered chan struct{}
 	// ctx ends the turn's pending permission requests.
 	ctx   context.Context
 	stop  context.CancelFunc
@@ -69,7 +71,7 @@ func (a *Agent) prompt(params json.RawMessage) (any, *rpcError) {
 	if rerr != nil {
 		return nil, rerr
 	}
-	t := &turn{reqID: a.nextRequestID("turn"), end: make(chan proto.Event, 1), calls: map[string]*call{}}
+	t := &turn{reqID: a.nextRequestID("turn"), end: make(chan proto.Event, 1), calls: map[string]*call{}, answered: make(chan struct{})}
 	t.ctx, t.stop = context.WithCancel(context.Background())
 	defer t.stop()
 	s.mu.Lock()
@@ -79,6 +81,10 @@ func (a *Agent) prompt(params json.RawMessage) (any, *rpcError) {
 	}
 	s.turn = t
 	s.mu.Unlock()
+	// From here every answer closes t.answered once it is written.
+	finish := func(res any, rerr *rpcError) (any, *rpcError) {
+		return thenResult{result: res, after: func() { close(t.answered) }}, rerr
+	}
 	a.mu.Lock()
 	a.turnReqs[t.reqID] = s
 	a.mu.Unlock()
@@ -93,22 +99,22 @@ func (a *Agent) prompt(params json.RawMessage) (any, *rpcError) {
 		s.mu.Unlock()
 	}()
 	if err := a.conn.Send(&proto.TurnStart{Envelope: proto.Envelope{RequestID: t.reqID}, SessionID: s.id, Prompt: text}); err != nil {
-		return nil, errInvalidParams("prompt: %v", err)
+		return finish(nil, errInvalidParams("prompt: %v", err))
 	}
 	var ev proto.Event
 	select {
 	case ev = <-t.end:
 	case <-a.pumpDone:
-		return nil, errInternal("the SCV server ended before the turn did")
+		return finish(nil, errInternal("the SCV server ended before the turn did"))
 	}
 	if e, ok := ev.(*proto.Error); ok {
-		return nil, serverError("prompt", &client.RequestError{Code: e.Code, Message: e.Message})
+		return finish(nil, serverError("prompt", &client.RequestError{Code: e.Code, Message: e.Message}))
 	}
 	reason, rerr := stopReason(ev)
 	if rerr != nil {
-		return nil, rerr
+		return finish(nil, rerr)
 	}
-	return promptResult{StopReason: reason}, nil
+	return finish(promptResult{StopReason: reason}, nil)
 }
 
 // promptText is the user message of an ACP prompt: text blocks as they

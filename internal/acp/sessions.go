@@ -298,6 +298,22 @@ func (a *Agent) closeSession(params json.RawMessage) (any, *rpcError) {
 	a.mu.Lock()
 	delete(a.sessions, s.id)
 	a.mu.Unlock()
+	// A prompt still waiting ends cancelled, also when the turn's own
+	// turn.cancelled is behind the answer in the event stream.
+	s.mu.Lock()
+	t := s.turn
+	s.mu.Unlock()
+	if t != nil {
+		select {
+		case t.end <- &proto.TurnCancelled{}:
+		default:
+		}
+		// The prompt's answer comes before the close's.
+		select {
+		case <-t.answered:
+		case <-time.After(callTimeout):
+		}
+	}
 	return empty{}, nil
 }
 
