@@ -49,8 +49,9 @@ func TestMain(m *testing.M) {
 // "raw TEXT" sends TEXT verbatim, "wait N" waits until N lines have come,
 // "wait-for TEXT" waits for the next unseen line containing TEXT,
 // "answer JSON" answers the last request scv acp sent ($ID is its id),
-// "turn PROMPT" runs a TUI-like turn on another connection to the same
-// server first (a stored session to load; $S1 names it).
+// "turn PROMPT" lines run TUI-like turns, all in one session, on another
+// connection to the same server first (a stored session to load; $S1
+// names it).
 func TestConversations(t *testing.T) {
 	files, err := filepath.Glob("testdata/conversations/*.txtar")
 	if err != nil || len(files) == 0 {
@@ -233,11 +234,15 @@ func runConversation(t *testing.T, file string) {
 		vars: map[string]string{"$MCP_CMD": h.mcpCmd, "$MCP_ENV": h.mcpEnv}}
 	script, _ := section(a, "script")
 	lines := strings.Split(script, "\n")
-	// "turn" lines come first: they make the stored sessions.
+	// "turn" lines come first: they make the stored session.
+	var prompts []string
 	for _, l := range lines {
 		if prompt, ok := strings.CutPrefix(strings.TrimSpace(l), "turn "); ok {
-			h.storedTurn(prompt)
+			prompts = append(prompts, prompt)
 		}
+	}
+	if len(prompts) > 0 {
+		h.storedTurns(prompts)
 	}
 	for _, id := range h.stored {
 		n.normalise(id)
@@ -372,10 +377,10 @@ func runConversation(t *testing.T, file string) {
 	}
 }
 
-// storedTurn runs one turn as the TUI would (origin tui) on a
-// connection of its own, which then ends: the session is stored and
+// storedTurns runs turns as the TUI would (origin tui) in one session on
+// a connection of its own, which then ends: the session is stored and
 // closed, ready for session/load.
-func (h *harness) storedTurn(prompt string) {
+func (h *harness) storedTurns(prompts []string) {
 	conn, stop := h.serve()
 	defer stop()
 	ctx := h.t.Context()
@@ -386,15 +391,17 @@ func (h *harness) storedTurn(prompt string) {
 	if err != nil {
 		h.t.Fatal(err)
 	}
-	if err := conn.Send(turnStart(started.SessionID, prompt)); err != nil {
-		h.t.Fatal(err)
-	}
-	for ev := range conn.Events() {
-		if approvalNeeded(conn, started.SessionID, ev) {
-			continue
+	for _, prompt := range prompts {
+		if err := conn.Send(turnStart(started.SessionID, prompt)); err != nil {
+			h.t.Fatal(err)
 		}
-		if ended(ev) {
-			break
+		for ev := range conn.Events() {
+			if approvalNeeded(conn, started.SessionID, ev) {
+				continue
+			}
+			if ended(ev) {
+				break
+			}
 		}
 	}
 	h.stored = append(h.stored, started.SessionID)

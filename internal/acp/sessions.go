@@ -232,13 +232,41 @@ func (a *Agent) reopen(params json.RawMessage, replay bool) (any, *rpcError) {
 	}
 	s := a.addSession(resumed.SessionID, resumed.Cwd, resumed.Model, resumed.ContextMaxTokens, policy)
 	if replay {
-		if err := a.replay(s, resumed.Turns); err != nil {
+		turns, earlier := a.olderTurns(ctx, resumed)
+		if earlier > 0 {
+			a.update(s, chunkUpdate{SessionUpdate: "agent_message_chunk", Content: textBlock(fmt.Sprintf("[scv: %d earlier turns are not replayed]", earlier))})
+		}
+		if err := a.replay(s, turns); err != nil {
 			return nil, errInternal("session/load: replay: %v", err)
 		}
 	}
 	res := s.describe()
 	res.SessionID = "" // not part of a load's or resume's result
 	return thenResult{result: res, after: func() { a.listModels(s) }}, nil
+}
+
+// maxReplayPages bounds the session.turns pages a load fetches beyond
+// session.resumed's (each at most one server frame).
+const maxReplayPages = 8
+
+// olderTurns is the resumed session's turns, oldest first, with the
+// earlier pages fetched when session.resumed could not carry them all, and
+// how many earlier turns are still left out.
+func (a *Agent) olderTurns(ctx context.Context, r *proto.SessionResumed) ([]proto.StoredTurn, int) {
+	turns, before := r.Turns, r.Before
+	for page := 0; before > 1 && page < maxReplayPages; page++ {
+		reply, err := client.CallFor[*proto.SessionTurnsReply](ctx, a.conn, &proto.SessionTurnsRequest{SessionID: r.SessionID, Before: before, Limit: proto.MaxResumeTurns})
+		if err != nil || len(reply.Turns) == 0 {
+			a.log.Warn("page back through a loaded session", "session", r.SessionID, "err", err)
+			break
+		}
+		turns = append(reply.Turns, turns...)
+		before = reply.Before
+	}
+	if before > 1 {
+		return turns, before - 1
+	}
+	return turns, 0
 }
 
 // sameDir says a and b name one directory (symbolic links resolved).
