@@ -55,6 +55,8 @@ type Agent struct {
 	// error answering it reaches the waiting prompt.
 	turnReqs map[string]*session
 	reqSeq   int
+	// useSeq orders the sessions' last use (session.used).
+	useSeq uint64
 
 	// closed is closed when the client's input ends; pumpDone when the
 	// SCV connection's events end.

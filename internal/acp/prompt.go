@@ -29,6 +29,9 @@ type session struct {
 	model         string
 	models        []string
 	turn          *turn
+	// used is when the session was last opened or prompted (Agent.useSeq),
+	// guarded by the Agent's mu.
+	used uint64
 }
 
 // turn is the running prompt of a session.
@@ -87,6 +90,8 @@ func (a *Agent) prompt(params json.RawMessage) (any, *rpcError) {
 	}
 	a.mu.Lock()
 	a.turnReqs[t.reqID] = s
+	a.useSeq++
+	s.used = a.useSeq
 	a.mu.Unlock()
 	defer func() {
 		a.mu.Lock()

@@ -3,6 +3,7 @@ package acp
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -134,7 +135,11 @@ func (a *Agent) newSession(params json.RawMessage) (any, *rpcError) {
 	req.Cwd, req.Origin, req.MCPServers = cwd, proto.OriginACP, servers
 	ctx, cancel := context.WithTimeout(context.Background(), callTimeout)
 	defer cancel()
-	started, err := a.conn.StartSession(ctx, req)
+	var started *proto.SessionStarted
+	err := a.withRoom(ctx, func() (err error) {
+		started, err = a.conn.StartSession(ctx, req)
+		return err
+	})
 	if err != nil {
 		return nil, serverError("session/new", err)
 	}
@@ -149,6 +154,8 @@ func (a *Agent) addSession(id, cwd, model string, ctxMax int, floor string) *ses
 	}
 	s := &session{id: id, cwd: cwd, model: model, ctxMax: ctxMax, policy: floor, floor: floor}
 	a.mu.Lock()
+	a.useSeq++
+	s.used = a.useSeq
 	a.sessions[id] = s
 	a.mu.Unlock()
 	return s
@@ -221,8 +228,12 @@ func (a *Agent) reopen(params json.RawMessage, replay bool) (any, *rpcError) {
 	def := a.opts.Session
 	ctx, cancel := context.WithTimeout(context.Background(), callTimeout)
 	defer cancel()
-	resumed, err := client.CallFor[*proto.SessionResumed](ctx, a.conn, &proto.SessionResume{SessionID: *p.SessionID, MaxTurns: turns,
-		ProviderKey: def.ProviderKey, ProviderKeyEnv: def.ProviderKeyEnv, MCPServers: servers})
+	var resumed *proto.SessionResumed
+	err := a.withRoom(ctx, func() (err error) {
+		resumed, err = client.CallFor[*proto.SessionResumed](ctx, a.conn, &proto.SessionResume{SessionID: *p.SessionID, MaxTurns: turns,
+			ProviderKey: def.ProviderKey, ProviderKeyEnv: def.ProviderKeyEnv, MCPServers: servers})
+		return err
+	})
 	if err != nil {
 		return nil, serverError("session/load", err)
 	}
@@ -243,6 +254,42 @@ func (a *Agent) reopen(params json.RawMessage, replay bool) (any, *rpcError) {
 	res := s.describe()
 	res.SessionID = "" // not part of a load's or resume's result
 	return thenResult{result: res, after: func() { a.listModels(s) }}, nil
+}
+
+// withRoom runs open (a session.start or session.resume); when the server
+// refuses it for a bound on open sessions, the least recently used idle
+// session of this connection is closed (it stays stored: session/load
+// reopens it) and open runs once more. Editors open a session per thread
+// and seldom close one, so without this a long-running editor would hit
+// protocol.max_sessions_per_connection.
+func (a *Agent) withRoom(ctx context.Context, open func() error) error {
+	err := open()
+	var re *client.RequestError
+	if !errors.As(err, &re) || re.Code != proto.ErrLimit {
+		return err
+	}
+	a.mu.Lock()
+	var lru *session
+	for _, s := range a.sessions {
+		s.mu.Lock()
+		idle := s.turn == nil
+		s.mu.Unlock()
+		if idle && (lru == nil || s.used < lru.used) {
+			lru = s
+		}
+	}
+	if lru != nil {
+		delete(a.sessions, lru.id)
+	}
+	a.mu.Unlock()
+	if lru == nil {
+		return err
+	}
+	if _, cerr := a.conn.Call(ctx, &proto.SessionClose{SessionID: lru.id}); cerr != nil {
+		return err
+	}
+	a.log.Info("closed the least recently used session to open another", "closed", lru.id)
+	return open()
 }
 
 // maxReplayPages bounds the session.turns pages a load fetches beyond
