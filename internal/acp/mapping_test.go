@@ -167,6 +167,8 @@ func TestTranslate(t *testing.T) {
 			[]any{toolCall{SessionUpdate: "tool_call_update", ToolCallID: "c1", Status: StatusCompleted, Content: []toolCallContent{dc, {Type: "content", Content: &out}}}}},
 		{&proto.ToolCompleted{CallID: "c2", Name: "bash", Success: false, Output: "denied: no", Error: "denied"},
 			[]any{toolCall{SessionUpdate: "tool_call_update", ToolCallID: "c2", Status: StatusFailed, Content: []toolCallContent{{Type: "content", Content: ptr(textBlock("denied: no"))}}}}},
+		{&proto.ToolProgress{CallID: "c2", Text: "building…"},
+			[]any{toolCall{SessionUpdate: "tool_call_update", ToolCallID: "c2", Content: []toolCallContent{{Type: "content", Content: ptr(textBlock("building…"))}}}}},
 		{&proto.TurnCompleted{ContextTokens: 42}, []any{usageUpdate{SessionUpdate: "usage_update", Used: 42, Size: 1000}}},
 		{&proto.TurnFailed{Code: proto.FailStep, Message: "stopped"}, []any{chunkUpdate{SessionUpdate: "agent_message_chunk", Content: textBlock("\n\n[scv: the turn stopped (step_limit): stopped]")}}},
 		{&proto.TurnFailed{Code: "provider_error", Message: "x"}, nil},

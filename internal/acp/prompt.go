@@ -309,6 +309,11 @@ func translate(t *turn, ev proto.Event, cwd string, ctxMax int) []any {
 			u.Content = []toolCallContent{*d}
 		}
 		return []any{u}
+	case *proto.ToolProgress:
+		// The latest output line while the call runs (the server sends at
+		// most two a second); the call's end replaces it with the output.
+		tb := textBlock(e.Text)
+		return []any{toolCall{SessionUpdate: "tool_call_update", ToolCallID: e.CallID, Content: []toolCallContent{{Type: "content", Content: &tb}}}}
 	case *proto.ToolCompleted:
 		c := t.call(e.CallID, e.Name)
 		return []any{c.completed(e, cwd, "tool_call_update")}
