@@ -106,7 +106,10 @@ var forbidden = map[string][]string{
 	// sessions and turns through the protocol only, never tools or the
 	// server's insides.
 	"internal/clawbot": {"internal/config", "internal/app", "internal/cli", "internal/server", "internal/agent", "internal/daemon", "internal/tui", "internal/tools/", "internal/model", "internal/mcp"},
-	"internal/mcp":     {"internal/config", "internal/app", "internal/cli", "internal/server", "internal/agent", "internal/daemon", "internal/tui", "internal/tools/"},
+	// scv acp is one more protocol client (never a second agent loop): it
+	// reaches sessions through internal/client only.
+	"internal/acp": {"internal/config", "internal/app", "internal/cli", "internal/server", "internal/agent", "internal/daemon", "internal/tui", "internal/tools/", "internal/model", "internal/mcp", "internal/store"},
+	"internal/mcp": {"internal/config", "internal/app", "internal/cli", "internal/server", "internal/agent", "internal/daemon", "internal/tui", "internal/tools/"},
 	// toolcall is the one path of a tool call, shared by the agent loop
 	// and `scv tools call`: it knows the Tool contract and the policy,
 	// never a concrete tool, the configuration or who asks.

@@ -77,14 +77,17 @@ type Session struct {
 	changes []tool.FileChange
 	// turnID is the running turn's id (for hook events).
 	turnID string
-	// cfgMu guards opts.ModelName and opts.ReasoningEffort, which
-	// session.configure changes while a turn may run.
+	// cfgMu guards opts.ModelName, opts.ReasoningEffort and opts.Policy,
+	// which session.configure changes while a turn may run.
 	cfgMu sync.Mutex
+	// floor is the policy the session was built with (its configuration's):
+	// SetPolicy never goes below it.
+	floor approval.Policy
 }
 
 // New returns an empty session.
 func New(opts Options) *Session {
-	s := &Session{opts: opts, broker: approval.NewBroker(), secrets: redact.NewValues(opts.Secrets)}
+	s := &Session{opts: opts, broker: approval.NewBroker(), secrets: redact.NewValues(opts.Secrets), floor: opts.Policy}
 	s.broker.AddRules(opts.Rules)
 	s.setRegistry(opts.Registry)
 	return s
@@ -374,7 +377,7 @@ func (s *Session) call(ctx context.Context, call model.ToolCall, ev Emit) (tool.
 	env.Progress, stopProgress = newProgress(call.ID, ev, s.secrets)
 	var ran *tool.Plan
 	res, err := toolcall.Run(ctx, toolcall.Call{
-		Registry: s.reg, Policy: s.opts.Policy, Approve: s.approver(ev), Env: env,
+		Registry: s.reg, Policy: s.Policy(), Approve: s.approver(ev), Env: env,
 		Name: call.Name, Args: []byte(call.Arguments), Check: s.preToolCheck(call, ev),
 		// The summary rides along, so a call that ran without an approval
 		// (a read_only fetch of an allowlisted host) still shows what it

@@ -3,7 +3,9 @@ package agent
 import (
 	"context"
 	"errors"
+	"fmt"
 
+	"github.com/scv-agent/scv/internal/approval"
 	"github.com/scv-agent/scv/internal/model"
 )
 
@@ -50,3 +52,30 @@ func (s *Session) turnModel() (string, string) {
 	defer s.cfgMu.Unlock()
 	return s.opts.ModelName, s.opts.ReasoningEffort
 }
+
+// Policy returns the approval policy the session's next calls are decided
+// by.
+func (s *Session) Policy() approval.Policy {
+	s.cfgMu.Lock()
+	defer s.cfgMu.Unlock()
+	return s.opts.Policy
+}
+
+// SetPolicy changes the approval policy of the session's next calls (a
+// call already deciding keeps its policy). A policy weaker than the one
+// the session was built with (its configuration's) is refused: a client
+// may make a session stricter, or return it to its configured policy,
+// never loosen what the configuration demands.
+func (s *Session) SetPolicy(p approval.Policy) error {
+	if approval.Rank(p) < approval.Rank(s.floor) {
+		return fmt.Errorf("approval policy %s is weaker than %s, which the configuration sets for this session (ask-on-risk < ask-always < deny-on-risk)", p, s.floor)
+	}
+	s.cfgMu.Lock()
+	defer s.cfgMu.Unlock()
+	s.opts.Policy = p
+	return nil
+}
+
+// MinPolicy is the weakest policy SetPolicy accepts: the one the session
+// was built with.
+func (s *Session) MinPolicy() approval.Policy { return s.floor }

@@ -145,8 +145,9 @@ type Toolset struct {
 
 // Tools builds the registry for a workspace. depth is the session's
 // delegation depth; noTools gives an empty set (no tools, no hosted search,
-// no skills).
-func (a *App) Tools(cfg *config.Config, workspace string, depth int, noTools bool) (Toolset, error) {
+// no skills). extra are MCP servers a client added to the session
+// (ClientMCPServers), served after the configured ones.
+func (a *App) Tools(cfg *config.Config, workspace string, depth int, noTools bool, extra ...mcp.Server) (Toolset, error) {
 	if noTools {
 		r, _ := tool.NewRegistry()
 		return fixedToolset(Toolset{Registry: r}), nil
@@ -184,7 +185,7 @@ func (a *App) Tools(cfg *config.Config, workspace string, depth int, noTools boo
 		return Toolset{}, err
 	}
 	ts.Registry = r
-	if servers := a.MCPServers(cfg, workspace); len(servers) > 0 {
+	if servers := append(a.MCPServers(cfg, workspace), extra...); len(servers) > 0 {
 		a.withMCP(&ts, list, servers, workspace)
 		return ts, nil
 	}
@@ -312,7 +313,11 @@ func (a *App) NewSession(ctx context.Context, id string, req server.SessionReque
 		cfg.Providers[name] = prof
 	}
 	depth := max(req.DelegationDepth, a.Depth())
-	ts, err := a.Tools(cfg, req.Cwd, depth, req.NoTools)
+	extra, err := a.ClientMCPServers(cfg, req.MCPServers, req.Cwd)
+	if err != nil {
+		return nil, server.SessionInfo{}, err
+	}
+	ts, err := a.Tools(cfg, req.Cwd, depth, req.NoTools, extra...)
 	if err != nil {
 		return nil, server.SessionInfo{}, err
 	}

@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -14,6 +15,7 @@ import (
 	"github.com/scv-agent/scv/internal/config"
 	"github.com/scv-agent/scv/internal/delegation"
 	"github.com/scv-agent/scv/internal/mcp"
+	"github.com/scv-agent/scv/internal/proto"
 	"github.com/scv-agent/scv/internal/tool"
 )
 
@@ -88,6 +90,66 @@ func (a *App) MCPServer(cfg *config.Config, name, workspace string) mcp.Server {
 	}
 	s.Problem = strings.Join(problems, "; ")
 	return s
+}
+
+// maxClientMCPServers bounds the MCP servers one session.start may add.
+const maxClientMCPServers = 32
+
+// ClientMCPServers resolves the MCP servers a client adds to one session
+// (session.start's mcp_servers: an editor's, through scv acp). They get
+// the rules of configured servers with the defaults a client cannot
+// change: every tool has risk process (none is read_only), the configured
+// timeouts' defaults apply, a stdio server runs in the workspace with
+// SCV's base variables and the client's, in its own process group like
+// every MCP server. A name must be a valid server name not already
+// configured; a bad entry is an error naming its field.
+func (a *App) ClientMCPServers(cfg *config.Config, list []proto.MCPServer, workspace string) ([]mcp.Server, error) {
+	if len(list) > maxClientMCPServers {
+		return nil, fmt.Errorf("mcp_servers: %d servers, more than %d", len(list), maxClientMCPServers)
+	}
+	var out []mcp.Server
+	seen := map[string]bool{}
+	for i, c := range list {
+		field := fmt.Sprintf("mcp_servers[%d]", i)
+		if !config.ValidMCPName(c.Name) {
+			return nil, fmt.Errorf("%s.name %q is not a valid MCP server name (1 to 32 letters, digits or '-', not starting with '-')", field, c.Name)
+		}
+		if _, ok := cfg.MCP.Servers[c.Name]; ok || seen[c.Name] {
+			return nil, fmt.Errorf("%s.name %q is already the name of another MCP server of this session; rename it", field, c.Name)
+		}
+		seen[c.Name] = true
+		if (c.Command == "") == (c.URL == "") {
+			return nil, fmt.Errorf("%s (%s) needs exactly one of command (a stdio server) and url (an HTTP server)", field, c.Name)
+		}
+		s := mcp.Server{Name: c.Name, URL: c.URL, StartupTimeout: 30 * time.Second, ToolTimeout: 120 * time.Second, Risk: tool.Process}
+		if c.URL != "" {
+			if !strings.HasPrefix(c.URL, "http://") && !strings.HasPrefix(c.URL, "https://") {
+				return nil, fmt.Errorf("%s.url %q is not an http:// or https:// URL", field, c.URL)
+			}
+			s.Headers = maps.Clone(c.Headers)
+			out = append(out, s)
+			continue
+		}
+		s.Dir, s.Args = workspace, slices.Clone(c.Args)
+		env := map[string]string{}
+		for _, k := range mcpBaseEnv {
+			if v, ok := a.opts.Env[k]; ok {
+				env[k] = v
+			}
+		}
+		maps.Copy(env, c.Env)
+		for k, v := range env {
+			s.Env = append(s.Env, k+"="+v)
+		}
+		sort.Strings(s.Env)
+		path, err := lookPath(c.Command, env["PATH"], s.Dir)
+		if err != nil {
+			return nil, fmt.Errorf("%s.command: %v", field, err)
+		}
+		s.Command = path
+		out = append(out, s)
+	}
+	return out, nil
 }
 
 // lookPath resolves a server's command the way a shell would, with the

@@ -168,3 +168,49 @@ func countPids(t *testing.T, dir string) int {
 	}
 	return n
 }
+
+// TestClientMCPServers: the servers a client adds to one session get the
+// base environment plus the client's variables, the workspace as their
+// directory and risk process for every tool; a bad entry is an error
+// naming its field.
+func TestClientMCPServers(t *testing.T) {
+	bin := t.TempDir()
+	if err := os.WriteFile(filepath.Join(bin, "srv"), []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	a := newApp(t, map[string]string{"PATH": bin, "HOME": "/home/u", "OPENAI_API_KEY": "sk-secret"})
+	cfg := config.Defaults("/skills")
+	cfg.MCP.Servers = map[string]config.MCPServer{"gh": {Command: "srv", Enabled: true}}
+	got, err := a.ClientMCPServers(&cfg, []proto.MCPServer{
+		{Name: "editor", Command: "srv", Args: []string{"-v"}, Env: map[string]string{"TOKEN": "t"}},
+		{Name: "web", URL: "https://example.test/mcp", Headers: map[string]string{"Authorization": "Bearer x"}},
+	}, "/ws")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []mcp.Server{
+		{Name: "editor", Command: filepath.Join(bin, "srv"), Args: []string{"-v"}, Env: []string{"HOME=/home/u", "PATH=" + bin, "TOKEN=t"}, Dir: "/ws",
+			StartupTimeout: 30 * time.Second, ToolTimeout: 120 * time.Second, Risk: tool.Process},
+		{Name: "web", URL: "https://example.test/mcp", Headers: map[string]string{"Authorization": "Bearer x"},
+			StartupTimeout: 30 * time.Second, ToolTimeout: 120 * time.Second, Risk: tool.Process},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("servers (-want +got):\n%s", diff)
+	}
+	for _, c := range []struct {
+		list []proto.MCPServer
+		want string
+	}{
+		{[]proto.MCPServer{{Name: "bad name", Command: "srv"}}, `mcp_servers[0].name "bad name" is not a valid MCP server name`},
+		{[]proto.MCPServer{{Name: "gh", Command: "srv"}}, `mcp_servers[0].name "gh" is already the name of another MCP server`},
+		{[]proto.MCPServer{{Name: "a", Command: "srv"}, {Name: "a", Command: "srv"}}, `mcp_servers[1].name "a" is already`},
+		{[]proto.MCPServer{{Name: "a"}}, `mcp_servers[0] (a) needs exactly one of command`},
+		{[]proto.MCPServer{{Name: "a", Command: "srv", URL: "http://x"}}, `needs exactly one of command`},
+		{[]proto.MCPServer{{Name: "a", URL: "file:///x"}}, `mcp_servers[0].url "file:///x" is not an http:// or https:// URL`},
+		{[]proto.MCPServer{{Name: "a", Command: "missing-srv"}}, `mcp_servers[0].command: command "missing-srv" is not found`},
+	} {
+		if _, err := a.ClientMCPServers(&cfg, c.list, "/ws"); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("ClientMCPServers(%+v) = %v, want an error with %q", c.list, err, c.want)
+		}
+	}
+}

@@ -252,6 +252,7 @@ func newRootCmd(g *globals) *cobra.Command {
 		newUndoCmd(g),
 		newModelsCmd(g),
 		newDoctorCmd(g),
+		newACPCmd(g),
 	)
 	attachTUIRoot(root, g)
 	return root

@@ -59,7 +59,10 @@ func defaultMCPServer() MCPServer {
 // [A-Za-z0-9][A-Za-z0-9-]{0,31}: it becomes part of tool names
 // (mcp__<server>__<tool>), which model APIs limit to 64 characters of
 // [A-Za-z0-9_-].
-func validMCPName(name string) bool {
+func validMCPName(name string) bool { return ValidMCPName(name) }
+
+// ValidMCPName is validMCPName for the servers a client adds to a session.
+func ValidMCPName(name string) bool {
 	if name == "" || len(name) > 32 || name[0] == '-' {
 		return false
 	}

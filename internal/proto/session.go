@@ -41,15 +41,52 @@ type SessionStart struct {
 	// only to that origin (scheme, host and port), and a key sent without
 	// it is not used. An SCV extension.
 	ProviderKeyBaseURL string `json:"provider_key_base_url,omitempty"`
+	// MCPServers are MCP servers the client adds to this session only (an
+	// editor's, through scv acp), beside the configured ones. An SCV
+	// extension.
+	MCPServers []MCPServer `json:"mcp_servers,omitempty"`
 }
 
-// String keeps the key out of anything that prints the message.
+// MCPServer is an MCP server a client adds to one session: a stdio
+// server (Command, run in the session's workspace) or a streamable HTTP
+// one (URL). Its tools run under the server's rules for MCP tools: risk
+// process, bounded results, the server stopped when no session uses it.
+type MCPServer struct {
+	Name    string            `json:"name"`
+	Command string            `json:"command,omitempty"`
+	Args    []string          `json:"args,omitempty"`
+	Env     map[string]string `json:"env,omitempty"`
+	URL     string            `json:"url,omitempty"`
+	Headers map[string]string `json:"headers,omitempty"`
+}
+
+// String keeps the key, and the values of the MCP servers' variables and
+// headers, out of anything that prints the message.
 func (m SessionStart) String() string {
 	if m.ProviderKey != "" {
 		m.ProviderKey = "[redacted]"
 	}
+	m.MCPServers = RedactMCPServers(m.MCPServers)
 	type plain SessionStart
 	return fmt.Sprintf("%+v", plain(m))
+}
+
+// RedactMCPServers is a copy of servers with every variable and header
+// value replaced by "[redacted]".
+func RedactMCPServers(servers []MCPServer) []MCPServer {
+	out := make([]MCPServer, len(servers))
+	for i, s := range servers {
+		env, hdr := map[string]string{}, map[string]string{}
+		for k := range s.Env {
+			env[k] = "[redacted]"
+		}
+		for k := range s.Headers {
+			hdr[k] = "[redacted]"
+		}
+		s.Env, s.Headers = env, hdr
+		out[i] = s
+	}
+	return out
 }
 
 func (*SessionStart) MessageType() string { return TypeSessionStart }

@@ -26,6 +26,9 @@ type SessionConfigure struct {
 	SessionID       string `json:"session_id"`
 	Model           string `json:"model,omitempty"`
 	ReasoningEffort string `json:"reasoning_effort,omitempty"`
+	// ApprovalPolicy changes the approval policy of the session's next
+	// calls; one weaker than the configuration's is refused. Not stored.
+	ApprovalPolicy string `json:"approval_policy,omitempty"`
 }
 
 // SessionConfigured answers session.configure (header: session).
@@ -35,6 +38,9 @@ type SessionConfigured struct {
 	ReasoningEffort string `json:"reasoning_effort,omitempty"`
 	// ContextMaxTokens is the context window of the new model.
 	ContextMaxTokens int `json:"context_max_tokens"`
+	// ApprovalPolicy is the session's policy now; present when the
+	// message changed it.
+	ApprovalPolicy string `json:"approval_policy,omitempty"`
 }
 
 // ModelsList asks the session's provider for the models it offers

@@ -34,6 +34,8 @@ const (
 	OriginExec    = "exec"
 	OriginStdio   = "stdio"
 	OriginClawbot = "clawbot"
+	// OriginACP: an editor through scv acp.
+	OriginACP = "acp"
 )
 
 // Stored turn states (a stored turn's state).
@@ -178,18 +180,23 @@ type SessionResume struct {
 	ProviderKey        string `json:"provider_key,omitempty"`
 	ProviderKeyEnv     string `json:"provider_key_env,omitempty"`
 	ProviderKeyBaseURL string `json:"provider_key_base_url,omitempty"`
+	// MCPServers are session.start's: servers the client adds to the
+	// reopened session; not stored, so every resume names them again.
+	MCPServers []MCPServer `json:"mcp_servers,omitempty"`
 }
 
-// String keeps the key out of anything that prints the message.
+func (*SessionResume) MessageType() string { return TypeSessionResume }
+
+// String keeps the key and the MCP servers' values out of anything that
+// prints the message.
 func (m SessionResume) String() string {
 	if m.ProviderKey != "" {
 		m.ProviderKey = "[redacted]"
 	}
+	m.MCPServers = RedactMCPServers(m.MCPServers)
 	type plain SessionResume
 	return fmt.Sprintf("%+v", plain(m))
 }
-
-func (*SessionResume) MessageType() string { return TypeSessionResume }
 
 // SessionFork creates a new session from a stored one, holding its turns
 // before TurnID and the history as it was just before that turn, and

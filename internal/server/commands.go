@@ -8,6 +8,7 @@ import (
 	"unicode"
 
 	"github.com/scv-agent/scv/internal/agent"
+	"github.com/scv-agent/scv/internal/approval"
 	"github.com/scv-agent/scv/internal/proto"
 	"github.com/scv-agent/scv/internal/store"
 	"github.com/scv-agent/scv/internal/tool"
@@ -38,9 +39,21 @@ func validModelName(m string) error {
 
 func (c *conn) sessionConfigure(s *session, m *proto.SessionConfigure) {
 	invalid := func(msg string) { c.reqError(m.RequestID, proto.ErrInvalidRequest, "session.configure: "+msg, false) }
-	if m.Model == "" && m.ReasoningEffort == "" {
-		invalid("give model, reasoning_effort or both")
+	if m.Model == "" && m.ReasoningEffort == "" && m.ApprovalPolicy == "" {
+		invalid("give model, reasoning_effort, approval_policy or several")
 		return
+	}
+	var policy approval.Policy
+	if m.ApprovalPolicy != "" {
+		p, err := approval.Parse(m.ApprovalPolicy)
+		if err == nil && approval.Rank(p) < approval.Rank(s.agent.MinPolicy()) {
+			err = fmt.Errorf("approval_policy %s is weaker than %s, which the configuration sets for this session (ask-on-risk < ask-always < deny-on-risk)", p, s.agent.MinPolicy())
+		}
+		if err != nil {
+			invalid(err.Error())
+			return
+		}
+		policy = p
 	}
 	if err := validModelName(m.Model); err != nil {
 		invalid(err.Error())
@@ -68,10 +81,15 @@ func (c *conn) sessionConfigure(s *session, m *proto.SessionConfigure) {
 		}
 	}
 	name, effort := s.agent.Configure(m.Model, m.ReasoningEffort)
+	ev := &proto.SessionConfigured{Model: name, ReasoningEffort: effort, ContextMaxTokens: s.info.ContextMaxTokens}
+	if policy != "" {
+		_ = s.agent.SetPolicy(policy) // checked above
+		ev.ApprovalPolicy = string(policy)
+	}
 	s.mu.Lock()
 	s.info.Model = name
 	s.mu.Unlock()
-	c.reply(m.RequestID, &proto.SessionConfigured{Model: name, ReasoningEffort: effort, ContextMaxTokens: s.info.ContextMaxTokens}, s)
+	c.reply(m.RequestID, ev, s)
 }
 
 func contains(list []string, v string) bool {

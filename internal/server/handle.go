@@ -159,7 +159,7 @@ func (c *conn) sessionStart(m *proto.SessionStart) {
 		m.Origin = proto.OriginStdio
 	}
 	if !validOrigin(m.Origin) {
-		c.reqError(m.RequestID, proto.ErrInvalidRequest, fmt.Sprintf("origin %q is not one of tui, exec, stdio, clawbot", m.Origin), false)
+		c.reqError(m.RequestID, proto.ErrInvalidRequest, fmt.Sprintf("origin %q is not one of tui, exec, stdio, clawbot, acp", m.Origin), false)
 		return
 	}
 	if !c.reserve(m.RequestID) {

@@ -26,7 +26,7 @@ import (
 
 func validOrigin(o string) bool {
 	switch o {
-	case proto.OriginTUI, proto.OriginExec, proto.OriginStdio, proto.OriginClawbot:
+	case proto.OriginTUI, proto.OriginExec, proto.OriginStdio, proto.OriginClawbot, proto.OriginACP:
 		return true
 	}
 	return false
@@ -204,7 +204,8 @@ func (c *conn) sessionResume(ctx context.Context, st *store.Store, m *proto.Sess
 		return
 	}
 	c.openStored(ctx, st, m.RequestID, id, m.MaxTurns, proto.SessionStart{NoTools: m.NoTools, Provider: m.Provider, Model: m.Model,
-		BaseURL: m.BaseURL, ProviderKeyEnv: m.ProviderKeyEnv, ProviderKey: m.ProviderKey, ProviderKeyBaseURL: m.ProviderKeyBaseURL})
+		BaseURL: m.BaseURL, ProviderKeyEnv: m.ProviderKeyEnv, ProviderKey: m.ProviderKey, ProviderKeyBaseURL: m.ProviderKeyBaseURL,
+		MCPServers: m.MCPServers})
 }
 
 func (c *conn) sessionFork(ctx context.Context, st *store.Store, m *proto.SessionFork) {
@@ -213,7 +214,7 @@ func (c *conn) sessionFork(ctx context.Context, st *store.Store, m *proto.Sessio
 		origin = proto.OriginStdio
 	}
 	if !validOrigin(origin) {
-		c.reqError(m.RequestID, proto.ErrInvalidRequest, fmt.Sprintf("origin %q is not one of tui, exec, stdio, clawbot", origin), false)
+		c.reqError(m.RequestID, proto.ErrInvalidRequest, fmt.Sprintf("origin %q is not one of tui, exec, stdio, clawbot, acp", origin), false)
 		return
 	}
 	if m.TurnID == "" {

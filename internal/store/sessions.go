@@ -36,7 +36,7 @@ func (s *Store) CreateSession(ctx context.Context, n NewSession) (Session, error
 		return Session{}, fmt.Errorf("create session %s: empty workspace", n.ID)
 	}
 	if !n.Origin.valid() {
-		return Session{}, fmt.Errorf("create session %s: unknown origin %q (want tui, exec, stdio or clawbot)", n.ID, n.Origin)
+		return Session{}, fmt.Errorf("create session %s: unknown origin %q (want tui, exec, stdio, clawbot or acp)", n.ID, n.Origin)
 	}
 	now := s.now()
 	err := s.write(ctx, "create session", false, func(tx *sql.Tx) error {

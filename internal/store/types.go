@@ -17,11 +17,12 @@ const (
 	OriginExec    Origin = "exec"
 	OriginStdio   Origin = "stdio"
 	OriginClawbot Origin = "clawbot"
+	OriginACP     Origin = "acp"
 )
 
 func (o Origin) valid() bool {
 	switch o {
-	case OriginTUI, OriginExec, OriginStdio, OriginClawbot:
+	case OriginTUI, OriginExec, OriginStdio, OriginClawbot, OriginACP:
 		return true
 	}
 	return false

@@ -113,7 +113,7 @@ func visibleEvent[T proto.Event](ev T) T {
 	case *proto.SessionDeleted:
 		// identifiers only
 	case *proto.SessionConfigured:
-		line(&e.Model, &e.ReasoningEffort)
+		line(&e.Model, &e.ReasoningEffort, &e.ApprovalPolicy)
 	case *proto.ModelsListed:
 		line(&e.Current)
 		for i := range e.Models {
