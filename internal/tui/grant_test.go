@@ -83,7 +83,7 @@ func TestPathGrantPanel(t *testing.T) {
 	if d := cmp.Diff([]any{want}, h.rec.take()); d != "" {
 		t.Errorf("sent (-want +got):\n%s", d)
 	}
-	h.ev(&proto.ToolStarted{TurnHeader: th("t1"), CallID: "c1", Name: "write"})
+	h.ev(&proto.ToolStarted{TurnHeader: th("t1"), CallID: "c1", Name: "write", Granted: &proto.Grant{GrantID: "g1", Tool: "write", Risk: "filesystem", Path: "src/"}})
 	if f := h.frame(); !strings.Contains(f, "allowed for this session: write calls under `src/`, except guarded paths") {
 		t.Errorf("the grant notice is wrong:\n%s", f)
 	}
@@ -102,7 +102,7 @@ func TestExactCommandPanel(t *testing.T) {
 	if d := cmp.Diff([]any{want}, h.rec.take()); d != "" {
 		t.Errorf("sent (-want +got):\n%s", d)
 	}
-	h.ev(&proto.ToolStarted{TurnHeader: th("t1"), CallID: "c1", Name: "bash"})
+	h.ev(&proto.ToolStarted{TurnHeader: th("t1"), CallID: "c1", Name: "bash", Granted: &proto.Grant{GrantID: "g1", Tool: "bash", Risk: "process", Command: "echo uxsess-$((40+2))"}})
 	if f := h.frame(); !strings.Contains(f, "allowed for this session: bash: exactly `echo uxsess-$((40+2))`") {
 		t.Errorf("the exact grant notice is wrong:\n%s", f)
 	}

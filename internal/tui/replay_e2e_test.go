@@ -24,8 +24,10 @@ func TestResumeShowsGrantAndUndoUnderTmux(t *testing.T) {
 	p := openTUI(t, scv, home, ws, fake, 100, 40)
 	p.text("rewrite the notes")
 	p.keys("Enter")
-	p.waitFor("Approve this tool call?", "a allow write for this session")
+	p.waitFor("Approve this tool call?", "a allow writes anywhere in the workspace for this session")
 	p.keys("a")
+	p.waitFor("allow for this session the writes under")
+	p.keys("Enter")
 	p.waitFor("Notes rewritten.", "ready")
 	p.text("/undo")
 	p.keys("Enter")
@@ -35,7 +37,7 @@ func TestResumeShowsGrantAndUndoUnderTmux(t *testing.T) {
 	if b, _ := os.ReadFile(filepath.Join(ws, "notes.txt")); string(b) != "old notes\n" {
 		t.Fatalf("the undo did not restore the file: %q", b)
 	}
-	notes := []string{"allowed for this session: write calls (risk filesystem)", "undone: 1 file of the last turn", "restored notes.txt"}
+	notes := []string{"allowed for this session: write calls anywhere in the workspace", "undone: 1 file of the last turn", "restored notes.txt"}
 	for _, n := range notes {
 		if !strings.Contains(live, n) {
 			t.Fatalf("the live screen lacks %q:\n%s", n, live)

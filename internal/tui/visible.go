@@ -159,6 +159,6 @@ func visibleDiff(d *proto.Diff) {
 func visibleGrant(g *proto.Grant) {
 	if g != nil {
 		g.Tool, g.Risk, g.Prefix = termtext.Line(g.Tool), termtext.Line(g.Risk), termtext.Line(g.Prefix)
-		g.Command, g.Path = termtext.Line(g.Command), termtext.Line(g.Path)
+		g.Command, g.Path, g.Source = termtext.Line(g.Command), termtext.Line(g.Path), termtext.Line(g.Source)
 	}
 }
