@@ -52,6 +52,12 @@ type Spec struct {
 	// are stopped the same way, before AfterExit. It is cooperative: a
 	// process that scrubs its environment escapes it.
 	Tag string
+	// Contain, when set, holds every descendant of the child in one scope
+	// (a cgroup v2 leaf, or the orphans this subreaper adopts from it),
+	// which is stopped as a whole when the child ends; the group stop and
+	// the tag sweep are then not needed and not done. nil keeps the
+	// process group and the tag alone.
+	Contain *Containment
 }
 
 // Ident is a process by PID and start time (see StartTime).
