@@ -82,6 +82,10 @@ func New(opts Options) *App {
 	return &App{opts: opts, mcp: m}
 }
 
+// Contain is how this process tracks its tools' processes (nil: group and
+// tag only).
+func (a *App) Contain() *proc.Containment { return a.opts.Contain }
+
 // Depth is this process's own delegation depth (SCV_DELEGATION_DEPTH).
 func (a *App) Depth() int { return delegation.Depth(a.opts.Env) }
 
