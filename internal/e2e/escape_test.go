@@ -244,4 +244,3 @@ func TestDaemonNoEscapee(t *testing.T) {
 		})
 	}
 }
-
