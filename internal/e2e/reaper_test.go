@@ -79,11 +79,3 @@ func TestDaemonSubreaperReapsAdopted(t *testing.T) {
 	}
 	until(t, c, proto.EventTurnCompleted)
 }
-
-func killPID(pid int) error {
-	p, err := os.FindProcess(pid)
-	if err != nil {
-		return err
-	}
-	return p.Kill()
-}
