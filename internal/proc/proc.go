@@ -2,9 +2,13 @@
 // child leads a new process group; cancellation sends TERM to the group,
 // waits up to a grace period and KILLs what is left; a deadline KILLs at
 // once; after the leader exits the rest of its group is stopped and output
-// draining is bounded, so a background child cannot keep a call alive. It
-// also owns bounded output capture, process identity (PID + start time),
-// the environment-tag scan and reaping for subreapers.
+// draining is bounded, so a background child cannot keep a call alive. A
+// Containment (Spec.Contain) holds every descendant of a child, even one
+// that left the group and cleared its environment, in a cgroup v2 leaf or,
+// as a fallback, among the orphans a subreaper adopts, and stops them all
+// at the child's end. It also owns bounded output capture, process
+// identity (PID + start time), the environment-tag scan and reaping for
+// subreapers.
 //
 // Linux reads /proc and uses pidfds; macOS and FreeBSD read the kernel's
 // process table through sysctl and environments through ps(1). A child
