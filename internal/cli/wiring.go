@@ -40,7 +40,7 @@ func (g *globals) newAppWith(logger *slog.Logger, withTracker bool, adjust func(
 		if err != nil {
 			return nil, layout, nil, err
 		}
-		if contain, err = g.containment(logger); err != nil {
+		if contain, err = g.containment(logger, layout.Home); err != nil {
 			return nil, layout, nil, err
 		}
 	}
@@ -62,12 +62,12 @@ const EnvProcessTracking = "SCV_PROCESS_TRACKING"
 // containment sets up the tracking of the processes this process's tools
 // start (SCV_PROCESS_TRACKING, auto by default): a cgroup v2 leaf per call
 // where one can be made, else this process becomes a child subreaper.
-func (g *globals) containment(logger *slog.Logger) (*proc.Containment, error) {
+func (g *globals) containment(logger *slog.Logger, home string) (*proc.Containment, error) {
 	want, err := proc.ParseMechanism(g.env[EnvProcessTracking])
 	if err != nil {
 		return nil, usageErr("%s: %v", EnvProcessTracking, err)
 	}
-	c, err := proc.NewContainment(proc.ContainOptions{Want: want, Logger: logger})
+	c, err := proc.NewContainment(proc.ContainOptions{Want: want, Instance: home, Logger: logger})
 	if err != nil {
 		return nil, usageErr("%s=%s: %v", EnvProcessTracking, want, err)
 	}

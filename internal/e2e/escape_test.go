@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -85,7 +86,8 @@ func leakedLeaves(t *testing.T, pid int) []string {
 	ents, _ := os.ReadDir(dir)
 	var out []string
 	for _, e := range ents {
-		if e.IsDir() && strings.HasPrefix(e.Name(), fmt.Sprintf("scv-%d-", pid)) {
+		// scv-<instance>-<pid>-<start>-<n>
+		if f := strings.Split(e.Name(), "-"); e.IsDir() && len(f) == 5 && f[0] == "scv" && f[2] == strconv.Itoa(pid) {
 			out = append(out, e.Name())
 		}
 	}

@@ -49,6 +49,10 @@ type ContainOptions struct {
 	// CgroupDir, when set, is the cgroup v2 directory under which leaves
 	// are made instead of this process's own cgroup.
 	CgroupDir string
+	// Instance names the SCV instance (its home) in the leaves' names:
+	// Reconcile stops only the leaves of its own instance's dead
+	// processes.
+	Instance string
 	// NoReaper leaves reaping to the caller when the subreaper mechanism
 	// is chosen (the daemon runs its own Reaper); otherwise the
 	// Containment reaps adopted children itself until Close.

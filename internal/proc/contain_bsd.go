@@ -15,7 +15,7 @@ import (
 // (macOS) remain.
 type containPlatform struct{}
 
-func newCgroupPlatform(string) (containPlatform, string, error) {
+func newCgroupPlatform(string, string) (containPlatform, string, error) {
 	return containPlatform{}, "", errNoCgroup
 }
 

@@ -3,6 +3,8 @@ package proc
 import (
 	"bufio"
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
@@ -17,23 +19,25 @@ import (
 )
 
 // leafPrefix starts the name of every cgroup SCV makes:
-// scv-<owner pid>-<owner start time>-<sequence>, so that the leaves of an
-// owner that died can be recognised and stopped.
+// scv-<instance>-<owner pid>-<owner start time>-<sequence>, so that the
+// leaves of an owner that died can be recognised and stopped by the next
+// SCV process of the same instance (and only by one of it).
 const leafPrefix = "scv-"
 
 // containPlatform is the cgroup v2 directory leaves are made in.
 type containPlatform struct {
 	dir     string // absolute path of the parent cgroup
 	rel     string // the same, as /proc/<pid>/cgroup names it
-	prefix  string // leafPrefix + "<pid>-<start>-"
+	inst    string // leafPrefix + "<instance>-"
+	prefix  string // inst + "<pid>-<start>-"
 	hasKill bool   // the kernel has cgroup.kill (5.14)
 }
 
 // newCgroupPlatform finds where this process may make cgroup v2 leaves:
 // dir if given, else its own cgroup, and checks by making (and removing)
 // one. It fails with the reason when it cannot.
-func newCgroupPlatform(dir string) (containPlatform, string, error) {
-	var p containPlatform
+func newCgroupPlatform(dir, instance string) (containPlatform, string, error) {
+	p := containPlatform{inst: leafPrefix + instanceID(instance) + "-"}
 	if dir == "" {
 		d, rel, err := ownCgroup()
 		if err != nil {
@@ -52,7 +56,7 @@ func newCgroupPlatform(dir string) (containPlatform, string, error) {
 	if err != nil {
 		return p, "", err
 	}
-	p.prefix = fmt.Sprintf("%s%d-%d-", leafPrefix, os.Getpid(), start)
+	p.prefix = fmt.Sprintf("%s%d-%d-", p.inst, os.Getpid(), start)
 	probe := filepath.Join(p.dir, p.prefix+"probe")
 	if err := os.Mkdir(probe, 0o755); err != nil {
 		return p, "", fmt.Errorf("cannot make a cgroup under %s (%w)", p.dir, unwrapPath(err))
@@ -386,7 +390,7 @@ func (p containPlatform) reconcile() (int, error) {
 	n := 0
 	var errs []error
 	for _, e := range ents {
-		pid, start, ok := leafOwner(e.Name())
+		pid, start, ok := p.leafOwner(e.Name())
 		if !ok || !e.IsDir() || Alive(pid, start) {
 			continue
 		}
@@ -401,9 +405,10 @@ func (p containPlatform) reconcile() (int, error) {
 	return n, errors.Join(errs...)
 }
 
-// leafOwner reads scv-<pid>-<start>-<anything>.
-func leafOwner(name string) (pid int, start uint64, ok bool) {
-	rest, ok := strings.CutPrefix(name, leafPrefix)
+// leafOwner reads <inst><pid>-<start>-<anything>: a leaf of this
+// instance and its owner.
+func (p containPlatform) leafOwner(name string) (pid int, start uint64, ok bool) {
+	rest, ok := strings.CutPrefix(name, p.inst)
 	if !ok {
 		return 0, 0, false
 	}
@@ -414,6 +419,12 @@ func leafOwner(name string) (pid int, start uint64, ok bool) {
 	pid, err1 := strconv.Atoi(f[0])
 	start, err2 := strconv.ParseUint(f[1], 10, 64)
 	return pid, start, err1 == nil && err2 == nil && pid > 0
+}
+
+// instanceID is a short stable name of an instance (its home).
+func instanceID(instance string) string {
+	sum := sha256.Sum256([]byte(instance))
+	return hex.EncodeToString(sum[:4])
 }
 
 // childrenOf lists the children of pid (zombies included) from

@@ -145,8 +145,9 @@ while [ ! -s %[1]s ]; do sleep 0.01; done; sleep 600`, pidFile)
 	}
 }
 
-// Reconcile stops and removes the leaves of an SCV process that died with
-// children running, and leaves its own alone.
+// Reconcile stops and removes the leaves of an SCV process of the same
+// instance that died with children running, and leaves its own and those
+// of another instance alone.
 func TestContainCgroupReconcile(t *testing.T) {
 	c, dir := testCgroup(t)
 	dead := exec.Command("/bin/true")
@@ -159,9 +160,10 @@ func TestContainCgroupReconcile(t *testing.T) {
 		t.Fatal(err)
 	}
 	_ = dead.Wait()
-	orphanDir := filepath.Join(dir, fmt.Sprintf("scv-%d-%d-7", deadPID, deadStart))
+	orphanDir := filepath.Join(dir, fmt.Sprintf("%s%d-%d-7", c.plat.inst, deadPID, deadStart))
 	mineDir := filepath.Join(dir, c.plat.prefix+"99")
-	for _, d := range []string{orphanDir, mineDir} {
+	otherDir := filepath.Join(dir, fmt.Sprintf("scv-%s-%d-%d-7", instanceID("another home"), deadPID, deadStart))
+	for _, d := range []string{orphanDir, mineDir, otherDir} {
 		if err := os.Mkdir(d, 0o755); err != nil {
 			t.Fatal(err)
 		}
@@ -185,8 +187,13 @@ func TestContainCgroupReconcile(t *testing.T) {
 	if _, err := os.Stat(mineDir); err != nil {
 		t.Errorf("Reconcile removed a leaf of a live owner: %v", err)
 	}
-	if err := os.Remove(mineDir); err != nil {
-		t.Fatal(err)
+	if _, err := os.Stat(otherDir); err != nil {
+		t.Errorf("Reconcile removed a dead owner's leaf of another instance: %v", err)
+	}
+	for _, d := range []string{mineDir, otherDir} {
+		if err := os.Remove(d); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
 

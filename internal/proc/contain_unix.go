@@ -38,7 +38,7 @@ func NewContainment(opts ContainOptions) (*Containment, error) {
 	c := &Containment{log: log}
 	var cgReason string
 	if want == MechAuto || want == MechCgroup {
-		plat, detail, err := newCgroupPlatform(opts.CgroupDir)
+		plat, detail, err := newCgroupPlatform(opts.CgroupDir, opts.Instance)
 		if err == nil {
 			c.mech, c.detail, c.plat = MechCgroup, detail, plat
 			return c, nil
