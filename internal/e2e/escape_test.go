@@ -246,3 +246,52 @@ func TestDaemonNoEscapee(t *testing.T) {
 		})
 	}
 }
+
+// TestKilledDaemonLeafReapedOnRestart: a daemon SIGKILLed while a bash
+// call runs leaves the call's processes in its cgroup leaf, among them an
+// escapee that cleared its environment (no record or tag can find it);
+// the next daemon on the same home stops it at start-up from the leaf and
+// removes the leaf.
+func TestKilledDaemonLeafReapedOnRestart(t *testing.T) {
+	if ownCgroupDir(t) == "" {
+		t.Skip("no cgroup v2 here")
+	}
+	fm := modeltest.New(t)
+	in := newInstance(t, providerConfig(fm.URL()))
+	in.env = in.withEnv("SCV_PROCESS_TRACKING=cgroup")
+	pidFile := filepath.Join(in.ws, "escapee.pid")
+	fm.Script(modeltest.ToolCall("c1", "bash", jsonString(t, map[string]string{"command": escapeCommand(pidFile) + "; sleep 600"})))
+	d := in.startDaemon(in.env)
+	c := in.connect()
+	sid := in.startSession(c, proto.SessionStart{}).SessionID
+	sendTurn(t, c, sid, "escape and wait")
+	evs := until(t, c, proto.EventApprovalRequested)
+	if err := c.Send(&proto.ApprovalResolve{SessionID: sid, ApprovalID: last[*proto.ApprovalRequested](t, evs).ApprovalID, Approved: true}); err != nil {
+		t.Fatal(err)
+	}
+	escapee := testutil.WaitPID(t, pidFile, 10*time.Second)
+	if err := d.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	if !d.wait(5 * time.Second) {
+		t.Fatal("the daemon did not die of SIGKILL")
+	}
+	time.Sleep(300 * time.Millisecond)
+	if !testutil.Running(escapee) {
+		t.Fatalf("escapee %d ended with the daemon; the test needs a survivor", escapee)
+	}
+	if len(leakedLeaves(t, d.cmd.Process.Pid)) == 0 {
+		t.Fatal("the killed daemon left no cgroup leaf; the test needs one")
+	}
+	d2 := in.startDaemon(in.env)
+	if !testutil.WaitGone(10*time.Second, escapee) {
+		t.Fatalf("escapee %d of the killed daemon survived the restart; stderr:\n%s", escapee, d2.stderr)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for len(leakedLeaves(t, d.cmd.Process.Pid)) > 0 && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if l := leakedLeaves(t, d.cmd.Process.Pid); len(l) > 0 {
+		t.Errorf("leaves of the killed daemon left after the restart: %v", l)
+	}
+}
