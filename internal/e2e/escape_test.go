@@ -295,3 +295,14 @@ func TestKilledDaemonLeafReapedOnRestart(t *testing.T) {
 		t.Errorf("leaves of the killed daemon left after the restart: %v", l)
 	}
 }
+
+// A process tracking SCV_PROCESS_TRACKING does not know is refused before
+// anything runs, with the choices named.
+func TestProcessTrackingRefused(t *testing.T) {
+	in := newInstance(t, providerConfig("http://127.0.0.1:9"))
+	r := in.run(in.withEnv("SCV_PROCESS_TRACKING=jail"), "", "tools", "list")
+	want := "SCV_PROCESS_TRACKING: unknown process tracking \"jail\": use auto, cgroup, subreaper or group+tag"
+	if r.code != 2 || !strings.Contains(r.stderr, want) {
+		t.Errorf("exit %d stderr %q, want 2 and %q", r.code, r.stderr, want)
+	}
+}
