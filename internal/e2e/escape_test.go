@@ -262,6 +262,13 @@ func TestKilledDaemonLeafReapedOnRestart(t *testing.T) {
 	pidFile := filepath.Join(in.ws, "escapee.pid")
 	fm.Script(modeltest.ToolCall("c1", "bash", jsonString(t, map[string]string{"command": escapeCommand(pidFile) + "; sleep 600"})))
 	d := in.startDaemon(in.env)
+	// Should the test fail, the killed daemon's leaves go once the
+	// processes the test started are killed (cleanups run last first).
+	t.Cleanup(func() {
+		for _, l := range leakedLeaves(t, d.cmd.Process.Pid) {
+			_ = os.Remove(filepath.Join(ownCgroupDir(t), l))
+		}
+	})
 	c := in.connect()
 	sid := in.startSession(c, proto.SessionStart{}).SessionID
 	sendTurn(t, c, sid, "escape and wait")
