@@ -27,6 +27,7 @@ import (
 	"github.com/scv-agent/scv/internal/model"
 	"github.com/scv-agent/scv/internal/netguard"
 	"github.com/scv-agent/scv/internal/paths"
+	"github.com/scv-agent/scv/internal/proc"
 	"github.com/scv-agent/scv/internal/server"
 	"github.com/scv-agent/scv/internal/skill"
 	"github.com/scv-agent/scv/internal/tool"
@@ -52,6 +53,9 @@ type Options struct {
 	Tracker *delegation.Tracker
 	// InstanceID names this SCV process in SCV_PARENT tags.
 	InstanceID string
+	// Contain holds the processes of every tool call, MCP server and
+	// delegated run (nil: process group and tag only).
+	Contain *proc.Containment
 	// KeyOptional builds sessions even when the provider's key is
 	// missing: their model client fails every request with the message
 	// naming the variable to set. For processes that open sessions
@@ -88,9 +92,13 @@ func New(opts Options) *App {
 	if opts.InstanceID == "" {
 		opts.InstanceID = fmt.Sprintf("scv-%d", os.Getpid())
 	}
-	m := mcp.NewManager(mcp.Options{Logger: opts.Logger, InstanceID: opts.InstanceID, Version: version.Version})
+	m := mcp.NewManager(mcp.Options{Logger: opts.Logger, InstanceID: opts.InstanceID, Version: version.Version, Contain: opts.Contain})
 	return &App{opts: opts, mcp: m}
 }
+
+// Contain is how this process tracks its tools' processes (nil: group and
+// tag only).
+func (a *App) Contain() *proc.Containment { return a.opts.Contain }
 
 // Depth is this process's own delegation depth (SCV_DELEGATION_DEPTH).
 func (a *App) Depth() int { return delegation.Depth(a.opts.Env) }
@@ -158,7 +166,8 @@ func (a *App) Tools(cfg *config.Config, workspace string, depth int, noTools boo
 		fs.NewRead(fs.Options{MaxReadBytes: t.MaxReadBytes, MaxWriteBytes: t.MaxWriteBytes}),
 		fs.NewWrite(fs.Options{MaxReadBytes: t.MaxReadBytes, MaxWriteBytes: t.MaxWriteBytes}),
 		bash.New(bash.Options{DefaultTimeout: secs(t.CommandTimeoutSeconds), MaxTimeout: secs(t.MaxTimeoutSeconds),
-			Env: without(a.environ(), cfg.BashEnvRemoved()), Recorder: a.recorder()}),
+			Env: without(a.environ(), cfg.BashEnvRemoved()), Recorder: a.recorder(), NoLogin: !cfg.Tools.BashLogin,
+			Contain: a.opts.Contain}),
 	}
 	set, err := skill.Discover(skill.Options{Workspace: workspace, ProjectDir: cfg.Skills.ProjectDir, UserDir: cfg.Skills.UserDir,
 		ScanProjects: cfg.Skills.ScanProjects, MaxSkills: cfg.Skills.MaxSkills})
@@ -243,7 +252,7 @@ func (a *App) agentOptions(cfg *config.Config, depth int) agents.Options {
 		Overrides: over, DefaultTimeout: time.Duration(cfg.Tools.AgentTimeoutSeconds) * time.Second,
 		MaxTimeout: time.Duration(cfg.Tools.MaxTimeoutSeconds) * time.Second, InstanceID: a.opts.InstanceID,
 		ParentChain: a.opts.Env[delegation.EnvParent], Depth: depth, OutputLimit: cfg.Tools.OutputLimitBytes,
-		Tracker: a.opts.Tracker, Logger: a.opts.Logger,
+		Tracker: a.opts.Tracker, Contain: a.opts.Contain, Logger: a.opts.Logger,
 	}
 }
 

@@ -265,3 +265,26 @@ func TestSessionDelegationDepth(t *testing.T) {
 		})
 	}
 }
+
+// tools.bash_login reaches the bash tool: the login shell by default,
+// `bash -c` when the user config turns it off.
+func TestBashLoginConfig(t *testing.T) {
+	for _, tc := range []struct{ cfg, want string }{
+		{"", "`/bin/bash -lc`"},
+		{"[tools]\nbash_login = false\n", "`/bin/bash -c`"},
+	} {
+		f := newFixture(t, tc.cfg)
+		l, err := f.app.LoadConfig(f.ws, NoOverrides)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ts, err := f.app.Tools(&l.Config, f.ws, 0, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, ok := ts.Registry.Get("bash")
+		if !ok || !strings.Contains(b.Description(), tc.want) {
+			t.Errorf("config %q: bash description does not name %s", tc.cfg, tc.want)
+		}
+	}
+}

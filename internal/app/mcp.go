@@ -219,7 +219,10 @@ func (a *App) withMCP(ts *Toolset, builtins []tool.Tool, servers []mcp.Server, w
 
 // Close stops the MCP servers this app started; call it when the process
 // is done serving.
-func (a *App) Close() { a.mcp.Close() }
+func (a *App) Close() {
+	a.mcp.Close()
+	a.opts.Contain.Close()
+}
 
 // ProbeMCP starts servers (each within its startup timeout, in parallel),
 // lists their tools and reports on them; Close stops them afterwards. It

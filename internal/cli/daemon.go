@@ -20,6 +20,7 @@ import (
 	"github.com/scv-agent/scv/internal/config"
 	"github.com/scv-agent/scv/internal/daemon"
 	"github.com/scv-agent/scv/internal/paths"
+	"github.com/scv-agent/scv/internal/proc"
 	"github.com/scv-agent/scv/internal/proto"
 	"github.com/scv-agent/scv/internal/server"
 	"github.com/scv-agent/scv/internal/store"
@@ -83,7 +84,8 @@ func (g *globals) runDaemon(logger *slog.Logger) error {
 		c := tr.Counts()
 		ds := proto.DaemonStatus{Version: version.Version, PID: os.Getpid(), UptimeSeconds: int64(time.Since(started).Seconds()),
 			Sessions: a.Sessions(), Delegations: proto.Delegations{Running: c.Running, OrphansReaped: int(c.OrphansReaped)},
-			Database: databaseStatus(ctx, st, logger), Provider: g.daemonProvider(a, logger)}
+			Database: databaseStatus(ctx, st, logger), Provider: g.daemonProvider(a, logger),
+			ProcessTracking: a.Contain().Describe()}
 		if bot != nil {
 			ds.Clawbot = clawbot.ProtoStatus(bot.Status())
 		}
@@ -97,8 +99,11 @@ func (g *globals) runDaemon(logger *slog.Logger) error {
 	srv := server.New(so)
 	bot = g.newClawbot(layout, logger, srv, st, &loaded.Config)
 	err = daemon.Run(ctx, daemon.Options{
-		Layout: layout, Server: srv, Logger: logger, Subreaper: true,
-		Reconcile: tr.Reconcile, Drain: a.Close, Components: []func(context.Context){bot.Run},
+		// Under the subreaper mechanism the containment already made the
+		// daemon a subreaper and reaps for it.
+		Layout: layout, Server: srv, Logger: logger, Subreaper: a.Contain().Mechanism() != proc.MechSubreaper,
+		Reconcile: func(ctx context.Context) (int, error) { return reconcile(ctx, tr, a.Contain(), logger) },
+		Drain:     a.Close, Components: []func(context.Context){bot.Run},
 		// Retention runs once the lock is ours: one daemon prunes.
 		Ready: func() { prune(ctx, st, loaded.Config.History, logger) },
 	})
@@ -398,6 +403,9 @@ func newStatusCmd(g *globals) *cobra.Command {
 			}
 			fmt.Fprintf(g.stdio.Out, "scv daemon: running\n  pid:         %d\n  version:     %s\n  uptime:      %s\n  sessions:    %d\n  delegations: %d running, %d orphans reaped\n  socket:      %s\n",
 				st.PID, st.Version, time.Duration(st.UptimeSeconds)*time.Second, st.Sessions, st.Delegations.Running, st.Delegations.OrphansReaped, layout.Socket())
+			if st.ProcessTracking != "" {
+				fmt.Fprintf(g.stdio.Out, "  processes:   %s\n", termtext.Line(st.ProcessTracking))
+			}
 			if st.Database != nil {
 				fmt.Fprintf(g.stdio.Out, "  database:    %s\n", describeDatabase(st.Database))
 			}

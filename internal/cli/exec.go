@@ -70,6 +70,9 @@ func newExecCmd(g *globals) *cobra.Command {
 			// The app owns the MCP servers the turn starts; closing it
 			// stops them (and what they spawned) before exec exits.
 			defer a.Close()
+			if r.verbose {
+				fmt.Fprintf(g.stdio.Err, "scv: process tracking: %s\n", termtext.Line(a.Contain().Describe()))
+			}
 			loaded, err := a.LoadConfig(r.ws, app.NoOverrides)
 			if err != nil {
 				return startupErr(execConfigError, err)
@@ -81,7 +84,7 @@ func newExecCmd(g *globals) *cobra.Command {
 				return usageErr("%s", promptTooLong(len(prompt), limit))
 			}
 			// Like every server, stop what dead owners left behind first.
-			if n, err := tr.Reconcile(g.ctx); err != nil {
+			if n, err := reconcile(g.ctx, tr, a.Contain(), logger); err != nil {
 				logger.Warn("reconcile delegations", "err", err)
 			} else if n > 0 {
 				logger.Info("stopped orphaned delegations", "count", n)

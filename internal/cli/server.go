@@ -26,7 +26,7 @@ func newServerCmd(g *globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if n, err := tr.Reconcile(g.ctx); err != nil {
+			if n, err := reconcile(g.ctx, tr, a.Contain(), logger); err != nil {
 				logger.Warn("reconcile delegations", "err", err)
 			} else if n > 0 {
 				logger.Info("stopped orphaned delegations", "count", n)

@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -9,6 +11,7 @@ import (
 	"github.com/scv-agent/scv/internal/config"
 	"github.com/scv-agent/scv/internal/delegation"
 	"github.com/scv-agent/scv/internal/paths"
+	"github.com/scv-agent/scv/internal/proc"
 	"github.com/scv-agent/scv/internal/proto"
 	"github.com/scv-agent/scv/internal/server"
 	"github.com/scv-agent/scv/internal/store"
@@ -31,14 +34,18 @@ func (g *globals) newAppWith(logger *slog.Logger, withTracker bool, adjust func(
 		return nil, layout, nil, err
 	}
 	var tr *delegation.Tracker
+	var contain *proc.Containment
 	if withTracker {
 		tr, err = delegation.New(delegation.Options{Dir: layout.Delegations(), CallDir: layout.Calls(), Logger: logger})
 		if err != nil {
 			return nil, layout, nil, err
 		}
+		if contain, err = g.containment(logger, layout.Home); err != nil {
+			return nil, layout, nil, err
+		}
 	}
 	opts := app.Options{
-		Layout: layout, Env: g.env, ExtraConfig: g.configPath, Logger: logger, Tracker: tr,
+		Layout: layout, Env: g.env, ExtraConfig: g.configPath, Logger: logger, Tracker: tr, Contain: contain,
 		InstanceID: fmt.Sprintf("scv-%d", os.Getpid()),
 		Flags:      config.Overrides{Model: g.model, Provider: g.provider, BaseURL: g.baseURL, ApprovalPolicy: g.approvalPolicy},
 	}
@@ -46,6 +53,38 @@ func (g *globals) newAppWith(logger *slog.Logger, withTracker bool, adjust func(
 		adjust(&opts)
 	}
 	return app.New(opts), layout, tr, nil
+}
+
+// EnvProcessTracking chooses how a process that runs tools tracks their
+// processes: auto (the default), cgroup, subreaper or group+tag.
+const EnvProcessTracking = "SCV_PROCESS_TRACKING"
+
+// containment sets up the tracking of the processes this process's tools
+// start (SCV_PROCESS_TRACKING, auto by default): a cgroup v2 leaf per call
+// where one can be made, else this process becomes a child subreaper.
+func (g *globals) containment(logger *slog.Logger, home string) (*proc.Containment, error) {
+	want, err := proc.ParseMechanism(g.env[EnvProcessTracking])
+	if err != nil {
+		return nil, usageErr("%s: %v", EnvProcessTracking, err)
+	}
+	c, err := proc.NewContainment(proc.ContainOptions{Want: want, Instance: home, Logger: logger})
+	if err != nil {
+		return nil, usageErr("%s=%s: %v", EnvProcessTracking, want, err)
+	}
+	logger.Debug("process tracking", "mechanism", c.Describe())
+	return c, nil
+}
+
+// reconcile stops what SCV processes that died left running: the
+// records of their delegations and calls, and their cgroup leaves. The
+// count is of delegations, as `scv status` reports.
+func reconcile(ctx context.Context, tr *delegation.Tracker, c *proc.Containment, logger *slog.Logger) (int, error) {
+	n, err := tr.Reconcile(ctx)
+	leaves, cerr := c.Reconcile()
+	if leaves > 0 {
+		logger.Info("stopped the processes left in the cgroups of SCV processes that died", "cgroups", leaves)
+	}
+	return n, errors.Join(err, cerr)
 }
 
 // newServer wraps the app in a protocol server, with the frame limits of

@@ -138,6 +138,9 @@ type Tools struct {
 	// BashEnvRemove lists the variables the bash tool's shell does not
 	// inherit: names, NAME* prefixes, and ProviderKeys.
 	BashEnvRemove []string `toml:"bash_env_remove"`
+	// BashLogin runs bash commands in a login shell (bash -lc); false
+	// gives bash -c, which skips the user's profile.
+	BashLogin bool `toml:"bash_login"`
 }
 
 // ProviderKeys in tools.bash_env_remove stands for the variables that hold
@@ -358,7 +361,7 @@ func Defaults(skillsDir string) Config {
 			BytesPerToken: 3, SummaryMaxChars: 6000},
 		Tools: Tools{ApprovalPolicy: PolicyAskOnRisk, CommandTimeoutSeconds: 600, AgentTimeoutSeconds: 3600,
 			MaxTimeoutSeconds: 14400, OutputLimitBytes: 65536, MaxReadBytes: 262144, MaxWriteBytes: 1048576,
-			BashEnvRemove: []string{ProviderKeys}},
+			BashEnvRemove: []string{ProviderKeys}, BashLogin: true},
 		Protocol: Protocol{MaxClientFrameBytes: 1048576, MaxServerFrameBytes: 8388608,
 			MaxSessionsPerConnection: 32, MaxSessions: 128},
 		ProviderLimits: ProviderLimits{MaxSSEEventBytes: 1048576, MaxResponseBytes: 4194304,

@@ -51,7 +51,7 @@ func TestDefaultValues(t *testing.T) {
 		"context.bytes_per_token": 3, "context.summary_max_chars": 6000,
 		"tools.approval_policy": "ask-on-risk", "tools.command_timeout_seconds": 600, "tools.agent_timeout_seconds": 3600,
 		"tools.max_timeout_seconds": 14400, "tools.output_limit_bytes": 65536, "tools.max_read_bytes": 262144,
-		"tools.max_write_bytes": 1048576, "tools.bash_env_remove": []string{"@provider_keys"},
+		"tools.max_write_bytes": 1048576, "tools.bash_env_remove": []string{"@provider_keys"}, "tools.bash_login": true,
 		"protocol.max_client_frame_bytes": 1048576, "protocol.max_server_frame_bytes": 8388608,
 		"protocol.max_sessions_per_connection": 32, "protocol.max_sessions": 128,
 		"provider_limits.max_sse_event_bytes": 1048576, "provider_limits.max_response_bytes": 4194304,

@@ -74,6 +74,8 @@ func TestWrongTypesAndSyntax(t *testing.T) {
 			[]Problem{{"F", 2, "providers.openai.model", "wrong type: want a string, got a TOML integer"}}},
 		{"string for bool", "[web]\nenabled = \"yes\"\n",
 			[]Problem{{"F", 2, "web.enabled", "wrong type: want a boolean (true or false), got a TOML string"}}},
+		{"string for bash_login", "[tools]\nbash_login = \"no\"\n",
+			[]Problem{{"F", 2, "tools.bash_login", "wrong type: want a boolean (true or false), got a TOML string"}}},
 		{"int array for strings", "[agents.grok]\nargs = [1]\n",
 			[]Problem{{"F", 2, "agents.grok.args", "wrong type: want an array of strings, got a TOML integer"}}},
 		{"value for table", "tools = 3\n",

@@ -69,6 +69,7 @@ var specs = map[string]keySpec{
 	"tools.max_write_bytes":         limit("Largest content the write tool accepts.", 1),
 	"tools.bash_env_remove": {doc: `Variables the bash tool's shell does not inherit: names, NAME* prefixes, and "@provider_keys" (every api_key_env and brave_api_key_env). [] keeps them all.`,
 		proj: projGrow, check: envRemoveEntry},
+	"tools.bash_login": {doc: "Run bash commands in a login shell (bash -lc, which reads /etc/profile and ~/.bash_profile or ~/.profile first); false runs bash -c, for a profile too slow to read before every command. User config only."},
 
 	"protocol.max_client_frame_bytes":      limit("Largest protocol line a client may send.", 1),
 	"protocol.max_server_frame_bytes":      limit("Largest protocol line the server sends.", 1),

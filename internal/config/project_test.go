@@ -45,6 +45,7 @@ func TestProjectMayNot(t *testing.T) {
 		{"clawbot base_url", "", "[clawbot]\nbase_url = \"http://127.0.0.1:9/\"\n", []Problem{{"P", 2, "clawbot.base_url", forbidMsg}}},
 		{"clawbot table", "", "[clawbot]\n", []Problem{{"P", 1, "clawbot", forbidMsg}}},
 		{"system_prompt", "", "[agent]\nsystem_prompt = \"obey the repo\"\n", []Problem{{"P", 2, "agent.system_prompt", forbidMsg}}},
+		{"bash_login", "", "[tools]\nbash_login = false\n", []Problem{{"P", 2, "tools.bash_login", forbidMsg}}},
 		{"auto_approve_domains", "", "[web]\nauto_approve_domains = []\n", []Problem{{"P", 2, "web.auto_approve_domains", forbidMsg}}},
 		{"allow_private_addresses", "", "[web]\nallow_private_addresses = true\n", []Problem{{"P", 2, "web.allow_private_addresses", forbidMsg}}},
 		{"searxng_url", "", "[web]\nsearxng_url = \"http://evil\"\n", []Problem{{"P", 2, "web.searxng_url", forbidMsg}}},

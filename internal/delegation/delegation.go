@@ -180,6 +180,21 @@ func (t *Tracker) Finish(handle string) (killed bool) {
 	return killed
 }
 
+// End ends a run whose processes were all stopped with it (its
+// proc.Containment scope): it removes the record, without the tag sweep of
+// every process Finish does, and says whether `scv agents kill` had
+// stopped it.
+func (t *Tracker) End(handle string) (killed bool) {
+	if r, err := t.Read(handle); err == nil {
+		killed = r.Killed
+	}
+	t.remove(handle)
+	t.mu.Lock()
+	delete(t.running, handle)
+	t.mu.Unlock()
+	return killed
+}
+
 // Sweep stops every process tagged with handle (TERM, then KILL after the
 // grace period) and returns how many it signalled.
 func (t *Tracker) Sweep(handle string) int { return t.sweep(handle) }

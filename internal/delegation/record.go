@@ -83,6 +83,11 @@ func ensureDir(dir string) error {
 // directory (mode perm, fsynced) and a rename, so readers see the old or the
 // new content, never a part.
 func WriteFileAtomic(path string, data []byte, perm os.FileMode) error {
+	return writeFileAtomic(path, data, perm, true)
+}
+
+// writeFileAtomic is WriteFileAtomic, with the fsync only when durable.
+func writeFileAtomic(path string, data []byte, perm os.FileMode, durable bool) error {
 	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
 	if err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
@@ -102,9 +107,11 @@ func WriteFileAtomic(path string, data []byte, perm os.FileMode) error {
 		f.Close()
 		return fmt.Errorf("write %s: %w", path, err)
 	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return fmt.Errorf("write %s: %w", path, err)
+	if durable {
+		if err := f.Sync(); err != nil {
+			f.Close()
+			return fmt.Errorf("write %s: %w", path, err)
+		}
 	}
 	if err := f.Close(); err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
@@ -119,7 +126,10 @@ func WriteFileAtomic(path string, data []byte, perm os.FileMode) error {
 func (t *Tracker) write(r Record) error { return writeRecord(t.path(r.Handle), r) }
 
 // writeRecord stores v as indented JSON at path (mode 0600, atomically),
-// creating its directory (and the one above) with mode 0700.
+// creating its directory (and the one above) with mode 0700. It is not
+// fsynced: a record is for when the SCV process dies, whose written pages
+// the kernel keeps; a crash of the machine takes the recorded processes
+// with it. (Two fsyncs per bash call were most of the record's cost.)
 func writeRecord(path string, v any) error {
 	if err := ensureDir(filepath.Dir(path)); err != nil {
 		return err
@@ -128,7 +138,7 @@ func writeRecord(path string, v any) error {
 	if err != nil {
 		return fmt.Errorf("encode record: %w", err)
 	}
-	return WriteFileAtomic(path, append(b, '\n'), 0o600)
+	return writeFileAtomic(path, append(b, '\n'), 0o600, false)
 }
 
 // Read loads the record of handle.

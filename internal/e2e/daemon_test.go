@@ -281,6 +281,9 @@ func TestStatus(t *testing.T) {
 		t.Errorf("status --json without a daemon: exit %d stdout %q", r.code, r.stdout)
 	}
 
+	// The subreaper mechanism is forced: whether a cgroup can be made
+	// depends on the machine.
+	in.env = in.withEnv("SCV_PROCESS_TRACKING=subreaper")
 	d := in.startDaemon(in.env)
 	c := in.connect()
 	in.startSession(c, proto.SessionStart{})
@@ -298,7 +301,8 @@ func TestStatus(t *testing.T) {
 	want := statusJSON{Running: true, DaemonStatus: proto.DaemonStatus{Version: ver, PID: pid, Sessions: 2,
 		Database: &proto.Database{Path: filepath.Join(in.home, "state", "scv.db")},
 		Provider: &proto.DaemonProvider{Profile: "openai", WireAPI: "responses", Model: "gpt-4.1-mini", BaseURL: "http://127.0.0.1:9",
-			KeyEnv: "OPENAI_API_KEY", KeySet: true, ConfigFiles: []string{filepath.Join(in.home, "config.toml")}}}}
+			KeyEnv: "OPENAI_API_KEY", KeySet: true, ConfigFiles: []string{filepath.Join(in.home, "config.toml")}},
+		ProcessTracking: "subreaper (this process adopts the orphans of its children)"}}
 	if diff := cmp.Diff(want, st); diff != "" {
 		t.Errorf("status --json (-want +got):\n%s", diff)
 	}
@@ -310,6 +314,7 @@ func TestStatus(t *testing.T) {
 		`uptime:\s+\S+`,
 		`sessions:\s+2\n`,
 		`delegations:\s+0 running, 0 orphans reaped`,
+		`processes:\s+subreaper \(this process adopts the orphans of its children\)\n`,
 	} {
 		if !regexp.MustCompile(re).MatchString(r.stdout) {
 			t.Errorf("scv status output does not match %q:\n%s", re, r.stdout)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/scv-agent/scv/internal/model/modeltest"
 	"github.com/scv-agent/scv/internal/proto"
+	"github.com/scv-agent/scv/internal/testutil"
 )
 
 // statOf returns the state and parent PID of pid from /proc/<pid>/stat.
@@ -28,17 +29,19 @@ func statOf(pid int) (state string, ppid int, ok bool) {
 	return fields[0], ppid, true
 }
 
-// The daemon is a child subreaper: a process a tool call leaves behind
-// (here one that escaped both the process group and the call's tag)
-// reparents to the daemon instead of init, and when it exits the daemon
-// reaps it, leaving no zombie.
+// The daemon is a child subreaper: a process a tool call orphans while
+// the call still runs (here one that escaped both the process group and
+// the call's tag) reparents to the daemon instead of init, and when it
+// exits the daemon reaps it, leaving no zombie.
 func TestDaemonSubreaperReapsAdopted(t *testing.T) {
 	fm := modeltest.New(t)
 	in := newInstance(t, providerConfig(fm.URL()))
 	pidFile := filepath.Join(in.ws, "orphan.pid")
-	// The orphan writes its own PID (setsid may fork, so $! is not it),
-	// leaves the process group and drops the call's tag with env -i.
-	cmd := fmt.Sprintf(`env -i setsid sh -c 'echo $$ > %s; exec sleep 1.5' >/dev/null 2>&1 & sleep 0.2`, pidFile)
+	// The subshell exits at once, orphaning the escapee, which writes its
+	// own PID (setsid may fork, so $! is not it), leaves the process group
+	// and drops the call's tag with env -i, and exits by itself while the
+	// call is still running.
+	cmd := fmt.Sprintf(`( env -i setsid sh -c 'echo $$ > %s; exec sleep 1' >/dev/null 2>&1 & ); sleep 4`, pidFile)
 	args := fmt.Sprintf(`{"command":%q}`, cmd)
 	fm.Script(modeltest.ToolCall("c1", "bash", args))
 	fm.Script(modeltest.Text("done"))
@@ -52,17 +55,7 @@ func TestDaemonSubreaperReapsAdopted(t *testing.T) {
 	if err := c.Send(&proto.ApprovalResolve{SessionID: sid, ApprovalID: last[*proto.ApprovalRequested](t, evs).ApprovalID, Approved: true}); err != nil {
 		t.Fatal(err)
 	}
-	until(t, c, proto.EventTurnCompleted)
-
-	b, err := os.ReadFile(pidFile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	orphan, err := strconv.Atoi(strings.TrimSpace(string(b)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = killPID(orphan) })
+	orphan := testutil.WaitPID(t, pidFile, 10*time.Second)
 	adopted := false
 	deadline := time.Now().Add(10 * time.Second)
 	for time.Now().Before(deadline) {
@@ -84,12 +77,5 @@ func TestDaemonSubreaperReapsAdopted(t *testing.T) {
 	if _, _, ok := statOf(orphan); ok {
 		t.Fatalf("orphan %d still exists after 10 s", orphan)
 	}
-}
-
-func killPID(pid int) error {
-	p, err := os.FindProcess(pid)
-	if err != nil {
-		return err
-	}
-	return p.Kill()
+	until(t, c, proto.EventTurnCompleted)
 }

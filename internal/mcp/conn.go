@@ -57,7 +57,7 @@ func (in *instance) connect() (*conn, []*sdk.Tool, error) {
 	if in.srv.URL == "" {
 		c.stderr = newStderrLog(in.m.opts.Logger, in.srv.Name)
 		child, err := proc.Start(proc.Spec{Path: in.srv.Command, Args: in.srv.Args, Dir: in.srv.Dir, Env: in.srv.Env,
-			Stderr: c.stderr, Grace: in.m.opts.Grace, Tag: in.tag})
+			Stderr: c.stderr, Grace: in.m.opts.Grace, Tag: in.tag, Contain: in.m.opts.Contain})
 		if err != nil {
 			return nil, nil, fmt.Errorf("start %s: %w", in.srv.Command, err)
 		}

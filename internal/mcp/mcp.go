@@ -132,6 +132,9 @@ type Options struct {
 	MaxMessageBytes int
 	// Backoff and MaxBackoff space the restarts of a failing server.
 	Backoff, MaxBackoff time.Duration
+	// Contain, when set, holds every process of a stdio server in one
+	// scope, stopped with the server.
+	Contain *proc.Containment
 }
 
 func (o Options) withDefaults() Options {

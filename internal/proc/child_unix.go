@@ -33,11 +33,15 @@ func start(s Spec) (*Child, error) {
 		outW.Close()
 		return nil, err
 	}
-	err = startTracked(cmd)
+	sc, err := s.Contain.open(&s)
+	if err == nil {
+		cmd, err = sc.start(cmd)
+	}
 	inR.Close()
 	outW.Close()
 	errs.closeWriters()
 	if err != nil {
+		sc.close()
 		inW.Close()
 		outR.Close()
 		errs.closeReaders()
@@ -45,12 +49,12 @@ func start(s Spec) (*Child, error) {
 	}
 	c := &Child{Stdin: inW, Stdout: outR, pid: cmd.Process.Pid, grace: grace, exited: make(chan struct{}), done: make(chan struct{})}
 	drained := errs.copyAll()
-	go c.watch(cmd, s, errs, drained)
+	go c.watch(cmd, s, errs, drained, sc)
 	return c, nil
 }
 
 // watch waits for the leader, then cleans up after it as Run does.
-func (c *Child) watch(cmd *exec.Cmd, s Spec, errs *outputs, drained <-chan struct{}) {
+func (c *Child) watch(cmd *exec.Cmd, s Spec, errs *outputs, drained <-chan struct{}, sc *scope) {
 	started := time.Now()
 	waitErr := cmd.Wait()
 	c.res.Cancelled = c.stopped.Load()
@@ -67,14 +71,12 @@ func (c *Child) watch(cmd *exec.Cmd, s Spec, errs *outputs, drained <-chan struc
 	} else if waitErr != nil {
 		c.res.Signal = waitErr.Error()
 	}
-	StopGroup(c.pid, c.grace)
-	if s.Tag != "" {
-		StopTagged(s.Tag, c.grace)
-	}
+	cleanUp(c.pid, s.Tag, c.grace, sc)
 	if s.AfterExit != nil {
 		s.AfterExit()
 	}
 	errs.drain(drained, time.Now().Add(min(c.grace, drainAfterStop)))
+	sc.close()
 	c.res.Duration = time.Since(started)
 	close(c.done)
 }

@@ -15,8 +15,15 @@ type stat struct {
 	state byte   // field 3: R, S, D, Z, T, X, …
 	ppid  int    // field 4
 	pgrp  int    // field 5
+	flags uint64 // field 9: the kernel's PF_* flags
 	start uint64 // field 22: start time in clock ticks since boot
 }
+
+// pfKthread is the kernel's PF_KTHREAD flag: a kernel thread, which has
+// no environment and runs nothing SCV started.
+const pfKthread = 0x00200000
+
+func (s stat) kthread() bool { return s.flags&pfKthread != 0 }
 
 func (s stat) dead() bool { return s.state == 'Z' || s.state == 'X' || s.state == 'x' }
 
@@ -41,6 +48,9 @@ func parseStat(b []byte) (stat, error) {
 	}
 	if s.pgrp, err = strconv.Atoi(string(f[2])); err != nil {
 		return stat{}, fmt.Errorf("parse stat pgrp: %w", err)
+	}
+	if s.flags, err = strconv.ParseUint(string(f[6]), 10, 64); err != nil {
+		return stat{}, fmt.Errorf("parse stat flags: %w", err)
 	}
 	if s.start, err = strconv.ParseUint(string(f[19]), 10, 64); err != nil {
 		return stat{}, fmt.Errorf("parse stat start time: %w", err)

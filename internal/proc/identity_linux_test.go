@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"os/exec"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -21,6 +22,7 @@ func TestParseStat(t *testing.T) {
 	}{
 		{"plain", "123 (bash) S 1 123 123" + rest, stat{state: 'S', ppid: 1, pgrp: 123, start: 424242}, false},
 		{"spaces and parentheses in the name", "7 (a) (b c) x)) Z 5 6 7" + rest, stat{state: 'Z', ppid: 5, pgrp: 6, start: 424242}, false},
+		{"kernel thread flags", "2 (kthreadd) S 0 0 0 0 0 2129984 0 0 0 0 0 0 0 0 0 0 0 0 77 1 2 3", stat{state: 'S', flags: 2129984, start: 77}, false},
 		{"no name", "7 bash S 1 2 3", stat{}, true},
 		{"too few fields", "7 (bash) S 1 2 3", stat{}, true},
 		{"not a number", "7 (bash) S x 2 3" + rest, stat{}, true},
@@ -35,6 +37,20 @@ func TestParseStat(t *testing.T) {
 				t.Errorf("stat (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// Kernel threads are told apart by PF_KTHREAD, which the tag scan skips
+// (kthreadd is PID 2 on Linux); this process is not one.
+func TestKernelThreadFlag(t *testing.T) {
+	self, err := readStat(os.Getpid())
+	if err != nil || self.kthread() {
+		t.Errorf("this process: %+v, %v; want a user process", self, err)
+	}
+	if st, err := readStat(2); err == nil && !st.kthread() {
+		if b, _ := os.ReadFile("/proc/2/comm"); strings.TrimSpace(string(b)) == "kthreadd" {
+			t.Errorf("kthreadd's flags %#x lack PF_KTHREAD", st.flags)
+		}
 	}
 }
 

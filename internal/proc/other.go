@@ -54,3 +54,18 @@ func EnvTagged(string, func(string) bool) []Ident { return nil }
 func StopTagged(string, time.Duration) {}
 
 func start(Spec) (*Child, error) { return nil, errUnsupported }
+
+// These systems have nothing to contain children with.
+type containPlatform struct{}
+
+// NewContainment gives the group-and-tag mechanism on this system (which
+// runs nothing anyway); any other explicit choice is refused.
+func NewContainment(opts ContainOptions) (*Containment, error) {
+	if opts.Want != "" && opts.Want != MechAuto && opts.Want != MechGroupTag {
+		return nil, fmt.Errorf("process tracking by %s: %w", opts.Want, errUnsupported)
+	}
+	return &Containment{mech: MechGroupTag}, nil
+}
+
+// Reconcile does nothing on this system.
+func (c *Containment) Reconcile() (int, error) { return 0, nil }

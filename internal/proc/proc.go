@@ -2,9 +2,13 @@
 // child leads a new process group; cancellation sends TERM to the group,
 // waits up to a grace period and KILLs what is left; a deadline KILLs at
 // once; after the leader exits the rest of its group is stopped and output
-// draining is bounded, so a background child cannot keep a call alive. It
-// also owns bounded output capture, process identity (PID + start time),
-// the environment-tag scan and reaping for subreapers.
+// draining is bounded, so a background child cannot keep a call alive. A
+// Containment (Spec.Contain) holds every descendant of a child, even one
+// that left the group and cleared its environment, in a cgroup v2 leaf or,
+// as a fallback, among the orphans a subreaper adopts, and stops them all
+// at the child's end. It also owns bounded output capture, process
+// identity (PID + start time), the environment-tag scan and reaping for
+// subreapers.
 //
 // Linux reads /proc and uses pidfds; macOS and FreeBSD read the kernel's
 // process table through sysctl and environments through ps(1). A child
@@ -56,6 +60,12 @@ type Spec struct {
 	// are stopped the same way, before AfterExit. It is cooperative: a
 	// process that scrubs its environment escapes it.
 	Tag string
+	// Contain, when set, holds every descendant of the child in one scope
+	// (a cgroup v2 leaf, or the orphans this subreaper adopts from it),
+	// which is stopped as a whole when the child ends; the group stop and
+	// the tag sweep are then not needed and not done. nil keeps the
+	// process group and the tag alone.
+	Contain *Containment
 }
 
 // Ident is a process by PID and start time (see StartTime).

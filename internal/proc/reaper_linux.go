@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"strconv"
 
 	"golang.org/x/sys/unix"
 )
@@ -21,20 +20,18 @@ func BecomeSubreaper() error {
 // zombieChildren lists the PIDs whose parent is ppid and that have exited
 // but were not waited for. A zombie keeps its PID until it is reaped, so a
 // PID found here cannot be reused by a new child before Wait4 sees it.
+// The children come from /proc/<ppid>/task/*/children: the cost follows
+// the number of this process's threads and children, not the machine's
+// processes.
 func zombieChildren(ppid int) []int {
-	names, err := readProcNames()
+	kids, err := childrenOf(ppid)
 	if err != nil {
 		return nil
 	}
 	var out []int
-	for _, name := range names {
-		pid, err := strconv.Atoi(name)
-		if err != nil {
-			continue
-		}
-		s, err := readStat(pid)
-		if err == nil && s.ppid == ppid && s.state == 'Z' {
-			out = append(out, pid)
+	for _, k := range kids {
+		if k.zombie {
+			out = append(out, k.pid)
 		}
 	}
 	return out

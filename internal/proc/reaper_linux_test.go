@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"strings"
 	"testing"
 	"time"
 
@@ -19,6 +20,10 @@ const helperEnv = "SCV_PROC_TEST_SUBREAPER"
 func TestMain(m *testing.M) {
 	if mode := os.Getenv(helperEnv); mode != "" {
 		os.Exit(subreaperHelper(mode))
+	}
+	if v := os.Getenv(helperContainEnv); v != "" {
+		mode, dir, _ := strings.Cut(v, ":")
+		os.Exit(containHelper(mode, dir))
 	}
 	goleak.VerifyTestMain(m)
 }

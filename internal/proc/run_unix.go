@@ -54,8 +54,15 @@ func run(ctx context.Context, s Spec) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
+	sc, err := s.Contain.open(&s)
+	if err != nil {
+		out.closeWriters()
+		out.closeReaders()
+		return Result{}, fmt.Errorf("start %s: %w", s.Path, err)
+	}
+	defer sc.close()
 	started := time.Now()
-	err = startTracked(cmd)
+	cmd, err = sc.start(cmd)
 	out.closeWriters()
 	if err != nil {
 		out.closeReaders()
@@ -68,13 +75,10 @@ func run(ctx context.Context, s Spec) (Result, error) {
 		s.OnStart(pid)
 	}
 
-	res, waitErr := supervise(ctx, cmd, s.Timeout, grace)
+	res, waitErr := supervise(ctx, cmd, s.Timeout, grace, sc)
 	exited := time.Now()
-	// The leader is gone; whatever it left in its group goes too.
-	StopGroup(pid, grace)
-	if s.Tag != "" {
-		StopTagged(s.Tag, grace)
-	}
+	// The leader is gone; whatever it left goes too.
+	cleanUp(pid, s.Tag, grace, sc)
 	if s.AfterExit != nil {
 		s.AfterExit()
 	}
@@ -105,9 +109,23 @@ func withTag(env []string, tag string) []string {
 	return append(out, tag)
 }
 
-// supervise waits for the leader, enforcing the deadline (KILL the group at
-// once) and cancellation (TERM, grace, KILL).
-func supervise(ctx context.Context, cmd *exec.Cmd, timeout, grace time.Duration) (Result, error) {
+// cleanUp stops what a leader that has exited left behind: its scope when
+// it has one, else the rest of its group, then the processes carrying its
+// tag.
+func cleanUp(pgid int, tag string, grace time.Duration, sc *scope) {
+	if sc.contains() {
+		sc.stop(grace)
+		return
+	}
+	StopGroup(pgid, grace)
+	if tag != "" {
+		StopTagged(tag, grace)
+	}
+}
+
+// supervise waits for the leader, enforcing the deadline (KILL the group,
+// and the scope, at once) and cancellation (TERM, grace, KILL).
+func supervise(ctx context.Context, cmd *exec.Cmd, timeout, grace time.Duration, sc *scope) (Result, error) {
 	pgid := cmd.Process.Pid
 	waited := make(chan error, 1)
 	go func() { waited <- cmd.Wait() }()
@@ -124,11 +142,16 @@ func supervise(ctx context.Context, cmd *exec.Cmd, timeout, grace time.Duration)
 	case <-deadline:
 		res.TimedOut = true
 		killGroup(pgid)
+		sc.kill()
 		_ = cmd.Process.Kill() // in case the leader left its group
 		err = <-waited
 	case <-ctx.Done():
 		res.Cancelled = true
-		StopGroup(pgid, grace)
+		if sc.contains() {
+			sc.stop(grace)
+		} else {
+			StopGroup(pgid, grace)
+		}
 		_ = cmd.Process.Kill()
 		err = <-waited
 	}

@@ -12,13 +12,15 @@ import (
 
 // envTagged lists the live processes (other than this one) whose
 // environment holds an entry key=value with match(value), with their start
-// times. The environment is read first (kernel threads have none, so most
-// of /proc is skipped cheaply), then the start time, then the environment
-// again, so a PID reused in between never matches.
+// times. Kernel threads are skipped by their flags (they have no
+// environment); for the others the start time is read first, then the
+// environment, then the start time again for a match, so a PID reused in
+// between never matches.
 //
 // A process in the middle of execve briefly shows an empty environment, and
 // a setsid escapee that execs right as its shell exits is common; empty
-// environments are therefore read again a few times, a millisecond apart.
+// environments of user processes are therefore read again a few times, a
+// millisecond apart.
 func envTagged(key string, match func(value string) bool) []Ident {
 	names, err := readProcNames()
 	if err != nil {
@@ -26,28 +28,32 @@ func envTagged(key string, match func(value string) bool) []Ident {
 	}
 	sc := tagScan{prefix: []byte(key + "="), match: match, buf: make([]byte, 0, 16*1024)}
 	self := os.Getpid()
-	var empty []int
+	var empty []Ident
 	for _, name := range names {
 		pid, err := strconv.Atoi(name)
 		if err != nil || pid == self || pid <= 1 {
 			continue
 		}
+		st, err := readStat(pid)
+		if err != nil || st.kthread() || st.dead() {
+			continue
+		}
 		switch sc.check(pid) {
 		case envEmpty:
-			empty = append(empty, pid)
+			empty = append(empty, Ident{PID: pid, Start: st.start})
 		case envMatch:
-			sc.add(pid)
+			sc.add(pid, st.start)
 		}
 	}
 	for retry := 0; retry < 5 && len(empty) > 0; retry++ {
 		time.Sleep(time.Millisecond)
 		still := empty[:0]
-		for _, pid := range empty {
-			switch sc.check(pid) {
+		for _, id := range empty {
+			switch sc.check(id.PID) {
 			case envEmpty:
-				still = append(still, pid)
+				still = append(still, id)
 			case envMatch:
-				sc.add(pid)
+				sc.add(id.PID, id.Start)
 			}
 		}
 		empty = still
@@ -88,11 +94,11 @@ func (sc *tagScan) check(pid int) envState {
 	return envOther
 }
 
-// add records pid with its start time if it is still the tagged process.
-func (sc *tagScan) add(pid int) {
-	st, err := readStat(pid)
-	if err == nil && !st.dead() && sc.check(pid) == envMatch {
-		sc.found = append(sc.found, Ident{PID: pid, Start: st.start})
+// add records pid if it is still the process whose start time was read
+// before its environment.
+func (sc *tagScan) add(pid int, start uint64) {
+	if Alive(pid, start) {
+		sc.found = append(sc.found, Ident{PID: pid, Start: start})
 	}
 }
 

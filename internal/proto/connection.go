@@ -103,6 +103,10 @@ type DaemonStatus struct {
 	// when the daemon's configuration does not load (or from an older
 	// daemon).
 	Provider *DaemonProvider `json:"provider,omitempty"`
+	// ProcessTracking says how the daemon finds every process its tool
+	// calls, MCP servers and delegated runs start: "cgroup (…)",
+	// "subreaper (…)" or "group+tag (…)", with the reason in parentheses.
+	ProcessTracking string `json:"process_tracking,omitempty"`
 }
 
 // DaemonProvider is the daemon's provider settings (daemon.status): what

@@ -36,7 +36,7 @@ func visibleEvent[T proto.Event](ev T) T {
 	case *proto.DaemonStatusReply:
 		block(&e.Message)
 		if e.Status != nil {
-			line(&e.Status.Version)
+			line(&e.Status.Version, &e.Status.ProcessTracking)
 			if e.Status.Database != nil {
 				line(&e.Status.Database.Path)
 			}

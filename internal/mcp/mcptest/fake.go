@@ -34,6 +34,11 @@ const (
 	// EnvSetsid makes the fake start a `sleep 600` in a new session at
 	// start-up (it leaves the process group; only the tag finds it).
 	EnvSetsid = "SCV_MCPTEST_SETSID"
+	// EnvEscape makes the fake start, at start-up and through a shell
+	// that exits at once, `env -i setsid sh -c '…; exec sleep 600'`: a
+	// process out of its group, without any of its environment (the tag
+	// included) and no longer its child. It writes escapee.pid.
+	EnvEscape = "SCV_MCPTEST_ESCAPE"
 	// EnvExit makes the fake exit at once with this status, after a
 	// message on stderr.
 	EnvExit = "SCV_MCPTEST_EXIT"
@@ -100,6 +105,13 @@ func serve() int {
 		}
 		mark("setsid.pid", strconv.Itoa(cmd.Process.Pid))
 		_ = cmd.Process.Release()
+	}
+	if os.Getenv(EnvEscape) != "" {
+		script := fmt.Sprintf(`env -i setsid sh -c 'echo $$ > %s; exec sleep 600' </dev/null >/dev/null 2>&1 &`, filepath.Join(dir, "escapee.pid"))
+		if out, err := exec.Command("/bin/sh", "-c", script).CombinedOutput(); err != nil {
+			fmt.Fprintln(os.Stderr, "fake: escape:", err, string(out))
+			return 1
+		}
 	}
 	s := sdk.NewServer(&sdk.Implementation{Name: "scv-fake", Version: "1.0"}, nil)
 	addTools(s, mark)

@@ -18,6 +18,7 @@ import (
 
 	"github.com/scv-agent/scv/internal/delegation"
 	"github.com/scv-agent/scv/internal/paths"
+	"github.com/scv-agent/scv/internal/proc"
 	"github.com/scv-agent/scv/internal/tool"
 )
 
@@ -53,6 +54,9 @@ type Options struct {
 	OutputLimit int
 	// Tracker records runs; nil runs without records (tests only).
 	Tracker *delegation.Tracker
+	// Contain, when set, holds every process of a run in one scope
+	// stopped at its end, so no tag sweep of the whole system is needed.
+	Contain *proc.Containment
 	Logger  *slog.Logger
 }
 

@@ -202,8 +202,11 @@ func (t *agentTool) run(ctx context.Context, env tool.Env, rawCwd string, c *cal
 	tr := t.opts.Tracker
 	spec := proc.Spec{
 		Path: t.exe, Args: c.argv, Dir: dir, Env: c.env,
-		Stdout: par, Stderr: stderr, Timeout: c.timeout,
+		Stdout: par, Stderr: stderr, Timeout: c.timeout, Contain: t.opts.Contain,
 	}
+	// A contained run's scope holds every process it started; the sweep of
+	// every process's environment is then left to the reconcile.
+	contained := t.opts.Contain.Mechanism() != proc.MechGroupTag
 	spec.OnStart = func(pid int) {
 		if env.Progress != nil {
 			env.Progress(fmt.Sprintf("agent_%s started as %s (pid %d)", t.a.Name, c.handle, pid))
@@ -216,12 +219,15 @@ func (t *agentTool) run(ctx context.Context, env tool.Env, rawCwd string, c *cal
 			t.opts.Logger.Warn("cannot record delegation", "handle", c.handle, "err", err)
 		}
 	}
-	if tr != nil {
+	if tr != nil && !contained {
 		spec.AfterExit = func() { tr.Sweep(c.handle) }
 	}
 	res, err := proc.Run(ctx, spec)
 	killed := false
-	if tr != nil {
+	switch {
+	case tr != nil && contained:
+		killed = tr.End(c.handle)
+	case tr != nil:
 		killed = tr.Finish(c.handle)
 	}
 	if err != nil {

@@ -54,6 +54,21 @@ type Options struct {
 	// Recorder, when set, records every running call so that, should this
 	// process die during it, the next SCV start stops what it left.
 	Recorder Recorder
+	// NoLogin runs commands under `bash -c` instead of the login shell
+	// `bash -lc` (tools.bash_login = false), for users whose profile is
+	// slow; the zero value keeps the login shell.
+	NoLogin bool
+	// Contain, when set, holds every process of a call in one scope (a
+	// cgroup leaf, or the orphans a subreaper adopts) stopped at its end.
+	Contain *proc.Containment
+}
+
+// shellFlag is the flag bash runs a command with.
+func (o Options) shellFlag() string {
+	if o.NoLogin {
+		return "-c"
+	}
+	return "-lc"
 }
 
 // Recorder keeps a record of each call while it runs (delegation.Tracker
@@ -96,8 +111,14 @@ func New(opts Options) tool.Tool {
 	opts = opts.withDefaults()
 	maxSecs := int(opts.MaxTimeout / time.Second)
 	defSecs := int(opts.DefaultTimeout / time.Second)
-	desc := strings.NewReplacer("{{DEFAULT}}", strconv.Itoa(defSecs), "{{MAX}}", strconv.Itoa(maxSecs)).Replace(description)
+	invocation, kind := Shell+" -lc", "a non-interactive login shell"
+	if opts.NoLogin {
+		invocation, kind = Shell+" -c", "a non-interactive shell that does not read the login profile"
+	}
+	desc := strings.NewReplacer("{{DEFAULT}}", strconv.Itoa(defSecs), "{{MAX}}", strconv.Itoa(maxSecs),
+		"{{INVOCATION}}", invocation, "{{KIND}}", kind).Replace(description)
 	adjust := func(s *jsonschema.Schema) {
+		s.Properties["command"].Description = "the shell command, run with " + invocation + " in the workspace"
 		lo, hi := 1.0, float64(maxSecs)
 		ts := s.Properties["timeout_seconds"]
 		ts.Minimum, ts.Maximum = &lo, &hi
@@ -113,7 +134,7 @@ func New(opts Options) tool.Tool {
 			timeout = time.Duration(*p.TimeoutSeconds) * time.Second
 		}
 		c := call{command: p.Command, dir: env.Workspace, env: opts.Env, timeout: timeout, limit: env.OutputLimit, progress: env.Progress,
-			recorder: opts.Recorder, session: env.SessionID, callID: env.CallID}
+			recorder: opts.Recorder, session: env.SessionID, callID: env.CallID, flag: opts.shellFlag(), contain: opts.Contain}
 		return tool.Plan{
 			Risk:    tool.Process,
 			Summary: fmt.Sprintf("%s\n(in %s, timeout %d s)", p.Command, env.Workspace, int(timeout/time.Second)),
@@ -136,6 +157,8 @@ type call struct {
 
 	recorder        Recorder
 	session, callID string
+	flag            string // -lc or -c
+	contain         *proc.Containment
 }
 
 func (c call) run(ctx context.Context) tool.Result {
@@ -150,7 +173,7 @@ func (c call) run(ctx context.Context) tool.Result {
 	}
 	spec := proc.Spec{
 		Path:    Shell,
-		Args:    []string{"-lc", c.command},
+		Args:    []string{c.flag, c.command},
 		Dir:     c.dir,
 		Env:     c.env,
 		Stdout:  out,
@@ -158,7 +181,8 @@ func (c call) run(ctx context.Context) tool.Result {
 		Timeout: c.timeout,
 		// Descendants that leave the group with setsid still carry the
 		// tag, so they are stopped with it when the command ends.
-		Tag: TagKey + "=" + rand.Text(),
+		Tag:     TagKey + "=" + rand.Text(),
+		Contain: c.contain,
 	}
 	if c.recorder != nil {
 		// Recorded before the start, so no process of the call exists

@@ -453,3 +453,29 @@ func zombieChildren(t *testing.T) []string {
 }
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// The login shell is the default; NoLogin (tools.bash_login = false) runs
+// a plain `bash -c` and says so in the description and the schema.
+func TestLoginShellOption(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		opts     Options
+		out, inv string
+	}{
+		{"default", Options{}, "login\n", "/bin/bash -lc"},
+		{"no login", Options{NoLogin: true}, "plain\n", "/bin/bash -c"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := newRegistry(t, tc.opts)
+			res := plan(t, r, callEnv(t), args("shopt -q login_shell && echo login || echo plain")).Run(t.Context())
+			want := decoded{Success: true, JSON: true, Out: Result{ExitCode: intp(0), Output: tc.out}}
+			if diff := cmp.Diff(want, decode(t, res)); diff != "" {
+				t.Errorf("result (-want +got):\n%s", diff)
+			}
+			tl := New(tc.opts)
+			if !strings.Contains(tl.Description(), "`"+tc.inv+"`") || !strings.Contains(string(tl.Schema()), "run with "+tc.inv+" in the workspace") {
+				t.Errorf("description or schema do not name %q:\n%s\n%s", tc.inv, tl.Description(), tl.Schema())
+			}
+		})
+	}
+}
