@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -60,10 +59,6 @@ type grant struct {
 	rights uint64
 }
 
-// devices are always writable: the /dev/null-style sinks and sources
-// ordinary commands write to.
-var devices = []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/tty", "/dev/random", "/dev/urandom"}
-
 // grants computes the rules of p: read and execute on the whole tree but
 // the hidden paths, every right on the writable roots (again but the
 // hidden paths below them), write on the devices. Landlock only adds
@@ -114,11 +109,6 @@ func resolveAll(paths []string) []string {
 		}
 	}
 	return out
-}
-
-// under says p is d or lies below it.
-func under(p, d string) bool {
-	return p == d || d == "/" || strings.HasPrefix(p, d+"/")
 }
 
 // walkGrant grants rights on root, or, when hidden paths lie at or below

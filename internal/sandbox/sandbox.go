@@ -197,3 +197,12 @@ func cleanAbs(paths []string) []string {
 	}
 	return out
 }
+
+// under says p is d or lies below it.
+func under(p, d string) bool {
+	return p == d || d == "/" || strings.HasPrefix(p, d+"/")
+}
+
+// devices are always writable: the /dev/null-style sinks and sources
+// ordinary commands write to.
+var devices = []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/tty", "/dev/random", "/dev/urandom"}

@@ -91,6 +91,9 @@ type Plan struct {
 	// about every time (a delegated agent with full permissions, a read of
 	// a secret-like file).
 	NoGrant bool
+	// Confined says the call runs in the OS sandbox without network (a
+	// sandboxed bash command): the ask-unsandboxed policy runs it unasked.
+	Confined bool
 	// Run executes the call. It must honour ctx and return promptly after
 	// cancellation, with a Cancelled result.
 	Run func(ctx context.Context) Result

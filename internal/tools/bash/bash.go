@@ -17,6 +17,7 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 
 	"github.com/scv-agent/scv/internal/proc"
+	"github.com/scv-agent/scv/internal/sandbox"
 	"github.com/scv-agent/scv/internal/textcut"
 	"github.com/scv-agent/scv/internal/tool"
 )
@@ -54,6 +55,8 @@ type Options struct {
 	// Recorder, when set, records every running call so that, should this
 	// process die during it, the next SCV start stops what it left.
 	Recorder Recorder
+	// Sandbox confines every command when its mode is on (sandbox.Wrap).
+	Sandbox sandbox.Config
 }
 
 // Recorder keeps a record of each call while it runs (delegation.Tracker
@@ -89,6 +92,9 @@ type Result struct {
 	TimedOut  bool   `json:"timed_out"`
 	Output    string `json:"output"`
 	Truncated bool   `json:"truncated"`
+	// Sandbox, on a failed sandboxed command whose output shows a refusal,
+	// says what the sandbox blocked ("blocked by the sandbox: …").
+	Sandbox string `json:"sandbox,omitempty"`
 }
 
 // New returns the `bash` tool.
@@ -113,12 +119,13 @@ func New(opts Options) tool.Tool {
 			timeout = time.Duration(*p.TimeoutSeconds) * time.Second
 		}
 		c := call{command: p.Command, dir: env.Workspace, env: opts.Env, timeout: timeout, limit: env.OutputLimit, progress: env.Progress,
-			recorder: opts.Recorder, session: env.SessionID, callID: env.CallID}
+			recorder: opts.Recorder, session: env.SessionID, callID: env.CallID, sandbox: opts.Sandbox}
 		return tool.Plan{
-			Risk:    tool.Process,
-			Summary: fmt.Sprintf("%s\n(in %s, timeout %d s)", p.Command, env.Workspace, int(timeout/time.Second)),
-			Command: p.Command,
-			Run:     c.run,
+			Risk:     tool.Process,
+			Summary:  fmt.Sprintf("%s\n(in %s, timeout %d s, %s)", p.Command, env.Workspace, int(timeout/time.Second), opts.Sandbox.Summary()),
+			Command:  p.Command,
+			Confined: opts.Sandbox.On() && !opts.Sandbox.Network,
+			Run:      c.run,
 		}, nil
 	})
 	// Every call runs a process, whatever its command.
@@ -136,6 +143,7 @@ type call struct {
 
 	recorder        Recorder
 	session, callID string
+	sandbox         sandbox.Config
 }
 
 func (c call) run(ctx context.Context) tool.Result {
@@ -148,11 +156,19 @@ func (c call) run(ctx context.Context) tool.Result {
 	if c.progress != nil {
 		out = &progressWriter{w: capture, tail: proc.NewTail(progressTail), send: c.progress}
 	}
+	// The sandbox only changes the command line (its helper execs the
+	// shell in place), so the group, deadline and tag below apply as they
+	// do unsandboxed.
+	cmd, err := sandbox.Wrap(c.sandbox, c.dir, Shell, []string{"-lc", c.command}, c.env)
+	if err != nil {
+		return tool.Fail(tool.Failed, "cannot run the command: %v", err)
+	}
+	defer cmd.Close()
 	spec := proc.Spec{
-		Path:    Shell,
-		Args:    []string{"-lc", c.command},
+		Path:    cmd.Path,
+		Args:    cmd.Args,
 		Dir:     c.dir,
-		Env:     c.env,
+		Env:     cmd.Env,
 		Stdout:  out,
 		Stderr:  out,
 		Timeout: c.timeout,
@@ -175,6 +191,9 @@ func (c call) run(ctx context.Context) tool.Result {
 		return tool.Fail(tool.Failed, "cannot run the command: %v; check that %s exists and the workspace %s is a directory", err, Shell, c.dir)
 	}
 	r := Result{ExitCode: res.ExitCode, TimedOut: res.TimedOut}
+	if c.sandbox.On() && !res.Cancelled && !res.TimedOut && (res.ExitCode == nil || *res.ExitCode != 0) {
+		r.Sandbox = sandbox.Explain(c.sandbox, c.dir, capture.String())
+	}
 	switch {
 	case res.Cancelled:
 		return encode(false, tool.Cancelled, r, capture, limit)
