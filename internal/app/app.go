@@ -57,6 +57,9 @@ type Options struct {
 	// naming the variable to set. For processes that open sessions
 	// without running turns (scv undo).
 	KeyOptional bool
+	// SandboxHelper is the executable whose `sandbox-exec` confines
+	// sandboxed children; empty means this process's own executable.
+	SandboxHelper string
 }
 
 // App builds sessions and registries.
@@ -132,7 +135,7 @@ func (a *App) Tools(cfg *config.Config, workspace string, depth int, noTools boo
 		fs.NewRead(fs.Options{MaxReadBytes: t.MaxReadBytes, MaxWriteBytes: t.MaxWriteBytes}),
 		fs.NewWrite(fs.Options{MaxReadBytes: t.MaxReadBytes, MaxWriteBytes: t.MaxWriteBytes}),
 		bash.New(bash.Options{DefaultTimeout: secs(t.CommandTimeoutSeconds), MaxTimeout: secs(t.MaxTimeoutSeconds),
-			Env: without(a.environ(), cfg.BashEnvRemoved()), Recorder: a.recorder()}),
+			Env: without(a.environ(), cfg.BashEnvRemoved()), Recorder: a.recorder(), Sandbox: a.Sandbox(cfg, config.SandboxBash)}),
 	}
 	set, err := skill.Discover(skill.Options{Workspace: workspace, ProjectDir: cfg.Skills.ProjectDir, UserDir: cfg.Skills.UserDir,
 		ScanProjects: cfg.Skills.ScanProjects, MaxSkills: cfg.Skills.MaxSkills})

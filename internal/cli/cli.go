@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/scv-agent/scv/internal/proto"
+	"github.com/scv-agent/scv/internal/sandbox"
 )
 
 // Stdio are the streams a command uses; tests pass buffers.
@@ -102,6 +103,9 @@ type globals struct {
 
 // Run executes the scv command line and returns the process exit status.
 func Run(ctx context.Context, args []string, stdio Stdio, env Env) int {
+	if len(args) > 0 && args[0] == sandbox.HelperCommand {
+		return runSandboxExec(args[1:], stdio)
+	}
 	g := &globals{ctx: ctx, stdio: stdio, env: env}
 	root := newRootCmd(g)
 	// After the flags are defined (defining one sets its default).
@@ -217,7 +221,7 @@ func newRootCmd(g *globals) *cobra.Command {
 	pf.StringVar(&g.model, "model", "", "model of the active provider")
 	pf.StringVar(&g.provider, "provider", "", "provider profile name")
 	pf.StringVar(&g.baseURL, "base-url", "", "base URL of the provider endpoint")
-	pf.StringVar(&g.approvalPolicy, "approval-policy", "", "ask-on-risk|ask-always|deny-on-risk")
+	pf.StringVar(&g.approvalPolicy, "approval-policy", "", "ask-on-risk|ask-always|deny-on-risk|ask-unsandboxed")
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageErr("%v", err) })
 
 	// Explicit registration: one line per subcommand file.
@@ -238,6 +242,7 @@ func newRootCmd(g *globals) *cobra.Command {
 		newReloadCmd(g),
 		newClawbotCmd(g),
 		newUndoCmd(g),
+		newSandboxCmd(g),
 	)
 	attachTUIRoot(root, g)
 	return root

@@ -65,6 +65,10 @@ func TestDefaultValues(t *testing.T) {
 		"web.allow_private_addresses": false, "web.search": "off", "web.searxng_url": "", "web.brave_url": "",
 		"web.brave_api_key": Secret(""), "web.brave_api_key_env": "BRAVE_SEARCH_API_KEY", "web.max_search_results": 8,
 		"clawbot.base_url": "https://ilinkai.weixin.qq.com",
+		"sandbox.mode":     "off", "sandbox.network": false, "sandbox.writable_roots": []string{}, "sandbox.best_effort": false,
+		"sandbox.deny_read": []string{"~/.ssh", "~/.gnupg", "~/.aws", "~/.config/gh", "~/.netrc", "~/_netrc", "~/.npmrc", "~/.pypirc",
+			"~/.pgpass", "~/.git-credentials", "~/.docker/config.json", "~/.kube", "~/.config/gcloud", "@scv_home"},
+		"sandbox.applies_to": []string{"bash"},
 	}
 	for _, a := range KnownAgents {
 		for _, k := range []string{"command", "args", "prompt_args", "model_args", "effort_args"} {

@@ -5,14 +5,16 @@ package config
 type projectRule int
 
 const (
-	projForbid   projectRule = iota
-	projLower                // an integer limit: equal or lower only
-	projStricter             // tools.approval_policy: equal or stricter only
-	projDisable              // a switch: may turn it off, never on
-	projSearch               // web.search: may set "off" (or repeat the lower value)
-	projAllow                // skills.project_dir (checked to stay inside the workspace)
-	projNarrow               // mcp.servers.*.tools: a non-empty subset only
-	projGrow                 // a list that only grows: may add entries, never drop one
+	projForbid      projectRule = iota
+	projLower                   // an integer limit: equal or lower only
+	projStricter                // tools.approval_policy: equal or stricter only
+	projDisable                 // a switch: may turn it off, never on
+	projSearch                  // web.search: may set "off" (or repeat the lower value)
+	projAllow                   // skills.project_dir (checked to stay inside the workspace)
+	projNarrow                  // mcp.servers.*.tools: a non-empty subset only
+	projGrow                    // a list that only grows: may add entries, never drop one
+	projSandboxMode             // sandbox.mode: equal or stricter only
+	projSubset                  // a list that only shrinks: each entry must be in the lower list
 )
 
 // keySpec describes one key pattern.
@@ -60,7 +62,7 @@ var specs = map[string]keySpec{
 	"context.bytes_per_token":       limit("Bytes per token used to estimate token counts.", 1),
 	"context.summary_max_chars":     limit("Longest summary of compacted history, in characters.", 1),
 
-	"tools.approval_policy":         {doc: `What happens to calls with side effects: "ask-on-risk" (ask before each), "ask-always" (ask before every call, reads too) or "deny-on-risk" (deny them without asking; reads run). The old names "on-risk", "always" and "never" are deprecated aliases.`, proj: projStricter, check: policyCheck},
+	"tools.approval_policy":         {doc: `What happens to calls with side effects: "ask-unsandboxed" (run bash commands the sandbox confines without network unasked, ask before the rest), "ask-on-risk" (ask before each), "ask-always" (ask before every call, reads too) or "deny-on-risk" (deny them without asking; reads run). The old names "on-risk", "always" and "never" are deprecated aliases.`, proj: projStricter, check: policyCheck},
 	"tools.command_timeout_seconds": limit("Default timeout of a bash command, in seconds.", 1),
 	"tools.agent_timeout_seconds":   limit("Default timeout of a delegated agent run, in seconds.", 1),
 	"tools.max_timeout_seconds":     limit("Largest timeout a tool call may ask for, in seconds.", 1),
@@ -106,6 +108,14 @@ var specs = map[string]keySpec{
 	"agents.*.model_args":  {doc: "Model selection template holding {model}; empty means no model option.", example: `model_args = ["--model", "{model}"]`},
 	"agents.*.effort_args": {doc: "Effort selection template holding {effort}; empty means no effort option.", example: `effort_args = ["--effort", "{effort}"]`},
 	"agents.*.permissions": {doc: `"default" adds nothing; "full" opts in to the CLI's own full-autonomy switches.`, check: enum(PermissionsDefault, PermissionsFull)},
+
+	"sandbox.mode": {doc: `OS sandbox of what the model runs (Linux Landlock + seccomp; docs/sandbox.md): "off" (the default: commands run with your rights, as before), "workspace-write" (read everywhere but deny_read, write only in the workspace, writable_roots and a temp dir per command) or "read-only" (no writes but the temp dir). A kernel that cannot enforce it all refuses to run commands unless best_effort = true; scv sandbox check shows what this machine enforces.`,
+		proj: projSandboxMode, check: enum(SandboxOff, SandboxWorkspaceWrite, SandboxReadOnly)},
+	"sandbox.network":        {doc: "Let sandboxed commands use the network; false (the default) refuses TCP connect and bind, UDP and every other socket family.", proj: projDisable},
+	"sandbox.writable_roots": {doc: `Directories writable besides the workspace in workspace-write mode: absolute paths or "~/..." (never "/").`, proj: projSubset, check: writableRoot, example: `writable_roots = ["~/.cache/go-build"]`},
+	"sandbox.deny_read":      {doc: `Paths a sandboxed command can neither read nor list: absolute paths, "~/..." or "@scv_home" (SCV's home: keys, sessions database).`, proj: projGrow, check: denyReadEntry},
+	"sandbox.applies_to":     {doc: `What runs sandboxed: "bash" (commands), "mcp" (stdio MCP servers), "agents" (delegated agent CLIs, which usually need network = true).`, proj: projGrow, check: enum(SandboxBash, SandboxMCP, SandboxAgents)},
+	"sandbox.best_effort":    {doc: "When the kernel cannot enforce every rule: true runs with the rules it can enforce (and says which are missing), false (the default) refuses to run.", proj: projDisable},
 
 	"clawbot.base_url": {doc: "iLink origin that `scv clawbot login` signs in at (https; http only for a loopback address). A project config may not set it.", check: httpURL},
 

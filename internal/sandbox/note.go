@@ -55,17 +55,12 @@ func Explain(c Config, workspace, output string) string {
 			add("signal to a process outside the sandbox")
 			continue
 		}
-		// The path a program names is the last one before the error
-		// ("bash: line 1: /x/y: Permission denied").
-		path := ""
-		if ms := absPath.FindAllStringSubmatch(line[:at], -1); ms != nil {
-			path = filepath.Clean(ms[len(ms)-1][1])
-		} else if ms := relPath.FindAllStringSubmatch(line[:at], -1); ms != nil && workspace != "" {
-			path = filepath.Join(workspace, ms[len(ms)-1][1])
-		}
+		path := refusedPath(line, at, workspace)
 		switch {
 		case path != "" && hiddenBy(path, deny) != "":
 			add("read of " + path + ", hidden by sandbox.deny_read")
+		case path != "" && holdsHidden(path, deny):
+			add("listing " + path + ", which holds paths hidden by sandbox.deny_read (name the file or directory you need instead)")
 		case path != "" && c.Mode == ModeReadOnly:
 			add("write in read-only mode (" + path + ")")
 		case path != "" && !writable(path, c, workspace):
@@ -80,7 +75,41 @@ func Explain(c Config, workspace, output string) string {
 	return "blocked by the sandbox: " + strings.Join(found, "; ")
 }
 
-var relPath = regexp.MustCompile(`['"‘“]([^/'"’”\s][^'"’”\s]*)['"’”]`)
+var quoted = regexp.MustCompile(`['"‘“]([^'"’”]+)['"’”]`)
+
+// refusedPath is the path a refusal names: the field right before the
+// error ("bash: line 1: /x/y: Permission denied", "cp: cannot create
+// regular file '/x': Permission denied"), or a path after it (Python's
+// "Permission denied: '/x'"); relative paths are taken from the workspace.
+func refusedPath(line string, at int, workspace string) string {
+	seg := strings.TrimRight(line[:at], ": ")
+	if i := strings.LastIndex(seg, ": "); i >= 0 {
+		seg = seg[i+2:]
+	}
+	cand := ""
+	if m := quoted.FindAllStringSubmatch(seg, -1); m != nil {
+		cand = m[len(m)-1][1]
+	} else if f := strings.Fields(seg); len(f) > 0 {
+		cand = f[len(f)-1]
+	}
+	if !strings.HasPrefix(cand, "/") && !strings.Contains(cand, "/") && !strings.Contains(cand, ".") {
+		cand = "" // a word, not a path
+	}
+	if cand == "" {
+		if m := absPath.FindStringSubmatch(line[at:]); m != nil {
+			cand = m[1]
+		}
+	}
+	switch {
+	case cand == "":
+		return ""
+	case filepath.IsAbs(cand):
+		return filepath.Clean(cand)
+	case workspace != "":
+		return filepath.Join(workspace, cand)
+	}
+	return ""
+}
 
 // indexAny is the first index of any of subs in s, or -1.
 func indexAny(s string, subs []string) int {
@@ -110,6 +139,17 @@ func hiddenBy(p string, deny []string) string {
 		}
 	}
 	return ""
+}
+
+// holdsHidden says a hidden path lies below directory p (which is then
+// not listable).
+func holdsHidden(p string, deny []string) bool {
+	for _, d := range deny {
+		if under(d, p) {
+			return true
+		}
+	}
+	return false
 }
 
 func writable(p string, c Config, workspace string) bool {

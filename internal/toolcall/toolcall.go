@@ -88,7 +88,7 @@ func Run(ctx context.Context, c Call) (tool.Result, error) {
 // the approver was consulted, stop says the call must not run and res is
 // its result.
 func (c Call) approve(ctx context.Context, plan tool.Plan) (ans Answer, asked bool, res tool.Result, stop bool) {
-	switch approval.Decide(c.Policy, plan.Risk) {
+	switch approval.DecidePlan(c.Policy, plan) {
 	case approval.Deny:
 		return ans, false, tool.Fail(tool.Denied, "denied: the approval policy %q does not allow %s calls (risk %s); do not retry this call", c.Policy, c.Name, plan.Risk), true
 	case approval.Ask:
