@@ -220,7 +220,7 @@ func (a *App) agentOptions(cfg *config.Config, depth int) agents.Options {
 		Overrides: over, DefaultTimeout: time.Duration(cfg.Tools.AgentTimeoutSeconds) * time.Second,
 		MaxTimeout: time.Duration(cfg.Tools.MaxTimeoutSeconds) * time.Second, InstanceID: a.opts.InstanceID,
 		ParentChain: a.opts.Env[delegation.EnvParent], Depth: depth, OutputLimit: cfg.Tools.OutputLimitBytes,
-		Tracker: a.opts.Tracker, Logger: a.opts.Logger,
+		Tracker: a.opts.Tracker, Logger: a.opts.Logger, Sandbox: a.Sandbox(cfg, config.SandboxAgents),
 	}
 }
 

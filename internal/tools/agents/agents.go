@@ -18,6 +18,7 @@ import (
 
 	"github.com/scv-agent/scv/internal/delegation"
 	"github.com/scv-agent/scv/internal/paths"
+	"github.com/scv-agent/scv/internal/sandbox"
 	"github.com/scv-agent/scv/internal/tool"
 )
 
@@ -54,6 +55,9 @@ type Options struct {
 	// Tracker records runs; nil runs without records (tests only).
 	Tracker *delegation.Tracker
 	Logger  *slog.Logger
+	// Sandbox confines every run when its mode is on; the agent's own
+	// home (its sign-in and state) stays writable.
+	Sandbox sandbox.Config
 }
 
 // Defaults of the [tools] keys (docs/configuration.md).
