@@ -14,7 +14,7 @@ import (
 func (a *App) Sandbox(cfg *config.Config, kind string) sandbox.Config {
 	sb := cfg.Sandbox
 	if !sb.Applies(kind) {
-		return sandbox.Config{Mode: sandbox.ModeOff}
+		return sandbox.Config{} // mode "" is off
 	}
 	writable, deny := sb.Paths(paths.UserHome(a.opts.Env), a.opts.Layout.Home)
 	return sandbox.Config{Mode: sandbox.Mode(sb.Mode), Network: sb.Network, WritableRoots: writable, DenyRead: deny,
