@@ -180,6 +180,7 @@ func newConfigShowCmd(g *globals) *cobra.Command {
 				fmt.Fprintf(g.stdio.Out, "## deprecated: %s\n", d)
 			}
 			printWireNotes(g.stdio.Out, &l.Config)
+			printSandboxNotes(g.stdio.Out, &l.Config)
 			return nil
 		},
 	}

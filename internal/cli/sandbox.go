@@ -138,3 +138,21 @@ func (g *globals) sandboxStatus() *sandboxStatus {
 	st := sandboxState(&l.Config, sandbox.Probe())
 	return &st
 }
+
+// printSandboxNotes explains, after the settings of `scv config show`, each
+// sandbox key and what this machine's kernel makes of them.
+func printSandboxNotes(w io.Writer, c *config.Config) {
+	st := sandboxState(c, sandbox.Probe())
+	fmt.Fprintf(w, "## Sandbox (docs/sandbox.md): %s\n", st.Summary)
+	for _, k := range []string{"mode", "network", "writable_roots", "deny_read", "applies_to", "best_effort"} {
+		fmt.Fprintf(w, "##   sandbox.%s: %s\n", k, config.KeyDoc("sandbox."+k))
+	}
+	if !st.Available {
+		fmt.Fprintf(w, "##   this machine: unavailable (%s)\n", st.Reason)
+	} else {
+		fmt.Fprintf(w, "##   this machine: Landlock ABI %d, %d of %d rules enforced (scv sandbox check lists them)\n", st.ABI, len(st.Rules)-len(st.Missing), len(st.Rules))
+	}
+	if st.Refuses != "" {
+		fmt.Fprintf(w, "##   sandboxed commands are refused: %s\n", st.Refuses)
+	}
+}

@@ -135,3 +135,7 @@ var specs = map[string]keySpec{
 	"mcp.servers.*.risk":                    {doc: `Risk of every call of the server's tools: "process" (default), "network", "filesystem" or "read_only"; the server's own hints never lower it.`, check: enum(RiskProcess, RiskNetwork, RiskFilesystem, RiskReadOnly), example: `risk = "process"`},
 	"mcp.servers.*.read_only_tools":         {doc: "Tools of the server whose calls are read_only whatever risk says (by the server's own names).", check: toolName, example: `read_only_tools = ["read_file"]`},
 }
+
+// KeyDoc is the explanation of a key pattern ("" for an unknown one), as
+// the template and `scv config show` print it.
+func KeyDoc(pattern string) string { return specs[pattern].doc }
