@@ -103,6 +103,9 @@ func New(opts Options) tool.Tool {
 	maxSecs := int(opts.MaxTimeout / time.Second)
 	defSecs := int(opts.DefaultTimeout / time.Second)
 	desc := strings.NewReplacer("{{DEFAULT}}", strconv.Itoa(defSecs), "{{MAX}}", strconv.Itoa(maxSecs)).Replace(description)
+	if sb := opts.Sandbox; sb.On() {
+		desc += sandboxNote(sb)
+	}
 	adjust := func(s *jsonschema.Schema) {
 		lo, hi := 1.0, float64(maxSecs)
 		ts := s.Properties["timeout_seconds"]
@@ -242,4 +245,26 @@ func encode(success bool, kind tool.ErrorKind, r Result, c *proc.Capture, limit 
 	cut := total - int64(len(h)+len(t))
 	r.Output, r.Truncated = h+tool.CutMarker(cut)+t, true
 	return tool.JSONWithin(success, kind, r, true, limit)
+}
+
+// sandboxNote tells the model what the sandbox allows, so that a refusal
+// reads as a boundary rather than a bug to work around.
+func sandboxNote(sb sandbox.Config) string {
+	var b strings.Builder
+	b.WriteString("\n\nCommands run in an OS sandbox (" + sb.Summary()[len("sandboxed: "):] + "): ")
+	if sb.Mode == sandbox.ModeReadOnly {
+		b.WriteString("nothing can be written except under $TMPDIR (removed after the command)")
+	} else {
+		b.WriteString("files can be written only in the workspace")
+		if len(sb.WritableRoots) > 0 {
+			b.WriteString(", " + strings.Join(sb.WritableRoots, ", "))
+		}
+		b.WriteString(" and $TMPDIR (a per-command directory, removed after it)")
+	}
+	b.WriteString("; keys and credentials (such as ~/.ssh) cannot be read")
+	if !sb.Network {
+		b.WriteString("; there is no network, loopback included")
+	}
+	b.WriteString(". A command the sandbox refused has a `sandbox` field saying what was blocked: do not try to get around it; tell the user what needs to change instead.")
+	return b.String()
 }

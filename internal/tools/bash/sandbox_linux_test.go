@@ -378,6 +378,12 @@ func TestBlockedNote(t *testing.T) {
 			t.Errorf("%q succeeded", c.script)
 		}
 	}
+	if d := New(Options{Sandbox: f.cfg}).Description(); !strings.Contains(d, "Commands run in an OS sandbox (workspace-write, no network)") || !strings.Contains(d, f.extra) {
+		t.Errorf("the description does not tell the model about the sandbox:\n%s", d)
+	}
+	if d := New(Options{}).Description(); strings.Contains(d, "OS sandbox") {
+		t.Errorf("unsandboxed description mentions the sandbox:\n%s", d)
+	}
 	r := newRegistry(t, Options{Sandbox: f.cfg})
 	p := plan(t, r, tool.Env{Workspace: f.ws}, args("make"))
 	if want := "make\n(in " + f.ws + ", timeout 600 s, sandboxed: workspace-write, no network)"; p.Summary != want || !p.Confined {
