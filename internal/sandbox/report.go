@@ -22,15 +22,15 @@ type Report struct {
 
 // Rule is one rule of the sandbox and whether this kernel enforces it.
 type Rule struct {
-	Name     string
-	Enforced bool
+	Name     string `json:"name"`
+	Enforced bool   `json:"enforced"`
 	// How says by what it is enforced, or why it is not.
-	How string
+	How string `json:"how"`
 	// NetworkOnly marks rules that only apply with network = false.
-	NetworkOnly bool
+	NetworkOnly bool `json:"network_only,omitempty"`
 	// Stricter marks a rule the kernel cannot grant in full and so
 	// refuses more than asked: nothing is left open.
-	Stricter bool
+	Stricter bool `json:"stricter,omitempty"`
 }
 
 // minABIRefer is the first ABI that lets files move between allowed
