@@ -58,6 +58,7 @@ var leaves = map[string][]string{
 	"internal/proto":    nil,
 	"internal/jsonl":    nil,
 	"internal/proc":     {"golang.org/x/sys/", textcut},
+	"internal/sandbox":  {"golang.org/x/sys/"},
 	"internal/paths":    nil,
 	"internal/netguard": {"golang.org/x/sys/", "code.dny.dev/ssrf"},
 	"internal/tool":     {"github.com/google/jsonschema-go/", textcut},

@@ -66,6 +66,9 @@ type Options struct {
 	// MaxSteps, when positive, replaces agent.max_steps (scv exec
 	// --max-steps).
 	MaxSteps int
+	// SandboxHelper is the executable whose `sandbox-exec` confines
+	// sandboxed children; empty means this process's own executable.
+	SandboxHelper string
 }
 
 // App builds sessions and registries.
@@ -167,7 +170,7 @@ func (a *App) Tools(cfg *config.Config, workspace string, depth int, noTools boo
 		fs.NewWrite(fs.Options{MaxReadBytes: t.MaxReadBytes, MaxWriteBytes: t.MaxWriteBytes}),
 		bash.New(bash.Options{DefaultTimeout: secs(t.CommandTimeoutSeconds), MaxTimeout: secs(t.MaxTimeoutSeconds),
 			Env: without(a.environ(), cfg.BashEnvRemoved()), Recorder: a.recorder(), NoLogin: !cfg.Tools.BashLogin,
-			Contain: a.opts.Contain}),
+			Contain: a.opts.Contain, Sandbox: a.Sandbox(cfg, config.SandboxBash)}),
 	}
 	set, err := skill.Discover(skill.Options{Workspace: workspace, ProjectDir: cfg.Skills.ProjectDir, UserDir: cfg.Skills.UserDir,
 		ScanProjects: cfg.Skills.ScanProjects, MaxSkills: cfg.Skills.MaxSkills})
@@ -252,7 +255,7 @@ func (a *App) agentOptions(cfg *config.Config, depth int) agents.Options {
 		Overrides: over, DefaultTimeout: time.Duration(cfg.Tools.AgentTimeoutSeconds) * time.Second,
 		MaxTimeout: time.Duration(cfg.Tools.MaxTimeoutSeconds) * time.Second, InstanceID: a.opts.InstanceID,
 		ParentChain: a.opts.Env[delegation.EnvParent], Depth: depth, OutputLimit: cfg.Tools.OutputLimitBytes,
-		Tracker: a.opts.Tracker, Contain: a.opts.Contain, Logger: a.opts.Logger,
+		Tracker: a.opts.Tracker, Contain: a.opts.Contain, Logger: a.opts.Logger, Sandbox: a.Sandbox(cfg, config.SandboxAgents),
 	}
 }
 

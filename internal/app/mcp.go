@@ -87,6 +87,7 @@ func (a *App) MCPServer(cfg *config.Config, name, workspace string) mcp.Server {
 			problems = append(problems, err.Error())
 		}
 		s.Command = path
+		s.Sandbox = a.Sandbox(cfg, config.SandboxMCP)
 	}
 	s.Problem = strings.Join(problems, "; ")
 	return s

@@ -18,9 +18,12 @@ type Policy string
 // to a call that has a risk (is not read_only): it is asked about, every
 // call is asked about, or it is denied without asking.
 const (
-	AskOnRisk  Policy = "ask-on-risk"
-	AskAlways  Policy = "ask-always"
-	DenyOnRisk Policy = "deny-on-risk"
+	// AskUnsandboxed is ask-on-risk, except that a call the OS sandbox
+	// confines without network (tool.Plan.Confined) runs unasked.
+	AskUnsandboxed Policy = "ask-unsandboxed"
+	AskOnRisk      Policy = "ask-on-risk"
+	AskAlways      Policy = "ask-always"
+	DenyOnRisk     Policy = "deny-on-risk"
 )
 
 // Alias returns the policy an old name stands for. The first names
@@ -43,29 +46,31 @@ func Alias(s string) (Policy, bool) {
 // stands for.
 func Parse(s string) (Policy, error) {
 	switch p := Policy(s); p {
-	case AskOnRisk, AskAlways, DenyOnRisk:
+	case AskUnsandboxed, AskOnRisk, AskAlways, DenyOnRisk:
 		return p, nil
 	}
 	if p, ok := Alias(s); ok {
 		return p, nil
 	}
-	return "", fmt.Errorf("unknown approval policy %q (want ask-on-risk, ask-always or deny-on-risk)", s)
+	return "", fmt.Errorf("unknown approval policy %q (want ask-on-risk, ask-always, deny-on-risk or ask-unsandboxed)", s)
 }
 
-// Rank orders policies by strictness: ask-on-risk < ask-always <
-// deny-on-risk (aliases rank as what they stand for); -1 for an unknown
-// name.
+// Rank orders policies by strictness: ask-unsandboxed < ask-on-risk <
+// ask-always < deny-on-risk (aliases rank as what they stand for); -1 for
+// an unknown name.
 func Rank(p Policy) int {
 	if a, ok := Alias(string(p)); ok {
 		p = a
 	}
 	switch p {
-	case AskOnRisk:
+	case AskUnsandboxed:
 		return 0
-	case AskAlways:
+	case AskOnRisk:
 		return 1
-	case DenyOnRisk:
+	case AskAlways:
 		return 2
+	case DenyOnRisk:
+		return 3
 	}
 	return -1
 }
@@ -90,8 +95,19 @@ func (d Decision) String() string {
 	return "deny"
 }
 
-// Decide applies the policy to a call's risk: ask-on-risk runs read_only
-// calls and asks for the rest; ask-always asks for every call;
+// DecidePlan applies the policy to a planned call: under ask-unsandboxed a
+// call the sandbox confines without network runs unasked; everything else
+// is Decide on its risk.
+func DecidePlan(p Policy, plan tool.Plan) Decision {
+	if p == AskUnsandboxed && plan.Confined {
+		return Run
+	}
+	return Decide(p, plan.Risk)
+}
+
+// Decide applies the policy to a call's risk: ask-on-risk (and
+// ask-unsandboxed, for calls that are not confined) runs read_only calls
+// and asks for the rest; ask-always asks for every call;
 // deny-on-risk runs read_only calls and denies the rest without asking.
 func Decide(p Policy, risk tool.Risk) Decision {
 	if a, ok := Alias(string(p)); ok {

@@ -557,3 +557,32 @@ func TestRules(t *testing.T) {
 		}
 	}
 }
+
+// TestAskUnsandboxed: the policy runs confined calls unasked and treats
+// every other call as ask-on-risk does.
+func TestAskUnsandboxed(t *testing.T) {
+	if p, err := Parse("ask-unsandboxed"); err != nil || p != AskUnsandboxed {
+		t.Fatalf("Parse: %q, %v", p, err)
+	}
+	if !(Rank(AskUnsandboxed) < Rank(AskOnRisk)) {
+		t.Error("ask-unsandboxed must rank below ask-on-risk: it asks less")
+	}
+	cases := []struct {
+		policy Policy
+		plan   tool.Plan
+		want   Decision
+	}{
+		{AskUnsandboxed, tool.Plan{Risk: tool.Process, Confined: true}, Run},
+		{AskUnsandboxed, tool.Plan{Risk: tool.Process}, Ask},
+		{AskUnsandboxed, tool.Plan{Risk: tool.Network}, Ask},
+		{AskUnsandboxed, tool.Plan{Risk: tool.ReadOnly}, Run},
+		{AskOnRisk, tool.Plan{Risk: tool.Process, Confined: true}, Ask},
+		{AskAlways, tool.Plan{Risk: tool.Process, Confined: true}, Ask},
+		{DenyOnRisk, tool.Plan{Risk: tool.Process, Confined: true}, Deny},
+	}
+	for _, c := range cases {
+		if got := DecidePlan(c.policy, c.plan); got != c.want {
+			t.Errorf("DecidePlan(%s, risk %s, confined %v) = %s, want %s", c.policy, c.plan.Risk, c.plan.Confined, got, c.want)
+		}
+	}
+}

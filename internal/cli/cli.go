@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/scv-agent/scv/internal/proto"
+	"github.com/scv-agent/scv/internal/sandbox"
 	"github.com/scv-agent/scv/internal/termtext"
 )
 
@@ -109,6 +110,11 @@ type globals struct {
 // Commands print through visible streams (output.go says why and where
 // the raw ones are used).
 func Run(ctx context.Context, args []string, stdio Stdio, env Env) int {
+	if len(args) > 0 && args[0] == sandbox.HelperCommand {
+		// Before anything else runs: the helper confines itself, then
+		// becomes the command.
+		return runSandboxExec(args[1:], stdio)
+	}
 	out, errw := termtext.NewWriter(stdio.Out), termtext.NewWriter(stdio.Err)
 	defer errw.Flush()
 	defer out.Flush()
@@ -253,6 +259,7 @@ func newRootCmd(g *globals) *cobra.Command {
 		newModelsCmd(g),
 		newDoctorCmd(g),
 		newACPCmd(g),
+		newSandboxCmd(g),
 	)
 	attachTUIRoot(root, g)
 	return root

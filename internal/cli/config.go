@@ -41,13 +41,13 @@ func (g *globals) loadConfig(workspace string) (*config.Loaded, paths.Layout, er
 // before any config is read.
 func (g *globals) checkPolicyFlag() error {
 	switch g.approvalPolicy {
-	case "", config.PolicyAskOnRisk, config.PolicyAskAlways, config.PolicyDenyOnRisk:
+	case "", config.PolicyAskOnRisk, config.PolicyAskAlways, config.PolicyDenyOnRisk, config.PolicyAskUnsandboxed:
 		return nil
 	}
 	if _, ok := config.PolicyAlias(g.approvalPolicy); ok {
 		return nil // accepted; config.Load notes the deprecated name
 	}
-	return usageErr("--approval-policy must be ask-on-risk, ask-always or deny-on-risk, not %q", g.approvalPolicy)
+	return usageErr("--approval-policy must be ask-on-risk, ask-always, deny-on-risk or ask-unsandboxed, not %q", g.approvalPolicy)
 }
 
 // workspaceDir is dir made absolute, or the current directory; it must be
@@ -183,6 +183,7 @@ func newConfigShowCmd(g *globals) *cobra.Command {
 				fmt.Fprintf(g.stdio.Out, "## deprecated: %s\n", line(d.String()))
 			}
 			printWireNotes(g.stdio.Out, &l.Config)
+			printSandboxNotes(g.stdio.Out, &l.Config)
 			return nil
 		},
 	}

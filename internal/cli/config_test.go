@@ -68,7 +68,7 @@ func TestConfigExitCodes(t *testing.T) {
 		{[]string{"config", "show", "--workspace", t.TempDir()}, ExitOK, ""},
 		{[]string{"config"}, ExitUsage, "config needs a subcommand"},
 		{[]string{"config", "show", "extra"}, ExitUsage, "unknown command"},
-		{[]string{"config", "show", "--approval-policy", "sometimes"}, ExitUsage, `--approval-policy must be ask-on-risk, ask-always or deny-on-risk, not "sometimes"`},
+		{[]string{"config", "show", "--approval-policy", "sometimes"}, ExitUsage, `--approval-policy must be ask-on-risk, ask-always, deny-on-risk or ask-unsandboxed, not "sometimes"`},
 		{[]string{"config", "show", "--workspace", ws}, ExitFailure, "providers.openai.model: a project config may not set this key"},
 		{[]string{"config", "init"}, ExitOK, ""},
 		{[]string{"config", "init"}, ExitFailure, "already exists"},

@@ -378,6 +378,7 @@ func newStatusCmd(g *globals) *cobra.Command {
 				return err
 			}
 			st, err := g.queryStatus(layout)
+			sb := g.sandboxStatus()
 			if err != nil {
 				db := g.offlineDatabase(layout)
 				if jsonOut {
@@ -385,11 +386,17 @@ func newStatusCmd(g *globals) *cobra.Command {
 					if db != nil {
 						out["database"] = db
 					}
+					if sb != nil {
+						out["sandbox"] = sb
+					}
 					printJSON(g.stdio.Out, out)
 				} else {
 					fmt.Fprintf(g.stdio.Out, "scv daemon: not running (no answer on %s)\nstart it with `scv run` (foreground) or `scv start`\n", layout.Socket())
 					if db != nil {
 						fmt.Fprintf(g.stdio.Out, "  database:    %s\n", describeDatabase(db))
+					}
+					if sb != nil {
+						printSandboxLine(g.stdio.Out, *sb)
 					}
 				}
 				return exitCode(ExitFailure)
@@ -398,7 +405,8 @@ func newStatusCmd(g *globals) *cobra.Command {
 				printJSON(g.stdio.Out, struct {
 					Running bool `json:"running"`
 					proto.DaemonStatus
-				}{true, st})
+					Sandbox *sandboxStatus `json:"sandbox,omitempty"`
+				}{true, st, sb})
 				return nil
 			}
 			fmt.Fprintf(g.stdio.Out, "scv daemon: running\n  pid:         %d\n  version:     %s\n  uptime:      %s\n  sessions:    %d\n  delegations: %d running, %d orphans reaped\n  socket:      %s\n",
@@ -415,6 +423,9 @@ func newStatusCmd(g *globals) *cobra.Command {
 			for _, a := range st.Clawbot {
 				fmt.Fprintf(g.stdio.Out, "  clawbot %s: %s, remote tools %s, %d restarts (scv clawbot status)\n",
 					termtext.Line(a.Account), termtext.Line(a.State), termtext.Line(a.RemoteTools), a.Restarts)
+			}
+			if sb != nil {
+				printSandboxLine(g.stdio.Out, *sb)
 			}
 			return nil
 		},

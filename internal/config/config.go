@@ -9,8 +9,10 @@ package config
 
 import (
 	"fmt"
+	"path/filepath"
 	"slices"
 	"sort"
+	"strings"
 )
 
 // Config is the effective configuration. Its TOML tags are the key names of
@@ -32,6 +34,72 @@ type Config struct {
 	Clawbot        Clawbot                  `toml:"clawbot"`
 	Hooks          Hooks                    `toml:"hooks"`
 	TUI            TUI                      `toml:"tui"`
+	Sandbox        Sandbox                  `toml:"sandbox"`
+}
+
+// Sandbox is the [sandbox] table: OS confinement of what the model runs
+// (docs/sandbox.md). WritableRoots and DenyRead hold what was written;
+// Paths makes them absolute.
+type Sandbox struct {
+	Mode          string   `toml:"mode"`
+	Network       bool     `toml:"network"`
+	WritableRoots []string `toml:"writable_roots"`
+	DenyRead      []string `toml:"deny_read"`
+	AppliesTo     []string `toml:"applies_to"`
+	BestEffort    bool     `toml:"best_effort"`
+}
+
+// Paths returns writable_roots and deny_read as absolute paths: "~/" is
+// userHome, SCVHomeEntry is scvHome; a "~/" entry without a userHome is
+// left out (loading refuses it while the sandbox is on).
+func (s Sandbox) Paths(userHome, scvHome string) (writable, deny []string) {
+	expand := func(list []string) []string {
+		out := []string{}
+		for _, e := range list {
+			switch {
+			case e == SCVHomeEntry:
+				e = scvHome
+			case strings.HasPrefix(e, "~/"):
+				if userHome == "" {
+					continue
+				}
+				e = filepath.Join(userHome, e[2:])
+			default:
+				e = filepath.Clean(e)
+			}
+			if !slices.Contains(out, e) {
+				out = append(out, e)
+			}
+		}
+		return out
+	}
+	return expand(s.WritableRoots), expand(s.DenyRead)
+}
+
+// Applies says the sandbox is on for children of kind (SandboxBash, …).
+func (s Sandbox) Applies(kind string) bool {
+	return s.Mode != SandboxOff && slices.Contains(s.AppliesTo, kind)
+}
+
+// Sandbox modes, kinds of children and the deny_read entry for SCV's home.
+const (
+	SandboxOff            = "off"
+	SandboxWorkspaceWrite = "workspace-write"
+	SandboxReadOnly       = "read-only"
+
+	SandboxBash   = "bash"
+	SandboxMCP    = "mcp"
+	SandboxAgents = "agents"
+
+	SCVHomeEntry = "@scv_home"
+)
+
+// DefaultDenyRead is sandbox.deny_read's default: keys, credentials and
+// tokens of common tools, and SCV's own home (keys, sessions database).
+var DefaultDenyRead = []string{
+	"~/.ssh", "~/.gnupg", "~/.aws", "~/.config/gh", "~/.netrc", "~/_netrc",
+	"~/.npmrc", "~/.pypirc", "~/.pgpass", "~/.git-credentials",
+	"~/.docker/config.json", "~/.kube", "~/.config/gcloud", SCVHomeEntry,
 }
 
 // TUI is the [tui] table: how the terminal UI calls for attention.
@@ -281,9 +349,10 @@ const (
 	// Approval policies: what happens to a call that has a risk (is not
 	// read_only). The first names, "on-risk", "always" and "never", are
 	// deprecated aliases (PolicyAlias).
-	PolicyAskOnRisk  = "ask-on-risk"
-	PolicyAskAlways  = "ask-always"
-	PolicyDenyOnRisk = "deny-on-risk"
+	PolicyAskUnsandboxed = "ask-unsandboxed"
+	PolicyAskOnRisk      = "ask-on-risk"
+	PolicyAskAlways      = "ask-always"
+	PolicyDenyOnRisk     = "deny-on-risk"
 
 	PermissionsDefault = "default"
 	PermissionsFull    = "full"
@@ -374,6 +443,8 @@ func Defaults(skillsDir string) Config {
 		Agents:  agents,
 		Clawbot: Clawbot{BaseURL: "https://ilinkai.weixin.qq.com", MaxQueuePerSender: 8, MaxConversations: 64, MaxQueuedBytes: 4194304},
 		TUI:     TUI{Notify: NotifyBell, NotifyAfterSeconds: 10},
+		Sandbox: Sandbox{Mode: SandboxOff, WritableRoots: []string{}, DenyRead: append([]string(nil), DefaultDenyRead...),
+			AppliesTo: []string{SandboxBash}},
 	}
 }
 

@@ -71,6 +71,10 @@ func TestDefaultValues(t *testing.T) {
 		"hooks.allow_workspace":        false,
 		"hooks.run":                    []HookRun(nil),
 		"tui.notify":                   "bell", "tui.notify_after_seconds": 10,
+		"sandbox.mode": "off", "sandbox.network": false, "sandbox.writable_roots": []string{}, "sandbox.best_effort": false,
+		"sandbox.deny_read": []string{"~/.ssh", "~/.gnupg", "~/.aws", "~/.config/gh", "~/.netrc", "~/_netrc", "~/.npmrc", "~/.pypirc",
+			"~/.pgpass", "~/.git-credentials", "~/.docker/config.json", "~/.kube", "~/.config/gcloud", "@scv_home"},
+		"sandbox.applies_to": []string{"bash"},
 	}
 	for _, a := range KnownAgents {
 		for _, k := range []string{"command", "args", "prompt_args", "model_args", "effort_args"} {

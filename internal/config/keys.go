@@ -5,14 +5,16 @@ package config
 type projectRule int
 
 const (
-	projForbid   projectRule = iota
-	projLower                // an integer limit: equal or lower only
-	projStricter             // tools.approval_policy: equal or stricter only
-	projDisable              // a switch: may turn it off, never on
-	projSearch               // web.search: may set "off" (or repeat the lower value)
-	projAllow                // skills.project_dir (checked to stay inside the workspace)
-	projNarrow               // mcp.servers.*.tools: a non-empty subset only
-	projGrow                 // a list that only grows: may add entries, never drop one
+	projForbid      projectRule = iota
+	projLower                   // an integer limit: equal or lower only
+	projStricter                // tools.approval_policy: equal or stricter only
+	projDisable                 // a switch: may turn it off, never on
+	projSearch                  // web.search: may set "off" (or repeat the lower value)
+	projAllow                   // skills.project_dir (checked to stay inside the workspace)
+	projNarrow                  // mcp.servers.*.tools: a non-empty subset only
+	projGrow                    // a list that only grows: may add entries, never drop one
+	projSandboxMode             // sandbox.mode: equal or stricter only
+	projSubset                  // a list that only shrinks: each entry must be in the lower list
 )
 
 // keySpec describes one key pattern.
@@ -60,7 +62,7 @@ var specs = map[string]keySpec{
 	"context.bytes_per_token":       limit("Bytes per token used to estimate token counts.", 1),
 	"context.summary_max_chars":     limit("Longest summary of compacted history, in characters.", 1),
 
-	"tools.approval_policy":         {doc: `What happens to calls with side effects: "ask-on-risk" (ask before each), "ask-always" (ask before every call, reads too) or "deny-on-risk" (deny them without asking; reads run). The old names "on-risk", "always" and "never" are deprecated aliases.`, proj: projStricter, check: policyCheck},
+	"tools.approval_policy":         {doc: `What happens to calls with side effects: "ask-unsandboxed" (run bash commands the sandbox confines without network unasked, ask before the rest), "ask-on-risk" (ask before each), "ask-always" (ask before every call, reads too) or "deny-on-risk" (deny them without asking; reads run). The old names "on-risk", "always" and "never" are deprecated aliases.`, proj: projStricter, check: policyCheck},
 	"tools.command_timeout_seconds": limit("Default timeout of a bash command, in seconds.", 1),
 	"tools.agent_timeout_seconds":   limit("Default timeout of a delegated agent run, in seconds.", 1),
 	"tools.max_timeout_seconds":     limit("Largest timeout a tool call may ask for, in seconds.", 1),
@@ -117,6 +119,13 @@ var specs = map[string]keySpec{
 	"clawbot.max_queued_bytes":     {doc: "Most bytes of message text a bridge holds (waiting or being answered); a message past it gets a busy reply.", min: 1},
 	"tui.notify":                   {doc: `How the TUI calls for attention when a turn ends or an approval waits while the terminal is unfocused (or after tui.notify_after_seconds): "bell", "osc9" (a desktop notification: iTerm2, WezTerm, kitty, Windows Terminal), "osc777" (rxvt, foot, VTE terminals) or "off".`, check: enum(NotifyBell, NotifyOSC9, NotifyOSC777, NotifyOff)},
 	"tui.notify_after_seconds":     limit("Seconds after which a turn's end or a waiting approval calls for attention even in a focused terminal.", 1),
+	"sandbox.mode": {doc: `OS sandbox of what the model runs (Linux Landlock + seccomp; docs/sandbox.md): "off" (the default: commands run with your rights, as before), "workspace-write" (read everywhere but deny_read, write only in the workspace, writable_roots and a temp dir per command) or "read-only" (no writes but the temp dir). A kernel that cannot enforce it all refuses to run commands unless best_effort = true; scv sandbox check shows what this machine enforces.`,
+		proj: projSandboxMode, check: enum(SandboxOff, SandboxWorkspaceWrite, SandboxReadOnly)},
+	"sandbox.network":        {doc: "Let sandboxed commands use the network; false (the default) refuses TCP connect and bind, UDP and every other socket family.", proj: projDisable},
+	"sandbox.writable_roots": {doc: `Directories writable besides the workspace in workspace-write mode: absolute paths or "~/..." (never "/").`, proj: projSubset, check: writableRoot, example: `writable_roots = ["~/.cache/go-build"]`},
+	"sandbox.deny_read":      {doc: `Paths a sandboxed command can neither read nor list: absolute paths, "~/..." or "@scv_home" (SCV's home: keys, sessions database).`, proj: projGrow, check: denyReadEntry},
+	"sandbox.applies_to":     {doc: `What runs sandboxed: "bash" (commands), "mcp" (stdio MCP servers), "agents" (delegated agent CLIs, which usually need network = true).`, proj: projGrow, check: enum(SandboxBash, SandboxMCP, SandboxAgents)},
+	"sandbox.best_effort":    {doc: "When the kernel cannot enforce every rule: true runs with the rules it can enforce (and says which are missing), false (the default) refuses to run.", proj: projDisable},
 
 	"mcp.servers.*.command":                 {doc: "Executable of a stdio MCP server (a name is looked up in PATH).", check: nonEmpty, example: `command = "npx"`},
 	"mcp.servers.*.args":                    {doc: "Arguments of the stdio server.", example: `args = ["-y", "@modelcontextprotocol/server-filesystem", "."]`},
@@ -134,3 +143,7 @@ var specs = map[string]keySpec{
 	"mcp.servers.*.risk":                    {doc: `Risk of every call of the server's tools: "process" (default), "network", "filesystem" or "read_only"; the server's own hints never lower it.`, check: enum(RiskProcess, RiskNetwork, RiskFilesystem, RiskReadOnly), example: `risk = "process"`},
 	"mcp.servers.*.read_only_tools":         {doc: "Tools of the server whose calls are read_only whatever risk says (by the server's own names).", check: toolName, example: `read_only_tools = ["read_file"]`},
 }
+
+// KeyDoc is the explanation of a key pattern ("" for an unknown one), as
+// the template and `scv config show` print it.
+func KeyDoc(pattern string) string { return specs[pattern].doc }

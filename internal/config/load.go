@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 
 	toml "github.com/pelletier/go-toml/v2"
@@ -183,10 +184,34 @@ func Load(opts Options) (*Loaded, error) {
 		}
 		l.Config.Skills.UserDir = filepath.Join(home, ud[2:])
 	}
+	if probs := l.checkSandboxPaths(opts); len(probs) > 0 {
+		return nil, &Error{Problems: probs}
+	}
 	if probs := l.crossField(opts.Env); len(probs) > 0 {
 		return nil, &Error{Problems: probs}
 	}
 	return l, nil
+}
+
+// checkSandboxPaths refuses a "~/" sandbox path when HOME is not set and
+// the sandbox is on (with it off nothing uses the paths).
+func (l *Loaded) checkSandboxPaths(opts Options) []Problem {
+	if paths.UserHome(opts.Env) != "" || l.Config.Sandbox.Mode == SandboxOff {
+		return nil
+	}
+	var probs []Problem
+	for key, list := range map[string][]string{"sandbox.writable_roots": l.Config.Sandbox.WritableRoots, "sandbox.deny_read": l.Config.Sandbox.DenyRead} {
+		for _, e := range list {
+			if strings.HasPrefix(e, "~/") {
+				src, line := l.where(key)
+				probs = append(probs, Problem{Source: src, Line: line, Key: key,
+					Msg: fmt.Sprintf("%q starts with ~/ but HOME is not set; use an absolute path", e)})
+				break
+			}
+		}
+	}
+	slices.SortFunc(probs, func(a, b Problem) int { return strings.Compare(a.Key, b.Key) })
+	return probs
 }
 
 func sameFile(a, b string) bool {

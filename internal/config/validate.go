@@ -5,6 +5,7 @@ import (
 	"net/url"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -241,7 +242,7 @@ func policyCheck(s string) string {
 	if _, ok := PolicyAlias(s); ok {
 		return ""
 	}
-	return enum(PolicyAskOnRisk, PolicyAskAlways, PolicyDenyOnRisk)(s)
+	return enum(PolicyAskOnRisk, PolicyAskAlways, PolicyDenyOnRisk, PolicyAskUnsandboxed)(s)
 }
 
 // policyRank orders the approval policies from weakest to strictest
@@ -251,14 +252,48 @@ func policyRank(p string) int {
 		p = a
 	}
 	switch p {
-	case PolicyAskOnRisk:
+	case PolicyAskUnsandboxed:
 		return 0
-	case PolicyAskAlways:
+	case PolicyAskOnRisk:
 		return 1
+	case PolicyAskAlways:
+		return 2
 	case PolicyDenyOnRisk:
+		return 3
+	}
+	return -1
+}
+
+// sandboxRank orders the sandbox modes from loosest to strictest.
+func sandboxRank(m string) int {
+	switch m {
+	case SandboxOff:
+		return 0
+	case SandboxWorkspaceWrite:
+		return 1
+	case SandboxReadOnly:
 		return 2
 	}
 	return -1
+}
+
+// writableRoot checks one sandbox.writable_roots entry.
+func writableRoot(s string) string {
+	if !(filepath.IsAbs(s) || strings.HasPrefix(s, "~/")) {
+		return fmt.Sprintf("%q must be an absolute path or start with ~/", s)
+	}
+	if filepath.Clean(s) == "/" {
+		return `"/" would make every file writable; name the directories commands may write to`
+	}
+	return ""
+}
+
+// denyReadEntry checks one sandbox.deny_read entry.
+func denyReadEntry(s string) string {
+	if s == SCVHomeEntry || filepath.IsAbs(s) || strings.HasPrefix(s, "~/") {
+		return ""
+	}
+	return fmt.Sprintf("%q must be an absolute path, start with ~/, or be %q", s, SCVHomeEntry)
 }
 
 // projectCheck says why an untrusted project config may not give key the
@@ -272,7 +307,19 @@ func projectCheck(pattern string, ov, nv reflect.Value) string {
 	case projStricter:
 		o, n := ov.String(), nv.String()
 		if r := policyRank(n); r >= 0 && r < policyRank(o) {
-			return fmt.Sprintf("a project config may only make the approval policy stricter (ask-on-risk < ask-always < deny-on-risk): %q is weaker than %q", n, o)
+			return fmt.Sprintf("a project config may only make the approval policy stricter (ask-unsandboxed < ask-on-risk < ask-always < deny-on-risk): %q is weaker than %q", n, o)
+		}
+	case projSandboxMode:
+		o, n := ov.String(), nv.String()
+		if r := sandboxRank(n); r >= 0 && r < sandboxRank(o) {
+			return fmt.Sprintf("a project config may only make the sandbox stricter (off < workspace-write < read-only): %q is looser than %q from the lower layers", n, o)
+		}
+	case projSubset:
+		o, n := ov.Interface().([]string), nv.Interface().([]string)
+		for _, x := range n {
+			if !slices.Contains(o, x) {
+				return fmt.Sprintf("a project config may only remove entries from this list: %q is not in %s from the lower layers", x, formatValue(ov))
+			}
 		}
 	case projDisable:
 		if nv.Bool() && !ov.Bool() {

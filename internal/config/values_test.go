@@ -15,7 +15,7 @@ func TestInvalidValues(t *testing.T) {
 		{"wire_api", "[providers.openai]\nwire_api = \"grpc\"\n",
 			Problem{"F", 2, "providers.openai.wire_api", `"grpc" is not one of "responses", "chat", "anthropic"`}},
 		{"approval_policy", "[tools]\napproval_policy = \"sometimes\"\n",
-			Problem{"F", 2, "tools.approval_policy", `"sometimes" is not one of "ask-on-risk", "ask-always", "deny-on-risk"`}},
+			Problem{"F", 2, "tools.approval_policy", `"sometimes" is not one of "ask-on-risk", "ask-always", "deny-on-risk", "ask-unsandboxed"`}},
 		{"permissions", "[agents.claude]\npermissions = \"yolo\"\n",
 			Problem{"F", 2, "agents.claude.permissions", `"yolo" is not one of "default", "full"`}},
 		{"search", "[web]\nsearch = \"google\"\n",
@@ -184,7 +184,7 @@ func TestOverrideErrors(t *testing.T) {
 		{"SCV_API_KEY_ENV invalid", map[string]string{"SCV_API_KEY_ENV": "1X"}, Overrides{},
 			[]Problem{{"env SCV_API_KEY_ENV", 0, "providers.openai.api_key_env", `"1X" is not an environment variable name`}}},
 		{"--approval-policy invalid", nil, Overrides{ApprovalPolicy: "maybe"},
-			[]Problem{{"flag --approval-policy", 0, "tools.approval_policy", `"maybe" is not one of "ask-on-risk", "ask-always", "deny-on-risk"`}}},
+			[]Problem{{"flag --approval-policy", 0, "tools.approval_policy", `"maybe" is not one of "ask-on-risk", "ask-always", "deny-on-risk", "ask-unsandboxed"`}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -235,7 +235,7 @@ func TestErrorMessageFormat(t *testing.T) {
 	f := newFixture(t)
 	path := f.user(t, "[tools]\napproval_policy = \"x\"\n")
 	_, err := Load(f.opts())
-	want := "invalid configuration: " + path + `:2: tools.approval_policy: "x" is not one of "ask-on-risk", "ask-always", "deny-on-risk"`
+	want := "invalid configuration: " + path + `:2: tools.approval_policy: "x" is not one of "ask-on-risk", "ask-always", "deny-on-risk", "ask-unsandboxed"`
 	if err == nil || err.Error() != want {
 		t.Errorf("error = %v\nwant    %s", err, want)
 	}

@@ -59,18 +59,28 @@ func BenchmarkExec20Steps(b *testing.B) { benchExec(b, 20) }
 // that BenchmarkExec20Steps minus this one removes from the per-step figure.
 func BenchmarkExec0Steps(b *testing.B) { benchExec(b, 0) }
 
-func benchExec(b *testing.B, steps int) {
+// BenchmarkExecShell10 and BenchmarkExecShell10Sandboxed: scv exec of a
+// turn of ten bash steps (`true`), without and with the sandbox.
+func BenchmarkExecShell10(b *testing.B) { benchExecTool(b, 10, "bash", `{"command":"true"}`, "") }
+
+func BenchmarkExecShell10Sandboxed(b *testing.B) {
+	benchExecTool(b, 10, "bash", `{"command":"true"}`, "[sandbox]\nmode = \"workspace-write\"\n")
+}
+
+func benchExec(b *testing.B, steps int) { benchExecTool(b, steps, "read", `{"path":"a.txt"}`, "") }
+
+func benchExecTool(b *testing.B, steps int, toolName, toolArgs, extraConfig string) {
 	th := &timedHandler{h: modeltest.NewHandler()}
 	srv := httptest.NewServer(th)
 	defer srv.Close()
-	in := benchInstance(b, b.TempDir(), providerConfig(srv.URL))
+	in := benchInstance(b, b.TempDir(), providerConfig(srv.URL, extraConfig))
 
 	var wall, fake time.Duration
 	var maxRSS int64
 	var requests int
 	for b.Loop() {
 		for i := range steps {
-			th.h.Script(modeltest.ToolCall("r"+strconv.Itoa(i), "read", `{"path":"a.txt"}`))
+			th.h.Script(modeltest.ToolCall("r"+strconv.Itoa(i), toolName, toolArgs))
 		}
 		th.h.Script(modeltest.Text("All ", "done."))
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)

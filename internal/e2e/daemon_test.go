@@ -277,8 +277,15 @@ func TestStatus(t *testing.T) {
 		t.Errorf("status without a daemon: exit %d stdout %q", r.code, r.stdout)
 	}
 	r = in.run(in.env, "", "status", "--json")
-	if r.code == 0 || strings.TrimSpace(r.stdout) != fmt.Sprintf(`{"running":false,"socket":%q}`, in.socket()) {
-		t.Errorf("status --json without a daemon: exit %d stdout %q", r.code, r.stdout)
+	var down struct {
+		Running bool   `json:"running"`
+		Socket  string `json:"socket"`
+		Sandbox struct {
+			Mode string `json:"mode"`
+		} `json:"sandbox"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &down); r.code == 0 || err != nil || down.Running || down.Socket != in.socket() || down.Sandbox.Mode != "off" {
+		t.Errorf("status --json without a daemon: exit %d stdout %q (%v)", r.code, r.stdout, err)
 	}
 
 	// The subreaper mechanism is forced: whether a cgroup can be made

@@ -13,6 +13,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/scv-agent/scv/internal/proc"
+	"github.com/scv-agent/scv/internal/sandbox"
 	"github.com/scv-agent/scv/internal/tool"
 )
 
@@ -56,9 +57,16 @@ func (in *instance) connect() (*conn, []*sdk.Tool, error) {
 	var t sdk.Transport
 	if in.srv.URL == "" {
 		c.stderr = newStderrLog(in.m.opts.Logger, in.srv.Name)
-		child, err := proc.Start(proc.Spec{Path: in.srv.Command, Args: in.srv.Args, Dir: in.srv.Dir, Env: in.srv.Env,
-			Stderr: c.stderr, Grace: in.m.opts.Grace, Tag: in.tag, Contain: in.m.opts.Contain})
+		// The sandbox only changes the command line; its temporary
+		// directory goes once the server and its escapees are stopped.
+		cmd, err := sandbox.Wrap(in.srv.Sandbox, in.srv.Dir, in.srv.Command, in.srv.Args, in.srv.Env)
 		if err != nil {
+			return nil, nil, fmt.Errorf("start %s: %w", in.srv.Command, err)
+		}
+		child, err := proc.Start(proc.Spec{Path: cmd.Path, Args: cmd.Args, Dir: in.srv.Dir, Env: cmd.Env,
+			Stderr: c.stderr, Grace: in.m.opts.Grace, Tag: in.tag, Contain: in.m.opts.Contain, AfterExit: cmd.Close})
+		if err != nil {
+			cmd.Close()
 			return nil, nil, fmt.Errorf("start %s: %w", in.srv.Command, err)
 		}
 		c.child = child

@@ -13,11 +13,16 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/scv-agent/scv/internal/mcp/mcptest"
+	"github.com/scv-agent/scv/internal/sandbox"
 	"github.com/scv-agent/scv/internal/testutil"
 	"github.com/scv-agent/scv/internal/tool"
 )
 
 func TestMain(m *testing.M) {
+	// The test binary is also the sandbox helper, as SCV's binary is.
+	if len(os.Args) > 1 && os.Args[1] == sandbox.HelperCommand {
+		os.Exit(sandbox.Main(os.Args[2:], os.Stderr))
+	}
 	mcptest.MaybeServe()
 	goleak.VerifyTestMain(m)
 }

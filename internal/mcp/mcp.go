@@ -26,6 +26,7 @@ import (
 	"time"
 
 	"github.com/scv-agent/scv/internal/proc"
+	"github.com/scv-agent/scv/internal/sandbox"
 	"github.com/scv-agent/scv/internal/tool"
 )
 
@@ -71,8 +72,11 @@ type Server struct {
 	Args    []string
 	// Env is the complete environment of a stdio server.
 	Env []string
-	// Dir is the working directory of a stdio server.
+	// Dir is the working directory of a stdio server (and its workspace
+	// when it is sandboxed).
 	Dir string
+	// Sandbox confines a stdio server when its mode is on.
+	Sandbox sandbox.Config
 
 	// URL is the endpoint of a streamable HTTP server; Headers are sent
 	// with every request (an Authorization header included).
@@ -105,14 +109,16 @@ func (s Server) Transport() string {
 }
 
 // launchKey identifies a running server: sessions of one workspace whose
-// configuration starts the server the same way share it.
+// configuration starts the server the same way (sandbox included) share
+// it.
 func (s Server) launchKey(workspace string) string {
 	b, _ := json.Marshal(struct {
 		Name, Workspace, Command, Dir, URL string
 		Args, Env                          []string
 		Headers                            map[string]string
 		Startup                            time.Duration
-	}{s.Name, workspace, s.Command, s.Dir, s.URL, s.Args, s.Env, s.Headers, s.StartupTimeout})
+		Sandbox                            sandbox.Config
+	}{s.Name, workspace, s.Command, s.Dir, s.URL, s.Args, s.Env, s.Headers, s.StartupTimeout, s.Sandbox})
 	sum := sha256.Sum256(b)
 	return s.Name + "@" + workspace + "#" + hex.EncodeToString(sum[:8])
 }

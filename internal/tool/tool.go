@@ -101,6 +101,9 @@ type Plan struct {
 	// A session grant for such a call covers only writes whose every path
 	// lies under the path the approver confirmed (docs/runtime.md §7.1).
 	Paths []string
+	// Confined says the call runs in the OS sandbox without network (a
+	// sandboxed bash command): the ask-unsandboxed policy runs it unasked.
+	Confined bool
 	// Run executes the call. It must honour ctx and return promptly after
 	// cancellation, with a Cancelled result.
 	Run func(ctx context.Context) Result

@@ -118,7 +118,7 @@ func Run(ctx context.Context, c Call) (tool.Result, error) {
 // the approver was consulted, stop says the call must not run and res is
 // its result.
 func (c Call) approve(ctx context.Context, plan tool.Plan, v Verdict) (ans Answer, asked bool, res tool.Result, stop bool) {
-	decision := approval.Decide(c.Policy, plan.Risk)
+	decision := approval.DecidePlan(c.Policy, plan)
 	if v.Ask && decision == approval.Run {
 		decision = approval.Ask
 	}

@@ -43,6 +43,9 @@ func displayOutput(out string) (text string, notes []string) {
 		if flag("truncated") {
 			notes = append(notes, "output truncated")
 		}
+		if sb, ok := str("sandbox"); ok && sb != "" {
+			notes = append(notes, sb)
+		}
 		return s, notes
 	}
 	if s, ok := str("content"); ok { // read

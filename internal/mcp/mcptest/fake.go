@@ -46,6 +46,9 @@ const (
 	EnvSleep = "SCV_MCPTEST_SLEEP_MS"
 	// EnvStderrLines makes the fake write this many stderr lines at start.
 	EnvStderrLines = "SCV_MCPTEST_STDERR_LINES"
+	// EnvShell adds the tool "sh" {command}: the server runs /bin/sh -c
+	// command and answers "exit N" and its output (sandbox tests).
+	EnvShell = "SCV_MCPTEST_SH"
 )
 
 // LongName is a tool name longer than model APIs accept.
@@ -150,6 +153,10 @@ type addToolIn struct {
 
 type empty struct{}
 
+type shIn struct {
+	Command string `json:"command"`
+}
+
 func text(s string) *sdk.CallToolResult {
 	return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: s}}}
 }
@@ -161,6 +168,19 @@ func addTools(s *sdk.Server, mark func(name, body string)) {
 		func(_ context.Context, _ *sdk.CallToolRequest, in echoIn) (*sdk.CallToolResult, any, error) {
 			return text("echo: " + in.Text), nil, nil
 		})
+	if os.Getenv(EnvShell) != "" {
+		sdk.AddTool(s, &sdk.Tool{Name: "sh", Description: "Run a shell command as the server; answer \"exit N\" and its output."},
+			func(_ context.Context, _ *sdk.CallToolRequest, in shIn) (*sdk.CallToolResult, any, error) {
+				out, err := exec.Command("/bin/sh", "-c", in.Command).CombinedOutput()
+				code := 0
+				if ee, ok := err.(*exec.ExitError); ok {
+					code = ee.ExitCode()
+				} else if err != nil {
+					code = -1
+				}
+				return text(fmt.Sprintf("exit %d\n%s", code, out)), nil, nil
+			})
+	}
 	sdk.AddTool(s, &sdk.Tool{Name: "add", Description: "Add two numbers."},
 		func(_ context.Context, _ *sdk.CallToolRequest, in addIn) (*sdk.CallToolResult, sumOut, error) {
 			return nil, sumOut{Sum: in.A + in.B}, nil

@@ -19,6 +19,7 @@ import (
 	"github.com/scv-agent/scv/internal/delegation"
 	"github.com/scv-agent/scv/internal/paths"
 	"github.com/scv-agent/scv/internal/proc"
+	"github.com/scv-agent/scv/internal/sandbox"
 	"github.com/scv-agent/scv/internal/tool"
 )
 
@@ -58,6 +59,9 @@ type Options struct {
 	// stopped at its end, so no tag sweep of the whole system is needed.
 	Contain *proc.Containment
 	Logger  *slog.Logger
+	// Sandbox confines every run when its mode is on; the agent's own
+	// home (its sign-in and state) stays writable.
+	Sandbox sandbox.Config
 }
 
 // Defaults of the [tools] keys (docs/configuration.md).

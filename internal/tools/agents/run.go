@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/scv-agent/scv/internal/delegation"
 	"github.com/scv-agent/scv/internal/proc"
+	"github.com/scv-agent/scv/internal/sandbox"
 	"github.com/scv-agent/scv/internal/tool"
 )
 
@@ -113,6 +115,7 @@ func (t *agentTool) summary(env tool.Env, c *call) string {
 	fmt.Fprintf(&b, "Directory: %s\n", c.dir)
 	fmt.Fprintf(&b, "Workspace: %s\n", env.Workspace)
 	fmt.Fprintf(&b, "Timeout: %ds\n", int(c.timeout/time.Second))
+	fmt.Fprintf(&b, "Sandbox: %s\n", t.opts.Sandbox.Summary())
 	b.WriteString("Risk: delegate. The agent may independently read and write files, run commands, use its own credentials and ask its own model provider.")
 	return b.String()
 }
@@ -200,8 +203,17 @@ func (t *agentTool) run(ctx context.Context, env tool.Env, rawCwd string, c *cal
 	par := newParser(t.a.Format, limit)
 	stderr := &tailBuffer{n: StderrTailBytes}
 	tr := t.opts.Tracker
+	// The sandbox only changes the command line: the group, deadline and
+	// delegation records below apply to the agent as they do unsandboxed.
+	sb := t.opts.Sandbox
+	sb.WritableRoots = append(slices.Clone(sb.WritableRoots), home)
+	cmd, err := sandbox.Wrap(sb, env.Workspace, t.exe, c.argv, c.env)
+	if err != nil {
+		return tool.Fail(tool.Failed, "cannot run the agent: %v", err)
+	}
+	defer cmd.Close()
 	spec := proc.Spec{
-		Path: t.exe, Args: c.argv, Dir: dir, Env: c.env,
+		Path: cmd.Path, Args: cmd.Args, Dir: dir, Env: cmd.Env,
 		Stdout: par, Stderr: stderr, Timeout: c.timeout, Contain: t.opts.Contain,
 	}
 	// A contained run's scope holds every process it started; the sweep of

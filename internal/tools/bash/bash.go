@@ -17,6 +17,7 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 
 	"github.com/scv-agent/scv/internal/proc"
+	"github.com/scv-agent/scv/internal/sandbox"
 	"github.com/scv-agent/scv/internal/textcut"
 	"github.com/scv-agent/scv/internal/tool"
 )
@@ -61,6 +62,8 @@ type Options struct {
 	// Contain, when set, holds every process of a call in one scope (a
 	// cgroup leaf, or the orphans a subreaper adopts) stopped at its end.
 	Contain *proc.Containment
+	// Sandbox confines every command when its mode is on (sandbox.Wrap).
+	Sandbox sandbox.Config
 }
 
 // shellFlag is the flag bash runs a command with.
@@ -104,6 +107,9 @@ type Result struct {
 	TimedOut  bool   `json:"timed_out"`
 	Output    string `json:"output"`
 	Truncated bool   `json:"truncated"`
+	// Sandbox, on a failed sandboxed command whose output shows a refusal,
+	// says what the sandbox blocked ("blocked by the sandbox: …").
+	Sandbox string `json:"sandbox,omitempty"`
 }
 
 // New returns the `bash` tool.
@@ -117,6 +123,9 @@ func New(opts Options) tool.Tool {
 	}
 	desc := strings.NewReplacer("{{DEFAULT}}", strconv.Itoa(defSecs), "{{MAX}}", strconv.Itoa(maxSecs),
 		"{{INVOCATION}}", invocation, "{{KIND}}", kind).Replace(description)
+	if sb := opts.Sandbox; sb.On() {
+		desc += sandboxNote(sb)
+	}
 	adjust := func(s *jsonschema.Schema) {
 		s.Properties["command"].Description = "the shell command, run with " + invocation + " in the workspace"
 		lo, hi := 1.0, float64(maxSecs)
@@ -134,12 +143,14 @@ func New(opts Options) tool.Tool {
 			timeout = time.Duration(*p.TimeoutSeconds) * time.Second
 		}
 		c := call{command: p.Command, dir: env.Workspace, env: opts.Env, timeout: timeout, limit: env.OutputLimit, progress: env.Progress,
-			recorder: opts.Recorder, session: env.SessionID, callID: env.CallID, flag: opts.shellFlag(), contain: opts.Contain}
+			recorder: opts.Recorder, session: env.SessionID, callID: env.CallID, flag: opts.shellFlag(), contain: opts.Contain,
+			sandbox: opts.Sandbox}
 		return tool.Plan{
-			Risk:    tool.Process,
-			Summary: fmt.Sprintf("%s\n(in %s, timeout %d s)", p.Command, env.Workspace, int(timeout/time.Second)),
-			Command: p.Command,
-			Run:     c.run,
+			Risk:     tool.Process,
+			Summary:  fmt.Sprintf("%s\n(in %s, timeout %d s, %s)", p.Command, env.Workspace, int(timeout/time.Second), opts.Sandbox.Summary()),
+			Command:  p.Command,
+			Confined: opts.Sandbox.On() && !opts.Sandbox.Network,
+			Run:      c.run,
 		}, nil
 	})
 	// Every call runs a process, whatever its command.
@@ -159,6 +170,7 @@ type call struct {
 	session, callID string
 	flag            string // -lc or -c
 	contain         *proc.Containment
+	sandbox         sandbox.Config
 }
 
 func (c call) run(ctx context.Context) tool.Result {
@@ -171,11 +183,19 @@ func (c call) run(ctx context.Context) tool.Result {
 	if c.progress != nil {
 		out = &progressWriter{w: capture, tail: proc.NewTail(progressTail), send: c.progress}
 	}
+	// The sandbox only changes the command line (its helper execs the
+	// shell in place), so the group, deadline and tag below apply as they
+	// do unsandboxed.
+	cmd, err := sandbox.Wrap(c.sandbox, c.dir, Shell, []string{c.flag, c.command}, c.env)
+	if err != nil {
+		return tool.Fail(tool.Failed, "cannot run the command: %v", err)
+	}
+	defer cmd.Close()
 	spec := proc.Spec{
-		Path:    Shell,
-		Args:    []string{c.flag, c.command},
+		Path:    cmd.Path,
+		Args:    cmd.Args,
 		Dir:     c.dir,
-		Env:     c.env,
+		Env:     cmd.Env,
 		Stdout:  out,
 		Stderr:  out,
 		Timeout: c.timeout,
@@ -199,6 +219,9 @@ func (c call) run(ctx context.Context) tool.Result {
 		return tool.Fail(tool.Failed, "cannot run the command: %v; check that %s exists and the workspace %s is a directory", err, Shell, c.dir)
 	}
 	r := Result{ExitCode: res.ExitCode, TimedOut: res.TimedOut}
+	if c.sandbox.On() && !res.Cancelled && !res.TimedOut && (res.ExitCode == nil || *res.ExitCode != 0) {
+		r.Sandbox = sandbox.Explain(c.sandbox, c.dir, capture.String())
+	}
 	switch {
 	case res.Cancelled:
 		return encode(false, tool.Cancelled, r, capture, limit)
@@ -247,4 +270,26 @@ func encode(success bool, kind tool.ErrorKind, r Result, c *proc.Capture, limit 
 	cut := total - int64(len(h)+len(t))
 	r.Output, r.Truncated = h+tool.CutMarker(cut)+t, true
 	return tool.JSONWithin(success, kind, r, true, limit)
+}
+
+// sandboxNote tells the model what the sandbox allows, so that a refusal
+// reads as a boundary rather than a bug to work around.
+func sandboxNote(sb sandbox.Config) string {
+	var b strings.Builder
+	b.WriteString("\n\nCommands run in an OS sandbox (" + sb.Summary()[len("sandboxed: "):] + "): ")
+	if sb.Mode == sandbox.ModeReadOnly {
+		b.WriteString("nothing can be written except under $TMPDIR (removed after the command)")
+	} else {
+		b.WriteString("files can be written only in the workspace")
+		if len(sb.WritableRoots) > 0 {
+			b.WriteString(", " + strings.Join(sb.WritableRoots, ", "))
+		}
+		b.WriteString(" and $TMPDIR (a per-command directory, removed after it)")
+	}
+	b.WriteString("; keys and credentials (such as ~/.ssh) cannot be read")
+	if !sb.Network {
+		b.WriteString("; there is no network, loopback included")
+	}
+	b.WriteString(". A command the sandbox refused has a `sandbox` field saying what was blocked: do not try to get around it; tell the user what needs to change instead.")
+	return b.String()
 }

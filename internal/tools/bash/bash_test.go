@@ -15,6 +15,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"go.uber.org/goleak"
 
+	"github.com/scv-agent/scv/internal/sandbox"
 	"github.com/scv-agent/scv/internal/testutil"
 	"github.com/scv-agent/scv/internal/tool"
 )
@@ -146,9 +147,9 @@ func TestPlanRiskAndSummary(t *testing.T) {
 	tests := []struct {
 		args, summary string
 	}{
-		{args("cargo test --workspace"), "cargo test --workspace\n(in " + env.Workspace + ", timeout 600 s)"},
-		{args("make -j2 &&\n  make check", 900), "make -j2 &&\n  make check\n(in " + env.Workspace + ", timeout 900 s)"},
-		{args("sleep 1", 14400), "sleep 1\n(in " + env.Workspace + ", timeout 14400 s)"},
+		{args("cargo test --workspace"), "cargo test --workspace\n(in " + env.Workspace + ", timeout 600 s, not sandboxed)"},
+		{args("make -j2 &&\n  make check", 900), "make -j2 &&\n  make check\n(in " + env.Workspace + ", timeout 900 s, not sandboxed)"},
+		{args("sleep 1", 14400), "sleep 1\n(in " + env.Workspace + ", timeout 14400 s, not sandboxed)"},
 	}
 	for _, tt := range tests {
 		p := plan(t, r, env, tt.args)
@@ -452,7 +453,13 @@ func zombieChildren(t *testing.T) []string {
 	return out
 }
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+// TestMain lets the test binary be the sandbox helper, as SCV's binary is.
+func TestMain(m *testing.M) {
+	if len(os.Args) > 1 && os.Args[1] == sandbox.HelperCommand {
+		os.Exit(sandbox.Main(os.Args[2:], os.Stderr))
+	}
+	goleak.VerifyTestMain(m)
+}
 
 // The login shell is the default; NoLogin (tools.bash_login = false) runs
 // a plain `bash -c` and says so in the description and the schema.

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/scv-agent/scv/internal/sandbox"
 	"github.com/scv-agent/scv/internal/tool"
 )
 
@@ -15,8 +16,10 @@ import (
 // process's life, so run each benchmark alone for a clean figure, as
 // bench/bash_rss.sh does.
 
-func benchCall(b *testing.B, command string) {
-	r, err := tool.NewRegistry(New(Options{Env: testEnv}))
+func benchCall(b *testing.B, command string) { benchCallWith(b, Options{Env: testEnv}, command) }
+
+func benchCallWith(b *testing.B, opts Options, command string) {
+	r, err := tool.NewRegistry(New(opts))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -56,6 +59,21 @@ func peakRSSKB() int {
 }
 
 func BenchmarkBashTrue(b *testing.B) { benchCall(b, "true") }
+
+// BenchmarkBashTrueSandboxed is BenchmarkBashTrue confined in
+// workspace-write without network: the helper (this test binary, as SCV's
+// binary in production) starts, builds the rules and execs the shell.
+func BenchmarkBashTrueSandboxed(b *testing.B) {
+	if rep := sandbox.Probe(); !rep.Available {
+		b.Skipf("the kernel cannot sandbox: %s", rep.Reason)
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		b.Fatal(err)
+	}
+	benchCallWith(b, Options{Env: testEnv, Sandbox: sandbox.Config{Mode: sandbox.ModeWorkspaceWrite, Helper: exe,
+		DenyRead: []string{"/root/.ssh", "/root/.gnupg", "/root/.aws", "/root/.config/gh", "/root/.netrc", "/root/.scv"}}}, "true")
+}
 
 func BenchmarkBash100MB(b *testing.B) {
 	b.SetBytes(100_000_000)
