@@ -162,3 +162,59 @@ func receiverName(e ast.Expr) string {
 	}
 	return ""
 }
+
+// docTest matches a code span naming a test or benchmark function.
+var docTest = regexp.MustCompile("`((?:Test|Benchmark|Fuzz)[A-Z][A-Za-z0-9_]*)`")
+
+// TestDocsNameRealTests fails when a document names a test, benchmark or
+// fuzz function that no _test.go file of the module declares, so "where
+// each promise is tested" stays true after a rename.
+func TestDocsNameRealTests(t *testing.T) {
+	funcs := map[string]bool{}
+	fset := token.NewFileSet()
+	err := filepath.WalkDir("..", func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (d.Name() == "testdata" || d.Name() == "node_modules" || strings.HasPrefix(d.Name(), ".") && path != "..") {
+			return filepath.SkipDir
+		}
+		if d.IsDir() || !strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
+		if err != nil {
+			return err
+		}
+		for _, decl := range f.Decls {
+			if fn, ok := decl.(*ast.FuncDecl); ok && fn.Recv == nil {
+				funcs[fn.Name.Name] = true
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	docs, _ := filepath.Glob("../docs/*.md")
+	more, _ := filepath.Glob("../docs/*/*.md")
+	docs = append(append(docs, more...), "../README.md")
+	checked := 0
+	for _, doc := range docs {
+		data, err := os.ReadFile(doc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, line := range strings.Split(string(data), "\n") {
+			for _, m := range docTest.FindAllStringSubmatch(line, -1) {
+				checked++
+				if !funcs[m[1]] {
+					t.Errorf("%s:%d: names %s, which no test file declares", filepath.ToSlash(doc[3:]), i+1, m[1])
+				}
+			}
+		}
+	}
+	if checked < 20 {
+		t.Fatalf("checked only %d test names in docs/: the pattern no longer finds them", checked)
+	}
+}
