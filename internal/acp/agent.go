@@ -177,29 +177,32 @@ func (a *Agent) request(method string, params json.RawMessage) (any, *rpcError) 
 	ready := a.initialized
 	a.mu.Unlock()
 	if !ready {
-		if _, known := methods[method]; known {
+		if _, known := methods()[method]; known {
 			return nil, &rpcError{Code: CodeInvalidRequest, Message: "invalid request: send initialize first"}
 		}
 	}
-	h, ok := methods[method]
+	h, ok := methods()[method]
 	if !ok {
 		return nil, &rpcError{Code: CodeMethodNotFound, Message: fmt.Sprintf("method not found: %q is not a method scv acp offers", method)}
 	}
 	return h(a, params)
 }
 
-// methods are the requests scv acp answers (initialize apart).
-var methods = map[string]func(*Agent, json.RawMessage) (any, *rpcError){
-	MethodAuthenticate:    (*Agent).authenticate,
-	MethodSessionNew:      (*Agent).newSession,
-	MethodSessionLoad:     (*Agent).loadSession,
-	MethodSessionResume:   (*Agent).resumeSession,
-	MethodSessionList:     (*Agent).listSessions,
-	MethodSessionClose:    (*Agent).closeSession,
-	MethodSessionPrompt:   (*Agent).prompt,
-	MethodSessionSetMode:  (*Agent).setMode,
-	MethodSetConfigOption: (*Agent).setConfigOption,
-}
+// methods are the requests scv acp answers (initialize apart); built on
+// first use, so a process that never speaks ACP does no work for it.
+var methods = sync.OnceValue(func() map[string]func(*Agent, json.RawMessage) (any, *rpcError) {
+	return map[string]func(*Agent, json.RawMessage) (any, *rpcError){
+		MethodAuthenticate:    (*Agent).authenticate,
+		MethodSessionNew:      (*Agent).newSession,
+		MethodSessionLoad:     (*Agent).loadSession,
+		MethodSessionResume:   (*Agent).resumeSession,
+		MethodSessionList:     (*Agent).listSessions,
+		MethodSessionClose:    (*Agent).closeSession,
+		MethodSessionPrompt:   (*Agent).prompt,
+		MethodSessionSetMode:  (*Agent).setMode,
+		MethodSetConfigOption: (*Agent).setConfigOption,
+	}
+})
 
 // notification handles a notification; an unknown one is ignored, as
 // JSON-RPC has nobody to tell.

@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/scv-agent/scv/internal/proto"
@@ -178,10 +179,10 @@ func writeDiff(cwd string, args json.RawMessage, d *proto.Diff) *toolCallContent
 	return c
 }
 
-var hunkHeader = regexp.MustCompile(`^@@ -\d+(?:,\d+)? \+(\d+)(?:,(\d+))? @@`)
+var hunkHeader = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^@@ -\d+(?:,\d+)? \+(\d+)(?:,(\d+))? @@`) })
 
 // cutLine matches a diff line cut to its bound.
-var cutLine = regexp.MustCompile(` … \(\+\d+ bytes on this line\)$`)
+var cutLine = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(` … \(\+\d+ bytes on this line\)$`) })
 
 // reverseDiff applies the unified diff d backwards to the new text: the
 // file as it was. false when d is not whole or does not fit newText.
@@ -199,10 +200,10 @@ func reverseDiff(d *proto.Diff, newText string) (string, bool) {
 	lastMinus := -1 // where the last '-' line ends in old
 	inHunk := false
 	for _, l := range lines {
-		if cutLine.MatchString(l) {
+		if cutLine().MatchString(l) {
 			return "", false
 		}
-		if m := hunkHeader.FindStringSubmatch(l); m != nil {
+		if m := hunkHeader().FindStringSubmatch(l); m != nil {
 			start, _ := strconv.Atoi(m[1])
 			n := 1
 			if m[2] != "" {

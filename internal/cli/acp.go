@@ -59,7 +59,7 @@ func (g *globals) runACP(daemon bool) error {
 	defer closeStore(st, logger)
 	srv := newServer(a, logger, &loaded.Config, st, "scv acp", nil, nil)
 	opts := g.acpOptions(a, true)
-	serveInProcess(srv, func(conn *client.Conn) { err = acp.Serve(context.Background(), conn, in, g.stdio.Out, opts) })
+	serveInProcess(srv, func(conn *client.Conn) { err = acp.Serve(context.Background(), conn, in, g.raw.Out, opts) })
 	return err
 }
 
@@ -80,7 +80,7 @@ func (g *globals) runACPDaemon(in io.Reader) error {
 	// one this client sends over the socket (mode 0600).
 	opts.Session = g.sessionOverrides("")
 	opts.Session.Cwd = ""
-	return acp.Serve(context.Background(), conn, in, g.stdio.Out, opts)
+	return acp.Serve(context.Background(), conn, in, g.raw.Out, opts)
 }
 
 // acpOptions are the options both transports share; checkKey fails a

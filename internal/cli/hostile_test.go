@@ -291,6 +291,8 @@ var hostileExempt = map[string]string{
 	"clawbot stop":   "same as clawbot run",
 	"clawbot logout": "same as clawbot run",
 	"undo":           "prints paths and the turn's note through termtext.Line; its diffs through printDiff",
+	"acp":            "stdout is the ACP protocol for an editor, not text for a person; its stderr goes through the visible writer",
+	"sandbox check":  "prints SCV's own report of the kernel and the configured paths through the visible writer",
 	"hooks list":     "prints the user's own hook configuration, names through termtext.Line, all through the visible writer",
 	"hooks test":     "prints a hook's outcome, its reason through termtext.Line and its stderr through termtext.Block",
 }
@@ -450,6 +452,8 @@ func TestRawStreamsOnlyWhereNamed(t *testing.T) {
 		"productOut":     "a product into a file or a pipe is data, byte-exact",
 		"tuiOptions":     "the TUI draws the screen and makes its text visible itself",
 		"newServerCmd":   "stdout carries the protocol",
+		"runACP":         "stdout carries the ACP protocol (JSON-RPC for an editor, which shows the text itself)",
+		"runACPDaemon":   "same as runACP, attached to the daemon",
 		"attachedIO":     "an agent's own sign-in CLI gets the terminal",
 		"doctorTerminal": "asks whether stdout is a terminal and its size; prints through g.stdio",
 	}

@@ -4,6 +4,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // refusals are the ways programs print the errors the sandbox causes:
@@ -17,7 +18,7 @@ var netFailures = []string{"couldn't connect to server", "failed to connect", "c
 	"temporary failure in name resolution", "name or service not known", "network is unreachable",
 	"/dev/tcp", "connect:", "connection refused", "socket:", "sendto", "bind:"}
 
-var absPath = regexp.MustCompile(`(?:^|[\s'"‘“(=:])(/[^\s'"’”):]*)`)
+var absPath = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?:^|[\s'"‘“(=:])(/[^\s'"’”):]*)`) })
 
 // Explain reads the output of a failed sandboxed command and, when it shows
 // a refusal the sandbox explains, says what was blocked, e.g. "blocked by
@@ -75,7 +76,7 @@ func Explain(c Config, workspace, output string) string {
 	return "blocked by the sandbox: " + strings.Join(found, "; ")
 }
 
-var quoted = regexp.MustCompile(`['"‘“]([^'"’”]+)['"’”]`)
+var quoted = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`['"‘“]([^'"’”]+)['"’”]`) })
 
 // refusedPath is the path a refusal names: the field right before the
 // error ("bash: line 1: /x/y: Permission denied", "cp: cannot create
@@ -87,7 +88,7 @@ func refusedPath(line string, at int, workspace string) string {
 		seg = seg[i+2:]
 	}
 	cand := ""
-	if m := quoted.FindAllStringSubmatch(seg, -1); m != nil {
+	if m := quoted().FindAllStringSubmatch(seg, -1); m != nil {
 		cand = m[len(m)-1][1]
 	} else if f := strings.Fields(seg); len(f) > 0 {
 		cand = f[len(f)-1]
@@ -96,7 +97,7 @@ func refusedPath(line string, at int, workspace string) string {
 		cand = "" // a word, not a path
 	}
 	if cand == "" {
-		if m := absPath.FindStringSubmatch(line[at:]); m != nil {
+		if m := absPath().FindStringSubmatch(line[at:]); m != nil {
 			cand = m[1]
 		}
 	}
