@@ -38,8 +38,9 @@ func (e *ShortPrefixError) Error() string {
 	return fmt.Sprintf("session id prefix %q is too short: give at least %d characters after s_ (`scv sessions list` shows the ids)", e.Prefix, MinIDPrefix)
 }
 
-// ResolveID returns the id of the one session whose id is id, or begins
-// with it as git takes a commit's prefix ("s_" may be left out). A prefix
+// ResolveID returns the id of the one session whose id is id (or "s_" +
+// id), or begins with it as git takes a commit's prefix ("s_" may be left
+// out). A prefix
 // shorter than MinIDPrefix characters after "s_" is a *ShortPrefixError,
 // one that matches several sessions an *AmbiguousError listing them, one
 // that matches none wraps ErrNotFound.
@@ -52,7 +53,9 @@ func (s *Store) ResolveID(ctx context.Context, id string) (string, error) {
 	err := s.read(ctx, "resolve session id", func(tx *sql.Tx) error {
 		found = found[:0]
 		var exact string
-		switch err := tx.QueryRowContext(ctx, `SELECT id FROM sessions WHERE id = ?`, p).Scan(&exact); err {
+		// The id as given first: ids made elsewhere (fixtures, older
+		// versions) need not begin with s_.
+		switch err := tx.QueryRowContext(ctx, `SELECT id FROM sessions WHERE id IN (?, ?) ORDER BY id = ? DESC LIMIT 1`, id, p, id).Scan(&exact); err {
 		case nil:
 			found = append(found, exact)
 			return nil

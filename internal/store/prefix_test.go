@@ -12,7 +12,7 @@ import (
 func TestResolveID(t *testing.T) {
 	s := openTemp(t)
 	ctx := context.Background()
-	for _, id := range []string{"s_1a2b3c4d-5e6", "s_1a2b9999-000", "s_77aa0000-111", "s_77a"} {
+	for _, id := range []string{"s_1a2b3c4d-5e6", "s_1a2b9999-000", "s_77aa0000-111", "s_77a", "fx-b"} {
 		if _, err := s.CreateSession(ctx, NewSession{ID: id, Workspace: "/ws", Origin: OriginExec}); err != nil {
 			t.Fatal(err)
 		}
@@ -23,6 +23,7 @@ func TestResolveID(t *testing.T) {
 		"1a2b9":          "s_1a2b9999-000", // without s_
 		"s_77aa":         "s_77aa0000-111",
 		"s_77a":          "s_77a", // an exact id shorter than the minimum
+		"fx-b":           "fx-b",  // an exact id without s_ (a fixture's, an older version's)
 	} {
 		got, err := s.ResolveID(ctx, in)
 		if err != nil || got != want {
