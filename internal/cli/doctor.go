@@ -16,6 +16,7 @@ import (
 	"github.com/scv-agent/scv/internal/app"
 	"github.com/scv-agent/scv/internal/config"
 	"github.com/scv-agent/scv/internal/paths"
+	"github.com/scv-agent/scv/internal/sandbox"
 	"github.com/scv-agent/scv/internal/signin"
 	"github.com/scv-agent/scv/internal/termtext"
 	"github.com/scv-agent/scv/internal/tools/agents"
@@ -108,6 +109,7 @@ func (g *globals) runDoctor(d *doctor, ws string, offline bool) {
 			d.line(checkNote, "config", p.String(), "")
 		}
 		g.doctorProvider(d, a, &loaded.Config, offline)
+		doctorSandbox(d, &loaded.Config)
 	}
 	g.doctorDaemon(d, layout)
 	g.doctorDatabase(d, layout)
@@ -116,6 +118,25 @@ func (g *globals) runDoctor(d *doctor, ws string, offline bool) {
 	}
 	g.doctorAgents(d)
 	g.doctorTerminal(d)
+}
+
+// doctorSandbox says whether this kernel can confine commands and whether
+// the configured sandbox would run them.
+func doctorSandbox(d *doctor, cfg *config.Config) {
+	rep := sandbox.Probe()
+	st := sandboxState(cfg, rep)
+	kernel := fmt.Sprintf("Landlock ABI %d, %d of %d rules enforced", st.ABI, len(st.Rules)-len(st.Missing), len(st.Rules))
+	if !st.Available {
+		kernel = "unavailable here: " + st.Reason
+	}
+	switch {
+	case st.Mode == config.SandboxOff:
+		d.line(checkNote, "sandbox", "off; this kernel: "+kernel, "sandbox.mode confines what the model runs (docs/sandbox.md)")
+	case st.Refuses != "":
+		d.line(checkFail, "sandbox", st.Summary+"; sandboxed commands are refused", st.Refuses)
+	default:
+		d.line(checkOK, "sandbox", st.Summary+"; "+kernel, "")
+	}
 }
 
 // doctorProvider checks the active profile, its key and (unless offline)

@@ -10,7 +10,9 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/scv-agent/scv/internal/config"
 	"github.com/scv-agent/scv/internal/model/modeltest"
+	"github.com/scv-agent/scv/internal/sandbox"
 )
 
 // TestDoctor runs scv doctor against a fake endpoint on 127.0.0.1, one
@@ -81,9 +83,26 @@ func TestDoctor(t *testing.T) {
 		`✗ mcp broken +failed: the server exited during start-up .* → `+"`scv mcp test broken`",
 		`· agent claude +not installed$`,
 		`· terminal +stdout is not a terminal`,
+		`· sandbox +off; this kernel: .* → sandbox.mode confines`,
 	)
 	if n := listings.Load(); n != 1 {
 		t.Errorf("%d GET /models, want 1", n)
+	}
+
+	// A sandbox that is on: ✓ where this kernel enforces every rule, ✗
+	// with the fix where it would refuse to run commands.
+	sbCfg := cfg + "\n[sandbox]\nmode = \"workspace-write\"\n"
+	if err := os.WriteFile(filepath.Join(home, "config.toml"), []byte(sbCfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, _, _ = runCLI(t, env, "doctor", "--offline", "--workspace", ws)
+	if st := sandboxState(&config.Config{Sandbox: config.Sandbox{Mode: config.SandboxWorkspaceWrite, AppliesTo: []string{config.SandboxBash}}}, sandbox.Probe()); st.Refuses == "" {
+		want(out, `✓ sandbox +workspace-write, no network, for bash; Landlock ABI \d+`)
+	} else {
+		want(out, `✗ sandbox +workspace-write, no network, for bash; sandboxed commands are refused → `)
+	}
+	if err := os.WriteFile(filepath.Join(home, "config.toml"), []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
 	}
 
 	// --offline asks nothing; a model the endpoint does not list fails.
