@@ -355,9 +355,9 @@ func (a *App) NewSession(ctx context.Context, id string, req server.SessionReque
 	if env == nil {
 		env = a.opts.Env
 	}
-	agentsMD, err := agent.ReadAgentsMD(req.Cwd)
+	instructions, err := agent.ReadInstructions(a.opts.Layout.Home, req.Cwd)
 	if err != nil {
-		a.opts.Logger.Warn("read AGENTS.md", "err", err)
+		a.opts.Logger.Warn("read instruction files", "err", err)
 	}
 	skills := ""
 	if !req.NoTools {
@@ -376,7 +376,7 @@ func (a *App) NewSession(ctx context.Context, id string, req server.SessionReque
 	hk := a.Hooks(cfg, req.Cwd, id)
 	sess := agent.New(agent.Options{
 		Model: client, ModelName: modelName, ReasoningEffort: prof.ReasoningEffort, Registry: ts.Registry, Tools: ts.Current, Policy: policy,
-		SystemPrompt: agent.Prompt(cfg.Agent.SystemPrompt, req.Cwd, agentsMD, skills), HostedWebSearch: ts.HostedSearch,
+		SystemPrompt: agent.Prompt(cfg.Agent.SystemPrompt, req.Cwd, instructions, skills), HostedWebSearch: ts.HostedSearch,
 		MaxSteps: maxSteps, MaxStepsSetting: stepsSetting, Workspace: req.Cwd, SessionID: id, OutputLimit: cfg.Tools.OutputLimitBytes,
 		Secrets: cfg.SecretValues(env), Undo: fs.Undo, Rules: a.opts.Allow, Hooks: hk,
 		Context: agent.ContextOptions{MaxTokens: cfg.Context.MaxTokens, ReserveOutputTokens: cfg.Context.ReserveOutputTokens,

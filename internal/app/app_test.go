@@ -151,6 +151,9 @@ func TestSessionPromptAndToolFree(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(f.ws, "AGENTS.md"), []byte("Always run make lint.\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	if err := os.WriteFile(filepath.Join(f.home, "AGENTS.md"), []byte("Answer tersely.\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	skillDir := filepath.Join(f.ws, ".scv", "skills", "release-checks")
 	if err := os.MkdirAll(skillDir, 0o755); err != nil {
 		t.Fatal(err)
@@ -173,8 +176,8 @@ func TestSessionPromptAndToolFree(t *testing.T) {
 		reqs := f.fake.Requests()
 		req := reqs[len(reqs)-1]
 		instr, _ := req.Body["instructions"].(string)
-		if !strings.Contains(instr, "Workspace: "+f.ws) || !strings.Contains(instr, "Always run make lint.") {
-			t.Fatalf("instructions lack workspace or AGENTS.md:\n%s", instr)
+		if !strings.Contains(instr, "Workspace: "+f.ws) || !strings.Contains(instr, "Always run make lint.") || !strings.Contains(instr, "Answer tersely.") {
+			t.Fatalf("instructions lack workspace, the workspace's or the user's AGENTS.md:\n%s", instr)
 		}
 		hasSkill := strings.Contains(instr, "release-checks")
 		switch noTools {
