@@ -3,10 +3,7 @@ package acp_test
 import (
 	"bufio"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -32,47 +29,13 @@ const acpInstallHint = "run internal/acp/testdata/npm/install.sh (.ci/run does) 
 // never reach the network themselves.
 func requireSDK(t testing.TB) (node, sdk string) {
 	t.Helper()
-	node, err := exec.LookPath("node")
-	if err != nil {
-		t.Skip("Node.js is not installed: skipping the test with the official ACP TypeScript client")
-	}
-	root, err := moduleRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	src := filepath.Join(root, "internal", "acp", "testdata", "npm")
-	dest := filepath.Join(root, ".cache", "acp-npm")
-	lock, err := os.ReadFile(filepath.Join(src, "package-lock.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	sum := sha256.Sum256(lock)
-	stamp, _ := os.ReadFile(filepath.Join(dest, ".stamp"))
-	if strings.TrimSpace(string(stamp)) != hex.EncodeToString(sum[:]) {
-		t.Fatalf("the ACP client SDK in %s is missing or older than %s/package-lock.json: %s", dest, src, acpInstallHint)
-	}
+	node, _, dest := mcptest.RequireLockedInstall(t, "internal/acp/testdata/npm", ".cache/acp-npm",
+		"the test with the official ACP TypeScript client", "the ACP client SDK packages", acpInstallHint)
 	sdk = filepath.Join(dest, "node_modules", "@agentclientprotocol", "sdk")
 	if _, err := os.Stat(filepath.Join(sdk, "dist", "v1", "stable", "acp.js")); err != nil {
 		t.Fatalf("the ACP client SDK is incomplete (%v): %s", err, acpInstallHint)
 	}
 	return node, sdk
-}
-
-func moduleRoot() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir, nil
-		}
-		up := filepath.Dir(dir)
-		if up == dir {
-			return "", errors.New("no go.mod above the test's directory")
-		}
-		dir = up
-	}
 }
 
 // bashCall is a model response asking for one bash call.

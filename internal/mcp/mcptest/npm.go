@@ -39,25 +39,8 @@ const InstallHint = "run internal/mcp/testdata/npm/install.sh (.ci/run does) to 
 // tests never reach the network themselves.
 func RequireNPM(t testing.TB) NPM {
 	t.Helper()
-	node, err := exec.LookPath("node")
-	if err != nil {
-		t.Skip("Node.js is not installed: skipping the tests against the npm MCP servers")
-	}
-	root, err := moduleRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	src := filepath.Join(root, "internal", "mcp", "testdata", "npm")
-	dest := filepath.Join(root, ".cache", "mcp-npm")
-	lock, err := os.ReadFile(filepath.Join(src, "package-lock.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	sum := sha256.Sum256(lock)
-	stamp, _ := os.ReadFile(filepath.Join(dest, ".stamp"))
-	if strings.TrimSpace(string(stamp)) != hex.EncodeToString(sum[:]) {
-		t.Fatalf("the npm MCP servers in %s are missing or older than %s/package-lock.json: %s", dest, src, InstallHint)
-	}
+	node, src, dest := RequireLockedInstall(t, "internal/mcp/testdata/npm", ".cache/mcp-npm",
+		"the tests against the npm MCP servers", "the npm MCP servers", InstallHint)
 	mods := filepath.Join(dest, "node_modules", "@modelcontextprotocol")
 	n := NPM{Node: node, Everything: filepath.Join(mods, "server-everything", "dist", "index.js"),
 		Filesystem: filepath.Join(mods, "server-filesystem", "dist", "index.js"), Loopback: filepath.Join(src, "loopback.cjs")}
@@ -67,6 +50,36 @@ func RequireNPM(t testing.TB) NPM {
 		}
 	}
 	return n
+}
+
+// RequireLockedInstall checks an npm install made by a test-data install
+// script: src (relative to the module root) holds the locked package.json
+// and package-lock.json, dest the install with a .stamp of the lock's
+// SHA-256. It skips the test when Node.js is not installed (naming
+// skipping) and fails it with hint when the install is missing or older
+// than the lock: tests never reach the network themselves. It returns the
+// node executable and the absolute src and dest.
+func RequireLockedInstall(t testing.TB, src, dest, skipping, what, hint string) (node, srcDir, destDir string) {
+	t.Helper()
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Skip("Node.js is not installed: skipping " + skipping)
+	}
+	root, err := moduleRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	src, dest = filepath.Join(root, filepath.FromSlash(src)), filepath.Join(root, filepath.FromSlash(dest))
+	lock, err := os.ReadFile(filepath.Join(src, "package-lock.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256(lock)
+	stamp, _ := os.ReadFile(filepath.Join(dest, ".stamp"))
+	if strings.TrimSpace(string(stamp)) != hex.EncodeToString(sum[:]) {
+		t.Fatalf("%s in %s are missing or older than %s/package-lock.json: %s", what, dest, src, hint)
+	}
+	return node, src, dest
 }
 
 // moduleRoot is the directory of go.mod above the working directory.
