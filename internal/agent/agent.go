@@ -57,6 +57,10 @@ type Options struct {
 	Rules []approval.Grant
 	// Hooks runs the user's hooks; nil: none.
 	Hooks *hooks.Runner
+	// Mentions expands a prompt's `@path` mentions when its turn starts:
+	// the text appended to the prompt the model gets, and the mentions
+	// turn.started reports. nil: a prompt is sent as written.
+	Mentions func(ctx context.Context, prompt string) (string, []proto.Mention)
 }
 
 // Emit receives the session's events in order, each with its turn_id set.
@@ -167,16 +171,24 @@ func (s *Session) RunTurn(ctx context.Context, turnID, prompt string, emit Emit)
 	saved := s.hist.snapshot()
 	s.changes = nil
 	s.turnID = turnID
-	ev(&proto.TurnStarted{})
+	var attached string
+	started := &proto.TurnStarted{}
+	if s.opts.Mentions != nil {
+		attached, started.Mentions = s.opts.Mentions(ctx, prompt)
+	}
+	ev(started)
 	end := func(e proto.TurnEvent) {
 		s.turnEndHooks(ctx, e, ev)
 		ev(e)
 	}
+	// The hooks see the prompt as typed; the attachments follow it and
+	// any context the hooks add.
 	prompt, blocked := s.promptHooks(ctx, prompt, ev)
 	if blocked != nil {
 		end(blocked)
 		return
 	}
+	prompt += attached
 	steps, usage, err := s.loop(ctx, prompt, ev)
 	if err == nil {
 		end(&proto.TurnCompleted{Steps: steps, Usage: usage, ContextTokens: s.ContextTokens()})

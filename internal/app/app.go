@@ -24,6 +24,7 @@ import (
 	"github.com/scv-agent/scv/internal/delegation"
 	"github.com/scv-agent/scv/internal/hooks"
 	"github.com/scv-agent/scv/internal/mcp"
+	"github.com/scv-agent/scv/internal/mention"
 	"github.com/scv-agent/scv/internal/model"
 	"github.com/scv-agent/scv/internal/netguard"
 	"github.com/scv-agent/scv/internal/paths"
@@ -379,6 +380,7 @@ func (a *App) NewSession(ctx context.Context, id string, req server.SessionReque
 		SystemPrompt: agent.Prompt(cfg.Agent.SystemPrompt, req.Cwd, instructions, skills), HostedWebSearch: ts.HostedSearch,
 		MaxSteps: maxSteps, MaxStepsSetting: stepsSetting, Workspace: req.Cwd, SessionID: id, OutputLimit: cfg.Tools.OutputLimitBytes,
 		Secrets: cfg.SecretValues(env), Undo: fs.Undo, Rules: a.opts.Allow, Hooks: hk,
+		Mentions: mention.Expander{Workspace: req.Cwd, Limit: cfg.Tools.OutputLimitBytes, Source: fs.MentionSource(req.Cwd)}.Expand,
 		Context: agent.ContextOptions{MaxTokens: cfg.Context.MaxTokens, ReserveOutputTokens: cfg.Context.ReserveOutputTokens,
 			SafetyMarginTokens: cfg.Context.SafetyMarginTokens, BytesPerToken: cfg.Context.BytesPerToken, SummaryMaxChars: cfg.Context.SummaryMaxChars},
 		History: agent.HistoryOptions{MaxBytes: cfg.Session.MaxHistoryBytes, MaxMessages: cfg.Session.MaxMessages},

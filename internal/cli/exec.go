@@ -368,6 +368,9 @@ func (t *execTurn) handle(ev proto.Event) (code int, done bool) {
 	switch e := ev.(type) {
 	case *proto.TurnStarted:
 		t.turnID = e.TurnID
+		for _, m := range e.Mentions {
+			t.note("%s", mentionNote(m))
+		}
 	case *proto.AssistantDelta:
 		if !t.jsonOut {
 			fmt.Fprint(t.answer, e.Content)
@@ -579,4 +582,16 @@ func serveInProcess(srv *server.Server, use func(*client.Conn)) {
 		cancel()
 		<-served
 	}
+}
+
+// mentionNote is the line that says what one `@` mention attached.
+func mentionNote(m proto.Mention) string {
+	p := termtext.Line(m.Path)
+	switch {
+	case m.Refused != "":
+		return "not attached @" + p + ": " + termtext.Line(m.Refused)
+	case m.Truncated:
+		return fmt.Sprintf("attached @%s (first %d bytes)", p, m.Bytes)
+	}
+	return fmt.Sprintf("attached @%s (%d bytes)", p, m.Bytes)
 }

@@ -51,9 +51,30 @@ type QueueEnqueued struct {
 func (*QueueEnqueued) EventType() string { return EventQueueEnqueued }
 
 // TurnStarted is a turn's first event; it echoes the request_id of its
-// turn.start, also when the turn had been queued.
+// turn.start, also when the turn had been queued. Mentions (an SCV
+// extension) are the prompt's `@path` mentions: what was attached for the
+// model and what was refused, for a client to show as chips.
 type TurnStarted struct {
 	TurnHeader
+	Mentions []Mention `json:"mentions,omitempty"`
+}
+
+// Mention kinds.
+const (
+	MentionFile = "file"
+	MentionDir  = "dir"
+)
+
+// Mention is one `@path` of a prompt. Path is workspace-relative (a
+// directory's ends in "/"); Bytes is how much content (or listing) was
+// attached, Truncated whether that is less than the whole; Refused, when
+// set, says why nothing was attached.
+type Mention struct {
+	Path      string `json:"path"`
+	Kind      string `json:"kind"`
+	Bytes     int64  `json:"bytes,omitempty"`
+	Truncated bool   `json:"truncated,omitempty"`
+	Refused   string `json:"refused,omitempty"`
 }
 
 func (*TurnStarted) EventType() string { return EventTurnStarted }

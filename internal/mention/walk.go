@@ -1,0 +1,241 @@
+// Package mention owns `@` mentions (docs/mentions.md): the bounded walk
+// of a workspace that respects its .gitignore files, the fuzzy ranking of
+// the paths it finds for completion, and the expansion of the `@path`
+// tokens of a prompt into the content (or listing) attached for the model.
+// Reading a mentioned file is not done here: the caller passes a Source
+// whose checks are the `read` tool's own (workspace root, secret-like,
+// binary), so a mention can never show the model what `read` would not.
+package mention
+
+import (
+	"bufio"
+	"context"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"strings"
+
+	"github.com/go-git/go-git/v5/plumbing/format/gitignore"
+)
+
+// DefaultMaxEntries bounds how many paths one walk collects; a larger
+// workspace is completed over its first DefaultMaxEntries paths in
+// breadth-first order (shallow paths first).
+const DefaultMaxEntries = 200_000
+
+// maxIgnoreBytes bounds how much of one .gitignore (or .git/info/exclude)
+// is read.
+const maxIgnoreBytes = 256 << 10
+
+// readChunk is how many directory entries are read at a time, so a huge
+// directory neither stalls the first results nor is held whole.
+const readChunk = 512
+
+// skipDir says a directory is never walked whatever .gitignore says:
+// version-control state, not workspace content.
+func skipDir(name string) bool {
+	switch name {
+	case ".git", ".hg", ".svn", ".jj":
+		return true
+	}
+	return false
+}
+
+// WalkOptions bound a walk.
+type WalkOptions struct {
+	// Dir is the workspace-relative directory walked ("" is the whole
+	// workspace); the .gitignore files of its ancestors apply.
+	Dir string
+	// MaxEntries bounds the paths collected (DefaultMaxEntries when 0).
+	MaxEntries int
+	// MaxDepth bounds how deep below Dir the walk goes (1: Dir's own
+	// entries); 0 is no bound.
+	MaxDepth int
+}
+
+// Walker walks a workspace breadth-first, a batch at a time (Next), so a
+// caller can show the first paths at once and go on later. Every read goes
+// through an os.Root opened on the workspace; symbolic links are listed
+// but never followed, so the walk never leaves the workspace. Directories
+// end in "/". A Walker is not safe for concurrent use; Close releases it.
+type Walker struct {
+	root    *os.Root
+	opts    WalkOptions
+	queue   []dirTask
+	cur     *openDir
+	found   int
+	done    bool
+	limited bool
+}
+
+// dirTask is a directory to read and the ignore patterns in force there.
+type dirTask struct {
+	rel      string   // "" for the workspace itself, else "a/b"
+	parts    []string // rel's components
+	patterns []gitignore.Pattern
+	depth    int
+}
+
+type openDir struct {
+	dirTask
+	f *os.File
+}
+
+// NewWalker opens the workspace for a walk.
+func NewWalker(workspace string, opts WalkOptions) (*Walker, error) {
+	if opts.MaxEntries <= 0 {
+		opts.MaxEntries = DefaultMaxEntries
+	}
+	root, err := os.OpenRoot(workspace)
+	if err != nil {
+		return nil, err
+	}
+	w := &Walker{root: root, opts: opts}
+	start := dirTask{patterns: readIgnore(root, ".git/info/exclude", nil)}
+	start.patterns = append(start.patterns, readIgnore(root, ".gitignore", nil)...)
+	if d := strings.Trim(path.Clean("/"+opts.Dir), "/"); d != "" {
+		// The ancestors' .gitignore files apply below them.
+		parts := strings.Split(d, "/")
+		for i := range parts {
+			dom := parts[:i+1]
+			start.patterns = append(start.patterns, readIgnore(root, strings.Join(dom, "/")+"/.gitignore", dom)...)
+		}
+		start.rel, start.parts = d, parts
+	}
+	w.queue = []dirTask{start}
+	return w, nil
+}
+
+// Close releases the walker's open files.
+func (w *Walker) Close() error {
+	if w.cur != nil {
+		w.cur.f.Close()
+		w.cur = nil
+	}
+	w.done = true
+	return w.root.Close()
+}
+
+// Done says the walk is over: every directory was read or the bound was
+// reached (Limited).
+func (w *Walker) Done() bool { return w.done }
+
+// Limited says the walk stopped at MaxEntries with paths left unseen.
+func (w *Walker) Limited() bool { return w.limited }
+
+// Next returns up to n more paths (n ≤ 0: all that remain within the
+// bound). An unreadable directory is skipped; only a cancelled ctx is an
+// error.
+func (w *Walker) Next(ctx context.Context, n int) ([]string, error) {
+	var out []string
+	for !w.done && (n <= 0 || len(out) < n) {
+		if err := ctx.Err(); err != nil {
+			return out, err
+		}
+		if w.cur == nil {
+			if len(w.queue) == 0 {
+				w.done = true
+				break
+			}
+			t := w.queue[0]
+			w.queue[0] = dirTask{}
+			w.queue = w.queue[1:]
+			name := t.rel
+			if name == "" {
+				name = "."
+			}
+			f, err := w.root.Open(name)
+			if err != nil {
+				continue
+			}
+			w.cur = &openDir{dirTask: t, f: f}
+		}
+		ents, err := w.cur.f.ReadDir(readChunk)
+		for _, e := range ents {
+			if p, ok := w.entry(e); ok {
+				out = append(out, p)
+				w.found++
+				if w.found >= w.opts.MaxEntries {
+					w.limited, w.done = true, true
+					break
+				}
+			}
+		}
+		if err != nil || len(ents) == 0 {
+			// io.EOF ends the directory; another error skips its rest.
+			w.cur.f.Close()
+			w.cur = nil
+		}
+	}
+	if w.done && w.cur != nil {
+		w.cur.f.Close()
+		w.cur = nil
+	}
+	return out, nil
+}
+
+// entry judges one directory entry of the current directory: its path
+// when it is listed, queueing it when it is a directory to descend.
+func (w *Walker) entry(e fs.DirEntry) (string, bool) {
+	d := w.cur
+	name := e.Name()
+	isDir := e.Type().IsDir() // a symbolic link is never a directory here
+	if isDir && skipDir(name) {
+		return "", false
+	}
+	parts := append(d.parts[:len(d.parts):len(d.parts)], name)
+	if ignored(d.patterns, parts, isDir) {
+		return "", false
+	}
+	rel := name
+	if d.rel != "" {
+		rel = d.rel + "/" + name
+	}
+	if !isDir {
+		return rel, true
+	}
+	if w.opts.MaxDepth <= 0 || d.depth+1 < w.opts.MaxDepth {
+		t := dirTask{rel: rel, parts: parts, patterns: d.patterns, depth: d.depth + 1}
+		if own := readIgnore(w.root, rel+"/.gitignore", parts); len(own) > 0 {
+			t.patterns = append(d.patterns[:len(d.patterns):len(d.patterns)], own...)
+		}
+		w.queue = append(w.queue, t)
+	}
+	return rel + "/", true
+}
+
+// readIgnore parses the ignore file at rel (bounded; missing is none),
+// its patterns applying below domain.
+func readIgnore(root *os.Root, rel string, domain []string) []gitignore.Pattern {
+	f, err := root.Open(rel)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		return nil
+	}
+	var ps []gitignore.Pattern
+	sc := bufio.NewScanner(io.LimitReader(f, maxIgnoreBytes))
+	for sc.Scan() {
+		line := strings.TrimSuffix(sc.Text(), "\r")
+		if strings.TrimSpace(line) == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		ps = append(ps, gitignore.ParsePattern(line, domain))
+	}
+	return ps
+}
+
+// ignored applies patterns as git does: the last one that matches
+// decides, so a later "!keep" re-includes what an earlier line excluded.
+// (gitignore.NewMatcher does the same but allocates per call.)
+func ignored(patterns []gitignore.Pattern, parts []string, isDir bool) bool {
+	for i := len(patterns) - 1; i >= 0; i-- {
+		if r := patterns[i].Match(parts, isDir); r != gitignore.NoMatch {
+			return r == gitignore.Exclude
+		}
+	}
+	return false
+}
