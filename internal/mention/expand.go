@@ -158,6 +158,7 @@ func resolve(root *os.Root, t Token) (string, fs.FileInfo, error) {
 	}
 	var firstRel string
 	var firstErr error
+	missing := true
 	for _, c := range cands {
 		rel, err := cleanRel(c)
 		if err != nil {
@@ -170,11 +171,12 @@ func resolve(root *os.Root, t Token) (string, fs.FileInfo, error) {
 		if err == nil {
 			return rel, fi, nil
 		}
+		missing = missing && errors.Is(err, fs.ErrNotExist)
 		if firstErr == nil {
 			firstRel, firstErr = rel, statError(err)
 		}
 	}
-	if t.Loose && !strings.ContainsAny(strings.TrimRight(t.Path, trailing), "/.") {
+	if t.Loose && missing && !strings.ContainsAny(strings.TrimRight(t.Path, trailing), "/.") {
 		return "", nil, nil // @alice: a name, not a path
 	}
 	return firstRel, nil, firstErr
