@@ -4,6 +4,7 @@ import (
 	"strconv"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 
 	bkey "charm.land/bubbles/v2/key"
 	"charm.land/bubbles/v2/textarea"
@@ -103,6 +104,16 @@ func (c *composer) Reset() {
 // AtFirstRow and AtLastRow say the cursor is on the first or last screen
 // row of the text, where Up and Down leave the text for prompt history.
 func (c *composer) AtFirstRow() bool { return c.ta.Line() == 0 && c.ta.LineInfo().RowOffset == 0 }
+
+// AtEnd says the cursor is after the last character of the text.
+func (c *composer) AtEnd() bool {
+	if c.ta.Line() != c.ta.LineCount()-1 {
+		return false
+	}
+	v := c.ta.Value()
+	last := v[strings.LastIndexByte(v, '\n')+1:]
+	return c.ta.Column() == utf8.RuneCountInString(last)
+}
 
 func (c *composer) AtLastRow() bool {
 	li := c.ta.LineInfo()

@@ -169,7 +169,7 @@ func (m *Model) turnStarted(ev *proto.TurnStarted) tea.Cmd {
 	if len(m.pending) > 0 {
 		p := m.pending[0]
 		m.pending = m.pending[1:]
-		m.addItem(&item{kind: kindUser, text: termtext.Block(p.text)})
+		m.addItem(&item{kind: kindUser, text: termtext.Block(p.text), mentions: ev.Mentions})
 		n := 1
 		if k := len(m.st.turns); k > 0 {
 			n = m.st.turns[k-1].n + 1
@@ -275,6 +275,7 @@ func (m *Model) turnEnded() {
 		m.lastTurn = m.now().Sub(m.turnStart)
 	}
 	m.turnID = ""
+	m.at.stale = true // the turn's tools may have added or removed files
 	m.collapseReasoning()
 	if m.streaming != nil {
 		m.streaming.streaming = false

@@ -36,6 +36,17 @@ func (m *Model) handleKey(k tea.KeyPressMsg) tea.Cmd {
 	// While the prompt history is browsed, Up/Down keep walking it even
 	// when the recalled text is a command.
 	browsing := m.histIdx < len(m.history) && (s == "up" || s == "down")
+	if !browsing && m.mentionOpen() {
+		if items := m.mentionItems(); len(items) > 0 {
+			if m.mentionKey(k, items) {
+				m.layout()
+				return nil
+			}
+		} else if s == "esc" {
+			m.at.closedAt = m.composer.Value()
+			return nil
+		}
+	}
 	if items := m.menuItems(); len(items) > 0 && !browsing {
 		if cmd, ok := m.menuKey(k, items); ok {
 			return cmd
@@ -141,7 +152,7 @@ func (m *Model) handleKey(k tea.KeyPressMsg) tea.Cmd {
 	}
 	m.composer.Update(k)
 	m.layout()
-	return nil
+	return m.mentionWalk()
 }
 
 // resolveApproval sends the answer r to the shown approval (its ids are

@@ -194,6 +194,8 @@ type Model struct {
 	rd redial
 	// nt is the state of notifications (notify.go).
 	nt notifyState
+	// at is the `@` completion (mention.go).
+	at atState
 }
 
 // New builds the model for one started session.
@@ -270,6 +272,8 @@ func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case redialMsg:
 		m.redialed(msg)
 		return m, nil
+	case mentionBatchMsg:
+		return m, m.mentionBatch(msg)
 	case tickMsg:
 		if m.turnID != "" {
 			return m, tea.Batch(tick(), m.notifyWaiting())

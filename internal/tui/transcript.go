@@ -79,6 +79,9 @@ type item struct {
 	// let the call run without asking.
 	diff    *proto.Diff
 	granted bool
+	// mentions are a prompt's `@` mentions from turn.started: shown as
+	// chips under it, never their content.
+	mentions []proto.Mention
 
 	// render cache: lines at width and view, valid while !dirty.
 	dirty bool
@@ -288,6 +291,7 @@ func (it *item) render(width int, r *renderer) []string {
 	switch it.kind {
 	case kindUser:
 		lines = prefixed(r.styles.user.Render("› "), "  ", it.text, width)
+		lines = append(lines, mentionLines(it.mentions, width, r)...)
 	case kindAssistant:
 		lines = r.assistant(it, width)
 		if v.selected && len(lines) > 0 {

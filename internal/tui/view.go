@@ -19,7 +19,7 @@ func (m *Model) layout() {
 // bodyHeight is what is left for the transcript.
 func (m *Model) bodyHeight() int {
 	fixed := 1 + 1 + 1 + m.composer.Height() + 1 // header, rule, rule, composer, status
-	fixed += len(m.approvalLines()) + len(m.undoLines()) + len(m.menuLines())
+	fixed += len(m.approvalLines()) + len(m.undoLines()) + len(m.menuLines()) + len(m.mentionPopupLines())
 	fixed += len(m.queueLines())
 	return max(m.height-fixed, 1)
 }
@@ -73,6 +73,10 @@ func (m *Model) Render() string {
 		b.WriteByte('\n')
 	}
 	for _, l := range m.menuLines() {
+		b.WriteString(l)
+		b.WriteByte('\n')
+	}
+	for _, l := range m.mentionPopupLines() {
 		b.WriteString(l)
 		b.WriteByte('\n')
 	}

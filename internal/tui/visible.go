@@ -56,7 +56,11 @@ func visibleEvent[T proto.Event](ev T) T {
 		for i := range e.Tools {
 			line(&e.Tools[i])
 		}
-	case *proto.SessionCleared, *proto.SessionClosed, *proto.QueueEnqueued, *proto.TurnStarted,
+	case *proto.TurnStarted:
+		for i := range e.Mentions {
+			line(&e.Mentions[i].Path, &e.Mentions[i].Kind, &e.Mentions[i].Refused)
+		}
+	case *proto.SessionCleared, *proto.SessionClosed, *proto.QueueEnqueued,
 		*proto.ContextCompacted, *proto.SessionTrimmed, *proto.TurnCompleted, *proto.TurnCancelled:
 		// identifiers and numbers only
 	case *proto.AssistantReasoning:

@@ -1,0 +1,124 @@
+package tui
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/scv-agent/scv/internal/proto"
+)
+
+// drain runs cmd and the commands its messages lead to (the walk's
+// batches), as the Bubble Tea runtime would.
+func (h *harness) drain(cmd tea.Cmd) {
+	for n := 0; cmd != nil; n++ {
+		if n > 1000 {
+			h.t.Fatal("the walk did not end")
+		}
+		msg := cmd()
+		if msg == nil {
+			return
+		}
+		_, cmd = h.m.Update(msg)
+	}
+}
+
+// typeWalk types s, running the commands the keys start.
+func (h *harness) typeWalk(s string) {
+	for _, r := range s {
+		h.drain(h.keys(key(r)))
+	}
+}
+
+func mentionWorkspace(t *testing.T) string {
+	t.Helper()
+	ws := t.TempDir()
+	for name, content := range map[string]string{
+		".gitignore":               "build/\n",
+		"build/composer_gen.go":    "",
+		"internal/tui/composer.go": "package tui\n",
+		"main.go":                  "package main\n",
+	} {
+		p := filepath.Join(ws, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return ws
+}
+
+// TestMentionCompletion: `@` at a word start opens the completion over the
+// session's workspace (.gitignore respected), typing ranks it, Tab
+// completes, Esc closes; the sent prompt carries the @path as typed and
+// its turn shows the mentions as chips.
+func TestMentionCompletion(t *testing.T) {
+	ws := mentionWorkspace(t)
+	h := newHarness(t, func(c *Config) { c.Session.Cwd = ws; c.Height = 20 })
+	h.typeWalk("explain @comp")
+	f := h.frame()
+	if !strings.Contains(f, "▸ @internal/tui/composer.go") || strings.Contains(f, "build/") {
+		t.Fatalf("the completion lacks composer.go or offers an ignored path:\n%s", f)
+	}
+	h.keys(tabKey)
+	if got := h.m.composer.Value(); got != "explain @internal/tui/composer.go " {
+		t.Errorf("Tab completed to %q", got)
+	}
+	if strings.Contains(h.frame(), "tab/enter complete") {
+		t.Errorf("the completion stays open after a file was completed:\n%s", h.frame())
+	}
+	// A directory completes without a space, the popup then offers what
+	// is below it.
+	h.typeWalk("and @inte")
+	h.keys(enter)
+	if got := h.m.composer.Value(); !strings.HasSuffix(got, " @internal/") {
+		t.Fatalf("Enter completed to %q", got)
+	}
+	if f := h.frame(); !strings.Contains(f, "@internal/tui/") {
+		t.Errorf("after a directory the popup does not offer what is below it:\n%s", f)
+	}
+	h.keys(esc)
+	if f := h.frame(); strings.Contains(f, "tab/enter complete") {
+		t.Errorf("Esc did not close the completion:\n%s", f)
+	}
+	// Closed, Enter sends the prompt as typed.
+	h.keys(enter)
+	want := []any{turnStart("tui-1", "explain @internal/tui/composer.go and @internal/")}
+	if d := cmp.Diff(want, h.rec.take()); d != "" {
+		t.Fatalf("sent (-want +got):\n%s", d)
+	}
+	h.ev(&proto.TurnStarted{TurnHeader: th("t1"), Mentions: []proto.Mention{
+		{Path: "internal/tui/composer.go", Kind: proto.MentionFile, Bytes: 12},
+		{Path: "internal/", Kind: proto.MentionDir, Bytes: 4},
+		{Path: ".env", Kind: proto.MentionFile, Refused: "it looks like it holds secrets"},
+	}})
+	f = h.frame()
+	for _, want := range []string{"[@internal/tui/composer.go] [@internal/] [@.env ✗]", "@.env not attached: it looks like it holds secrets"} {
+		if !strings.Contains(f, want) {
+			t.Errorf("the transcript lacks %q:\n%s", want, f)
+		}
+	}
+	if strings.Contains(f, "package tui") {
+		t.Errorf("the transcript shows the attached content:\n%s", f)
+	}
+}
+
+// An @ inside a word (a mail address) opens nothing, and no walk starts.
+func TestMentionOnlyAtWordStart(t *testing.T) {
+	ws := mentionWorkspace(t)
+	h := newHarness(t, func(c *Config) { c.Session.Cwd = ws })
+	for _, r := range "mail a@main" {
+		if cmd := h.keys(key(r)); cmd != nil {
+			t.Fatalf("typing %q started a walk", r)
+		}
+	}
+	if strings.Contains(h.frame(), "@main.go") {
+		t.Errorf("a mid-word @ opened the completion:\n%s", h.frame())
+	}
+}
