@@ -15,8 +15,6 @@ import (
 	"os"
 	"path"
 	"strings"
-
-	"github.com/go-git/go-git/v5/plumbing/format/gitignore"
 )
 
 // DefaultMaxEntries bounds how many paths one walk collects; a larger
@@ -73,7 +71,7 @@ type Walker struct {
 type dirTask struct {
 	rel      string   // "" for the workspace itself, else "a/b"
 	parts    []string // rel's components
-	patterns []gitignore.Pattern
+	patterns []pattern
 	depth    int
 }
 
@@ -207,7 +205,7 @@ func (w *Walker) entry(e fs.DirEntry) (string, bool) {
 
 // readIgnore parses the ignore file at rel (bounded; missing is none),
 // its patterns applying below domain.
-func readIgnore(root *os.Root, rel string, domain []string) []gitignore.Pattern {
+func readIgnore(root *os.Root, rel string, domain []string) []pattern {
 	f, err := root.Open(rel)
 	if err != nil {
 		return nil
@@ -216,26 +214,12 @@ func readIgnore(root *os.Root, rel string, domain []string) []gitignore.Pattern 
 	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
 		return nil
 	}
-	var ps []gitignore.Pattern
+	var ps []pattern
 	sc := bufio.NewScanner(io.LimitReader(f, maxIgnoreBytes))
 	for sc.Scan() {
-		line := strings.TrimSuffix(sc.Text(), "\r")
-		if strings.TrimSpace(line) == "" || strings.HasPrefix(line, "#") {
-			continue
+		if p, ok := parsePattern(sc.Text(), domain); ok {
+			ps = append(ps, p)
 		}
-		ps = append(ps, gitignore.ParsePattern(line, domain))
 	}
 	return ps
-}
-
-// ignored applies patterns as git does: the last one that matches
-// decides, so a later "!keep" re-includes what an earlier line excluded.
-// (gitignore.NewMatcher does the same but allocates per call.)
-func ignored(patterns []gitignore.Pattern, parts []string, isDir bool) bool {
-	for i := len(patterns) - 1; i >= 0; i-- {
-		if r := patterns[i].Match(parts, isDir); r != gitignore.NoMatch {
-			return r == gitignore.Exclude
-		}
-	}
-	return false
 }
