@@ -11,7 +11,6 @@ import (
 	"bufio"
 	"context"
 	"io"
-	"io/fs"
 	"os"
 	"path"
 	"strings"
@@ -25,10 +24,6 @@ const DefaultMaxEntries = 200_000
 // maxIgnoreBytes bounds how much of one .gitignore (or .git/info/exclude)
 // is read.
 const maxIgnoreBytes = 256 << 10
-
-// readChunk is how many directory entries are read at a time, so a huge
-// directory neither stalls the first results nor is held whole.
-const readChunk = 512
 
 // skipDir says a directory is never walked whatever .gitignore says:
 // version-control state, not workspace content.
@@ -73,11 +68,30 @@ type dirTask struct {
 	parts    []string // rel's components
 	patterns []pattern
 	depth    int
+	// ownRead says patterns already hold the directory's own .gitignore
+	// (the walk's starting directory).
+	ownRead bool
 }
 
+// openDir is the directory being listed: its entries, read whole, and
+// the next one to judge.
 type openDir struct {
 	dirTask
-	f *os.File
+	ents []dirent
+	pos  int
+}
+
+// dirent is one directory entry and what the file system says it is.
+type dirent struct {
+	name             string
+	isDir, isRegular bool
+}
+
+func join(dir, name string) string {
+	if dir == "" {
+		return name
+	}
+	return dir + "/" + name
 }
 
 // NewWalker opens the workspace for a walk.
@@ -101,17 +115,14 @@ func NewWalker(workspace string, opts WalkOptions) (*Walker, error) {
 		}
 		start.rel, start.parts = d, parts
 	}
+	start.ownRead = true
 	w.queue = []dirTask{start}
 	return w, nil
 }
 
-// Close releases the walker's open files.
+// Close releases the walker's workspace root.
 func (w *Walker) Close() error {
-	if w.cur != nil {
-		w.cur.f.Close()
-		w.cur = nil
-	}
-	w.done = true
+	w.cur, w.queue, w.done = nil, nil, true
 	return w.root.Close()
 }
 
@@ -131,7 +142,8 @@ func (w *Walker) Next(ctx context.Context, n int) ([]string, error) {
 		if err := ctx.Err(); err != nil {
 			return out, err
 		}
-		if w.cur == nil {
+		if w.cur == nil || w.cur.pos >= len(w.cur.ents) {
+			w.cur = nil
 			if len(w.queue) == 0 {
 				w.done = true
 				break
@@ -139,46 +151,57 @@ func (w *Walker) Next(ctx context.Context, n int) ([]string, error) {
 			t := w.queue[0]
 			w.queue[0] = dirTask{}
 			w.queue = w.queue[1:]
-			name := t.rel
-			if name == "" {
-				name = "."
-			}
-			f, err := w.root.Open(name)
-			if err != nil {
-				continue
-			}
-			w.cur = &openDir{dirTask: t, f: f}
+			w.cur = w.open(t)
+			continue
 		}
-		ents, err := w.cur.f.ReadDir(readChunk)
-		for _, e := range ents {
-			if p, ok := w.entry(e); ok {
-				out = append(out, p)
-				w.found++
-				if w.found >= w.opts.MaxEntries {
-					w.limited, w.done = true, true
-					break
-				}
+		e := w.cur.ents[w.cur.pos]
+		w.cur.ents[w.cur.pos] = dirent{}
+		w.cur.pos++
+		if p, ok := w.entry(e); ok {
+			out = append(out, p)
+			w.found++
+			if w.found >= w.opts.MaxEntries {
+				w.limited, w.done = true, true
 			}
-		}
-		if err != nil || len(ents) == 0 {
-			// io.EOF ends the directory; another error skips its rest.
-			w.cur.f.Close()
-			w.cur = nil
 		}
 	}
-	if w.done && w.cur != nil {
-		w.cur.f.Close()
+	if w.done {
 		w.cur = nil
 	}
 	return out, nil
 }
 
+// open reads the directory of t whole (its .gitignore, if it has one,
+// applies to every entry) and closes it; nil when it cannot be read.
+func (w *Walker) open(t dirTask) *openDir {
+	name := t.rel
+	if name == "" {
+		name = "."
+	}
+	f, err := w.root.Open(name)
+	if err != nil {
+		return nil
+	}
+	ents, _ := readNames(w.root, t.rel, f) // what was read before an error is kept
+	f.Close()
+	if t.rel != "" && !t.ownRead {
+		for _, e := range ents {
+			if e.name == ".gitignore" && e.isRegular {
+				if own := readIgnore(w.root, t.rel+"/.gitignore", t.parts); len(own) > 0 {
+					t.patterns = append(t.patterns[:len(t.patterns):len(t.patterns)], own...)
+				}
+				break
+			}
+		}
+	}
+	return &openDir{dirTask: t, ents: ents}
+}
+
 // entry judges one directory entry of the current directory: its path
 // when it is listed, queueing it when it is a directory to descend.
-func (w *Walker) entry(e fs.DirEntry) (string, bool) {
+func (w *Walker) entry(e dirent) (string, bool) {
 	d := w.cur
-	name := e.Name()
-	isDir := e.Type().IsDir() // a symbolic link is never a directory here
+	name, isDir := e.name, e.isDir // a symbolic link is never a directory here
 	if isDir && skipDir(name) {
 		return "", false
 	}
@@ -186,19 +209,12 @@ func (w *Walker) entry(e fs.DirEntry) (string, bool) {
 	if ignored(d.patterns, parts, isDir) {
 		return "", false
 	}
-	rel := name
-	if d.rel != "" {
-		rel = d.rel + "/" + name
-	}
+	rel := join(d.rel, name)
 	if !isDir {
 		return rel, true
 	}
 	if w.opts.MaxDepth <= 0 || d.depth+1 < w.opts.MaxDepth {
-		t := dirTask{rel: rel, parts: parts, patterns: d.patterns, depth: d.depth + 1}
-		if own := readIgnore(w.root, rel+"/.gitignore", parts); len(own) > 0 {
-			t.patterns = append(d.patterns[:len(d.patterns):len(d.patterns)], own...)
-		}
-		w.queue = append(w.queue, t)
+		w.queue = append(w.queue, dirTask{rel: rel, parts: parts, patterns: d.patterns, depth: d.depth + 1})
 	}
 	return rel + "/", true
 }
