@@ -118,6 +118,9 @@ var forbidden = map[string][]string{
 	// app hands it the adapter, home and environment it needs.
 	"internal/signin":   {"internal/config", "internal/app", "internal/cli", "internal/server", "internal/agent", "internal/daemon", "internal/tui", "internal/mcp"},
 	"internal/toolcall": {"internal/config", "internal/app", "internal/cli", "internal/server", "internal/agent", "internal/daemon", "internal/tui", "internal/tools/", "internal/mcp", "internal/model"},
+	// mention is shared by the TUI (completion) and the session (expansion):
+	// it reads files only through the Source the app gives it.
+	"internal/mention": {"internal/config", "internal/app", "internal/cli", "internal/server", "internal/agent", "internal/daemon", "internal/tui", "internal/tools/", "internal/model"},
 }
 
 func TestImportRules(t *testing.T) {
