@@ -52,14 +52,15 @@ func TestExecAttachesMentions(t *testing.T) {
 		t.Fatalf("%d model requests, want 1", len(reqs))
 	}
 	body := string(reqs[0].Raw)
+	user := fmt.Sprint(reqs[0].InputItems()[0]["content"])
 	for _, want := range []string{"mention-marker-42", `\u003cfile path=\"main.go\" bytes=\"59\"\u003e`, "explain @main.go", "a.go", "b/"} {
 		if !strings.Contains(body, want) && !strings.Contains(body, strings.ReplaceAll(want, `\u003c`, "<")) {
-			t.Errorf("the model request lacks %q:\n%s", want, body)
+			t.Errorf("the model request lacks %q; its user message:\n%s", want, user)
 		}
 	}
 	for _, never := range []string{"env-secret-value-77", "ary-secret-88", "image-bytes-99"} {
 		if strings.Contains(body, never) {
-			t.Errorf("the model request carries %q, which must not be attached:\n%s", never, body)
+			t.Errorf("the model request carries %q, which must not be attached; its user message:\n%s", never, user)
 		}
 	}
 	stderr := errb.String()
