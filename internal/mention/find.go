@@ -104,6 +104,9 @@ func score(q, p string) (int, bool) {
 	if q == "" {
 		return -strings.Count(strings.TrimSuffix(p, "/"), "/"), true
 	}
+	if !subsequence(q, p) {
+		return 0, false // most paths: rejected with a few IndexByte scans
+	}
 	base := p
 	if i := strings.LastIndexByte(strings.TrimSuffix(p, "/"), '/'); i >= 0 {
 		base = p[i+1:]
@@ -150,4 +153,16 @@ func score(q, p string) (int, bool) {
 
 func isSep(c byte) bool {
 	return c == '/' || c == '_' || c == '-' || c == '.' || c == ' '
+}
+
+// subsequence says every byte of q appears in p, in order.
+func subsequence(q, p string) bool {
+	for i := 0; i < len(q); i++ {
+		j := strings.IndexByte(p, q[i])
+		if j < 0 {
+			return false
+		}
+		p = p[j+1:]
+	}
+	return true
 }
