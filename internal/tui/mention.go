@@ -11,6 +11,7 @@ import (
 
 	"github.com/scv-agent/scv/internal/mention"
 	"github.com/scv-agent/scv/internal/proto"
+	"github.com/scv-agent/scv/internal/termtext"
 )
 
 // mentionChip is how one `@` mention of a sent prompt shows in the
@@ -250,7 +251,8 @@ func (m *Model) mentionPopupLines() []string {
 	sel := min(m.at.sel, len(items)-1)
 	var out []string
 	for i, p := range items {
-		line := "  @" + p
+		// A repository's file names are not trusted: shown, never acted on.
+		line := "  @" + termtext.Line(p)
 		if i == sel {
 			line = st.accent.Render("▸" + ansi.Truncate(line[1:], m.width-1, "…"))
 		} else {

@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -120,5 +121,38 @@ func TestMentionOnlyAtWordStart(t *testing.T) {
 	}
 	if strings.Contains(h.frame(), "@main.go") {
 		t.Errorf("a mid-word @ opened the completion:\n%s", h.frame())
+	}
+}
+
+// A repository's file name is shown, never acted on: an escape sequence
+// in one reaches the popup as visible text.
+func TestMentionPopupShowsHostileNames(t *testing.T) {
+	ws := t.TempDir()
+	if err := os.WriteFile(filepath.Join(ws, "evil\x1b[31mred.go"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	h := newHarness(t, func(c *Config) { c.Session.Cwd = ws })
+	h.typeWalk("@evil")
+	raw := h.m.Render()
+	if strings.Contains(raw, "\x1b[31mred") {
+		t.Errorf("the popup printed a file name's escape sequence raw:\n%q", raw)
+	}
+	if !strings.Contains(h.frame(), "@evil") {
+		t.Errorf("the popup does not show the file:\n%s", h.frame())
+	}
+}
+
+// A resumed session redraws a turn's chips from its stored turn.started.
+func TestMentionChipsReplayed(t *testing.T) {
+	h := newHarness(t, nil)
+	ev := &proto.TurnStarted{TurnHeader: th("t1"), Mentions: []proto.Mention{{Path: "go.mod", Kind: proto.MentionFile, Bytes: 70}}}
+	ev.SessionID, ev.Seq = "s1", 1
+	raw, err := proto.EncodeEvent(ev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.m.replayTurn(proto.StoredTurn{TurnID: "t1", N: 1, Prompt: "what is @go.mod", State: proto.TurnStateCompleted, Events: []json.RawMessage{raw}})
+	if f := h.frame(); !strings.Contains(f, "› what is @go.mod") || !strings.Contains(f, "[@go.mod]") {
+		t.Errorf("the replayed turn lacks its prompt or chip:\n%s", f)
 	}
 }

@@ -304,6 +304,7 @@ func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			m.addItem(&item{kind: kindError, text: refused})
 		}
 		m.layout()
+		return m, m.mentionWalk()
 	}
 	return m, nil
 }
