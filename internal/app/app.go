@@ -29,6 +29,7 @@ import (
 	"github.com/scv-agent/scv/internal/netguard"
 	"github.com/scv-agent/scv/internal/paths"
 	"github.com/scv-agent/scv/internal/proc"
+	"github.com/scv-agent/scv/internal/proto"
 	"github.com/scv-agent/scv/internal/server"
 	"github.com/scv-agent/scv/internal/skill"
 	"github.com/scv-agent/scv/internal/tool"
@@ -375,12 +376,17 @@ func (a *App) NewSession(ctx context.Context, id string, req server.SessionReque
 		maxSteps, stepsSetting = a.opts.MaxSteps, "--max-steps"
 	}
 	hk := a.Hooks(cfg, req.Cwd, id)
+	// A tool-free session (a remote chat sender's) reads no workspace
+	// file, so its prompts' @path mentions stay text.
+	var mentions func(context.Context, string) (string, []proto.Mention)
+	if !req.NoTools {
+		mentions = mention.Expander{Workspace: req.Cwd, Limit: cfg.Tools.OutputLimitBytes, Source: fs.MentionSource(req.Cwd)}.Expand
+	}
 	sess := agent.New(agent.Options{
 		Model: client, ModelName: modelName, ReasoningEffort: prof.ReasoningEffort, Registry: ts.Registry, Tools: ts.Current, Policy: policy,
 		SystemPrompt: agent.Prompt(cfg.Agent.SystemPrompt, req.Cwd, instructions, skills), HostedWebSearch: ts.HostedSearch,
 		MaxSteps: maxSteps, MaxStepsSetting: stepsSetting, Workspace: req.Cwd, SessionID: id, OutputLimit: cfg.Tools.OutputLimitBytes,
-		Secrets: cfg.SecretValues(env), Undo: fs.Undo, Rules: a.opts.Allow, Hooks: hk,
-		Mentions: mention.Expander{Workspace: req.Cwd, Limit: cfg.Tools.OutputLimitBytes, Source: fs.MentionSource(req.Cwd)}.Expand,
+		Secrets: cfg.SecretValues(env), Undo: fs.Undo, Rules: a.opts.Allow, Hooks: hk, Mentions: mentions,
 		Context: agent.ContextOptions{MaxTokens: cfg.Context.MaxTokens, ReserveOutputTokens: cfg.Context.ReserveOutputTokens,
 			SafetyMarginTokens: cfg.Context.SafetyMarginTokens, BytesPerToken: cfg.Context.BytesPerToken, SummaryMaxChars: cfg.Context.SummaryMaxChars},
 		History: agent.HistoryOptions{MaxBytes: cfg.Session.MaxHistoryBytes, MaxMessages: cfg.Session.MaxMessages},

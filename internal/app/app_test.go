@@ -291,3 +291,32 @@ func TestBashLoginConfig(t *testing.T) {
 		}
 	}
 }
+
+// A prompt's @path mentions attach the file in a session with tools; a
+// tool-free session (a remote chat sender's) sends them as text and reads
+// nothing.
+func TestMentionsOnlyWithTools(t *testing.T) {
+	f := newFixture(t, "")
+	if err := os.WriteFile(filepath.Join(f.ws, "notes.txt"), []byte("mention-content-13\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, noTools := range []bool{false, true} {
+		f.fake.Script(modeltest.Text("ok"))
+		sess, info, err := f.app.NewSession(t.Context(), "s1", server.SessionRequest{SessionStart: proto.SessionStart{Cwd: f.ws, NoTools: noTools}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var started *proto.TurnStarted
+		sess.RunTurn(t.Context(), "t1", "see @notes.txt", func(e proto.TurnEvent) {
+			if s, ok := e.(*proto.TurnStarted); ok {
+				started = s
+			}
+		})
+		info.Close()
+		reqs := f.fake.Requests()
+		attached := strings.Contains(string(reqs[len(reqs)-1].Raw), "mention-content-13")
+		if attached == noTools || (len(started.Mentions) == 1) == noTools {
+			t.Errorf("no_tools %v: content attached %v, mentions %+v", noTools, attached, started.Mentions)
+		}
+	}
+}
