@@ -96,8 +96,10 @@ type atState struct {
 	cache  []string
 }
 
-// mentionBatchMsg is one batch of the walk.
+// mentionBatchMsg is one batch of the walk, with the walker: the
+// command that ran it hands it back to the UI goroutine.
 type mentionBatchMsg struct {
+	w       *mention.Walker
 	gen     int
 	paths   []string
 	done    bool
@@ -200,12 +202,12 @@ func (m *Model) mentionWalk() tea.Cmd {
 		return nil
 	}
 	ws := m.session.Cwd
-	if ws == "" || (m.at.ws == ws && m.at.idx != nil && !m.at.stale) {
+	if ws == "" || (m.at.ws == ws && m.at.idx != nil && (!m.at.stale || m.at.walking)) {
 		return nil
 	}
-	if m.at.walker != nil {
-		m.at.walker.Close()
-	}
+	// A walk still going for another workspace is not closed here: its
+	// command may be running it. Its batch comes back with an old gen
+	// and is closed then (mentionBatch).
 	m.at = atState{ws: ws, idx: &mention.Index{}, gen: m.at.gen + 1}
 	w, err := mention.NewWalker(ws, mention.WalkOptions{})
 	if err != nil {
@@ -220,13 +222,14 @@ func (m *Model) mentionWalk() tea.Cmd {
 func walkCmd(gen int, w *mention.Walker) tea.Cmd {
 	return func() tea.Msg {
 		paths, _ := w.Next(context.Background(), mentionBatch)
-		return mentionBatchMsg{gen: gen, paths: paths, done: w.Done(), limited: w.Limited()}
+		return mentionBatchMsg{w: w, gen: gen, paths: paths, done: w.Done(), limited: w.Limited()}
 	}
 }
 
 // mentionBatch adds a batch to the index and asks for the next one.
 func (m *Model) mentionBatch(msg mentionBatchMsg) tea.Cmd {
-	if msg.gen != m.at.gen || m.at.walker == nil {
+	if msg.gen != m.at.gen || msg.w != m.at.walker {
+		msg.w.Close() // an abandoned walk ends with its last batch
 		return nil
 	}
 	m.at.idx.Add(msg.paths)

@@ -156,3 +156,37 @@ func TestMentionChipsReplayed(t *testing.T) {
 		t.Errorf("the replayed turn lacks its prompt or chip:\n%s", f)
 	}
 }
+
+// A walk abandoned while its command runs (the workspace changed) is
+// closed when its batch comes back, never under the running command, and
+// its paths are dropped.
+func TestMentionAbandonedWalk(t *testing.T) {
+	ws1, ws2 := mentionWorkspace(t), t.TempDir()
+	if err := os.WriteFile(filepath.Join(ws2, "other.txt"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	h := newHarness(t, func(c *Config) { c.Session.Cwd = ws1 })
+	first := h.keys(key('@'))
+	if first == nil {
+		t.Fatal("@ started no walk")
+	}
+	old := h.m.at.walker
+	h.m.session.Cwd = ws2
+	h.keys(key(' '))
+	second := h.keys(key('@'))
+	if second == nil || h.m.at.walker == old {
+		t.Fatal("a new workspace started no new walk")
+	}
+	if old.Done() {
+		t.Fatal("the abandoned walker was closed while its command could still run it")
+	}
+	h.drain(first)
+	if !old.Done() {
+		t.Error("the abandoned walker was not closed when its batch came back")
+	}
+	h.drain(second)
+	h.typeWalk("oth")
+	if f := h.frame(); !strings.Contains(f, "@other.txt") || strings.Contains(f, "main.go") {
+		t.Errorf("the completion is not of the new workspace alone:\n%s", f)
+	}
+}
