@@ -2,6 +2,7 @@ package model
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -49,7 +50,7 @@ func (c *anthropicClient) Stream(ctx context.Context, req Request, onDelta func(
 	}
 	p, err := c.post(ctx, path, body, func() eventParser { return newAnthropicParser(c.limits, onDelta) })
 	if err != nil {
-		return Response{}, err
+		return Response{}, c.imageHint(req, err)
 	}
 	if err := p.(*anthropicParser).stopped(); err != nil {
 		return Response{}, c.redact(err)
@@ -148,9 +149,16 @@ func anthropicMessages(history []Message, thinking bool) []jsonObject {
 			}
 			add("assistant", blocks...)
 		default:
-			if m.Content != "" {
-				add("user", jsonObject{"type": "text", "text": m.Content})
+			var blocks []jsonObject
+			for _, im := range m.Images {
+				if im.sendable() {
+					blocks = append(blocks, jsonObject{"type": "image", "source": jsonObject{"type": "base64", "media_type": im.MediaType, "data": base64.StdEncoding.EncodeToString(im.Data)}})
+				}
 			}
+			if m.Content != "" {
+				blocks = append(blocks, jsonObject{"type": "text", "text": m.Content})
+			}
+			add("user", blocks...)
 		}
 	}
 	if len(msgs) > 0 && msgs[0]["role"] != "user" {

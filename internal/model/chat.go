@@ -19,7 +19,7 @@ func (c *chatClient) Stream(ctx context.Context, req Request, onDelta func(Delta
 	}
 	p, err := c.post(ctx, "/chat/completions", body, func() eventParser { return newChatParser(c.limits, onDelta) })
 	if err != nil {
-		return Response{}, err
+		return Response{}, c.imageHint(req, err)
 	}
 	if p.(*chatParser).length {
 		return Response{}, c.newError(CodeProvider, `the answer was cut off at the model's output token limit (finish_reason "length"); ask for a shorter answer or raise the model's output limit`, nil)
@@ -50,7 +50,7 @@ func (c *core) chatBody(req Request) jsonObject {
 			}
 			msgs = append(msgs, am)
 		default:
-			msgs = append(msgs, jsonObject{"role": string(m.Role), "content": m.Content})
+			msgs = append(msgs, jsonObject{"role": string(m.Role), "content": chatUserContent(m)})
 		}
 	}
 	body := jsonObject{
@@ -70,6 +70,24 @@ func (c *core) chatBody(req Request) jsonObject {
 		body["reasoning_effort"] = e
 	}
 	return body
+}
+
+// chatUserContent is a user message's content: its text, or with images
+// an array of a text part and image_url parts holding data: URLs.
+func chatUserContent(m Message) any {
+	var parts []jsonObject
+	for _, im := range m.Images {
+		if im.sendable() {
+			parts = append(parts, jsonObject{"type": "image_url", "image_url": jsonObject{"url": im.dataURL()}})
+		}
+	}
+	if len(parts) == 0 {
+		return m.Content
+	}
+	if m.Content != "" {
+		parts = append([]jsonObject{{"type": "text", "text": m.Content}}, parts...)
+	}
+	return parts
 }
 
 // chatParser folds chat.completion.chunk events into a collector. A tool

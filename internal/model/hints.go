@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"strings"
 	"syscall"
 )
 
@@ -49,4 +50,27 @@ func (c *core) connectMessage(err error) string {
 		return fmt.Sprintf("connect to model provider: the host %s does not resolve: check base_url (%s)", c.base.Hostname(), c.base)
 	}
 	return "connect to model provider: " + err.Error()
+}
+
+// imageHint marks a 400 answer that is about the request's images: many
+// models take text only, and their endpoints say so in their own words.
+// The hint comes first so the bound on the message cuts the provider's
+// text, not the hint.
+func (c *core) imageHint(req Request, err error) error {
+	var e *Error
+	if !errors.As(err, &e) || e.HTTPStatus != http.StatusBadRequest || !req.hasImages() || !aboutImages(e.Message) {
+		return err
+	}
+	e.Message = cleanMessage("this model may not accept images; pick a vision model (`/model` or `scv models` lists them) or send the prompt without images ("+e.Message+")", c.secrets)
+	return err
+}
+
+func aboutImages(msg string) bool {
+	m := strings.ToLower(msg)
+	for _, w := range []string{"image", "vision", "multimodal", "multi-modal", "modalit"} {
+		if strings.Contains(m, w) {
+			return true
+		}
+	}
+	return false
 }

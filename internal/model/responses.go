@@ -16,7 +16,7 @@ func (c *responsesClient) Stream(ctx context.Context, req Request, onDelta func(
 	}
 	p, err := c.post(ctx, "/responses", body, func() eventParser { return newResponsesParser(c.limits, onDelta) })
 	if err != nil {
-		return Response{}, err
+		return Response{}, c.imageHint(req, err)
 	}
 	return c.finish(p.collector())
 }
@@ -53,7 +53,7 @@ func (c *core) responsesBody(req Request) jsonObject {
 				input = append(input, jsonObject{"type": "function_call", "call_id": tc.ID, "name": tc.Name, "arguments": argsOrEmpty(tc.Arguments)})
 			}
 		default:
-			input = append(input, jsonObject{"type": "message", "role": string(m.Role), "content": m.Content})
+			input = append(input, jsonObject{"type": "message", "role": string(m.Role), "content": responsesUserContent(m)})
 		}
 	}
 	body := jsonObject{
@@ -79,6 +79,25 @@ func (c *core) responsesBody(req Request) jsonObject {
 		body["reasoning"] = jsonObject{"effort": e}
 	}
 	return body
+}
+
+// responsesUserContent is a user message's content: its text, or with
+// images a list of an input_text part and input_image parts whose
+// image_url is a data: URL.
+func responsesUserContent(m Message) any {
+	var parts []jsonObject
+	for _, im := range m.Images {
+		if im.sendable() {
+			parts = append(parts, jsonObject{"type": "input_image", "image_url": im.dataURL()})
+		}
+	}
+	if len(parts) == 0 {
+		return m.Content
+	}
+	if m.Content != "" {
+		parts = append([]jsonObject{{"type": "input_text", "text": m.Content}}, parts...)
+	}
+	return parts
 }
 
 func firstNonEmpty(a, b string) string {
