@@ -2,8 +2,13 @@ package agent
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
+	"strings"
 
+	"github.com/scv-agent/scv/internal/imagefile"
 	"github.com/scv-agent/scv/internal/model"
 )
 
@@ -89,10 +94,60 @@ func (s *Session) LoadHistory(msgs []json.RawMessage) error {
 		default:
 			return fmt.Errorf("history message %d has role %q (want user, assistant or tool)", i, m.Role)
 		}
+		if len(m.Images) > 0 {
+			m.Message = hydrateImages(m.Message)
+		}
 		h.append(m.Message, !m.Failed)
 	}
 	h.turnStart = len(h.msgs)
 	s.hist = h
 	s.lastCut = 0
 	return nil
+}
+
+// hydrateImages gives a stored user message's images their bytes again:
+// the history keeps an image by path and hash only, so each file is read
+// anew and must still hash as it did when it was attached. An image whose
+// file is gone, or holds something else now, leaves the message and a
+// note takes its place at the end of the text, so the model knows an
+// image was there and why it no longer is.
+func hydrateImages(m model.Message) model.Message {
+	kept := make([]model.Image, 0, len(m.Images))
+	var notes []string
+	for _, im := range m.Images {
+		f, err := imagefile.Read(im.Path)
+		switch {
+		case err == nil && f.SHA256 == im.SHA256:
+			im.Data, im.MediaType = f.Data, f.MediaType
+			kept = append(kept, im)
+		case err != nil && isMissing(im.Path):
+			notes = append(notes, MissingImageNote(im.Path))
+		default:
+			notes = append(notes, ChangedImageNote(im.Path))
+		}
+	}
+	m.Images = kept
+	if len(kept) == 0 {
+		m.Images = nil
+	}
+	if len(notes) > 0 {
+		m.Content = strings.TrimRight(m.Content+"\n"+strings.Join(notes, "\n"), "\n")
+	}
+	return m
+}
+
+func isMissing(path string) bool {
+	_, err := os.Stat(path)
+	return errors.Is(err, fs.ErrNotExist)
+}
+
+// ChangedImageNote replaces, on resume, an image whose file now holds
+// other bytes than it did when it was attached.
+func ChangedImageNote(path string) string {
+	return "[image " + path + " changed since it was attached]"
+}
+
+// MissingImageNote replaces, on resume, an image whose file is gone.
+func MissingImageNote(path string) string {
+	return "[image " + path + " is missing: it was attached, but the file is gone]"
 }
