@@ -61,8 +61,24 @@ func (c *core) imageHint(req Request, err error) error {
 	if !errors.As(err, &e) || e.HTTPStatus != http.StatusBadRequest || !req.hasImages() || !aboutImages(e.Message) {
 		return err
 	}
-	e.Message = cleanMessage("this model may not accept images; pick a vision model (`/model` or `scv models` lists them) or send the prompt without images ("+e.Message+")", c.secrets)
+	hint := "this model may not accept images; pick a vision model (`/model` or `scv models` lists them) or send the prompt without images"
+	if aboutSize(e.Message) {
+		// Providers bound an image below SCV's own 8 MiB (Anthropic:
+		// 5 MB, 8000 pixels a side): the model takes images, not this one.
+		hint = "the provider refused an image as too large (in bytes or pixels); shrink or crop it and send the prompt again"
+	}
+	e.Message = cleanMessage(hint+" ("+e.Message+")", c.secrets)
 	return err
+}
+
+func aboutSize(msg string) bool {
+	m := strings.ToLower(msg)
+	for _, w := range []string{"exceed", "too large", "too big", "maximum", "dimension", "size"} {
+		if strings.Contains(m, w) {
+			return true
+		}
+	}
+	return false
 }
 
 func aboutImages(msg string) bool {

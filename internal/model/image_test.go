@@ -93,18 +93,20 @@ func TestTextOnlyPromptStaysAString(t *testing.T) {
 }
 
 // TestImageRefusedSaysSo: a 400 about images says the model may not take
-// them; a 400 about something else, or without images, does not.
+// them, or, about an image's size, that the image is too large; a 400
+// about something else, or without images, says neither.
 func TestImageRefusedSaysSo(t *testing.T) {
 	cases := []struct {
 		name string
 		body string
 		req  model.Request
-		hint bool
+		hint string // "" for none
 	}{
-		{"about images", `{"error":{"message":"image input is not supported for this model"}}`, imageRequest, true},
-		{"vision", `{"error":{"message":"model does not support vision"}}`, imageRequest, true},
-		{"other 400", `{"error":{"message":"max_tokens is too large"}}`, imageRequest, false},
-		{"no images", `{"error":{"message":"image input is not supported"}}`, hello, false},
+		{"about images", `{"error":{"message":"image input is not supported for this model"}}`, imageRequest, "this model may not accept images;"},
+		{"vision", `{"error":{"message":"model does not support vision"}}`, imageRequest, "this model may not accept images;"},
+		{"image too large", `{"error":{"message":"messages.0.content.0.image.source.base64: image exceeds 5 MB maximum"}}`, imageRequest, "the provider refused an image as too large"},
+		{"other 400", `{"error":{"message":"max_tokens is too large"}}`, imageRequest, ""},
+		{"no images", `{"error":{"message":"image input is not supported"}}`, hello, ""},
 	}
 	for _, wire := range []string{model.WireResponses, model.WireChat, model.WireAnthropic} {
 		for _, c := range cases {
@@ -116,8 +118,10 @@ func TestImageRefusedSaysSo(t *testing.T) {
 				if err == nil {
 					t.Fatal("no error")
 				}
-				if got := strings.Contains(err.Error(), "this model may not accept images;"); got != c.hint {
-					t.Errorf("hint %v, want %v: %v", got, c.hint, err)
+				for _, h := range []string{"this model may not accept images;", "the provider refused an image as too large"} {
+					if got := strings.Contains(err.Error(), h); got != (h == c.hint) {
+						t.Errorf("says %q: %v, want %v: %v", h, got, h == c.hint, err)
+					}
 				}
 				if !strings.Contains(err.Error(), "HTTP 400") {
 					t.Errorf("the status is gone: %v", err)
