@@ -271,6 +271,7 @@ func (s *Session) loop(ctx context.Context, prompt model.Message, ev Emit) (int,
 		if err != nil {
 			return step, usage, err
 		}
+		msgs = s.requestImages(msgs)
 		resp, err := s.opts.Model.Stream(ctx, model.Request{
 			Model:           modelName,
 			Instructions:    s.opts.SystemPrompt,

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -101,5 +102,50 @@ func TestImageCountsInHistoryBytes(t *testing.T) {
 	b := messageBytes(model.Message{Role: model.User, Content: "x", Images: []model.Image{{Data: make([]byte, 1<<20)}}})
 	if b-a != imageBytes {
 		t.Errorf("an image adds %d bytes, want %d", b-a, imageBytes)
+	}
+}
+
+// TestOnlyNewestImagesResent: a request resends at most maxSentImages
+// images and 20 MiB of them, newest first; an older one is a note in its
+// message and its bytes are let go, the history's text unchanged.
+func TestOnlyNewestImagesResent(t *testing.T) {
+	for _, c := range []struct {
+		name        string
+		n           int
+		size        int
+		wantSent    int
+		wantLeftOut int
+	}{
+		{"count", maxSentImages + 2, 10, maxSentImages, 2},
+		{"bytes", 3, 8 << 20, 2, 1},
+		{"within", 3, 10, 3, 0},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			fm := &fakeModel{script: []step{text("ok")}}
+			s := newSession(t, fm, nil, approval.AskOnRisk)
+			for i := range c.n {
+				p := filepath.Join("/shots", "s"+strconv.Itoa(i)+".png")
+				s.hist.append(model.Message{Role: model.User, Content: "look", Images: []model.Image{{Path: p, MediaType: imagefile.PNG, Size: int64(c.size), Data: make([]byte, c.size)}}}, true)
+				s.hist.append(model.Message{Role: model.Assistant, Content: "seen"}, true)
+			}
+			s.RunTurn(t.Context(), "t1", "and all of them?", (&recorder{}).emit)
+			sent, leftOut := 0, 0
+			for _, m := range fm.requests[0].Messages {
+				sent += len(m.Images)
+				leftOut += strings.Count(m.Content, "left out: only the newest")
+			}
+			if sent != c.wantSent || leftOut != c.wantLeftOut {
+				t.Errorf("sent %d images and %d notes, want %d and %d", sent, leftOut, c.wantSent, c.wantLeftOut)
+			}
+			if c.wantLeftOut > 0 {
+				first := fm.requests[0].Messages[0]
+				if len(first.Images) != 0 || !strings.Contains(first.Content, LeftOutImageNote("/shots/s0.png")) {
+					t.Errorf("the oldest image was not the one left out: %+v", first)
+				}
+				if h := s.hist.msgs[0]; h.Content != "look" || len(h.Images) != 1 || h.Images[0].Data != nil {
+					t.Errorf("history message %+v: want its text unchanged and its bytes let go", h)
+				}
+			}
+		})
 	}
 }

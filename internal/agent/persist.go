@@ -83,10 +83,10 @@ func encodeMessages(msgs []model.Message, metas []meta) ([]json.RawMessage, erro
 // LoadHistory replaces the history with msgs (a resumed session's). Every
 // message must be a JSON object with a known role.
 func (s *Session) LoadHistory(msgs []json.RawMessage) error {
-	var h history
+	stored := make([]storedMessage, len(msgs))
 	for i, raw := range msgs {
-		var m storedMessage
-		if err := json.Unmarshal(raw, &m); err != nil {
+		m := &stored[i]
+		if err := json.Unmarshal(raw, m); err != nil {
 			return fmt.Errorf("history message %d: %w", i, err)
 		}
 		switch m.Role {
@@ -94,9 +94,17 @@ func (s *Session) LoadHistory(msgs []json.RawMessage) error {
 		default:
 			return fmt.Errorf("history message %d has role %q (want user, assistant or tool)", i, m.Role)
 		}
-		if len(m.Images) > 0 {
-			m.Message = hydrateImages(m.Message)
+	}
+	// Only the images a request would send are read again, newest first
+	// (sendWindow); older ones stay references and are left out.
+	var w sendWindow
+	for i := len(stored) - 1; i >= 0; i-- {
+		if len(stored[i].Images) > 0 {
+			stored[i].Message = hydrateImages(stored[i].Message, &w)
 		}
+	}
+	var h history
+	for _, m := range stored {
 		h.append(m.Message, !m.Failed)
 	}
 	h.turnStart = len(h.msgs)
@@ -111,15 +119,20 @@ func (s *Session) LoadHistory(msgs []json.RawMessage) error {
 // file is gone, or holds something else now, leaves the message and a
 // note takes its place at the end of the text, so the model knows an
 // image was there and why it no longer is.
-func hydrateImages(m model.Message) model.Message {
+func hydrateImages(m model.Message, w *sendWindow) model.Message {
 	kept := make([]model.Image, 0, len(m.Images))
 	var notes []string
 	for _, im := range m.Images {
+		if !w.fits(im.Size) {
+			kept = append(kept, im) // never sent again: not read
+			continue
+		}
 		f, err := imagefile.Read(im.Path)
 		switch {
 		case err == nil && f.SHA256 == im.SHA256:
 			im.Data, im.MediaType = f.Data, f.MediaType
 			kept = append(kept, im)
+			w.take(im.Size)
 		case err != nil && isMissing(im.Path):
 			notes = append(notes, MissingImageNote(im.Path))
 		default:

@@ -24,12 +24,18 @@ func checkImages(args []string) ([]string, error) {
 		return nil, fmt.Errorf("current directory: %w", err)
 	}
 	out := make([]string, 0, len(args))
+	var sizes []int64
 	for _, a := range args {
 		p := imagefile.Resolve(wd, "", a)
-		if _, err := imagefile.Read(p); err != nil {
+		f, err := imagefile.Read(p)
+		if err != nil {
 			return nil, usageErr("-i/--image %s: %v", a, err)
 		}
 		out = append(out, p)
+		sizes = append(sizes, f.Size)
+	}
+	if err := imagefile.CheckTotal(sizes...); err != nil {
+		return nil, usageErr("-i/--image: %v", err)
 	}
 	return out, nil
 }

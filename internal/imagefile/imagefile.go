@@ -26,6 +26,24 @@ const MaxBytes = 8 << 20
 // MaxPerPrompt is the most images one prompt may carry.
 const MaxPerPrompt = 16
 
+// MaxTotalBytes bounds the images of one prompt together, and the images
+// one model request resends from the history (20 MiB: about 27 MB as
+// base64, below the smallest request limit of the providers).
+const MaxTotalBytes = 20 << 20
+
+// CheckTotal refuses a prompt whose images, of sizes sizes, add up to more
+// than MaxTotalBytes.
+func CheckTotal(sizes ...int64) error {
+	var n int64
+	for _, s := range sizes {
+		n += s
+	}
+	if n > MaxTotalBytes {
+		return fmt.Errorf("the prompt's images are %s together, over the limit of 20 MiB per prompt; send fewer or smaller ones", Size(n))
+	}
+	return nil
+}
+
 // Accepted media types, as the providers name them.
 const (
 	PNG  = "image/png"

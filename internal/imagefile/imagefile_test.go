@@ -114,3 +114,13 @@ func TestResolveAndChip(t *testing.T) {
 		t.Error("HasImageName")
 	}
 }
+
+func TestCheckTotal(t *testing.T) {
+	if err := imagefile.CheckTotal(8<<20, 8<<20, 4<<20); err != nil {
+		t.Errorf("20 MiB together refused: %v", err)
+	}
+	err := imagefile.CheckTotal(8<<20, 8<<20, 4<<20+1)
+	if err == nil || !strings.Contains(err.Error(), "over the limit of 20 MiB per prompt") {
+		t.Errorf("over 20 MiB: %v", err)
+	}
+}

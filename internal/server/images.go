@@ -25,6 +25,7 @@ func (s *session) readImages(refs []proto.Image) ([]model.Image, error) {
 		return nil, fmt.Errorf("the prompt carries %d images, over the limit of %d; send fewer", len(refs), imagefile.MaxPerPrompt)
 	}
 	out := make([]model.Image, 0, len(refs))
+	var sizes []int64
 	for _, r := range refs {
 		if r.Path == "" {
 			return nil, fmt.Errorf("an image has no path; name the file in path")
@@ -34,6 +35,9 @@ func (s *session) readImages(refs []proto.Image) ([]model.Image, error) {
 			return nil, err
 		}
 		out = append(out, model.Image{Path: f.Path, MediaType: f.MediaType, Size: f.Size, SHA256: f.SHA256, Data: f.Data})
+		if sizes = append(sizes, f.Size); imagefile.CheckTotal(sizes...) != nil {
+			return nil, imagefile.CheckTotal(sizes...)
+		}
 	}
 	return out, nil
 }

@@ -37,10 +37,15 @@ func (m *Model) AttachImage(path string) error {
 	if err != nil {
 		return err
 	}
+	sizes := []int64{f.Size}
 	for _, im := range m.images {
 		if im.path == f.Path {
 			return errors.New("image " + f.Path + " is attached already")
 		}
+		sizes = append(sizes, im.size)
+	}
+	if err := imagefile.CheckTotal(sizes...); err != nil {
+		return err
 	}
 	m.images = append(m.images, attachedImage{path: f.Path, size: f.Size})
 	m.addItem(&item{kind: kindNotice, text: termtext.Line(imagefile.Chip(f.Path, f.Size)) + " attached to the next prompt (/image clear removes it)"})
