@@ -55,21 +55,23 @@ const textcut = module + "/internal/textcut"
 
 // leaves may import only the standard library and the listed modules.
 var leaves = map[string][]string{
-	"internal/proto":     nil,
-	"internal/jsonl":     nil,
-	"internal/proc":      {"golang.org/x/sys/", textcut},
-	"internal/sandbox":   {"golang.org/x/sys/"},
-	"internal/paths":     nil,
-	"internal/netguard":  {"golang.org/x/sys/", "code.dny.dev/ssrf"},
-	"internal/tool":      {"github.com/google/jsonschema-go/", textcut},
-	"internal/version":   nil,
-	"internal/termtext":  nil,
-	"internal/textcut":   nil,
-	"internal/diff":      {"github.com/sergi/go-diff/"},
-	"internal/redact":    nil,
-	"internal/imagefile": nil,
+	"internal/proto":    nil,
+	"internal/jsonl":    nil,
+	"internal/proc":     {"golang.org/x/sys/", textcut},
+	"internal/sandbox":  {"golang.org/x/sys/"},
+	"internal/paths":    nil,
+	"internal/netguard": {"golang.org/x/sys/", "code.dny.dev/ssrf"},
+	"internal/tool":     {"github.com/google/jsonschema-go/", textcut},
+	"internal/version":  nil,
+	"internal/termtext": nil,
+	"internal/textcut":  nil,
+	"internal/diff":     {"github.com/sergi/go-diff/"},
+	"internal/redact":   nil,
 	// The store: the SQLite driver and what the driver itself pulls in.
 	"internal/store": {"modernc.org/", "golang.org/x/sys/", "github.com/dustin/go-humanize", "github.com/google/uuid", "github.com/remyoudompheng/bigfft", textcut},
+
+	// Reading an image file a prompt carries: clients and server share it.
+	"internal/imagefile": nil,
 }
 
 func TestLeavesImportOnlyStdlib(t *testing.T) {

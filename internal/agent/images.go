@@ -3,7 +3,6 @@ package agent
 import (
 	"slices"
 	"strconv"
-	"strings"
 
 	"github.com/scv-agent/scv/internal/imagefile"
 	"github.com/scv-agent/scv/internal/model"
@@ -72,7 +71,7 @@ func (s *Session) requestImages(msgs []model.Message) []model.Message {
 			out = slices.Clone(msgs)
 		}
 		m.Images = keep
-		m.Content = strings.TrimLeft(m.Content+"\n"+strings.Join(notes, "\n"), "\n")
+		m.Content = withNotes(m.Content, notes)
 		out[i] = m
 	}
 	return out

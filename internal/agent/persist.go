@@ -143,10 +143,19 @@ func hydrateImages(m model.Message, w *sendWindow) model.Message {
 	if len(kept) == 0 {
 		m.Images = nil
 	}
-	if len(notes) > 0 {
-		m.Content = strings.TrimRight(m.Content+"\n"+strings.Join(notes, "\n"), "\n")
-	}
+	m.Content = withNotes(m.Content, notes)
 	return m
+}
+
+// withNotes is text followed by the notes, a line each.
+func withNotes(text string, notes []string) string {
+	if len(notes) == 0 {
+		return text
+	}
+	if text == "" {
+		return strings.Join(notes, "\n")
+	}
+	return text + "\n" + strings.Join(notes, "\n")
 }
 
 func isMissing(path string) bool {
