@@ -55,6 +55,10 @@ func TestImageCommand(t *testing.T) {
 		t.Errorf("no chip after /image:\n%s", f)
 	}
 	h.rec.take()
+	h.keys(enter)
+	if f := h.frame(); !strings.Contains(f, "type a prompt to send with the attached images") || len(h.rec.take()) != 0 {
+		t.Errorf("Enter on an empty composer with an image attached:\n%s", f)
+	}
 	h.prompt("what is this?", "t1")
 	got := sentStarts(h)
 	want := []*proto.TurnStart{{Envelope: proto.Envelope{RequestID: got[0].RequestID}, SessionID: "s1", Prompt: "what is this?",

@@ -278,6 +278,8 @@ func (m *Model) submit() tea.Cmd {
 			m.resumeAfterReconnect("")
 		case m.conn == disconnected && m.startRedial():
 			m.addItem(&item{kind: kindNotice, text: "reconnecting… (Esc stops trying)"})
+		case len(m.images) > 0:
+			m.addItem(&item{kind: kindNotice, text: "type a prompt to send with the attached images (/image clear removes them)"})
 		}
 		return nil
 	}
