@@ -2,7 +2,6 @@ package model
 
 import (
 	"context"
-	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -40,7 +39,11 @@ func (c *anthropicClient) Stream(ctx context.Context, req Request, onDelta func(
 	if err != nil {
 		return Response{}, c.newError(CodeProvider, err.Error(), err)
 	}
-	body, err := json.Marshal(c.anthropicBody(req, budget))
+	slots := newImageSlots()
+	body, err := json.Marshal(c.anthropicBody(req, budget, slots))
+	if err == nil {
+		body, err = slots.splice(body)
+	}
 	if err != nil {
 		return Response{}, c.newError(CodeProvider, "encode request: "+err.Error(), err)
 	}
@@ -63,8 +66,8 @@ func ephemeral() jsonObject { return jsonObject{"type": "ephemeral"} }
 
 // anthropicBody builds the request. Prompt caching marks the system prompt,
 // the tool list and the last message.
-func (c *core) anthropicBody(req Request, budget int) jsonObject {
-	msgs := anthropicMessages(req.Messages, budget > 0)
+func (c *core) anthropicBody(req Request, budget int, slots *imageSlots) jsonObject {
+	msgs := anthropicMessages(req.Messages, budget > 0, slots)
 	if n := len(msgs); n > 0 {
 		blocks := msgs[n-1]["content"].([]jsonObject)
 		blocks[len(blocks)-1]["cache_control"] = ephemeral()
@@ -104,7 +107,7 @@ func (c *core) anthropicBody(req Request, budget int) jsonObject {
 // the API requires. Thinking blocks are replayed only when thinking is on,
 // and only for the assistant messages of the current tool loop (after the
 // last user prompt).
-func anthropicMessages(history []Message, thinking bool) []jsonObject {
+func anthropicMessages(history []Message, thinking bool, slots *imageSlots) []jsonObject {
 	lastPrompt := -1
 	for i, m := range history {
 		if m.Role == User {
@@ -152,7 +155,7 @@ func anthropicMessages(history []Message, thinking bool) []jsonObject {
 			var blocks []jsonObject
 			for _, im := range m.Images {
 				if im.sendable() {
-					blocks = append(blocks, jsonObject{"type": "image", "source": jsonObject{"type": "base64", "media_type": im.MediaType, "data": base64.StdEncoding.EncodeToString(im.Data)}})
+					blocks = append(blocks, jsonObject{"type": "image", "source": jsonObject{"type": "base64", "media_type": im.MediaType, "data": slots.base64(im)}})
 				}
 			}
 			if m.Content != "" {

@@ -13,7 +13,11 @@ import (
 type chatClient struct{ *core }
 
 func (c *chatClient) Stream(ctx context.Context, req Request, onDelta func(Delta)) (Response, error) {
-	body, err := json.Marshal(c.chatBody(req))
+	slots := newImageSlots()
+	body, err := json.Marshal(c.chatBody(req, slots))
+	if err == nil {
+		body, err = slots.splice(body)
+	}
 	if err != nil {
 		return Response{}, c.newError(CodeProvider, "encode request: "+err.Error(), err)
 	}
@@ -27,7 +31,7 @@ func (c *chatClient) Stream(ctx context.Context, req Request, onDelta func(Delta
 	return c.finish(p.collector())
 }
 
-func (c *core) chatBody(req Request) jsonObject {
+func (c *core) chatBody(req Request, slots *imageSlots) jsonObject {
 	msgs := make([]jsonObject, 0, len(req.Messages)+1)
 	if req.Instructions != "" {
 		msgs = append(msgs, jsonObject{"role": "system", "content": req.Instructions})
@@ -50,7 +54,7 @@ func (c *core) chatBody(req Request) jsonObject {
 			}
 			msgs = append(msgs, am)
 		default:
-			msgs = append(msgs, jsonObject{"role": string(m.Role), "content": chatUserContent(m)})
+			msgs = append(msgs, jsonObject{"role": string(m.Role), "content": chatUserContent(m, slots)})
 		}
 	}
 	body := jsonObject{
@@ -74,11 +78,11 @@ func (c *core) chatBody(req Request) jsonObject {
 
 // chatUserContent is a user message's content: its text, or with images
 // an array of a text part and image_url parts holding data: URLs.
-func chatUserContent(m Message) any {
+func chatUserContent(m Message, slots *imageSlots) any {
 	var parts []jsonObject
 	for _, im := range m.Images {
 		if im.sendable() {
-			parts = append(parts, jsonObject{"type": "image_url", "image_url": jsonObject{"url": im.dataURL()}})
+			parts = append(parts, jsonObject{"type": "image_url", "image_url": jsonObject{"url": slots.dataURL(im)}})
 		}
 	}
 	if len(parts) == 0 {

@@ -20,17 +20,22 @@ func BenchmarkImageRequestBody(b *testing.B) {
 	req := Request{Model: "m", Messages: []Message{{Role: User, Content: "what changed?", Images: ims}}}
 	for _, w := range []struct {
 		name string
-		body func() jsonObject
+		body func(*imageSlots) jsonObject
 	}{
-		{"responses", func() jsonObject { return c.responsesBody(req) }},
-		{"chat", func() jsonObject { return c.chatBody(req) }},
-		{"anthropic", func() jsonObject { return c.anthropicBody(req, 0) }},
+		{"responses", func(s *imageSlots) jsonObject { return c.responsesBody(req, s) }},
+		{"chat", func(s *imageSlots) jsonObject { return c.chatBody(req, s) }},
+		{"anthropic", func(s *imageSlots) jsonObject { return c.anthropicBody(req, 0, s) }},
 	} {
 		b.Run(w.name, func(b *testing.B) {
 			b.SetBytes(20 << 20)
 			b.ReportAllocs()
 			for b.Loop() {
-				if _, err := json.Marshal(w.body()); err != nil {
+				slots := newImageSlots()
+				body, err := json.Marshal(w.body(slots))
+				if err == nil {
+					_, err = slots.splice(body)
+				}
+				if err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -8,7 +8,6 @@ package model
 
 import (
 	"context"
-	"encoding/base64"
 	"encoding/json"
 )
 
@@ -50,11 +49,6 @@ type Image struct {
 	Size      int64  `json:"size"`
 	SHA256    string `json:"sha256"`
 	Data      []byte `json:"-"`
-}
-
-// dataURL is the image as a data: URL (the OpenAI wires).
-func (im Image) dataURL() string {
-	return "data:" + im.MediaType + ";base64," + base64.StdEncoding.EncodeToString(im.Data)
 }
 
 // sendable reports whether the image has bytes to send; an image without
