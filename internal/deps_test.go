@@ -69,6 +69,9 @@ var leaves = map[string][]string{
 	"internal/redact":   nil,
 	// The store: the SQLite driver and what the driver itself pulls in.
 	"internal/store": {"modernc.org/", "golang.org/x/sys/", "github.com/dustin/go-humanize", "github.com/google/uuid", "github.com/remyoudompheng/bigfft", textcut},
+
+	// Reading an image file a prompt carries: clients and server share it.
+	"internal/imagefile": nil,
 }
 
 func TestLeavesImportOnlyStdlib(t *testing.T) {

@@ -164,6 +164,12 @@ func fail(code, format string, args ...any) error {
 // the history as it was before the turn; a cancelled one keeps what
 // happened, closed by the interrupted note (keepInterrupted).
 func (s *Session) RunTurn(ctx context.Context, turnID, prompt string, emit Emit) {
+	s.RunTurnImages(ctx, turnID, prompt, nil, emit)
+}
+
+// RunTurnImages is RunTurn with input images attached to the prompt (read
+// and checked by the caller, with their bytes).
+func (s *Session) RunTurnImages(ctx context.Context, turnID, prompt string, images []model.Image, emit Emit) {
 	ev := func(e proto.TurnEvent) {
 		e.Turn().TurnID = turnID
 		emit(e)
@@ -189,7 +195,7 @@ func (s *Session) RunTurn(ctx context.Context, turnID, prompt string, emit Emit)
 		return
 	}
 	prompt += attached
-	steps, usage, err := s.loop(ctx, prompt, ev)
+	steps, usage, err := s.loop(ctx, model.Message{Role: model.User, Content: prompt, Images: images}, ev)
 	if err == nil {
 		end(&proto.TurnCompleted{Steps: steps, Usage: usage, ContextTokens: s.ContextTokens()})
 		return
@@ -250,8 +256,8 @@ func (s *Session) keepInterrupted(saved snapshot, ev Emit) {
 	}
 }
 
-func (s *Session) loop(ctx context.Context, prompt string, ev Emit) (int, *proto.Usage, error) {
-	s.hist.append(model.Message{Role: model.User, Content: prompt}, true)
+func (s *Session) loop(ctx context.Context, prompt model.Message, ev Emit) (int, *proto.Usage, error) {
+	s.hist.append(prompt, true)
 	if err := s.trim(ev); err != nil {
 		return 0, nil, err
 	}
@@ -277,6 +283,7 @@ func (s *Session) loop(ctx context.Context, prompt string, ev Emit) (int, *proto
 		if err != nil {
 			return step, usage, err
 		}
+		msgs = s.requestImages(msgs)
 		resp, err := s.opts.Model.Stream(ctx, model.Request{
 			Model:           modelName,
 			Instructions:    s.opts.SystemPrompt,

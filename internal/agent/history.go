@@ -92,8 +92,15 @@ func messageBytes(m model.Message) int {
 	for _, t := range m.Thinking {
 		n += t.Size()
 	}
+	n += len(m.Images) * imageBytes
 	return n
 }
+
+// imageBytes is what one input image counts for in the history's bytes
+// and so in the context estimate: about 1,500 tokens at 4 bytes a token,
+// near what the providers charge for a screenshot. The image's own bytes
+// do not count: they are sent base64-encoded but billed by pixels.
+const imageBytes = 6000
 
 // groupEnd returns the index after the group starting at i: a user message
 // alone, or an assistant message with the tool messages answering it.

@@ -2,8 +2,13 @@ package agent
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
+	"strings"
 
+	"github.com/scv-agent/scv/internal/imagefile"
 	"github.com/scv-agent/scv/internal/model"
 )
 
@@ -78,10 +83,10 @@ func encodeMessages(msgs []model.Message, metas []meta) ([]json.RawMessage, erro
 // LoadHistory replaces the history with msgs (a resumed session's). Every
 // message must be a JSON object with a known role.
 func (s *Session) LoadHistory(msgs []json.RawMessage) error {
-	var h history
+	stored := make([]storedMessage, len(msgs))
 	for i, raw := range msgs {
-		var m storedMessage
-		if err := json.Unmarshal(raw, &m); err != nil {
+		m := &stored[i]
+		if err := json.Unmarshal(raw, m); err != nil {
 			return fmt.Errorf("history message %d: %w", i, err)
 		}
 		switch m.Role {
@@ -89,10 +94,82 @@ func (s *Session) LoadHistory(msgs []json.RawMessage) error {
 		default:
 			return fmt.Errorf("history message %d has role %q (want user, assistant or tool)", i, m.Role)
 		}
+	}
+	// Only the images a request would send are read again, newest first
+	// (sendWindow); older ones stay references and are left out.
+	var w sendWindow
+	for i := len(stored) - 1; i >= 0; i-- {
+		if len(stored[i].Images) > 0 {
+			stored[i].Message = hydrateImages(stored[i].Message, &w)
+		}
+	}
+	var h history
+	for _, m := range stored {
 		h.append(m.Message, !m.Failed)
 	}
 	h.turnStart = len(h.msgs)
 	s.hist = h
 	s.lastCut = 0
 	return nil
+}
+
+// hydrateImages gives a stored user message's images their bytes again:
+// the history keeps an image by path and hash only, so each file is read
+// anew and must still hash as it did when it was attached. An image whose
+// file is gone, or holds something else now, leaves the message and a
+// note takes its place at the end of the text, so the model knows an
+// image was there and why it no longer is.
+func hydrateImages(m model.Message, w *sendWindow) model.Message {
+	kept := make([]model.Image, 0, len(m.Images))
+	var notes []string
+	for _, im := range m.Images {
+		if !w.fits(im.Size) {
+			kept = append(kept, im) // never sent again: not read
+			continue
+		}
+		f, err := imagefile.Read(im.Path)
+		switch {
+		case err == nil && f.SHA256 == im.SHA256:
+			im.Data, im.MediaType = f.Data, f.MediaType
+			kept = append(kept, im)
+			w.take(im.Size)
+		case err != nil && isMissing(im.Path):
+			notes = append(notes, MissingImageNote(im.Path))
+		default:
+			notes = append(notes, ChangedImageNote(im.Path))
+		}
+	}
+	m.Images = kept
+	if len(kept) == 0 {
+		m.Images = nil
+	}
+	m.Content = withNotes(m.Content, notes)
+	return m
+}
+
+// withNotes is text followed by the notes, a line each.
+func withNotes(text string, notes []string) string {
+	if len(notes) == 0 {
+		return text
+	}
+	if text == "" {
+		return strings.Join(notes, "\n")
+	}
+	return text + "\n" + strings.Join(notes, "\n")
+}
+
+func isMissing(path string) bool {
+	_, err := os.Stat(path)
+	return errors.Is(err, fs.ErrNotExist)
+}
+
+// ChangedImageNote replaces, on resume, an image whose file now holds
+// other bytes than it did when it was attached.
+func ChangedImageNote(path string) string {
+	return "[image " + path + " changed since it was attached]"
+}
+
+// MissingImageNote replaces, on resume, an image whose file is gone.
+func MissingImageNote(path string) string {
+	return "[image " + path + " is missing: it was attached, but the file is gone]"
 }

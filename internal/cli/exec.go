@@ -26,7 +26,7 @@ func newExecCmd(g *globals) *cobra.Command {
 	var r execRun
 	var workspace string
 	cmd := &cobra.Command{
-		Use:   "exec [--yes] [--allow RULE]… [--max-steps N] [--json] [--quiet|--verbose] [--continue|--resume ID] PROMPT|-",
+		Use:   "exec [--yes] [--allow RULE]… [--max-steps N] [-i FILE]… [--json] [--quiet|--verbose] [--continue|--resume ID] PROMPT|-",
 		Short: "Run one headless turn (the server runs inside this process)",
 		Long: "Run one turn and print the assistant's text as it streams; notes (approvals, running tools, tool failures,\n" +
 			"provider retries) go to stderr, one line each, prefixed \"scv:\". Approvals are answered yes with --yes and no\n" +
@@ -34,8 +34,9 @@ func newExecCmd(g *globals) *cobra.Command {
 			"guarded path such as .git/ or .envrc). --json prints every protocol event on stdout instead, and every error\n" +
 			"as an error event too.\n" +
 			"--quiet prints nothing on stderr but fatal errors; --verbose adds the output of bash calls to stderr.\n" +
-			"PROMPT '-' or no PROMPT reads the prompt from stdin. Every run is saved as a session (scv sessions list);\n" +
-			"--continue adds the turn to the last session of the workspace, --resume ID to session ID.\n\n" +
+			"PROMPT '-' or no PROMPT reads the prompt from stdin. -i FILE sends an image (PNG, JPEG, GIF or WebP, at most\n" +
+			"8 MiB) with the prompt; the session keeps its path and hash, not its bytes. Every run is saved as a session\n" +
+			"(scv sessions list); --continue adds the turn to the last session of the workspace, --resume ID to session ID.\n\n" +
 			"Exit status: 0 answered; 1 failed (the turn failed or was cancelled, or scv could not start it);\n" +
 			"2 usage error; 3 answered, but one or more tool calls were denied; 130 interrupted (Ctrl+C, SIGTERM).",
 		Args: cobra.MaximumNArgs(1),
@@ -51,6 +52,9 @@ func newExecCmd(g *globals) *cobra.Command {
 				return err
 			}
 			r.prompt = prompt
+			if r.imagePaths, err = checkImages(r.images); err != nil {
+				return err
+			}
 			if r.ws, err = workspaceDir(workspace); err != nil {
 				return startupErr(execWorkspaceError, err)
 			}
@@ -111,6 +115,7 @@ func newExecCmd(g *globals) *cobra.Command {
 	cmd.Flags().BoolVar(&r.verbose, "verbose", false, "also print the output of each bash call on stderr when it ends")
 	cmd.Flags().StringVar(&workspace, "workspace", "", "workspace directory (default: current directory)")
 	cmd.Flags().StringArrayVar(&r.allow, "allow", nil, "allow calls without asking for this run; `RULE` is bash:PREFIX (commands starting with PREFIX), write or write:DIR/ (writes, guarded paths excepted), or a tool name; repeatable")
+	cmd.Flags().StringArrayVarP(&r.images, "image", "i", nil, "send the image `FILE` (PNG, JPEG, GIF or WebP by content, at most 8 MiB) with the prompt; repeatable")
 	cmd.Flags().IntVar(&r.maxSteps, "max-steps", 0, "cap the turn at `N` model requests (default: agent.max_steps)")
 	return cmd
 }
@@ -211,6 +216,9 @@ type execRun struct {
 	// configuration's).
 	allow    []string
 	maxSteps int
+	// images are the -i values; imagePaths the files they name, absolute
+	// and checked.
+	images, imagePaths []string
 	// over are the user's explicit session overrides (flags, SCV_*).
 	over proto.SessionStart
 }
@@ -245,7 +253,7 @@ func (g *globals) execTurn(conn *client.Conn, r execRun) int {
 	if e, ok := opened.(*proto.SessionResumed); ok && e.PreviousBaseURL != "" {
 		t.note("endpoint changed: %s → %s", termtext.Line(e.PreviousBaseURL), termtext.Line(e.BaseURL))
 	}
-	if err := conn.Send(&proto.TurnStart{Envelope: proto.Envelope{RequestID: execTurnRequest}, SessionID: sid, Prompt: r.prompt}); err != nil {
+	if err := conn.Send(&proto.TurnStart{Envelope: proto.Envelope{RequestID: execTurnRequest}, SessionID: sid, Prompt: r.prompt, Images: protoImageRefs(r.imagePaths)}); err != nil {
 		return t.fail(execStartupError, err.Error())
 	}
 	interrupted := g.ctx.Done()

@@ -39,7 +39,11 @@ func (c *anthropicClient) Stream(ctx context.Context, req Request, onDelta func(
 	if err != nil {
 		return Response{}, c.newError(CodeProvider, err.Error(), err)
 	}
-	body, err := json.Marshal(c.anthropicBody(req, budget))
+	slots := newImageSlots()
+	body, err := json.Marshal(c.anthropicBody(req, budget, slots))
+	if err == nil {
+		body, err = slots.splice(body)
+	}
 	if err != nil {
 		return Response{}, c.newError(CodeProvider, "encode request: "+err.Error(), err)
 	}
@@ -49,7 +53,7 @@ func (c *anthropicClient) Stream(ctx context.Context, req Request, onDelta func(
 	}
 	p, err := c.post(ctx, path, body, func() eventParser { return newAnthropicParser(c.limits, onDelta) })
 	if err != nil {
-		return Response{}, err
+		return Response{}, c.imageHint(req, err)
 	}
 	if err := p.(*anthropicParser).stopped(); err != nil {
 		return Response{}, c.redact(err)
@@ -62,8 +66,8 @@ func ephemeral() jsonObject { return jsonObject{"type": "ephemeral"} }
 
 // anthropicBody builds the request. Prompt caching marks the system prompt,
 // the tool list and the last message.
-func (c *core) anthropicBody(req Request, budget int) jsonObject {
-	msgs := anthropicMessages(req.Messages, budget > 0)
+func (c *core) anthropicBody(req Request, budget int, slots *imageSlots) jsonObject {
+	msgs := anthropicMessages(req.Messages, budget > 0, slots)
 	if n := len(msgs); n > 0 {
 		blocks := msgs[n-1]["content"].([]jsonObject)
 		blocks[len(blocks)-1]["cache_control"] = ephemeral()
@@ -103,7 +107,7 @@ func (c *core) anthropicBody(req Request, budget int) jsonObject {
 // the API requires. Thinking blocks are replayed only when thinking is on,
 // and only for the assistant messages of the current tool loop (after the
 // last user prompt).
-func anthropicMessages(history []Message, thinking bool) []jsonObject {
+func anthropicMessages(history []Message, thinking bool, slots *imageSlots) []jsonObject {
 	lastPrompt := -1
 	for i, m := range history {
 		if m.Role == User {
@@ -148,9 +152,16 @@ func anthropicMessages(history []Message, thinking bool) []jsonObject {
 			}
 			add("assistant", blocks...)
 		default:
-			if m.Content != "" {
-				add("user", jsonObject{"type": "text", "text": m.Content})
+			var blocks []jsonObject
+			for _, im := range m.Images {
+				if im.sendable() {
+					blocks = append(blocks, jsonObject{"type": "image", "source": jsonObject{"type": "base64", "media_type": im.MediaType, "data": slots.base64(im)}})
+				}
 			}
+			if m.Content != "" {
+				blocks = append(blocks, jsonObject{"type": "text", "text": m.Content})
+			}
+			add("user", blocks...)
 		}
 	}
 	if len(msgs) > 0 && msgs[0]["role"] != "user" {

@@ -13,13 +13,17 @@ import (
 type chatClient struct{ *core }
 
 func (c *chatClient) Stream(ctx context.Context, req Request, onDelta func(Delta)) (Response, error) {
-	body, err := json.Marshal(c.chatBody(req))
+	slots := newImageSlots()
+	body, err := json.Marshal(c.chatBody(req, slots))
+	if err == nil {
+		body, err = slots.splice(body)
+	}
 	if err != nil {
 		return Response{}, c.newError(CodeProvider, "encode request: "+err.Error(), err)
 	}
 	p, err := c.post(ctx, "/chat/completions", body, func() eventParser { return newChatParser(c.limits, onDelta) })
 	if err != nil {
-		return Response{}, err
+		return Response{}, c.imageHint(req, err)
 	}
 	if p.(*chatParser).length {
 		return Response{}, c.newError(CodeProvider, `the answer was cut off at the model's output token limit (finish_reason "length"); ask for a shorter answer or raise the model's output limit`, nil)
@@ -27,7 +31,7 @@ func (c *chatClient) Stream(ctx context.Context, req Request, onDelta func(Delta
 	return c.finish(p.collector())
 }
 
-func (c *core) chatBody(req Request) jsonObject {
+func (c *core) chatBody(req Request, slots *imageSlots) jsonObject {
 	msgs := make([]jsonObject, 0, len(req.Messages)+1)
 	if req.Instructions != "" {
 		msgs = append(msgs, jsonObject{"role": "system", "content": req.Instructions})
@@ -50,7 +54,7 @@ func (c *core) chatBody(req Request) jsonObject {
 			}
 			msgs = append(msgs, am)
 		default:
-			msgs = append(msgs, jsonObject{"role": string(m.Role), "content": m.Content})
+			msgs = append(msgs, jsonObject{"role": string(m.Role), "content": chatUserContent(m, slots)})
 		}
 	}
 	body := jsonObject{
@@ -70,6 +74,24 @@ func (c *core) chatBody(req Request) jsonObject {
 		body["reasoning_effort"] = e
 	}
 	return body
+}
+
+// chatUserContent is a user message's content: its text, or with images
+// an array of a text part and image_url parts holding data: URLs.
+func chatUserContent(m Message, slots *imageSlots) any {
+	var parts []jsonObject
+	for _, im := range m.Images {
+		if im.sendable() {
+			parts = append(parts, jsonObject{"type": "image_url", "image_url": jsonObject{"url": slots.dataURL(im)}})
+		}
+	}
+	if len(parts) == 0 {
+		return m.Content
+	}
+	if m.Content != "" {
+		parts = append([]jsonObject{{"type": "text", "text": m.Content}}, parts...)
+	}
+	return parts
 }
 
 // chatParser folds chat.completion.chunk events into a collector. A tool

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"strings"
 	"syscall"
 )
 
@@ -49,4 +50,43 @@ func (c *core) connectMessage(err error) string {
 		return fmt.Sprintf("connect to model provider: the host %s does not resolve: check base_url (%s)", c.base.Hostname(), c.base)
 	}
 	return "connect to model provider: " + err.Error()
+}
+
+// imageHint marks a 400 answer that is about the request's images: many
+// models take text only, and their endpoints say so in their own words.
+// The hint comes first so the bound on the message cuts the provider's
+// text, not the hint.
+func (c *core) imageHint(req Request, err error) error {
+	var e *Error
+	if !errors.As(err, &e) || e.HTTPStatus != http.StatusBadRequest || !req.hasImages() || !aboutImages(e.Message) {
+		return err
+	}
+	hint := "this model may not accept images; pick a vision model (`/model` or `scv models` lists them) or send the prompt without images"
+	if aboutSize(e.Message) {
+		// Providers bound an image below SCV's own 8 MiB (Anthropic:
+		// 5 MB, 8000 pixels a side): the model takes images, not this one.
+		hint = "the provider refused an image as too large (in bytes or pixels); shrink or crop it and send the prompt again"
+	}
+	e.Message = cleanMessage(hint+" ("+e.Message+")", c.secrets)
+	return err
+}
+
+func aboutSize(msg string) bool {
+	m := strings.ToLower(msg)
+	for _, w := range []string{"exceed", "too large", "too big", "maximum", "dimension", "size"} {
+		if strings.Contains(m, w) {
+			return true
+		}
+	}
+	return false
+}
+
+func aboutImages(msg string) bool {
+	m := strings.ToLower(msg)
+	for _, w := range []string{"image", "vision", "multimodal", "multi-modal", "modalit"} {
+		if strings.Contains(m, w) {
+			return true
+		}
+	}
+	return false
 }

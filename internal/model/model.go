@@ -34,6 +34,37 @@ type Message struct {
 	// ToolCallID and Name identify the call a tool message answers.
 	ToolCallID string `json:"tool_call_id,omitempty"`
 	Name       string `json:"name,omitempty"`
+	// Images are the input images of a user message, sent after its text
+	// (before it on the Anthropic wire, as Anthropic advises).
+	Images []Image `json:"images,omitempty"`
+}
+
+// Image is one input image of a user message. The history keeps it by
+// Path, SHA256, MediaType and Size; Data, its bytes, is never encoded
+// with the message (a stored history holds no image bytes) and is what
+// the wires send, base64-encoded.
+type Image struct {
+	Path      string `json:"path"`
+	MediaType string `json:"media_type"`
+	Size      int64  `json:"size"`
+	SHA256    string `json:"sha256"`
+	Data      []byte `json:"-"`
+}
+
+// sendable reports whether the image has bytes to send; an image without
+// them (a history that was not hydrated) is left out of the request.
+func (im Image) sendable() bool { return len(im.Data) > 0 && im.MediaType != "" }
+
+// hasImages reports whether any message of req carries an image to send.
+func (req Request) hasImages() bool {
+	for _, m := range req.Messages {
+		for _, im := range m.Images {
+			if im.sendable() {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // Thinking is one Anthropic thinking block as the provider sent it: either

@@ -10,13 +10,17 @@ import (
 type responsesClient struct{ *core }
 
 func (c *responsesClient) Stream(ctx context.Context, req Request, onDelta func(Delta)) (Response, error) {
-	body, err := json.Marshal(c.responsesBody(req))
+	slots := newImageSlots()
+	body, err := json.Marshal(c.responsesBody(req, slots))
+	if err == nil {
+		body, err = slots.splice(body)
+	}
 	if err != nil {
 		return Response{}, c.newError(CodeProvider, "encode request: "+err.Error(), err)
 	}
 	p, err := c.post(ctx, "/responses", body, func() eventParser { return newResponsesParser(c.limits, onDelta) })
 	if err != nil {
-		return Response{}, err
+		return Response{}, c.imageHint(req, err)
 	}
 	return c.finish(p.collector())
 }
@@ -39,7 +43,7 @@ func (c *core) redact(err error) error {
 
 type jsonObject = map[string]any
 
-func (c *core) responsesBody(req Request) jsonObject {
+func (c *core) responsesBody(req Request, slots *imageSlots) jsonObject {
 	input := make([]jsonObject, 0, len(req.Messages))
 	for _, m := range req.Messages {
 		switch m.Role {
@@ -53,7 +57,7 @@ func (c *core) responsesBody(req Request) jsonObject {
 				input = append(input, jsonObject{"type": "function_call", "call_id": tc.ID, "name": tc.Name, "arguments": argsOrEmpty(tc.Arguments)})
 			}
 		default:
-			input = append(input, jsonObject{"type": "message", "role": string(m.Role), "content": m.Content})
+			input = append(input, jsonObject{"type": "message", "role": string(m.Role), "content": responsesUserContent(m, slots)})
 		}
 	}
 	body := jsonObject{
@@ -79,6 +83,25 @@ func (c *core) responsesBody(req Request) jsonObject {
 		body["reasoning"] = jsonObject{"effort": e}
 	}
 	return body
+}
+
+// responsesUserContent is a user message's content: its text, or with
+// images a list of an input_text part and input_image parts whose
+// image_url is a data: URL.
+func responsesUserContent(m Message, slots *imageSlots) any {
+	var parts []jsonObject
+	for _, im := range m.Images {
+		if im.sendable() {
+			parts = append(parts, jsonObject{"type": "input_image", "image_url": slots.dataURL(im)})
+		}
+	}
+	if len(parts) == 0 {
+		return m.Content
+	}
+	if m.Content != "" {
+		parts = append([]jsonObject{{"type": "input_text", "text": m.Content}}, parts...)
+	}
+	return parts
 }
 
 func firstNonEmpty(a, b string) string {

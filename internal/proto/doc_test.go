@@ -48,7 +48,7 @@ func TestProtocolDocCoversEveryType(t *testing.T) {
 	objects := sections(t, doc, "## 4. ")
 	for name, v := range map[string]any{"peer": &Peer{}, "usage": &Usage{}, "status": &DaemonStatus{}, "delegations": &Delegations{}, "database": &Database{},
 		"stored_session": &StoredSession{}, "stored_turn": &StoredTurn{}, "diff": &Diff{}, "grant": &Grant{}, "clawbot_account": &ClawbotAccount{}, "undo_file": &UndoFile{},
-		"daemon_provider": &DaemonProvider{}, "mcp_server": &MCPServer{}} {
+		"daemon_provider": &DaemonProvider{}, "mcp_server": &MCPServer{}, "image": &Image{}} {
 		check("objects", name, v, objects)
 	}
 	for _, rest := range []map[string]string{messages, events, objects} {
@@ -85,7 +85,7 @@ func sections(t *testing.T, doc, prefix string) map[string]string {
 	return out
 }
 
-var tableRow = regexp.MustCompile("(?m)^\\| `([a-z_]+)` \\| [^|]+ \\| (yes|no) \\|")
+var tableRow = regexp.MustCompile("(?m)^\\| `([a-z_0-9]+)` \\| [^|]+ \\| (yes|no) \\|")
 
 // tableFields maps the fields of a section's table to whether they are
 // required.

@@ -109,6 +109,8 @@ type StoredTurn struct {
 	// Undone (an SCV extension) says the turn's writes were undone
 	// (session.undo): when, and the files that put back.
 	Undone *StoredUndo `json:"undone,omitempty"`
+	// Images (an SCV extension) are the input images of the prompt.
+	Images []Image `json:"images,omitempty"`
 }
 
 // StoredUndo is the undo of a stored turn's writes: At (RFC 3339) and

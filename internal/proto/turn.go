@@ -21,11 +21,25 @@ const (
 )
 
 // TurnStart submits a prompt (not empty, at most MaxPromptBytes). It runs
-// at once, or waits behind the session's active turn.
+// at once, or waits behind the session's active turn. Images are input
+// images sent with the prompt (an SCV extension).
 type TurnStart struct {
 	Envelope
-	SessionID string `json:"session_id"`
-	Prompt    string `json:"prompt"`
+	SessionID string  `json:"session_id"`
+	Prompt    string  `json:"prompt"`
+	Images    []Image `json:"images,omitempty"`
+}
+
+// Image is an input image of a prompt, kept by path and hash. In
+// turn.start only Path is read: the file, absolute or relative to the
+// session's workspace, which the server reads and checks (PNG, JPEG, GIF
+// or WebP by content, at most 8 MiB). A stored turn gives all fields, as
+// the file was when it was attached.
+type Image struct {
+	Path      string `json:"path"`
+	MediaType string `json:"media_type,omitempty"`
+	Size      int64  `json:"size,omitempty"`
+	SHA256    string `json:"sha256,omitempty"`
 }
 
 func (*TurnStart) MessageType() string { return TypeTurnStart }

@@ -273,8 +273,13 @@ func (c *conn) turnStart(s *session, m *proto.TurnStart) {
 		c.reqError(m.RequestID, proto.ErrInvalidRequest, fmt.Sprintf("prompt is %d bytes, over the limit of %d (session.max_prompt_bytes); shorten it", len(m.Prompt), s.maxPrompt()), false)
 		return
 	}
+	images, err := s.readImages(m.Images)
+	if err != nil {
+		c.reqError(m.RequestID, proto.ErrInvalidRequest, err.Error()+"; the turn was not started", false)
+		return
+	}
 	turnID := "t_" + uuid.NewString()[:12]
-	queued, ok := s.enqueue(pending{turnID: turnID, requestID: m.RequestID, prompt: m.Prompt})
+	queued, ok := s.enqueue(pending{turnID: turnID, requestID: m.RequestID, prompt: m.Prompt, images: images})
 	switch {
 	case !ok:
 		max := max(s.info.MaxQueuedTurns, 0)

@@ -60,7 +60,7 @@ func (c *conn) beginRecord(ctx context.Context, s *session, p pending) (*recorde
 		s.mu.Unlock()
 	}
 	mark := s.agent.Mark()
-	tl, err := st.BeginTurn(ctx, s.id, p.turnID, p.prompt)
+	tl, err := st.BeginTurnImages(ctx, s.id, p.turnID, p.prompt, storeImages(p.images))
 	if errors.Is(err, store.ErrGone) {
 		return c.unsaved(s, p.turnID, err), nil
 	} else if err != nil {

@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/scv-agent/scv/internal/agent"
+	"github.com/scv-agent/scv/internal/model"
 	"github.com/scv-agent/scv/internal/proto"
 	"github.com/scv-agent/scv/internal/store"
 )
@@ -16,6 +17,8 @@ const maxMemoryUndo = 16
 // pending is a prompt waiting for its turn.
 type pending struct {
 	turnID, requestID, prompt string
+	// images are the prompt's input images, read when it was submitted.
+	images []model.Image
 }
 
 // session is one protocol session: an agent session plus its prompt queue.
@@ -111,7 +114,7 @@ func (s *session) run(c *conn) {
 			continue
 		}
 		first := true
-		s.agent.RunTurn(ctx, p.turnID, p.prompt, func(ev proto.TurnEvent) {
+		s.agent.RunTurnImages(ctx, p.turnID, p.prompt, p.images, func(ev proto.TurnEvent) {
 			if first {
 				ev.Head().RequestID = p.requestID
 				first = false

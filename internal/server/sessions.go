@@ -393,7 +393,7 @@ func encodedLen(t proto.StoredTurn) int {
 // session.turns, scv sessions export).
 func StoredTurn(t store.Turn) proto.StoredTurn {
 	out := proto.StoredTurn{TurnID: t.ID, N: t.N, Prompt: t.Prompt, State: string(t.State), ErrorCode: t.ErrorCode,
-		ErrorMessage: t.ErrorMessage, Started: timestamp(t.Started), Ended: timestamp(t.Ended)}
+		ErrorMessage: t.ErrorMessage, Started: timestamp(t.Started), Ended: timestamp(t.Ended), Images: protoImages(t.Images)}
 	if u := t.Usage; u != (store.Usage{}) {
 		out.Usage = &proto.Usage{InputTokens: u.InputTokens, OutputTokens: u.OutputTokens, TotalTokens: u.TotalTokens}
 	}

@@ -3,12 +3,15 @@ package store
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/scv-agent/scv/internal/testutil"
 )
@@ -59,6 +62,8 @@ func TestWriteFixture(t *testing.T) {
 //     user "alice" (fx-a).
 //   - (from schema 5) every session's endpoint: wire "chat", base URL
 //     "http://relay.example/v1" (the fork fx-c copies fx-a's).
+//   - (from schema 6) "fx-i" in workspace /home/u/pictures: one completed
+//     turn "i1" whose prompt carried two images (fixtureImages).
 func fillFixture(t *testing.T, s *Store) {
 	t.Helper()
 	ctx := context.Background()
@@ -98,6 +103,7 @@ func fillFixture(t *testing.T, s *Store) {
 		t.Fatal(err)
 	}
 	fillBridgeFixture(t, s)
+	fillImageFixture(t, s)
 	// The writing process ends cleanly, except the one holding fx-b.
 	if err := s.ReleaseAll(ctx); err != nil {
 		t.Fatal(err)
@@ -251,6 +257,76 @@ func checkFixture(t *testing.T, s *Store, v int) {
 	}
 	checkBridgeFixture(t, s, v)
 	checkEndpointFixture(t, s, v)
+	checkImageFixture(t, s, v)
+}
+
+// fixtureImages are the images of fx-i's turn (schema 6 on).
+var fixtureImages = []Image{
+	{Path: "/home/u/pictures/shot.png", MediaType: "image/png", Size: 123456, SHA256: strings.Repeat("ab", 32)},
+	{Path: "/home/u/pictures/cat.jpg", MediaType: "image/jpeg", Size: 7890, SHA256: strings.Repeat("cd", 32)},
+}
+
+func fillImageFixture(t *testing.T, s *Store) {
+	t.Helper()
+	ctx := context.Background()
+	if _, err := s.CreateSession(ctx, NewSession{ID: "fx-i", Workspace: "/home/u/pictures", Provider: "openai", Model: "gpt-test", Origin: OriginExec}); err != nil {
+		t.Fatal(err)
+	}
+	tl, err := s.BeginTurnImages(ctx, "fx-i", "i1", "what is in these pictures?", fixtureImages)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tl.Complete(ctx, Completion{Events: []Event{ev(1, "turn.completed", "")}, Answer: "a cat"}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// checkImageFixture checks the turn images of a fixture written at schema
+// version v (none before 6), then that a migrated file records them, and
+// that a fork copies them.
+func checkImageFixture(t *testing.T, s *Store, v int) {
+	t.Helper()
+	ctx := context.Background()
+	if v >= 6 {
+		tr, err := s.Turn(ctx, "fx-i", "i1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := cmp.Diff(fixtureImages, tr.Images); d != "" {
+			t.Errorf("fx-i's images (-want +got):\n%s", d)
+		}
+	} else if _, err := s.Session(ctx, "fx-i"); !errors.Is(err, ErrNotFound) {
+		t.Errorf("a version %d fixture has session fx-i: %v", v, err)
+	}
+	if _, err := s.Acquire(ctx, "fx-a"); err != nil {
+		t.Fatal(err)
+	}
+	x, err := s.Session(ctx, "fx-a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tl, err := s.BeginTurnImages(ctx, "fx-a", "a9", "look", fixtureImages[1:])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tl.Complete(ctx, Completion{Events: []Event{ev(x.LastSeq+1, "turn.completed", "")}}); err != nil {
+		t.Fatal(err)
+	}
+	runTurn(t, s, "fx-a", "a10", "after the picture", "ok", x.LastSeq+1)
+	// A fork at a10 copies the turns before it, a9 among them.
+	f, err := s.Fork(ctx, "fx-a", "a10", "fx-j", OriginTUI)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{"fx-a", f.ID} {
+		tr, err := s.Turn(ctx, id, "a9")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := cmp.Diff(fixtureImages[1:], tr.Images); d != "" {
+			t.Errorf("%s turn a9's images (-want +got):\n%s", id, d)
+		}
+	}
 }
 
 // checkEndpointFixture checks the sessions' endpoints of a fixture written

@@ -150,6 +150,24 @@ func undidFiles(ctx context.Context, tx *sql.Tx, row int64) ([]UndoneFile, error
 	return out, rows.Err()
 }
 
+// turnImages loads the input images of turn row's prompt.
+func turnImages(ctx context.Context, tx *sql.Tx, row int64) ([]Image, error) {
+	rows, err := tx.QueryContext(ctx, `SELECT path, media_type, size, sha256 FROM turn_images WHERE turn = ? ORDER BY n`, row)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []Image
+	for rows.Next() {
+		var im Image
+		if err := rows.Scan(&im.Path, &im.MediaType, &im.Size, &im.SHA256); err != nil {
+			return nil, err
+		}
+		out = append(out, im)
+	}
+	return out, rows.Err()
+}
+
 // turnsBefore loads turns newest first until limit or maxBytes, then
 // returns them oldest first with the cursor of the rest; withEvents says
 // whether to read their events.
@@ -223,6 +241,9 @@ func turnsBefore(ctx context.Context, tx *sql.Tx, sid int64, before, limit, maxB
 				return nil, 0, err
 			}
 		}
+		if ts[i].Images, err = turnImages(ctx, tx, rids[i]); err != nil {
+			return nil, 0, err
+		}
 		kept = i + 1
 		if maxBytes > 0 && total >= maxBytes {
 			break
@@ -256,6 +277,9 @@ func (s *Store) Turn(ctx context.Context, sessionID, turnID string) (Turn, error
 			if t.Undid, err = undidFiles(ctx, tx, row); err != nil {
 				return err
 			}
+		}
+		if t.Images, err = turnImages(ctx, tx, row); err != nil {
+			return err
 		}
 		rows, err := tx.QueryContext(ctx, `SELECT seq, data FROM events WHERE turn = ? ORDER BY seq`, row)
 		if err != nil {

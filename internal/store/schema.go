@@ -25,6 +25,7 @@ func migrations() []migration {
 		{3, execAll(schemaV3...)},
 		{4, execAll(schemaV4...)},
 		{5, execAll(schemaV5...)},
+		{6, execAll(schemaV6...)},
 	}
 }
 
@@ -204,6 +205,22 @@ var schemaV4 = []string{
 var schemaV5 = []string{
 	`ALTER TABLE sessions ADD COLUMN wire_api TEXT NOT NULL DEFAULT ''`,
 	`ALTER TABLE sessions ADD COLUMN base_url TEXT NOT NULL DEFAULT ''`,
+}
+
+// schemaV6 records the input images of a turn's prompt: per image its
+// path, media type, size and SHA-256, never its bytes (a resumed session
+// reads the file again and checks the hash).
+var schemaV6 = []string{
+	`CREATE TABLE turn_images (
+		id         INTEGER PRIMARY KEY,
+		turn       INTEGER NOT NULL REFERENCES turns(id) ON DELETE CASCADE,
+		n          INTEGER NOT NULL,
+		path       TEXT NOT NULL,
+		media_type TEXT NOT NULL,
+		size       INTEGER NOT NULL,
+		sha256     TEXT NOT NULL,
+		UNIQUE (turn, n)
+	)`,
 }
 
 func execAll(stmts ...string) func(ctx context.Context, tx *sql.Tx) error {

@@ -430,6 +430,9 @@ func forkTx(ctx context.Context, tx *sql.Tx, id, turnID, newID string, origin Or
 		if _, err := tx.ExecContext(ctx, `INSERT INTO events (turn, seq, data) SELECT ?, seq, data FROM events WHERE turn = ?`, nt, t); err != nil {
 			return err
 		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO turn_images (turn, n, path, media_type, size, sha256) SELECT ?, n, path, media_type, size, sha256 FROM turn_images WHERE turn = ?`, nt, t); err != nil {
+			return err
+		}
 	}
 	// Counters of the copy.
 	_, err = tx.ExecContext(ctx, `UPDATE sessions SET

@@ -46,6 +46,12 @@ type TurnLog struct {
 // it was renamed. A session runs one turn at a time: a turn still running is
 // refused (after a crash, Recover marks it interrupted).
 func (s *Store) BeginTurn(ctx context.Context, sessionID, turnID, prompt string) (*TurnLog, error) {
+	return s.BeginTurnImages(ctx, sessionID, turnID, prompt, nil)
+}
+
+// BeginTurnImages is BeginTurn for a prompt with input images, recorded
+// with the turn in the same transaction (by path and hash, never bytes).
+func (s *Store) BeginTurnImages(ctx context.Context, sessionID, turnID, prompt string, images []Image) (*TurnLog, error) {
 	if err := checkID("turn", turnID); err != nil {
 		return nil, fmt.Errorf("begin turn: %w", err)
 	}
@@ -87,6 +93,12 @@ func (s *Store) BeginTurn(ctx context.Context, sessionID, turnID, prompt string)
 		}
 		if t.row, err = res.LastInsertId(); err != nil {
 			return err
+		}
+		for i, im := range images {
+			if _, err := tx.ExecContext(ctx, `INSERT INTO turn_images (turn, n, path, media_type, size, sha256) VALUES (?, ?, ?, ?, ?, ?)`,
+				t.row, i, im.Path, im.MediaType, im.Size, im.SHA256); err != nil {
+				return err
+			}
 		}
 		if title == "" && renamed == 0 {
 			title = titleLine(prompt)

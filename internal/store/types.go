@@ -154,6 +154,18 @@ type Turn struct {
 	// them (loaded with the events).
 	Undone time.Time    `json:"undone,omitzero"`
 	Undid  []UndoneFile `json:"undid,omitempty"`
+	// Images are the input images of the prompt (loaded with the events).
+	Images []Image `json:"images,omitempty"`
+}
+
+// Image is one input image of a turn's prompt as it was attached: the
+// file's path, media type, size and SHA-256. The store never holds an
+// image's bytes.
+type Image struct {
+	Path      string `json:"path"`
+	MediaType string `json:"media_type"`
+	Size      int64  `json:"size"`
+	SHA256    string `json:"sha256"`
 }
 
 // UndoneFile is one file an undo put back: restored to what it held

@@ -170,6 +170,9 @@ func (m *Model) turnStarted(ev *proto.TurnStarted) tea.Cmd {
 		p := m.pending[0]
 		m.pending = m.pending[1:]
 		m.addItem(&item{kind: kindUser, text: termtext.Block(p.text), mentions: ev.Mentions})
+		if p.chips != "" {
+			m.addItem(&item{kind: kindNotice, text: p.chips})
+		}
 		n := 1
 		if k := len(m.st.turns); k > 0 {
 			n = m.st.turns[k-1].n + 1

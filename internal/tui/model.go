@@ -115,7 +115,9 @@ const (
 type pendingPrompt struct {
 	requestID string
 	text      string
-	queued    bool // the server answered queue.enqueued
+	chips     string // the chips of its images, "" without
+
+	queued bool // the server answered queue.enqueued
 }
 
 // answeredApproval is an approval whose answer was sent: shown again when
@@ -159,8 +161,10 @@ type Model struct {
 	thinking     *item
 	turnThinking []*item
 	pending      []pendingPrompt
-	approval     *approvalReq
-	answered     *answeredApproval
+	// images are attached to the next prompt (/image, a pasted path).
+	images   []attachedImage
+	approval *approvalReq
+	answered *answeredApproval
 	// quiet are request ids whose turn_not_found or approval_not_found
 	// answer is no error to show (a cancel of a turn that just ended).
 	quiet map[string]bool
@@ -298,6 +302,9 @@ func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 				limit = maxPrefixBytes
 			}
 			a.appendInput(msg.Content, limit)
+			return m, nil
+		}
+		if m.pasteImages(msg.Content) {
 			return m, nil
 		}
 		if refused := m.composer.Update(msg); refused != "" {

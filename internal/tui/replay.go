@@ -198,7 +198,7 @@ func turnEnd(t proto.StoredTurn) time.Time {
 // through apply. A turn without its terminal event (interrupted by a
 // process that died) is closed the way a live turn ends, with a notice.
 func (m *Model) replayTurn(t proto.StoredTurn) {
-	m.pending = []pendingPrompt{{text: t.Prompt}}
+	m.pending = []pendingPrompt{{text: t.Prompt, chips: storedChips(t.Images)}}
 	ended := false
 	for _, raw := range t.Events {
 		ev, err := proto.DecodeEvent(raw)
@@ -212,6 +212,9 @@ func (m *Model) replayTurn(t proto.StoredTurn) {
 	if len(m.pending) > 0 { // no turn.started among the events
 		m.pending = nil
 		m.addItem(&item{kind: kindUser, text: termtext.Block(t.Prompt)})
+		if len(t.Images) > 0 {
+			m.addItem(&item{kind: kindNotice, text: storedChips(t.Images)})
+		}
 		m.st.turns = append(m.st.turns, turnRef{id: t.TurnID, prompt: t.Prompt})
 	}
 	if k := len(m.st.turns); k > 0 {

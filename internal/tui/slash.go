@@ -41,6 +41,7 @@ func slashCommands() []slashCmd {
 		{"/sessions", "", "the stored sessions picker (Ctrl+P)"},
 		{"/resume", "", "the stored sessions picker (same as /sessions)"},
 		{"/rewind", "", "edit an earlier prompt and fork from it (Ctrl+R)"},
+		{"/image", "[PATH|clear]", "attach an image file (PNG, JPEG, GIF, WebP) to the next prompt"},
 		{"/quit", "", "leave"},
 	}
 }
@@ -202,7 +203,7 @@ func slashPrompt(text string) (name string, args []string, prompt string, refuse
 // runCommand runs the local command name with its arguments.
 func (m *Model) runCommand(name string, args []string) tea.Cmd {
 	m.scroll = 0
-	takesArgs := name == "/model" || name == "/approvals" || name == "/copy"
+	takesArgs := name == "/model" || name == "/approvals" || name == "/copy" || name == "/image"
 	if len(args) > 0 && !takesArgs {
 		m.addItem(&item{kind: kindError, text: fmt.Sprintf("%s takes no arguments (nothing was sent); /help lists the commands", name)})
 		return nil
@@ -243,6 +244,8 @@ func (m *Model) runCommand(name string, args []string) tea.Cmd {
 		m.undoCommand()
 	case "/copy":
 		return m.copyCommand(args)
+	case "/image":
+		m.imageCommand(args)
 	}
 	return nil
 }

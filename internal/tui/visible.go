@@ -142,6 +142,10 @@ func storedTurns(ts []proto.StoredTurn) {
 		t := &ts[i]
 		t.State, t.ErrorCode, t.Started, t.Ended = termtext.Line(t.State), termtext.Line(t.ErrorCode), termtext.Line(t.Started), termtext.Line(t.Ended)
 		t.Prompt, t.ErrorMessage = termtext.Block(t.Prompt), termtext.Block(t.ErrorMessage)
+		for j := range t.Images {
+			im := &t.Images[j]
+			im.Path, im.MediaType, im.SHA256 = termtext.Line(im.Path), termtext.Line(im.MediaType), termtext.Line(im.SHA256)
+		}
 		if u := t.Undone; u != nil {
 			u.At = termtext.Line(u.At)
 			for j := range u.Files {

@@ -5,6 +5,7 @@
 package modeltest
 
 import (
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -211,4 +212,50 @@ func writeJSONError(w http.ResponseWriter, status int, msg string) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	_, _ = w.Write(b)
+}
+
+// SentImage is one input image found in a request: its media type and
+// its decoded bytes (nil when the base64 did not decode).
+type SentImage struct {
+	MediaType string
+	Data      []byte
+}
+
+// Images lists the input images of the request's messages, in order, on
+// any wire: Responses input_image parts, chat image_url parts and
+// Anthropic image blocks, each holding base64 data.
+func (r Recorded) Images() []SentImage {
+	var out []SentImage
+	fromURL := func(u string) {
+		rest, ok := strings.CutPrefix(u, "data:")
+		mt, b64, ok2 := strings.Cut(rest, ";base64,")
+		if !ok || !ok2 {
+			out = append(out, SentImage{})
+			return
+		}
+		data, _ := base64.StdEncoding.DecodeString(b64)
+		out = append(out, SentImage{MediaType: mt, Data: data})
+	}
+	items := r.InputItems()
+	items = append(items, r.Messages()...)
+	for _, m := range items {
+		for _, p := range objects(m["content"]) {
+			switch p["type"] {
+			case "input_image":
+				u, _ := p["image_url"].(string)
+				fromURL(u)
+			case "image_url":
+				iu, _ := p["image_url"].(map[string]any)
+				u, _ := iu["url"].(string)
+				fromURL(u)
+			case "image":
+				src, _ := p["source"].(map[string]any)
+				mt, _ := src["media_type"].(string)
+				b64, _ := src["data"].(string)
+				data, _ := base64.StdEncoding.DecodeString(b64)
+				out = append(out, SentImage{MediaType: mt, Data: data})
+			}
+		}
+	}
+	return out
 }

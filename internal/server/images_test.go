@@ -1,0 +1,139 @@
+package server_test
+
+import (
+	"bytes"
+	"crypto/rand"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/scv-agent/scv/internal/app"
+	"github.com/scv-agent/scv/internal/client"
+	"github.com/scv-agent/scv/internal/model/modeltest"
+	"github.com/scv-agent/scv/internal/paths"
+	"github.com/scv-agent/scv/internal/proto"
+	"github.com/scv-agent/scv/internal/server"
+	"github.com/scv-agent/scv/internal/testutil"
+)
+
+// startImages is turn.start with images, run to its terminal event.
+func startImages(t *testing.T, c *client.Conn, sid, prompt string, paths ...string) proto.Event {
+	t.Helper()
+	var ims []proto.Image
+	for _, p := range paths {
+		ims = append(ims, proto.Image{Path: p})
+	}
+	if err := c.Send(&proto.TurnStart{SessionID: sid, Prompt: prompt, Images: ims}); err != nil {
+		t.Fatal(err)
+	}
+	for ev := range c.Events() {
+		switch ev.(type) {
+		case *proto.TurnCompleted, *proto.TurnFailed, *proto.TurnCancelled:
+			return ev
+		}
+	}
+	t.Fatalf("connection ended: %v", c.Err())
+	return nil
+}
+
+// TestImagesStoredByPathAndHash: an image named in turn.start (relative
+// to the workspace) reaches the model as its exact bytes; the session
+// database holds its path and hash but not a byte of it; a resumed
+// session lists it with the turn, and once the file changed the model
+// gets the note instead of the image. A file that is no image refuses
+// the turn.start, naming it, and the model is not asked.
+func TestImagesStoredByPathAndHash(t *testing.T) {
+	fake := modeltest.New(t)
+	fake.Script(modeltest.Text("a red dot"))
+	fake.Script(modeltest.Text("noted"))
+	home := t.TempDir()
+	ws := testutil.TempDir(t)
+	cfg := fmt.Sprintf("[providers.openai]\nbase_url = %q\nmax_retries = 0\n", fake.URL())
+	if err := os.WriteFile(filepath.Join(home, "config.toml"), []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ap := app.New(app.Options{Layout: paths.Layout{Home: home}, Env: map[string]string{"OPENAI_API_KEY": "sk-test", "HOME": home, "PATH": os.Getenv("PATH")}})
+	srv := server.New(server.Options{Factory: ap, Version: "test", Store: openTestStore(t, home, nil)})
+
+	noise := make([]byte, 4096)
+	rand.Read(noise)
+	png := append([]byte("\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR"), noise...)
+	shot := filepath.Join(ws, "shot.png")
+	if err := os.WriteFile(shot, png, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, ws, "notes.png", "not a picture\n")
+
+	c, end := connect(t, srv)
+	started, err := c.StartSession(t.Context(), proto.SessionStart{Cwd: ws})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sid := started.SessionID
+	if _, ok := startImages(t, c, sid, "what is this?", "shot.png").(*proto.TurnCompleted); !ok {
+		t.Fatal("the turn with an image did not complete")
+	}
+	got := fake.Requests()[0].Images()
+	if len(got) != 1 || got[0].MediaType != "image/png" || !bytes.Equal(got[0].Data, png) {
+		t.Fatalf("the model got images %+v, want shot.png's bytes", got)
+	}
+
+	_, err = c.Call(t.Context(), &proto.TurnStart{SessionID: sid, Prompt: "and this?", Images: []proto.Image{{Path: "notes.png"}}})
+	var re *client.RequestError
+	if !errors.As(err, &re) || re.Code != proto.ErrInvalidRequest || !strings.Contains(re.Message, filepath.Join(ws, "notes.png")) || !strings.Contains(re.Message, "text/plain") {
+		t.Fatalf("turn.start with a text file as image: %v, want invalid_request naming it and its type", err)
+	}
+	if n := len(fake.Requests()); n != 1 {
+		t.Errorf("the model got %d requests, want 1", n)
+	}
+	end()
+
+	db := paths.Layout{Home: home}.Database()
+	b64 := base64.StdEncoding.EncodeToString(png)[:64]
+	var all []byte
+	for _, f := range []string{db, db + "-wal"} {
+		b, err := os.ReadFile(f)
+		if errors.Is(err, os.ErrNotExist) {
+			continue
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		if bytes.Contains(b, noise[:64]) || bytes.Contains(b, []byte(b64)) || bytes.Contains(b, []byte("\x89PNG")) {
+			t.Errorf("%s holds the image's bytes", f)
+		}
+		all = append(all, b...)
+	}
+	if !bytes.Contains(all, []byte(shot)) {
+		t.Error("the database does not hold the image's path")
+	}
+
+	if err := os.WriteFile(shot, append(png, "edited"...), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c, _ = connect(t, srv)
+	res, err := client.CallFor[*proto.SessionResumed](t.Context(), c, &proto.SessionResume{SessionID: sid})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Turns) != 1 || len(res.Turns[0].Images) != 1 {
+		t.Fatalf("session.resumed turns %+v, want one with one image", res.Turns)
+	}
+	im := res.Turns[0].Images[0]
+	if im.Path != shot || im.MediaType != "image/png" || im.Size != int64(len(png)) || len(im.SHA256) != 64 {
+		t.Errorf("stored image %+v", im)
+	}
+	if _, ok := turn(t, c, sid, "still there?").(*proto.TurnCompleted); !ok {
+		t.Fatal("the resumed turn did not complete")
+	}
+	last := fake.Requests()[1]
+	if n := len(last.Images()); n != 0 {
+		t.Errorf("the resumed request sent %d images of a changed file", n)
+	}
+	if in := input(t, last); !strings.Contains(in, "[image "+shot+" changed since it was attached]") {
+		t.Errorf("the resumed request lacks the changed note:\n%s", in)
+	}
+}
