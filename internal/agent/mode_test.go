@@ -112,7 +112,10 @@ func TestPlanModeRefusesBeforeApproval(t *testing.T) {
 	fm.script = []step{calls(call("c4", "touch", `{"text":"a.txt"}`)), text("done")}
 	asked := 0
 	rec = &recorder{}
-	rec.onApproval = func(e *proto.ApprovalRequested) { asked++; _ = s.Resolve(e.ApprovalID, approval.Answer{Approved: true}) }
+	rec.onApproval = func(e *proto.ApprovalRequested) {
+		asked++
+		_ = s.Resolve(e.ApprovalID, approval.Answer{Approved: true})
+	}
 	s.RunTurn(t.Context(), "t2", "Carry out this plan", rec.emit)
 	if asked != 1 || !slices.Contains(order, "touch:a.txt") {
 		t.Errorf("default mode: asked %d, ran %v", asked, order)
@@ -128,8 +131,14 @@ func TestToolcallReadOnly(t *testing.T) {
 	var order []string
 	reg := planTools(t, &order)
 	res, err := toolcall.Run(t.Context(), toolcall.Call{Registry: reg, Policy: approval.AskOnRisk, ReadOnly: true, Name: "run", Args: []byte(`{"text":"ls"}`),
-		Check:   func(context.Context, tool.Plan) toolcall.Verdict { t.Error("check consulted"); return toolcall.Verdict{} },
-		Approve: func(context.Context, toolcall.Request) toolcall.Answer { t.Error("approver consulted"); return toolcall.Answer{} }})
+		Check: func(context.Context, tool.Plan) toolcall.Verdict {
+			t.Error("check consulted")
+			return toolcall.Verdict{}
+		},
+		Approve: func(context.Context, toolcall.Request) toolcall.Answer {
+			t.Error("approver consulted")
+			return toolcall.Answer{}
+		}})
 	if err != nil || res.Success || res.Error != tool.Denied || !strings.HasPrefix(res.Output, "plan mode: read-only") || len(order) != 0 {
 		t.Errorf("result %+v, %v, ran %v", res, err, order)
 	}
