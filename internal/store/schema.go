@@ -25,6 +25,7 @@ func migrations() []migration {
 		{3, execAll(schemaV3...)},
 		{4, execAll(schemaV4...)},
 		{5, execAll(schemaV5...)},
+		{6, execAll(schemaV6...)},
 	}
 }
 
@@ -204,6 +205,15 @@ var schemaV4 = []string{
 var schemaV5 = []string{
 	`ALTER TABLE sessions ADD COLUMN wire_api TEXT NOT NULL DEFAULT ''`,
 	`ALTER TABLE sessions ADD COLUMN base_url TEXT NOT NULL DEFAULT ''`,
+}
+
+// schemaV6 keeps a session's mode (default or plan: a resume starts in
+// it) and its latest todo list, as the JSON array the model last wrote
+// (bounded by the tool: 50 items of 500 bytes); sessions stored before
+// are in the default mode with no list.
+var schemaV6 = []string{
+	`ALTER TABLE sessions ADD COLUMN mode TEXT NOT NULL DEFAULT 'default'`,
+	`ALTER TABLE sessions ADD COLUMN todos TEXT NOT NULL DEFAULT '[]'`,
 }
 
 func execAll(stmts ...string) func(ctx context.Context, tx *sql.Tx) error {
