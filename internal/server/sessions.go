@@ -318,6 +318,10 @@ func (c *conn) openStored(ctx context.Context, st *store.Store, requestID, id st
 	if err == nil && now != stored && now.Provider != "" && now.Model != "" {
 		err = st.SetEndpoint(ctx, id, store.Endpoint(now))
 	}
+	var then []proto.SessionEvent
+	if err == nil {
+		then, err = resumeState(ctx, st, ag, l.Session)
+	}
 	if err == nil {
 		err = st.SetState(ctx, id, store.SessionOpen)
 	}
@@ -335,7 +339,7 @@ func (c *conn) openStored(ctx context.Context, st *store.Store, requestID, id st
 		c.srv.opts.Logger.Info("session endpoint changed", "session", id, "from", stored.BaseURL, "to", info.BaseURL)
 	}
 	ev.Turns, ev.Before = c.fitTurns(ev, l.Turns, l.Before)
-	c.attach(s, requestID, ev)
+	c.attach(s, requestID, ev, then...)
 }
 
 // fitTurns converts stored turns and keeps the newest of them that fit one
