@@ -219,7 +219,7 @@ func (c *conn) abandon(id string, info SessionInfo) {
 // attach makes s an open session of the connection, sends the event that
 // opens it (session.started or session.resumed, which carries seq itself)
 // and starts its turn loop.
-func (c *conn) attach(s *session, requestID string, opened proto.Event, then ...proto.SessionEvent) {
+func (c *conn) attach(s *session, requestID string, opened proto.Event) {
 	if s.info.MaxQueuedTurns == 0 {
 		s.info.MaxQueuedTurns = c.srv.opts.MaxQueuedTurns
 	}
@@ -230,9 +230,6 @@ func (c *conn) attach(s *session, requestID string, opened proto.Event, then ...
 		c.srv.opts.OnSessions(1)
 	}
 	c.reply(requestID, opened, nil)
-	for _, ev := range then {
-		c.sendSession(s, ev)
-	}
 	c.wg.Add(1)
 	go func() {
 		defer c.wg.Done()

@@ -54,28 +54,24 @@ func (c *conn) storeTodos(ctx context.Context, s *session, e *proto.TodoUpdated)
 }
 
 // resumeState gives a resumed agent session its stored mode and todo list
-// and returns the events that tell the client (after session.resumed):
-// session.mode when it is not the default, todo.updated when there is a
-// list.
-func resumeState(ctx context.Context, st *store.Store, ag *agent.Session, x store.Session) ([]proto.SessionEvent, error) {
-	var out []proto.SessionEvent
+// and returns them for session.resumed: the mode when it is not the
+// default, the list when there is one.
+func resumeState(ctx context.Context, st *store.Store, ag *agent.Session, x store.Session) (string, []proto.TodoItem, error) {
+	mode := ""
 	if x.Mode != "" && x.Mode != proto.ModeDefault {
 		if err := ag.SetMode(x.Mode); err != nil {
-			return nil, fmt.Errorf("stored mode: %w", err)
+			return "", nil, fmt.Errorf("stored mode: %w", err)
 		}
-		out = append(out, &proto.SessionMode{Mode: x.Mode})
+		mode = x.Mode
 	}
 	items, err := st.Todos(ctx, x.ID)
-	if err != nil {
-		return nil, err
+	if err != nil || len(items) == 0 {
+		return mode, nil, err
 	}
-	if len(items) > 0 {
-		list := make([]proto.TodoItem, len(items))
-		for i, it := range items {
-			list[i] = proto.TodoItem{Content: it.Content, Status: it.Status}
-		}
-		ag.SetTodos(list)
-		out = append(out, &proto.TodoUpdated{Items: list})
+	list := make([]proto.TodoItem, len(items))
+	for i, it := range items {
+		list[i] = proto.TodoItem{Content: it.Content, Status: it.Status}
 	}
-	return out, nil
+	ag.SetTodos(list)
+	return mode, list, nil
 }
