@@ -27,10 +27,10 @@ type session struct {
 	// (the weakest mode offered).
 	policy, floor string
 	// plan: the session is in SCV's plan mode (the "plan" mode).
-	plan          bool
-	model         string
-	models        []string
-	turn          *turn
+	plan   bool
+	model  string
+	models []string
+	turn   *turn
 	// used is when the session was last opened or prompted (Agent.useSeq),
 	// guarded by the Agent's mu.
 	used uint64
