@@ -194,6 +194,8 @@ type Model struct {
 	rd redial
 	// nt is the state of notifications (notify.go).
 	nt notifyState
+	// pl is the mode and the todo list (plan.go).
+	pl planState
 }
 
 // New builds the model for one started session.
@@ -215,6 +217,7 @@ func New(cfg Config) *Model {
 	}
 	m.composer = newComposer()
 	m.layout()
+	m.pl.mode = proto.ModeDefault
 	if cfg.Resumed != nil {
 		m.openResumed(cfg.Resumed)
 	}

@@ -42,6 +42,7 @@ func slashCommands() []slashCmd {
 		{"/resume", "", "the stored sessions picker (same as /sessions)"},
 		{"/rewind", "", "edit an earlier prompt and fork from it (Ctrl+R)"},
 		{"/quit", "", "leave"},
+		{"/plan", "", "enter or leave plan mode (Shift+Tab)"},
 	}
 }
 
@@ -210,7 +211,7 @@ func (m *Model) runCommand(name string, args []string) tea.Cmd {
 	m.remember(strings.Join(append([]string{name}, args...), " "))
 	switch name {
 	case "/help":
-		m.addItem(&item{kind: kindNotice, text: helpText})
+		m.addItem(&item{kind: kindNotice, text: helpText + "\n" + planHelp})
 	case "/quit":
 		m.quitting = true
 		return tea.Quit
@@ -243,6 +244,8 @@ func (m *Model) runCommand(name string, args []string) tea.Cmd {
 		m.undoCommand()
 	case "/copy":
 		return m.copyCommand(args)
+	case "/plan":
+		m.cycleMode()
 	}
 	return nil
 }
