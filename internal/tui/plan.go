@@ -92,10 +92,11 @@ func (m *Model) planKey(s string) (tea.Cmd, bool) {
 		m.cycleMode()
 		return nil, true
 	case "ctrl+t":
+		// While a list is shown; otherwise the composer's transpose.
 		if len(m.pl.todos) > 0 {
 			m.pl.folded = !m.pl.folded
+			return nil, true
 		}
-		return nil, true
 	}
 	return nil, false
 }
