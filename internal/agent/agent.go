@@ -148,7 +148,7 @@ func (s *Session) HistoryLen() int { return len(s.hist.msgs) }
 
 // ContextTokens estimates the tokens a request would use now.
 func (s *Session) ContextTokens() int {
-	return s.fixed + estimateMessages(s.opts.Context, s.hist.msgs)
+	return s.fixedTokens() + estimateMessages(s.opts.Context, s.hist.msgs)
 }
 
 // turnFailure is a turn ending in turn.failed.

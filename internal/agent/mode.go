@@ -52,6 +52,15 @@ func (s *Session) instructions() string {
 	return s.opts.SystemPrompt
 }
 
+// fixedTokens are the tokens of the next request's system prompt and tool
+// schemas: plan mode's section counts too.
+func (s *Session) fixedTokens() int {
+	if s.planning() {
+		return s.fixed + estimateText(s.opts.Context, "\n\n"+PlanPrompt)
+	}
+	return s.fixed
+}
+
 // Todos returns the session's latest todo list (nil when it has none).
 func (s *Session) Todos() []proto.TodoItem {
 	s.cfgMu.Lock()

@@ -168,3 +168,16 @@ func TestTodoSink(t *testing.T) {
 		t.Errorf("events %v: todo.updated must come before the call's tool.completed", types)
 	}
 }
+
+// Plan mode's system prompt section counts in the context estimate.
+func TestPlanModeCountsItsPrompt(t *testing.T) {
+	var order []string
+	s := newSession(t, &fakeModel{}, planTools(t, &order), approval.AskOnRisk)
+	before := s.ContextTokens()
+	if err := s.SetMode(proto.ModePlan); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := s.ContextTokens(), before+estimateText(s.opts.Context, "\n\n"+PlanPrompt); got != want || want <= before {
+		t.Errorf("context tokens in plan mode = %d, want %d (default mode %d)", got, want, before)
+	}
+}
