@@ -115,6 +115,9 @@ func (m *Model) planEvent(ev proto.Event) {
 		}
 	case *proto.TodoUpdated:
 		m.pl.todos = e.Items
+	case *proto.SessionCleared:
+		// The conversation the plan came from is gone.
+		m.pl.answer, m.pl.plan, m.pl.offer = "", "", false
 	case *proto.TurnStarted:
 		m.pl.answer = ""
 	case *proto.AssistantCompleted:

@@ -130,6 +130,18 @@ func TestPlanModeCycleAndAccept(t *testing.T) {
 	if f := h.frame(); strings.Contains(lastLine(f), "plan mode") {
 		t.Errorf("still plan mode in the status line:\n%s", f)
 	}
+	// /clear forgets a plan: leaving plan mode then needs no offer.
+	h.ev(&proto.SessionMode{Mode: proto.ModePlan},
+		&proto.TurnStarted{TurnHeader: th("t2")},
+		&proto.AssistantCompleted{TurnHeader: th("t2"), Content: "another plan"},
+		&proto.TurnCompleted{TurnHeader: th("t2")},
+		&proto.SessionCleared{})
+	h.rec.take()
+	h.keys(shiftTab)
+	if got := modes(h.rec.take()); !cmp.Equal(got, []string{"default"}) || h.m.pl.offer {
+		t.Errorf("after /clear, leaving plan mode sent %v (offer %v)", got, h.m.pl.offer)
+	}
+	h.ev(&proto.SessionMode{Mode: proto.ModeDefault})
 	// /plan enters again; leaving without a new plan needs no offer.
 	h.typeText("/plan")
 	h.keys(enter)
