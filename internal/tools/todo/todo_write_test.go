@@ -42,7 +42,7 @@ func TestTodoWrite(t *testing.T) {
 	if !called || !res.Success {
 		t.Fatalf("result %+v, sink called %v", res, called)
 	}
-	want := []tool.TodoItem{{"read the parser", Completed}, {"fix the bug", InProgress}, {"add a test", Pending}}
+	want := []tool.TodoItem{{Content: "read the parser", Status: Completed}, {Content: "fix the bug", Status: InProgress}, {Content: "add a test", Status: Pending}}
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("list (-want +got):\n%s", d)
 	}
