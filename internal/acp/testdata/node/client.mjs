@@ -223,6 +223,11 @@ await app.connectWith(stream, async (ctx) => {
     { content: "check them", priority: "medium", status: "pending" },
   ]);
   assert.equal(fs.readFileSync(path.join(work, "notes.txt"), "utf8").includes("PLANNED"), false);
+  // the mode as a config option: a policy leaves plan mode, and the
+  // editor is told with current_mode_update
+  const set = await ctx.request("session/set_config_option", { sessionId: s2p.sessionId, configId: "mode", value: "ask-always" });
+  assert.ok(set.configOptions.some((o) => o.id === "mode" && o.currentValue === "ask-always"));
+  assert.ok(take(s2p.sessionId).some((x) => x.sessionUpdate === "current_mode_update" && x.currentModeId === "ask-always"));
   console.log("ok plan");
 
   // an MCP server the editor supplies
