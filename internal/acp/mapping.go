@@ -30,6 +30,8 @@ func kindOf(name, risk string) string {
 		return KindFetch
 	case "web_search":
 		return KindSearch
+	case "todo_write":
+		return KindThink
 	}
 	switch risk {
 	case "read_only":

@@ -47,7 +47,8 @@ func bashCall(id, command string) modeltest.Step {
 // TestOfficialClient drives the real scv acp binary with the official ACP
 // TypeScript client (testdata/node/client.mjs) through a plain answer,
 // streamed chunks, bash allowed once, allowed always, rejected, a write's
-// diff, a cancel during a long bash call, deny-on-risk, an editor MCP
+// diff, a cancel during a long bash call, deny-on-risk, plan mode with its
+// plan update, an editor MCP
 // server, the load of a TUI-made session and bad input; scv acp must exit
 // 0 at the end of its input.
 func TestOfficialClient(t *testing.T) {
@@ -59,6 +60,7 @@ func TestOfficialClient(t *testing.T) {
 	fake.Models = []string{"gpt-4.1-mini", "gpt-5"}
 	longPid := filepath.Join(pidDir, "long.pid")
 	write, _ := json.Marshal(map[string]string{"path": "notes.txt", "content": "one\nTWO\n", "mode": "replace"})
+	planned, _ := json.Marshal(map[string]string{"path": "notes.txt", "content": "PLANNED", "mode": "replace"})
 	for _, steps := range [][]modeltest.Step{
 		{modeltest.Text("an answer shown in the TUI")}, // the stored session's turn
 		{modeltest.Reasoning("pondering"), modeltest.Text("Hel", "lo", " world")},
@@ -68,6 +70,9 @@ func TestOfficialClient(t *testing.T) {
 		{modeltest.ToolCall("w1", "write", string(write))}, {modeltest.Text("edited")},
 		{bashCall("b5", "sleep 60 & echo $! > "+longPid+"; wait")},
 		{bashCall("d1", "touch denied.txt")}, {modeltest.Text("refused")},
+		{modeltest.ToolCall("p1", "write", string(planned)),
+			modeltest.ToolCall("p2", "todo_write", `{"todos":[{"content":"change notes","status":"in_progress"},{"content":"check them","status":"pending"}]}`)},
+		{modeltest.Text("## Plan")},
 		{modeltest.ToolCall("m1", "mcp__editor__echo", `{"text":"hello mcp"}`)}, {modeltest.Text("echoed")},
 		{modeltest.Text("continued")},
 		{bashCall("r1", "sleep 60 & echo $! > "+filepath.Join(pidDir, "eof.pid")+"; wait")}, // runs when stdin ends
@@ -96,7 +101,7 @@ func TestOfficialClient(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the official client failed: %v", err)
 	}
-	for _, want := range []string{"plain", "allow_once", "allow_always", "reject", "write_diff", "cancel", "set_mode", "mcp", "load", "bad_params", "eof", "raw_bad_input", "eof_running"} {
+	for _, want := range []string{"plain", "allow_once", "allow_always", "reject", "write_diff", "cancel", "set_mode", "plan", "mcp", "load", "bad_params", "eof", "raw_bad_input", "eof_running"} {
 		if !strings.Contains(string(out), "ok "+want+"\n") && !strings.Contains(string(out), "ok "+want+" (") {
 			t.Errorf("scenario %s did not pass", want)
 		}

@@ -26,9 +26,11 @@ type session struct {
 	// policy is the current approval policy, floor the configured one
 	// (the weakest mode offered).
 	policy, floor string
-	model         string
-	models        []string
-	turn          *turn
+	// plan: the session is in SCV's plan mode (the "plan" mode).
+	plan   bool
+	model  string
+	models []string
+	turn   *turn
 	// used is when the session was last opened or prompted (Agent.useSeq),
 	// guarded by the Agent's mu.
 	used uint64
@@ -264,6 +266,11 @@ func (s *session) event(a *Agent, ev proto.Event) {
 	}
 	ctxMax := s.ctxMax
 	s.mu.Unlock()
+	if e, ok := ev.(*proto.TodoUpdated); ok && e.TurnID == "" {
+		// Outside a turn: the list session.clear emptied.
+		a.update(s, planOf(e.Items))
+		return
+	}
 	te, ok := ev.(proto.TurnEvent)
 	if !ok || t == nil || te.Turn().TurnID != t.turnID {
 		return
@@ -317,6 +324,8 @@ func translate(t *turn, ev proto.Event, cwd string, ctxMax int) []any {
 	case *proto.ToolCompleted:
 		c := t.call(e.CallID, e.Name)
 		return []any{c.completed(e, cwd, "tool_call_update")}
+	case *proto.TodoUpdated:
+		return []any{planOf(e.Items)}
 	case *proto.TurnCompleted:
 		if ctxMax > 0 {
 			return []any{usageUpdate{SessionUpdate: "usage_update", Used: e.ContextTokens, Size: ctxMax}}

@@ -242,6 +242,9 @@ func (a *Agent) reopen(params json.RawMessage, replay bool) (any, *rpcError) {
 		return nil, errInvalidParams("cwd %q is not the workspace of session %s (%s); open it with that cwd", cwd, resumed.SessionID, resumed.Cwd)
 	}
 	s := a.addSession(resumed.SessionID, resumed.Cwd, resumed.Model, resumed.ContextMaxTokens, policy)
+	s.mu.Lock()
+	s.plan = resumed.Mode == proto.ModePlan
+	s.mu.Unlock()
 	if replay {
 		turns, earlier := a.olderTurns(ctx, resumed)
 		if earlier > 0 {
@@ -250,6 +253,9 @@ func (a *Agent) reopen(params json.RawMessage, replay bool) (any, *rpcError) {
 		if err := a.replay(s, turns); err != nil {
 			return nil, errInternal("session/load: replay: %v", err)
 		}
+	}
+	if len(resumed.Todos) > 0 {
+		a.update(s, planOf(resumed.Todos))
 	}
 	res := s.describe()
 	res.SessionID = "" // not part of a load's or resume's result
@@ -404,7 +410,7 @@ func (a *Agent) setMode(params json.RawMessage) (any, *rpcError) {
 	if p.ModeID == nil {
 		return nil, required("modeId")
 	}
-	if rerr := a.configure(s, &proto.SessionConfigure{SessionID: s.id, ApprovalPolicy: *p.ModeID}, "modeId"); rerr != nil {
+	if rerr := a.selectMode(s, *p.ModeID, "modeId"); rerr != nil {
 		return nil, rerr
 	}
 	return empty{}, nil
@@ -429,17 +435,22 @@ func (a *Agent) setConfigOption(params json.RawMessage) (any, *rpcError) {
 	if json.Unmarshal(*p.Value, &value) != nil {
 		return nil, errInvalidParams("value must be a string (a value id of the option)")
 	}
-	m := &proto.SessionConfigure{SessionID: s.id}
 	switch *p.ConfigID {
 	case "mode":
-		m.ApprovalPolicy = value
+		if rerr := a.selectMode(s, value, "value"); rerr != nil {
+			return nil, rerr
+		}
+		// A client following the session's modes sees the change too.
+		s.mu.Lock()
+		current := s.currentMode()
+		s.mu.Unlock()
+		a.update(s, modeUpdate{SessionUpdate: "current_mode_update", CurrentModeID: current})
 	case "model":
-		m.Model = value
+		if rerr := a.configure(s, &proto.SessionConfigure{SessionID: s.id, Model: value}, "value"); rerr != nil {
+			return nil, rerr
+		}
 	default:
 		return nil, errInvalidParams("configId %q is not an option of this session (mode, model)", *p.ConfigID)
-	}
-	if rerr := a.configure(s, m, "value"); rerr != nil {
-		return nil, rerr
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -450,7 +461,7 @@ func (a *Agent) setConfigOption(params json.RawMessage) (any, *rpcError) {
 // the ACP field a refusal is about.
 func (a *Agent) configure(s *session, m *proto.SessionConfigure, field string) *rpcError {
 	if m.ApprovalPolicy != "" && policyRank(m.ApprovalPolicy) < 0 {
-		return errInvalidParams("%s %q is not a mode of this session (ask-on-risk, ask-always, deny-on-risk)", field, m.ApprovalPolicy)
+		return errInvalidParams("%s %q is not a mode of this session (ask-on-risk, ask-always, deny-on-risk, plan)", field, m.ApprovalPolicy)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), callTimeout)
 	defer cancel()
@@ -470,19 +481,20 @@ func (a *Agent) configure(s *session, m *proto.SessionConfigure, field string) *
 // modes are the session's modes: the policies at least as strict as its
 // configured one, the current one marked. Called with s.mu held.
 func (s *session) modes() *modeState {
-	st := &modeState{CurrentModeID: s.policy}
+	st := &modeState{CurrentModeID: s.currentMode()}
 	for _, m := range policies {
 		if policyRank(m.ID) >= policyRank(s.floor) {
 			st.AvailableModes = append(st.AvailableModes, m)
 		}
 	}
+	st.AvailableModes = append(st.AvailableModes, planMode)
 	return st
 }
 
 // configOptions are the mode selector and, where the provider lists its
 // models, the model selector. Called with s.mu held.
 func (s *session) configOptions() []configOption {
-	mode := configOption{ID: "mode", Name: "Approval policy", Category: "mode", Type: "select", CurrentValue: s.policy}
+	mode := configOption{ID: "mode", Name: "Mode", Category: "mode", Type: "select", CurrentValue: s.currentMode()}
 	for _, m := range s.modes().AvailableModes {
 		mode.Options = append(mode.Options, selectOption{Value: m.ID, Name: m.Name, Description: m.Description})
 	}

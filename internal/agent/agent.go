@@ -87,6 +87,10 @@ type Session struct {
 	// floor is the policy the session was built with (its configuration's):
 	// SetPolicy never goes below it.
 	floor approval.Policy
+	// mode is the session's mode ("" is proto.ModeDefault) and todos its
+	// latest todo list; both guarded by cfgMu.
+	mode  string
+	todos []proto.TodoItem
 }
 
 // New returns an empty session.
@@ -148,7 +152,7 @@ func (s *Session) HistoryLen() int { return len(s.hist.msgs) }
 
 // ContextTokens estimates the tokens a request would use now.
 func (s *Session) ContextTokens() int {
-	return s.fixed + estimateMessages(s.opts.Context, s.hist.msgs)
+	return s.fixedTokens() + estimateMessages(s.opts.Context, s.hist.msgs)
 }
 
 // turnFailure is a turn ending in turn.failed.
@@ -286,7 +290,7 @@ func (s *Session) loop(ctx context.Context, prompt model.Message, ev Emit) (int,
 		msgs = s.requestImages(msgs)
 		resp, err := s.opts.Model.Stream(ctx, model.Request{
 			Model:           modelName,
-			Instructions:    s.opts.SystemPrompt,
+			Instructions:    s.instructions(),
 			Messages:        msgs,
 			Tools:           s.tools,
 			HostedWebSearch: s.opts.HostedWebSearch,
@@ -391,13 +395,14 @@ func addUsage(total *proto.Usage, u *model.Usage) *proto.Usage {
 // events. The returned result is what the model sees.
 func (s *Session) call(ctx context.Context, call model.ToolCall, ev Emit) (tool.Result, error) {
 	ev(&proto.ToolProposed{CallID: call.ID, Name: call.Name, Arguments: rawArgs(call.Arguments)})
-	env := tool.Env{Workspace: s.opts.Workspace, SessionID: s.opts.SessionID, CallID: call.ID, OutputLimit: s.opts.OutputLimit, Changed: s.noteChange}
+	env := tool.Env{Workspace: s.opts.Workspace, SessionID: s.opts.SessionID, CallID: call.ID, OutputLimit: s.opts.OutputLimit, Changed: s.noteChange,
+		Todos: s.todoSink(ev)}
 	var stopProgress func()
 	env.Progress, stopProgress = newProgress(call.ID, ev, s.secrets)
 	var ran *tool.Plan
 	res, err := toolcall.Run(ctx, toolcall.Call{
 		Registry: s.reg, Policy: s.Policy(), Approve: s.approver(ev), Env: env,
-		Name: call.Name, Args: []byte(call.Arguments), Check: s.preToolCheck(call, ev),
+		Name: call.Name, Args: []byte(call.Arguments), Check: s.preToolCheck(call, ev), ReadOnly: s.planning(),
 		// The summary rides along, so a call that ran without an approval
 		// (a read_only fetch of an allowlisted host) still shows what it
 		// did, such as the full URL with its query; so does the diff of a

@@ -54,7 +54,7 @@ type selection struct {
 
 // selectContext picks the model-visible messages and reports compaction.
 func (s *Session) selectContext(ev Emit) ([]model.Message, error) {
-	sel, err := selectMessages(s.opts.Context, s.fixed, s.hist.msgs, s.hist.meta, s.hist.turnStart)
+	sel, err := selectMessages(s.opts.Context, s.fixedTokens(), s.hist.msgs, s.hist.meta, s.hist.turnStart)
 	if err != nil {
 		return nil, err
 	}

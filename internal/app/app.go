@@ -37,6 +37,7 @@ import (
 	"github.com/scv-agent/scv/internal/tools/bash"
 	"github.com/scv-agent/scv/internal/tools/fs"
 	skilltool "github.com/scv-agent/scv/internal/tools/skill"
+	"github.com/scv-agent/scv/internal/tools/todo"
 	"github.com/scv-agent/scv/internal/tools/web"
 	"github.com/scv-agent/scv/internal/version"
 )
@@ -173,6 +174,7 @@ func (a *App) Tools(cfg *config.Config, workspace string, depth int, noTools boo
 		bash.New(bash.Options{DefaultTimeout: secs(t.CommandTimeoutSeconds), MaxTimeout: secs(t.MaxTimeoutSeconds),
 			Env: without(a.environ(), cfg.BashEnvRemoved()), Recorder: a.recorder(), NoLogin: !cfg.Tools.BashLogin,
 			Contain: a.opts.Contain, Sandbox: a.Sandbox(cfg, config.SandboxBash)}),
+		todo.New(),
 	}
 	set, err := skill.Discover(skill.Options{Workspace: workspace, ProjectDir: cfg.Skills.ProjectDir, UserDir: cfg.Skills.UserDir,
 		ScanProjects: cfg.Skills.ScanProjects, MaxSkills: cfg.Skills.MaxSkills})
@@ -364,6 +366,9 @@ func (a *App) NewSession(ctx context.Context, id string, req server.SessionReque
 	skills := ""
 	if !req.NoTools {
 		skills = ts.Skills.PromptSection()
+	}
+	if _, ok := ts.Registry.Get("todo_write"); ok {
+		skills = strings.TrimSpace(todo.Guidance + "\n\n" + skills)
 	}
 	policy, err := approval.Parse(cfg.Tools.ApprovalPolicy)
 	if err != nil {

@@ -68,15 +68,15 @@ func TestToolsPerConfig(t *testing.T) {
 		want    []string
 		hosted  bool
 	}{
-		{"defaults", "", 0, false, false, []string{"bash", "read", "web_fetch", "write"}, false},
-		{"web off", "[web]\nenabled = false\n", 0, false, false, []string{"bash", "read", "write"}, false},
-		{"searxng", "[web]\nsearch = \"searxng\"\nsearxng_url = \"http://127.0.0.1:9\"\n", 0, false, false, []string{"bash", "read", "web_fetch", "web_search", "write"}, false},
-		{"brave", "[web]\nsearch = \"brave\"\n", 0, false, false, []string{"bash", "read", "web_fetch", "web_search", "write"}, false},
-		{"provider search", "[web]\nsearch = \"provider\"\n", 0, false, false, []string{"bash", "read", "web_fetch", "write"}, true},
+		{"defaults", "", 0, false, false, []string{"bash", "read", "todo_write", "web_fetch", "write"}, false},
+		{"web off", "[web]\nenabled = false\n", 0, false, false, []string{"bash", "read", "todo_write", "write"}, false},
+		{"searxng", "[web]\nsearch = \"searxng\"\nsearxng_url = \"http://127.0.0.1:9\"\n", 0, false, false, []string{"bash", "read", "todo_write", "web_fetch", "web_search", "write"}, false},
+		{"brave", "[web]\nsearch = \"brave\"\n", 0, false, false, []string{"bash", "read", "todo_write", "web_fetch", "web_search", "write"}, false},
+		{"provider search", "[web]\nsearch = \"provider\"\n", 0, false, false, []string{"bash", "read", "todo_write", "web_fetch", "write"}, true},
 		{"no tools", "[web]\nsearch = \"provider\"\n", 0, true, true, []string{}, false},
-		{"agent offered", "", 0, false, true, []string{"agent_codex", "bash", "read", "web_fetch", "write"}, false},
-		{"agent at max depth", "", 2, false, true, []string{"bash", "read", "web_fetch", "write"}, false},
-		{"delegation disabled", "[agent]\nmax_delegation_depth = 0\n", 0, false, true, []string{"bash", "read", "web_fetch", "write"}, false},
+		{"agent offered", "", 0, false, true, []string{"agent_codex", "bash", "read", "todo_write", "web_fetch", "write"}, false},
+		{"agent at max depth", "", 2, false, true, []string{"bash", "read", "todo_write", "web_fetch", "write"}, false},
+		{"delegation disabled", "[agent]\nmax_delegation_depth = 0\n", 0, false, true, []string{"bash", "read", "todo_write", "web_fetch", "write"}, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -131,6 +131,7 @@ func TestToolsDeclareRiskClass(t *testing.T) {
 		got[tl.Name()] = tool.RiskClassOf(tl)
 	}
 	want := map[string]string{
+		"todo_write":  "read_only",
 		"read":        "read_only (filesystem for secret-like paths)",
 		"write":       "filesystem",
 		"bash":        "process",

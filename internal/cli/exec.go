@@ -26,14 +26,16 @@ func newExecCmd(g *globals) *cobra.Command {
 	var r execRun
 	var workspace string
 	cmd := &cobra.Command{
-		Use:   "exec [--yes] [--allow RULE]… [--max-steps N] [-i FILE]… [--json] [--quiet|--verbose] [--continue|--resume ID] PROMPT|-",
+		Use:   "exec [--yes] [--allow RULE]… [--max-steps N] [-i FILE]… [--plan] [--json] [--quiet|--verbose] [--continue|--resume ID] PROMPT|-",
 		Short: "Run one headless turn (the server runs inside this process)",
 		Long: "Run one turn and print the assistant's text as it streams; notes (approvals, running tools, tool failures,\n" +
 			"provider retries) go to stderr, one line each, prefixed \"scv:\". Approvals are answered yes with --yes and no\n" +
 			"without it; --allow RULE lets the calls a rule covers run without asking for this run (never a write to a\n" +
 			"guarded path such as .git/ or .envrc). --json prints every protocol event on stdout instead, and every error\n" +
 			"as an error event too.\n" +
-			"--quiet prints nothing on stderr but fatal errors; --verbose adds the output of bash calls to stderr.\n" +
+			"--quiet prints nothing on stderr but fatal errors; --verbose adds the output of bash calls and the changes\n" +
+			"of the model's todo list to stderr. --plan runs the turn in plan mode: only read-only tools run, and the\n" +
+			"answer is the model's plan in Markdown; without --plan a resumed session leaves plan mode.\n" +
 			"PROMPT '-' or no PROMPT reads the prompt from stdin. -i FILE sends an image (PNG, JPEG, GIF or WebP, at most\n" +
 			"8 MiB) with the prompt; the session keeps its path and hash, not its bytes. Every run is saved as a session\n" +
 			"(scv sessions list); --continue adds the turn to the last session of the workspace, --resume ID to session ID.\n\n" +
@@ -116,6 +118,7 @@ func newExecCmd(g *globals) *cobra.Command {
 	cmd.Flags().StringVar(&workspace, "workspace", "", "workspace directory (default: current directory)")
 	cmd.Flags().StringArrayVar(&r.allow, "allow", nil, "allow calls without asking for this run; `RULE` is bash:PREFIX (commands starting with PREFIX), write or write:DIR/ (writes, guarded paths excepted), or a tool name; repeatable")
 	cmd.Flags().StringArrayVarP(&r.images, "image", "i", nil, "send the image `FILE` (PNG, JPEG, GIF or WebP by content, at most 8 MiB) with the prompt; repeatable")
+	cmd.Flags().BoolVar(&r.plan, "plan", false, "run the turn in plan mode: only read-only tools run, and the model answers with a plan")
 	cmd.Flags().IntVar(&r.maxSteps, "max-steps", 0, "cap the turn at `N` model requests (default: agent.max_steps)")
 	return cmd
 }
@@ -219,6 +222,8 @@ type execRun struct {
 	// images are the -i values; imagePaths the files they name, absolute
 	// and checked.
 	images, imagePaths []string
+	// plan runs the turn in plan mode (--plan).
+	plan bool
 	// over are the user's explicit session overrides (flags, SCV_*).
 	over proto.SessionStart
 }
@@ -250,8 +255,20 @@ func (g *globals) execTurn(conn *client.Conn, r execRun) int {
 	if t.jsonOut {
 		printEvent(g.stdio.Out, opened)
 	}
+	_, resumed := opened.(*proto.SessionResumed)
 	if e, ok := opened.(*proto.SessionResumed); ok && e.PreviousBaseURL != "" {
 		t.note("endpoint changed: %s → %s", termtext.Line(e.PreviousBaseURL), termtext.Line(e.BaseURL))
+	}
+	if r.plan || resumed {
+		// The mode is this run's: --plan, or the default mode for a
+		// resumed session that was left in plan mode.
+		mode := proto.ModeDefault
+		if r.plan {
+			mode = proto.ModePlan
+		}
+		if _, err := client.CallFor[*proto.SessionMode](ctx, conn, &proto.SessionSetMode{SessionID: sid, Mode: mode}); err != nil {
+			return t.fail(execStartupError, fmt.Sprintf("set the session's mode: %v", err))
+		}
 	}
 	if err := conn.Send(&proto.TurnStart{Envelope: proto.Envelope{RequestID: execTurnRequest}, SessionID: sid, Prompt: r.prompt, Images: protoImageRefs(r.imagePaths)}); err != nil {
 		return t.fail(execStartupError, err.Error())
@@ -333,6 +350,8 @@ type execTurn struct {
 	// interrupted: Ctrl+C (or SIGTERM) arrived; the turn ends with
 	// ExitInterrupted.
 	interrupted bool
+	// todos is the last todo list seen (--verbose notes its changes).
+	todos []proto.TodoItem
 }
 
 // note writes one "scv:" line on stderr unless --quiet.
@@ -400,6 +419,10 @@ func (t *execTurn) handle(ev proto.Event) (code int, done bool) {
 		// when it ends; a progress line would print a line of it twice.
 	case *proto.ToolCompleted:
 		t.completed(e)
+	case *proto.TodoUpdated:
+		if t.r.verbose {
+			t.todoChanges(e.Items)
+		}
 	case *proto.HookRan:
 		// A failed hook is always said; what the others decided shows in
 		// the call's or the turn's own lines, and with --verbose here.
@@ -471,6 +494,9 @@ func (t *execTurn) completed(e *proto.ToolCompleted) {
 	}
 	switch {
 	case e.Success:
+	case e.Error == proto.ToolDenied && strings.HasPrefix(e.Output, "plan mode: read-only"):
+		// Plan mode's refusals are how --plan works, not denials.
+		t.note("%s call not run: plan mode: read-only", name)
 	case e.Error == proto.ToolDenied:
 		t.denied++
 		if t.deniedNoted[e.CallID] {
@@ -483,6 +509,43 @@ func (t *execTurn) completed(e *proto.ToolCompleted) {
 	default:
 		t.note("%s call failed (%s): %s", name, termtext.Line(e.Error), termtext.Line(clip(firstLine(e.Output), 300)))
 	}
+}
+
+// todoChanges notes the items of a new todo list that are new or changed
+// status since the last list (--verbose), with the count done.
+func (t *execTurn) todoChanges(items []proto.TodoItem) {
+	before := map[string]string{}
+	for _, it := range t.todos {
+		before[it.Content] = it.Status
+	}
+	t.todos = items
+	if len(items) == 0 {
+		t.note("todo list cleared")
+		return
+	}
+	done := 0
+	for _, it := range items {
+		if it.Status == proto.TodoCompleted {
+			done++
+		}
+	}
+	t.note("todo list: %d of %d completed", done, len(items))
+	for _, it := range items {
+		if st, ok := before[it.Content]; !ok || st != it.Status {
+			t.note("  %s %s", todoMark(it.Status), termtext.Line(it.Content))
+		}
+	}
+}
+
+// todoMark is an item's status as a checkbox.
+func todoMark(status string) string {
+	switch status {
+	case proto.TodoCompleted:
+		return "[x]"
+	case proto.TodoInProgress:
+		return "[~]"
+	}
+	return "[ ]"
 }
 
 // approve answers an approval request as --yes says and notes it on stderr

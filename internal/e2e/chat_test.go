@@ -44,7 +44,7 @@ func TestExecToolLoopChatWire(t *testing.T) {
 			t.Fatalf("request %d went to %s, want /chat/completions", i, req.Path)
 		}
 	}
-	if names := reqs[0].ToolNames(); !cmp.Equal(names, []string{"read", "write", "bash", "web_fetch"}) {
+	if names := reqs[0].ToolNames(); !cmp.Equal(names, []string{"read", "write", "bash", "todo_write", "web_fetch"}) {
 		t.Errorf("tools offered = %v", names)
 	}
 	if out, ok := chatToolOutput(reqs[1], "c1"); !ok || !strings.Contains(out, "hi-from-bash") {

@@ -48,7 +48,7 @@ func TestProtocolDocCoversEveryType(t *testing.T) {
 	objects := sections(t, doc, "## 4. ")
 	for name, v := range map[string]any{"peer": &Peer{}, "usage": &Usage{}, "status": &DaemonStatus{}, "delegations": &Delegations{}, "database": &Database{},
 		"stored_session": &StoredSession{}, "stored_turn": &StoredTurn{}, "diff": &Diff{}, "grant": &Grant{}, "clawbot_account": &ClawbotAccount{}, "undo_file": &UndoFile{},
-		"daemon_provider": &DaemonProvider{}, "mcp_server": &MCPServer{}, "image": &Image{}} {
+		"daemon_provider": &DaemonProvider{}, "mcp_server": &MCPServer{}, "image": &Image{}, "todo_item": &TodoItem{}} {
 		check("objects", name, v, objects)
 	}
 	for _, rest := range []map[string]string{messages, events, objects} {

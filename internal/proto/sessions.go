@@ -257,7 +257,11 @@ type SessionResumed struct {
 	// "endpoint changed: PreviousBaseURL → BaseURL". SCV extensions.
 	BaseURL         string `json:"base_url,omitempty"`
 	PreviousBaseURL string `json:"previous_base_url,omitempty"`
-	Seq             uint64 `json:"seq"`
+	// Mode is the session's stored mode when it is not ModeDefault, and
+	// Todos its latest todo list when it has one. SCV extensions.
+	Mode  string     `json:"mode,omitempty"`
+	Todos []TodoItem `json:"todos,omitempty"`
+	Seq   uint64     `json:"seq"`
 }
 
 func (*SessionResumed) EventType() string { return EventSessionResumed }

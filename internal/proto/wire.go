@@ -208,6 +208,8 @@ func NewMessage(typ string) Message {
 		return new(ModelsList)
 	case TypeSessionUndo:
 		return new(SessionUndo)
+	case TypeSessionSetMode:
+		return new(SessionSetMode)
 	}
 	return nil
 }
@@ -221,6 +223,7 @@ func MessageTypes() []string {
 		TypeDaemonReload, TypeClawbotSettings, TypeClawbotLogout,
 		TypeSessionList, TypeSessionResume, TypeSessionFork, TypeSessionTurns, TypeSessionRename, TypeSessionDelete,
 		TypeSessionConfigure, TypeModelsList, TypeSessionUndo,
+		TypeSessionSetMode,
 	}
 }
 
@@ -291,6 +294,10 @@ func NewEvent(typ string) Event {
 		return new(SessionUndone)
 	case EventHookRan:
 		return new(HookRan)
+	case EventSessionMode:
+		return new(SessionMode)
+	case EventTodoUpdated:
+		return new(TodoUpdated)
 	}
 	return nil
 }
@@ -308,5 +315,6 @@ func EventTypes() []string {
 		EventApprovalGrants,
 		EventSessionConfigured, EventModelsListed, EventSessionUndone,
 		EventHookRan,
+		EventSessionMode, EventTodoUpdated,
 	}
 }

@@ -124,6 +124,8 @@ func (c *conn) handleSession(s *session, msg proto.SessionMessage) {
 		c.modelsList(s, m)
 	case *proto.SessionUndo:
 		c.sessionUndo(s, m)
+	case *proto.SessionSetMode:
+		c.sessionSetMode(s, m)
 	default:
 		c.srv.opts.Logger.Error("message type without a handler", "type", msg.MessageType())
 		c.reqError(msg.Env().RequestID, proto.ErrInternal, fmt.Sprintf("%s has no handler in this server", msg.MessageType()), false)
@@ -352,16 +354,24 @@ func (c *conn) sessionClear(s *session, m *proto.SessionClear) {
 		save = func() error {
 			ctx, cancel := context.WithTimeout(context.WithoutCancel(c.ctx), storeTimeout)
 			defer cancel()
+			if err := st.SetTodos(ctx, s.id, nil); err != nil {
+				return err
+			}
 			return st.UpdateHistory(ctx, s.id, store.HistoryUpdate{Replace: true})
 		}
 	}
+	hadTodos := len(s.agent.Todos()) > 0
 	switch err := s.clear(save); {
 	case errors.Is(err, errBusy):
 		c.reqError(m.RequestID, proto.ErrTurnActive, "a turn is active or queued; cancel it (Ctrl+C in the TUI) before /clear", false)
 	case err != nil:
 		c.reqError(m.RequestID, proto.ErrStore, fmt.Sprintf("the history was not cleared: the session database refused the change: %v", err), false)
 	default:
+		s.agent.SetTodos(nil)
 		c.reply(m.RequestID, &proto.SessionCleared{}, s)
+		if hadTodos {
+			c.sendSession(s, &proto.TodoUpdated{})
+		}
 	}
 }
 

@@ -58,6 +58,9 @@ func (c *conn) beginRecord(ctx context.Context, s *session, p pending) (*recorde
 		s.mu.Lock()
 		s.create = nil
 		s.mu.Unlock()
+		if err := c.storeNewMode(ctx, st, s); err != nil {
+			return nil, err
+		}
 	}
 	mark := s.agent.Mark()
 	tl, err := st.BeginTurnImages(ctx, s.id, p.turnID, p.prompt, storeImages(p.images))
@@ -184,6 +187,8 @@ func (c *conn) record(s *session, rec *recorder, ev proto.TurnEvent, b []byte) [
 		log.Error("store: end turn", "session", s.id, "turn", e.TurnID, "err", err)
 		return c.storeFailure(ctx, s, rec, e.TurnID, seq,
 			fmt.Sprintf("the turn was cancelled, and it could not be saved to the session database: %v", err))
+	case *proto.TodoUpdated:
+		c.storeTodos(ctx, s, e)
 	case *proto.AssistantCompleted:
 		if e.Content != "" {
 			rec.answer = append(rec.answer, e.Content)

@@ -318,6 +318,11 @@ func (c *conn) openStored(ctx context.Context, st *store.Store, requestID, id st
 	if err == nil && now != stored && now.Provider != "" && now.Model != "" {
 		err = st.SetEndpoint(ctx, id, store.Endpoint(now))
 	}
+	var mode string
+	var todos []proto.TodoItem
+	if err == nil {
+		mode, todos, err = resumeState(ctx, st, ag, l.Session)
+	}
 	if err == nil {
 		err = st.SetState(ctx, id, store.SessionOpen)
 	}
@@ -329,7 +334,7 @@ func (c *conn) openStored(ctx context.Context, st *store.Store, requestID, id st
 	s.seq = l.Session.LastSeq
 	ev := &proto.SessionResumed{SessionID: id, Cwd: info.Cwd, Model: info.Model, ContextMaxTokens: info.ContextMaxTokens, Tools: info.Tools,
 		Title: l.Session.Title, Origin: string(l.Session.Origin), ForkedFrom: l.Session.ForkedFrom, ForkedAt: l.Session.ForkedAt, Seq: s.seq,
-		MaxPromptBytes: info.promptLimit(), BaseURL: info.BaseURL}
+		MaxPromptBytes: info.promptLimit(), BaseURL: info.BaseURL, Mode: mode, Todos: todos}
 	if stored.BaseURL != "" && stored.BaseURL != info.BaseURL {
 		ev.PreviousBaseURL = stored.BaseURL
 		c.srv.opts.Logger.Info("session endpoint changed", "session", id, "from", stored.BaseURL, "to", info.BaseURL)

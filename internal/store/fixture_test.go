@@ -64,6 +64,7 @@ func TestWriteFixture(t *testing.T) {
 //     "http://relay.example/v1" (the fork fx-c copies fx-a's).
 //   - (from schema 6) "fx-i" in workspace /home/u/pictures: one completed
 //     turn "i1" whose prompt carried two images (fixtureImages).
+//   - (from schema 7) fx-a in plan mode with a todo list of two items.
 func fillFixture(t *testing.T, s *Store) {
 	t.Helper()
 	ctx := context.Background()
@@ -104,6 +105,12 @@ func fillFixture(t *testing.T, s *Store) {
 	}
 	fillBridgeFixture(t, s)
 	fillImageFixture(t, s)
+	if err := s.SetMode(ctx, "fx-a", ModePlan); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.SetTodos(ctx, "fx-a", fixtureTodos); err != nil {
+		t.Fatal(err)
+	}
 	// The writing process ends cleanly, except the one holding fx-b.
 	if err := s.ReleaseAll(ctx); err != nil {
 		t.Fatal(err)
@@ -326,6 +333,64 @@ func checkImageFixture(t *testing.T, s *Store, v int) {
 		if d := cmp.Diff(fixtureImages[1:], tr.Images); d != "" {
 			t.Errorf("%s turn a9's images (-want +got):\n%s", id, d)
 		}
+	}
+	checkPlanFixture(t, s, v)
+}
+
+// fixtureTodos is fx-a's todo list (schema 7 on).
+var fixtureTodos = []TodoItem{{Content: "read the quokka notes", Status: "completed"}, {Content: "count the wombats", Status: "in_progress"}}
+
+// checkPlanFixture checks the sessions' modes and todo lists of a fixture
+// written at schema version v (none before 7), then that both can be
+// recorded.
+func checkPlanFixture(t *testing.T, s *Store, v int) {
+	t.Helper()
+	ctx := context.Background()
+	for _, id := range []string{"fx-a", "fx-b", "fx-c"} {
+		x, err := s.Session(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		items, err := s.Todos(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wantMode, wantTodos := ModeDefault, []TodoItem{}
+		if v >= 7 && id == "fx-a" {
+			wantMode, wantTodos = ModePlan, fixtureTodos
+		}
+		if x.Mode != wantMode {
+			t.Errorf("%s mode = %q, want %q", id, x.Mode, wantMode)
+		}
+		if d := cmp.Diff(wantTodos, items); d != "" {
+			t.Errorf("%s todos (-want +got):\n%s", id, d)
+		}
+	}
+	if err := s.SetMode(ctx, "fx-b", ModePlan); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.SetMode(ctx, "fx-b", "sketch"); err == nil || !strings.Contains(err.Error(), `mode "sketch" is not default or plan`) {
+		t.Errorf("SetMode(sketch) = %v", err)
+	}
+	if err := s.SetTodos(ctx, "fx-b", fixtureTodos[:1]); err != nil {
+		t.Fatal(err)
+	}
+	x, err := s.Session(ctx, "fx-b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	items, err := s.Todos(ctx, "fx-b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if x.Mode != ModePlan || !cmp.Equal(items, fixtureTodos[:1]) {
+		t.Errorf("fx-b after SetMode and SetTodos: mode %q, todos %+v", x.Mode, items)
+	}
+	if err := s.SetMode(ctx, "nope", ModePlan); !errors.Is(err, ErrNotFound) {
+		t.Errorf("SetMode of an unknown session = %v", err)
+	}
+	if _, err := s.Todos(ctx, "nope"); !errors.Is(err, ErrNotFound) {
+		t.Errorf("Todos of an unknown session = %v", err)
 	}
 }
 

@@ -26,6 +26,7 @@ func migrations() []migration {
 		{4, execAll(schemaV4...)},
 		{5, execAll(schemaV5...)},
 		{6, execAll(schemaV6...)},
+		{7, execAll(schemaV7...)},
 	}
 }
 
@@ -221,6 +222,15 @@ var schemaV6 = []string{
 		sha256     TEXT NOT NULL,
 		UNIQUE (turn, n)
 	)`,
+}
+
+// schemaV7 keeps a session's mode (default or plan: a resume starts in
+// it) and its latest todo list, as the JSON array the model last wrote
+// (bounded by the tool: 50 items of 500 bytes); sessions stored before
+// are in the default mode with no list.
+var schemaV7 = []string{
+	`ALTER TABLE sessions ADD COLUMN mode TEXT NOT NULL DEFAULT 'default'`,
+	`ALTER TABLE sessions ADD COLUMN todos TEXT NOT NULL DEFAULT '[]'`,
 }
 
 func execAll(stmts ...string) func(ctx context.Context, tx *sql.Tx) error {

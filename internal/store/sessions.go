@@ -60,7 +60,7 @@ func (s *Store) CreateSession(ctx context.Context, n NewSession) (Session, error
 }
 
 const sessionCols = `sid, id, workspace, title, provider, model, wire_api, base_url, origin, state, depth, parent_id, parent_turn,
-	created_ns, updated_ns, turns, bytes, last_seq, lease_instance, lease_pid, lease_start, lease_name, lease_ns`
+	created_ns, updated_ns, turns, bytes, last_seq, lease_instance, lease_pid, lease_start, lease_name, lease_ns, mode`
 
 type rowScanner interface{ Scan(dest ...any) error }
 
@@ -74,7 +74,7 @@ func scanSession(r rowScanner) (Session, int64, error) {
 		lStart, lNS           int64
 	)
 	err := r.Scan(&sid, &x.ID, &x.Workspace, &x.Title, &x.Provider, &x.Model, &x.WireAPI, &x.BaseURL, &origin, &state, &x.DelegationDepth,
-		&x.ForkedFrom, &x.ForkedAt, &created, &updated, &x.Turns, &x.Bytes, &x.LastSeq, &lInst, &lPID, &lStart, &lName, &lNS)
+		&x.ForkedFrom, &x.ForkedAt, &created, &updated, &x.Turns, &x.Bytes, &x.LastSeq, &lInst, &lPID, &lStart, &lName, &lNS, &x.Mode)
 	if err != nil {
 		return Session{}, 0, err
 	}

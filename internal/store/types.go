@@ -112,6 +112,8 @@ type Session struct {
 	// history take in the database (before SQLite's own overhead).
 	Turns int   `json:"turns"`
 	Bytes int64 `json:"bytes"`
+	// Mode is the session's mode: "default" or "plan" (SetMode).
+	Mode string `json:"mode"`
 	// LastSeq is the highest event seq stored; a resumed session continues
 	// numbering after it.
 	LastSeq uint64 `json:"last_seq"`

@@ -61,6 +61,15 @@ type Env struct {
 	// Changed, when non-nil, is told every workspace file a call wrote,
 	// with its content before (what undo restores).
 	Changed func(FileChange)
+	// Todos, when non-nil, receives the session's new todo list from a
+	// todo_write call (the server keeps it and tells the clients).
+	Todos func([]TodoItem)
+}
+
+// TodoItem is one entry of a session's todo list: what the step is and
+// whether it is pending, in_progress or completed.
+type TodoItem struct {
+	Content, Status string
 }
 
 // Result is what one call produced. A failed call is still a Result the model

@@ -65,6 +65,10 @@ type Call struct {
 	Env  tool.Env
 	Name string
 	Args json.RawMessage
+	// ReadOnly refuses every call whose risk is not read_only before the
+	// check and the policy (a session in plan mode): nobody is asked, no
+	// hook runs, and the result says "plan mode: read-only".
+	ReadOnly bool
 	// Check, when set, sees the validated plan before the policy and may
 	// deny the call or force an approval (pre_tool hooks).
 	Check func(ctx context.Context, plan tool.Plan) Verdict
@@ -87,6 +91,10 @@ type Verdict struct {
 	AskReason string
 }
 
+// PlanRefusal is the result of a call Call.ReadOnly refused (the tool's
+// name and the call's risk fill it in).
+const PlanRefusal = "plan mode: read-only; the session is in plan mode, where only read-only tools run, so this %s call (risk %s) was not run. Do not retry it: finish the plan, and the user will leave plan mode to carry it out"
+
 // Run validates, approves and runs c and returns the bounded result: what
 // the model (or the user at the command line) sees. A tool that panics is a
 // failure of the runtime, not of the call: Run then returns a failed result
@@ -95,6 +103,9 @@ func Run(ctx context.Context, c Call) (tool.Result, error) {
 	plan, res, ok := c.Registry.Prepare(c.Env, c.Name, c.Args)
 	if !ok {
 		return Bound(res, c.Env.OutputLimit), nil
+	}
+	if c.ReadOnly && plan.Risk != tool.ReadOnly {
+		return Bound(tool.Fail(tool.Denied, PlanRefusal, c.Name, plan.Risk), c.Env.OutputLimit), nil
 	}
 	var v Verdict
 	if c.Check != nil {

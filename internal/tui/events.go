@@ -31,6 +31,7 @@ func (m *Model) handleEvent(ev proto.Event) tea.Cmd {
 // apply shows one event of the session: a live one, or a stored one being
 // replayed (replay.go), through the same code.
 func (m *Model) apply(ev proto.Event) tea.Cmd {
+	m.planEvent(ev)
 	switch e := ev.(type) {
 	case *proto.TurnStarted:
 		return m.turnStarted(e)

@@ -33,6 +33,9 @@ func (m *Model) handleKey(k tea.KeyPressMsg) tea.Cmd {
 		m.undoKey(s)
 		return nil
 	}
+	if cmd, ok := m.planKey(s); ok {
+		return cmd
+	}
 	// While the prompt history is browsed, Up/Down keep walking it even
 	// when the recalled text is a command.
 	browsing := m.histIdx < len(m.history) && (s == "up" || s == "down")

@@ -200,6 +200,8 @@ type Model struct {
 	nt notifyState
 	// at is the `@` completion (mention.go).
 	at atState
+	// pl is the mode and the todo list (plan.go).
+	pl planState
 }
 
 // New builds the model for one started session.
@@ -221,6 +223,7 @@ func New(cfg Config) *Model {
 	}
 	m.composer = newComposer()
 	m.layout()
+	m.pl.mode = proto.ModeDefault
 	if cfg.Resumed != nil {
 		m.openResumed(cfg.Resumed)
 	}

@@ -141,6 +141,7 @@ func (m *Model) openResumed(e *proto.SessionResumed) {
 	m.session = *visibleEvent(&started)
 	m.st = storedState{title: termtext.Line(e.Title), before: e.Before}
 	m.replayTurns(e.Turns)
+	m.resumedPlan(e)
 	if e.ForkedFrom != "" {
 		m.addItem(&item{kind: kindNotice, text: fmt.Sprintf("rewound: a new session forked from %s before turn %s; the original is unchanged", e.ForkedFrom, e.ForkedAt)})
 	}

@@ -43,6 +43,7 @@ func slashCommands() []slashCmd {
 		{"/rewind", "", "edit an earlier prompt and fork from it (Ctrl+R)"},
 		{"/image", "[PATH|clear]", "attach an image file (PNG, JPEG, GIF, WebP) to the next prompt"},
 		{"/quit", "", "leave"},
+		{"/plan", "", "enter or leave plan mode (Shift+Tab)"},
 	}
 }
 
@@ -211,7 +212,7 @@ func (m *Model) runCommand(name string, args []string) tea.Cmd {
 	m.remember(strings.Join(append([]string{name}, args...), " "))
 	switch name {
 	case "/help":
-		m.addItem(&item{kind: kindNotice, text: helpText})
+		m.addItem(&item{kind: kindNotice, text: helpText + "\n" + planHelp})
 	case "/quit":
 		m.quitting = true
 		return tea.Quit
@@ -246,6 +247,8 @@ func (m *Model) runCommand(name string, args []string) tea.Cmd {
 		return m.copyCommand(args)
 	case "/image":
 		m.imageCommand(args)
+	case "/plan":
+		m.cycleMode()
 	}
 	return nil
 }

@@ -20,7 +20,7 @@ func (m *Model) layout() {
 func (m *Model) bodyHeight() int {
 	fixed := 1 + 1 + 1 + m.composer.Height() + 1 // header, rule, rule, composer, status
 	fixed += len(m.approvalLines()) + len(m.undoLines()) + len(m.menuLines()) + len(m.mentionPopupLines())
-	fixed += len(m.queueLines())
+	fixed += len(m.queueLines()) + len(m.todoLines()) + len(m.offerLines())
 	return max(m.height-fixed, 1)
 }
 
@@ -76,7 +76,7 @@ func (m *Model) Render() string {
 		b.WriteString(l)
 		b.WriteByte('\n')
 	}
-	for _, l := range m.mentionPopupLines() {
+	for _, l := range append(append(m.todoLines(), m.offerLines()...), m.mentionPopupLines()...) {
 		b.WriteString(l)
 		b.WriteByte('\n')
 	}
@@ -227,6 +227,9 @@ func (m *Model) statusLine() string {
 		}
 	}
 	parts := []string{state, m.contextUse()}
+	if m.planning() {
+		parts = append([]string{st.warn.Render("plan mode")}, parts...)
+	}
 	if n := len(m.pending); n > 0 && m.turnID != "" {
 		parts = append(parts, fmt.Sprintf("%d queued", n))
 	}
@@ -272,6 +275,9 @@ func (m *Model) keyHints() []string {
 		keys, extra = ctrlC, "enter continue · /new fresh · "
 	default:
 		keys, extra = ctrlC, "/help · ctrl+p sessions · "
+		if m.planning() {
+			extra = "/help · shift+tab leave plan · ctrl+p sessions · "
+		}
 	}
 	if it := m.tr.sel; it != nil {
 		sel := "alt+↑/↓ select · "

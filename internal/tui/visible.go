@@ -98,6 +98,12 @@ func visibleEvent[T proto.Event](ev T) T {
 	case *proto.HookRan:
 		line(&e.Hook, &e.Event, &e.Tool, &e.Outcome)
 		block(&e.Reason, &e.Stderr)
+	case *proto.SessionMode:
+		line(&e.Mode)
+	case *proto.TodoUpdated:
+		for i := range e.Items {
+			line(&e.Items[i].Content, &e.Items[i].Status)
+		}
 	case *proto.SessionListed:
 		line(&e.Next) // a cursor, sent back, but never shown raw
 		for i := range e.Sessions {
@@ -105,9 +111,12 @@ func visibleEvent[T proto.Event](ev T) T {
 			line(&s.Title, &s.Cwd, &s.Provider, &s.Model, &s.Origin, &s.State, &s.Created, &s.Updated, &s.ForkedFrom, &s.ForkedAt, &s.LiveIn, &s.LastTurn, &s.FirstPrompt)
 		}
 	case *proto.SessionResumed:
-		line(&e.Cwd, &e.Model, &e.Title, &e.Origin, &e.ForkedFrom, &e.ForkedAt, &e.BaseURL, &e.PreviousBaseURL)
+		line(&e.Cwd, &e.Model, &e.Title, &e.Origin, &e.ForkedFrom, &e.ForkedAt, &e.BaseURL, &e.PreviousBaseURL, &e.Mode)
 		for i := range e.Tools {
 			line(&e.Tools[i])
+		}
+		for i := range e.Todos {
+			line(&e.Todos[i].Content, &e.Todos[i].Status)
 		}
 		storedTurns(e.Turns)
 	case *proto.SessionTurnsReply:

@@ -108,7 +108,7 @@ await app.connectWith(stream, async (ctx) => {
 
   // plain answer, streamed chunks in order
   const s1 = await newSession();
-  assert.deepEqual(s1.modes.availableModes.map((m) => m.id), ["ask-on-risk", "ask-always", "deny-on-risk"]);
+  assert.deepEqual(s1.modes.availableModes.map((m) => m.id), ["ask-on-risk", "ask-always", "deny-on-risk", "plan"]);
   assert.equal(s1.modes.currentModeId, "ask-on-risk");
   assert.ok(s1.configOptions.some((o) => o.id === "mode" && o.currentValue === "ask-on-risk"), "mode selector");
   // The model selector follows once the provider listed its models.
@@ -206,6 +206,29 @@ await app.connectWith(stream, async (ctx) => {
   assert.match(u.find((x) => x.toolCallId === "d1" && x.status === "failed").content[0].content.text, /deny-on-risk/);
   assert.equal(fs.existsSync(path.join(work, "denied.txt")), false);
   console.log("ok set_mode");
+
+  // plan mode: a write refused without a permission request, the todo
+  // list as a plan update (checked against the schema with every update)
+  const s2p = await newSession();
+  await ctx.request("session/set_mode", { sessionId: s2p.sessionId, modeId: "plan" });
+  const askedBefore = permissions.length;
+  r = await prompt(s2p.sessionId, "plan a change");
+  assert.equal(r.stopReason, "end_turn");
+  assert.equal(permissions.length, askedBefore, "no permission request in plan mode");
+  u = take(s2p.sessionId);
+  assert.match(u.find((x) => x.toolCallId === "p1" && x.status === "failed").content[0].content.text, /^plan mode: read-only/);
+  const plan = u.find((x) => x.sessionUpdate === "plan");
+  assert.deepEqual(plan.entries, [
+    { content: "change notes", priority: "medium", status: "in_progress" },
+    { content: "check them", priority: "medium", status: "pending" },
+  ]);
+  assert.equal(fs.readFileSync(path.join(work, "notes.txt"), "utf8").includes("PLANNED"), false);
+  // the mode as a config option: a policy leaves plan mode, and the
+  // editor is told with current_mode_update
+  const set = await ctx.request("session/set_config_option", { sessionId: s2p.sessionId, configId: "mode", value: "ask-always" });
+  assert.ok(set.configOptions.some((o) => o.id === "mode" && o.currentValue === "ask-always"));
+  assert.ok(take(s2p.sessionId).some((x) => x.sessionUpdate === "current_mode_update" && x.currentModeId === "ask-always"));
+  console.log("ok plan");
 
   // an MCP server the editor supplies
   const mcpEnv = JSON.parse(env.MCP_ENV);
