@@ -21,11 +21,15 @@ const (
 )
 
 // TurnStart submits a prompt (not empty, at most MaxPromptBytes). It runs
-// at once, or waits behind the session's active turn.
+// at once, or waits behind the session's active turn. Command, instead of
+// a prompt, names a custom command (commands.list) whose text, with
+// Arguments in place of $ARGUMENTS, is the prompt.
 type TurnStart struct {
 	Envelope
 	SessionID string `json:"session_id"`
 	Prompt    string `json:"prompt"`
+	Command   string `json:"command,omitempty"`
+	Arguments string `json:"arguments,omitempty"`
 }
 
 func (*TurnStart) MessageType() string { return TypeTurnStart }

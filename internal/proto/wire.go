@@ -208,6 +208,10 @@ func NewMessage(typ string) Message {
 		return new(ModelsList)
 	case TypeSessionUndo:
 		return new(SessionUndo)
+	case TypeCommandsList:
+		return new(CommandsList)
+	case TypeSessionCompact:
+		return new(SessionCompact)
 	}
 	return nil
 }
@@ -221,6 +225,7 @@ func MessageTypes() []string {
 		TypeDaemonReload, TypeClawbotSettings, TypeClawbotLogout,
 		TypeSessionList, TypeSessionResume, TypeSessionFork, TypeSessionTurns, TypeSessionRename, TypeSessionDelete,
 		TypeSessionConfigure, TypeModelsList, TypeSessionUndo,
+		TypeCommandsList, TypeSessionCompact,
 	}
 }
 
@@ -291,6 +296,10 @@ func NewEvent(typ string) Event {
 		return new(SessionUndone)
 	case EventHookRan:
 		return new(HookRan)
+	case EventCommandsListed:
+		return new(CommandsListed)
+	case EventSessionCompacted:
+		return new(SessionCompacted)
 	}
 	return nil
 }
@@ -308,5 +317,6 @@ func EventTypes() []string {
 		EventApprovalGrants,
 		EventSessionConfigured, EventModelsListed, EventSessionUndone,
 		EventHookRan,
+		EventCommandsListed, EventSessionCompacted,
 	}
 }
