@@ -124,6 +124,10 @@ func (c *conn) handleSession(s *session, msg proto.SessionMessage) {
 		c.modelsList(s, m)
 	case *proto.SessionUndo:
 		c.sessionUndo(s, m)
+	case *proto.CommandsList:
+		c.commandsList(s, m)
+	case *proto.SessionCompact:
+		c.sessionCompact(s, m)
 	default:
 		c.srv.opts.Logger.Error("message type without a handler", "type", msg.MessageType())
 		c.reqError(msg.Env().RequestID, proto.ErrInternal, fmt.Sprintf("%s has no handler in this server", msg.MessageType()), false)
@@ -265,6 +269,11 @@ func (s *session) maxPrompt() int {
 }
 
 func (c *conn) turnStart(s *session, m *proto.TurnStart) {
+	if m.Command != "" || m.Arguments != "" {
+		if !c.expandCommand(s, m) {
+			return
+		}
+	}
 	switch {
 	case m.Prompt == "":
 		c.reqError(m.RequestID, proto.ErrInvalidRequest, "prompt must not be empty", false)
