@@ -392,7 +392,7 @@ func (a *App) NewSession(ctx context.Context, id string, req server.SessionReque
 		WireAPI: prof.WireAPI, BaseURL: prof.BaseURL,
 		MaxQueuedTurns: queued, MaxPromptBytes: cfg.Session.MaxPromptBytes, Provider: profName, DelegationDepth: depth,
 		UserCommands: a.userCommands(),
-		Close: func() { a.sessionHooks(context.Background(), hk, hooks.SessionEnd); ts.Release(); a.sessions.Add(-1) }}
+		Close:        func() { a.sessionHooks(context.Background(), hk, hooks.SessionEnd); ts.Release(); a.sessions.Add(-1) }}
 	return sess, info, nil
 }
 
