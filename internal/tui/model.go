@@ -190,6 +190,8 @@ type Model struct {
 	newReq       string
 	undoReq      string
 	undo         *undoPanel
+	// cust holds the custom commands and the pending /compact (custom.go).
+	cust customState
 	// rd is the state of reconnecting (reconnect.go).
 	rd redial
 	// nt is the state of notifications (notify.go).
@@ -226,6 +228,9 @@ func New(cfg Config) *Model {
 
 // Init implements tea.Model.
 func (m *Model) Init() tea.Cmd {
+	if m.cust.listReq == "" {
+		m.requestCommands()
+	}
 	if m.cfg.OpenPicker {
 		m.openSessions(false)
 	}

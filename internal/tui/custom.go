@@ -1,0 +1,191 @@
+package tui
+
+import (
+	_ "embed"
+	"fmt"
+	"strings"
+
+	"github.com/scv-agent/scv/internal/proto"
+)
+
+// Custom commands, /compact and /init (docs/tui.md). The server lists the
+// session's custom commands (it reads the workspace) and expands the one
+// run; the TUI offers them in the slash menu after its own commands and
+// shows the run as "/name args".
+
+// initPrompt is the prompt /init sends.
+//
+//go:embed init.md
+var initPrompt string
+
+// customState is what the TUI knows of the session's custom commands
+// and its pending commands.list and session.compact.
+type customState struct {
+	listReq    string
+	list       []proto.CustomCommand
+	compactReq string
+}
+
+// requestCommands asks for the session's custom commands; the list is
+// dropped first, since it belonged to the session shown before.
+func (m *Model) requestCommands() {
+	m.cust.list = nil
+	if m.conn != connected || m.session.SessionID == "" {
+		return
+	}
+	id := m.nextRequestID()
+	if m.sendMsg(&proto.CommandsList{Envelope: proto.Envelope{RequestID: id}, SessionID: m.session.SessionID}) {
+		m.cust.listReq = id
+	}
+}
+
+// commandsListed keeps the listed commands except those named like a
+// built-in one, and says once which files were skipped and why.
+func (m *Model) commandsListed(e *proto.CommandsListed) {
+	if e.RequestID == "" || e.RequestID != m.cust.listReq {
+		return
+	}
+	m.cust.listReq = ""
+	builtin := map[string]bool{}
+	for _, c := range slashCommands() {
+		builtin[c.name] = true
+	}
+	var skipped []string
+	m.cust.list = nil
+	for _, c := range e.Commands {
+		if builtin["/"+c.Name] {
+			skipped = append(skipped, fmt.Sprintf("/%s (%s): the built-in /%s has that name; rename the file", c.Name, c.Source, c.Name))
+			continue
+		}
+		m.cust.list = append(m.cust.list, c)
+	}
+	for _, s := range e.Skipped {
+		skipped = append(skipped, s.File+": "+s.Reason)
+	}
+	if len(skipped) > 0 {
+		m.addItem(&item{kind: kindNotice, text: "custom commands skipped — " + strings.Join(skipped, " · ")})
+	}
+}
+
+// customMenu are the custom commands as menu entries; a workspace's is
+// marked (repo): its prompt comes from the repository, not from the user.
+func (m *Model) customMenu() []slashCmd {
+	out := make([]slashCmd, 0, len(m.cust.list))
+	for _, c := range m.cust.list {
+		desc := c.Description
+		if c.Source == proto.CommandWorkspace {
+			desc = "(repo) " + desc
+		}
+		out = append(out, slashCmd{name: "/" + c.Name, args: "[args]", desc: desc})
+	}
+	return out
+}
+
+// customCommand finds the custom command a submitted text runs: its name
+// and the text after the name (spacing and lines kept, ends trimmed).
+func (m *Model) customCommand(text string) (name, args string, ok bool) {
+	if !strings.HasPrefix(text, "/") {
+		return "", "", false
+	}
+	word, rest, _ := strings.Cut(text[1:], " ")
+	if i := strings.IndexAny(word, "\t\n"); i >= 0 {
+		word, rest = word[:i], text[1+i:]
+	}
+	for _, c := range m.cust.list {
+		if c.Name == word {
+			return c.Name, strings.TrimSpace(rest), true
+		}
+	}
+	return "", "", false
+}
+
+// runCustom starts a turn of the custom command; the server reads and
+// expands it, the transcript shows what was typed.
+func (m *Model) runCustom(name, args string) {
+	shown := "/" + name
+	if args != "" {
+		shown += " " + args
+	}
+	switch {
+	case m.conn != connected:
+		m.addItem(&item{kind: kindError, text: "not connected (nothing was sent); " + shown + " runs when the daemon is back"})
+		return
+	case m.st.rewind != nil:
+		m.addItem(&item{kind: kindError, text: "a rewind edits a prompt: type the text to send there (custom commands start a turn of this session)"})
+		return
+	}
+	m.startTurn(&proto.TurnStart{SessionID: m.session.SessionID, Command: name, Arguments: args}, shown)
+}
+
+// startTurn sends t, shown in the transcript as shown.
+func (m *Model) startTurn(t *proto.TurnStart, shown string) {
+	t.RequestID = m.nextRequestID()
+	if m.sendMsg(t) {
+		m.pending = append(m.pending, pendingPrompt{requestID: t.RequestID, text: shown})
+		m.remember(shown)
+	}
+}
+
+// initCommand asks the model to write (or improve) the workspace's
+// AGENTS.md; the write goes through the normal approval.
+func (m *Model) initCommand() {
+	if m.conn != connected {
+		m.addItem(&item{kind: kindError, text: "not connected (nothing was sent); /init runs when the daemon is back"})
+		return
+	}
+	m.startTurn(&proto.TurnStart{SessionID: m.session.SessionID, Prompt: strings.TrimSpace(initPrompt)}, "/init")
+}
+
+// compactCommand asks the server to replace the history with the model's
+// summary, keeping focus (the arguments) in it.
+func (m *Model) compactCommand(args []string) {
+	switch {
+	case m.conn != connected:
+		m.addItem(&item{kind: kindError, text: "not connected; nothing to compact"})
+	case !m.idle():
+		m.addItem(&item{kind: kindError, text: "a turn is running; /compact works when the session is idle (Esc cancels the turn)"})
+	case m.cust.compactReq != "":
+		m.addItem(&item{kind: kindError, text: "a compaction is already running"})
+	default:
+		id := m.nextRequestID()
+		if m.sendMsg(&proto.SessionCompact{Envelope: proto.Envelope{RequestID: id}, SessionID: m.session.SessionID, Focus: strings.Join(args, " ")}) {
+			m.cust.compactReq = id
+			m.addItem(&item{kind: kindNotice, text: "compacting: the model is summarising the conversation…"})
+		}
+	}
+}
+
+// compactedOnRequest shows the answer to /compact.
+func (m *Model) compactedOnRequest(e *proto.SessionCompacted) {
+	if e.RequestID != m.cust.compactReq {
+		return
+	}
+	m.cust.compactReq = ""
+	m.compacted++
+	m.addItem(&item{kind: kindNotice, text: fmt.Sprintf("conversation compacted: %s → %s tokens, %d messages replaced by the model's summary",
+		tokens(e.BeforeTokens), tokens(e.AfterTokens), e.RemovedMessages)})
+	m.usage.InputTokens, m.haveUsage = int64(e.AfterTokens), true
+	if e.Usage != nil {
+		m.totalUsage += e.Usage.TotalTokens
+	}
+}
+
+// customError shows a refused commands.list or session.compact; false
+// for an error answering anything else.
+func (m *Model) customError(e *proto.Error) bool {
+	switch e.RequestID {
+	case "":
+		return false
+	case m.cust.listReq:
+		m.cust.listReq = ""
+		if e.Code != proto.ErrInvalidRequest || !strings.Contains(e.Message, "unknown message type") {
+			m.addItem(&item{kind: kindError, text: fmt.Sprintf("custom commands could not be listed (%s): %s", e.Code, e.Message)})
+		}
+		return true
+	case m.cust.compactReq:
+		m.cust.compactReq = ""
+		m.addItem(&item{kind: kindError, text: fmt.Sprintf("the conversation was not compacted (%s): %s", e.Code, e.Message)})
+		return true
+	}
+	return false
+}
