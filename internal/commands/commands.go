@@ -249,14 +249,31 @@ func readCommand(root *os.Root, shown, file string, src Source) (Command, error)
 		return Command{}, err
 	}
 	defer f.Close()
-	if st, err := f.Stat(); err != nil {
-		return Command{}, err
-	} else if !st.Mode().IsRegular() {
-		return Command{}, errors.New("not a regular file")
-	}
-	b, err := io.ReadAll(io.LimitReader(f, MaxFileBytes+1))
+	st, err := f.Stat()
 	if err != nil {
 		return Command{}, err
+	}
+	if !st.Mode().IsRegular() {
+		return Command{}, errors.New("not a regular file")
+	}
+	if st.Size() > MaxFileBytes {
+		return Command{}, fmt.Errorf("the file is over the limit of %d KiB; shorten it", MaxFileBytes>>10)
+	}
+	// Sized from the file, so a listing does not grow buffers; a file
+	// that grew since is read on, up to the limit.
+	b := make([]byte, st.Size()+1)
+	n, err := io.ReadFull(f, b)
+	switch {
+	case errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF):
+		b = b[:n]
+	case err != nil:
+		return Command{}, err
+	default:
+		rest, err := io.ReadAll(io.LimitReader(f, MaxFileBytes+1-int64(n)))
+		if err != nil {
+			return Command{}, err
+		}
+		b = append(b, rest...)
 	}
 	if len(b) > MaxFileBytes {
 		return Command{}, fmt.Errorf("the file is over the limit of %d KiB; shorten it", MaxFileBytes>>10)
@@ -294,13 +311,10 @@ func parse(text string) (desc, body string) {
 			break
 		}
 	}
-	if desc == "" {
-		for _, l := range strings.Split(body, "\n") {
-			if l = strings.TrimSpace(strings.TrimLeft(strings.TrimSpace(l), "#")); l != "" {
-				desc = l
-				break
-			}
-		}
+	for rest := body; desc == "" && rest != ""; {
+		var l string
+		l, rest, _ = strings.Cut(rest, "\n")
+		desc = strings.TrimSpace(strings.TrimLeft(strings.TrimSpace(l), "#"))
 	}
 	return clip(desc, MaxDescription), body
 }

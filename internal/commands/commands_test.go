@@ -184,3 +184,36 @@ func TestExpand(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkList lists a full directory (MaxFiles commands of 2 KiB each):
+// what commands.list costs the server when a session opens.
+func BenchmarkList(b *testing.B) {
+	dir := b.TempDir()
+	body := "# A command\n" + strings.Repeat("Do the thing with $ARGUMENTS carefully.\n", 50)
+	for i := range MaxFiles {
+		if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("c%03d.md", i)), []byte(body), 0o644); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		cmds, _ := List(Dirs{User: dir})
+		if len(cmds) != MaxFiles {
+			b.Fatalf("%d commands", len(cmds))
+		}
+	}
+}
+
+// A file of exactly MaxFileBytes is used; one byte more is not.
+func TestFileSizeBoundary(t *testing.T) {
+	user := t.TempDir()
+	exact := "# exact\n" + strings.Repeat("y", MaxFileBytes-len("# exact\n"))
+	write(t, user, map[string]string{"exact.md": exact, "over.md": exact + "z"})
+	cmds, skipped := List(Dirs{User: user})
+	if len(cmds) != 1 || cmds[0].Name != "exact" || len(cmds[0].Body) != MaxFileBytes {
+		t.Errorf("commands %v: want exact.md whole", cmds)
+	}
+	if len(skipped) != 1 || filepath.Base(skipped[0].File) != "over.md" {
+		t.Errorf("skipped %v: want over.md", skipped)
+	}
+}

@@ -32,7 +32,7 @@ func (c *conn) commandsList(s *session, m *proto.CommandsList) {
 		ev.Commands = append(ev.Commands, proto.CustomCommand{Name: cm.Name, Description: cm.Description, Source: string(cm.Source)})
 	}
 	for _, sk := range skipped {
-		c.srv.opts.Logger.Warn("custom command skipped", "session", s.id, "file", sk.File, "reason", sk.Reason)
+		c.srv.opts.Logger.Info("custom command skipped", "session", s.id, "file", sk.File, "reason", sk.Reason)
 		ev.Skipped = append(ev.Skipped, proto.SkippedCommand{File: sk.File, Reason: sk.Reason})
 	}
 	c.reply(m.RequestID, ev, s)
