@@ -4,6 +4,7 @@ import (
 	_ "embed"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/scv-agent/scv/internal/proto"
 )
@@ -21,15 +22,27 @@ var initPrompt string
 // customState is what the TUI knows of the session's custom commands
 // and its pending commands.list and session.compact.
 type customState struct {
-	listReq    string
-	list       []proto.CustomCommand
+	listReq string
+	session string // the session the list is of
+	list    []proto.CustomCommand
+	// listedAt is when the list arrived (zero: never); skipped is the
+	// last notice of skipped files.
+	listedAt   time.Time
+	skipped    string
 	compactReq string
 }
 
+// commandsMaxAge is how old the list may be when the menu opens before it
+// is asked for again, so a command file added during a session shows up.
+const commandsMaxAge = 30 * time.Second
+
 // requestCommands asks for the session's custom commands; the list is
-// dropped first, since it belonged to the session shown before.
+// dropped first, since it may belong to the session shown before.
 func (m *Model) requestCommands() {
-	m.cust.list = nil
+	if m.session.SessionID != m.cust.session {
+		m.cust.skipped, m.cust.session = "", m.session.SessionID
+	}
+	m.cust.list, m.cust.listedAt = nil, time.Time{}
 	if m.conn != connected || m.session.SessionID == "" {
 		return
 	}
@@ -46,6 +59,7 @@ func (m *Model) commandsListed(e *proto.CommandsListed) {
 		return
 	}
 	m.cust.listReq = ""
+	m.cust.listedAt = m.now()
 	builtin := map[string]bool{}
 	for _, c := range slashCommands() {
 		builtin[c.name] = true
@@ -62,9 +76,25 @@ func (m *Model) commandsListed(e *proto.CommandsListed) {
 	for _, s := range e.Skipped {
 		skipped = append(skipped, s.File+": "+s.Reason)
 	}
-	if len(skipped) > 0 {
-		m.addItem(&item{kind: kindNotice, text: "custom commands skipped — " + strings.Join(skipped, " · ")})
+	// Said once per session, and again only when it changed.
+	if note := strings.Join(skipped, " · "); note != m.cust.skipped {
+		m.cust.skipped = note
+		if note != "" {
+			m.addItem(&item{kind: kindNotice, text: "custom commands skipped — " + note})
+		}
 	}
+}
+
+// refreshCommands asks for the list again when the menu has just opened
+// (the composer holds "/") and the list is older than commandsMaxAge.
+func (m *Model) refreshCommands() {
+	c := &m.cust
+	if m.composer.Value() != "/" || c.listReq != "" || c.listedAt.IsZero() || m.now().Sub(c.listedAt) < commandsMaxAge {
+		return
+	}
+	list, at := c.list, c.listedAt
+	m.requestCommands()
+	c.list, c.listedAt = list, at // kept for the menu until the new list arrives
 }
 
 // customMenu are the custom commands as menu entries; a workspace's is

@@ -29,6 +29,15 @@ func (h *harness) texts() string {
 	return b.String()
 }
 
+// menuNames are the names the menu offers now.
+func (h *harness) menuNames() string {
+	var names []string
+	for _, c := range h.m.menuItems() {
+		names = append(names, c.name)
+	}
+	return strings.Join(names, " ")
+}
+
 // TestCustomCommands: the listed commands follow the built-in ones in the
 // menu, a workspace's marked (repo); one named like a built-in is left out
 // with a visible reason, as are the files the server skipped; running one
@@ -135,5 +144,38 @@ func TestInitCommand(t *testing.T) {
 	h.ev(req(ts.RequestID, &proto.TurnStarted{TurnHeader: th("t1")}))
 	if f := h.frame(); !strings.Contains(f, "› /init") || strings.Contains(f, "Inspect the workspace") {
 		t.Errorf("the transcript should show /init, not the prompt:\n%s", f)
+	}
+}
+
+// TestCustomCommandsRefresh: the menu opening asks for the list again once
+// it is older than commandsMaxAge (a command file added meanwhile shows
+// up), and the skipped-files notice is not repeated while it is the same.
+func TestCustomCommandsRefresh(t *testing.T) {
+	h := newHarness(t, func(c *Config) { c.Height = 20 })
+	bad := proto.SkippedCommand{File: "/ws/.scv/commands/Bad.md", Reason: "bad name"}
+	h.listed([]proto.CustomCommand{{Name: "one", Description: "first", Source: proto.CommandUser}}, bad)
+	h.typeText("/")
+	if got := h.rec.take(); len(got) != 0 {
+		t.Fatalf("a fresh list was asked for again: %v", got)
+	}
+	h.m.composer.Reset()
+	h.clk.t = h.clk.t.Add(commandsMaxAge)
+	h.typeText("/")
+	want := []any{&proto.CommandsList{Envelope: proto.Envelope{RequestID: "tui-2"}, SessionID: "s1"}}
+	if d := cmp.Diff(want, h.rec.take()); d != "" {
+		t.Fatalf("opening the menu with an old list sent (-want +got):\n%s", d)
+	}
+	if !strings.Contains(h.menuNames(), "/one") {
+		t.Errorf("the old list is not in the menu while the new one is asked for: %s", h.menuNames())
+	}
+	h.ev(req("tui-2", &proto.CommandsListed{Commands: []proto.CustomCommand{
+		{Name: "one", Description: "first", Source: proto.CommandUser},
+		{Name: "two", Description: "added later", Source: proto.CommandUser},
+	}, Skipped: []proto.SkippedCommand{bad}}))
+	if !strings.Contains(h.menuNames(), "/two") {
+		t.Errorf("the refreshed list is not in the menu: %s", h.menuNames())
+	}
+	if n := strings.Count(h.texts(), "custom commands skipped"); n != 1 {
+		t.Errorf("the same skipped-files notice was shown %d times, want once", n)
 	}
 }

@@ -288,7 +288,9 @@ func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.nt.blurred = true
 		return m, nil
 	case tea.KeyPressMsg:
-		return m, m.handleKey(msg)
+		cmd := m.handleKey(msg)
+		m.refreshCommands()
+		return m, cmd
 	case tea.MouseWheelMsg:
 		m.wheel(msg.Button)
 		return m, nil
