@@ -2,9 +2,11 @@
 // prompt files in the user's <SCV home>/commands and in a workspace's
 // .scv/commands, each becoming /name with its first line as the
 // description and $ARGUMENTS replaced by the text after the name. It reads
-// each directory through its own root (a symlink leaving it is not
-// followed), bounds every file and the number of files, and says why a
-// file was skipped. It imports only the standard library.
+// the workspace's directory through the workspace's root (a symlink
+// leaving it is not followed: a repository cannot point at files
+// elsewhere), the user's own directory as it is (symlinks into a dotfiles
+// checkout work), bounds every file and the number of files, and says why
+// a file was skipped. It imports only the standard library.
 package commands
 
 import (
@@ -104,7 +106,7 @@ func List(d Dirs) ([]Command, []Skipped) {
 	var skipped []Skipped
 	seen := map[string]bool{}
 	for _, src := range d.sources() {
-		cmds, sk := loadDir(src.dir, src.sub, src.source)
+		cmds, sk := loadDir(src)
 		skipped = append(skipped, sk...)
 		for _, c := range cmds {
 			if seen[c.Name] {
@@ -126,7 +128,7 @@ func Find(d Dirs, name string) (Command, error) {
 		return Command{}, err
 	}
 	for _, src := range d.sources() {
-		root, err := openDir(src.dir, src.sub)
+		root, err := src.open()
 		if err != nil {
 			if errors.Is(err, fs.ErrNotExist) {
 				continue
@@ -173,21 +175,50 @@ func (d Dirs) sources() []source {
 	return out
 }
 
-// openDir opens dir/sub as a root, reaching sub through dir's root so a
-// symlinked .scv or commands directory cannot lead out of the workspace.
-func openDir(dir, sub string) (*os.Root, error) {
-	root, err := os.OpenRoot(dir)
-	if err != nil || sub == "" {
-		return root, err
-	}
-	defer root.Close()
-	return root.OpenRoot(sub)
+// dir is an open commands directory: an *os.Root or a plainDir.
+type dir interface {
+	Open(name string) (*os.File, error)
+	Close() error
 }
 
-// loadDir reads the *.md files of dir/sub, sorted, at most MaxFiles.
-func loadDir(dir, sub string, src Source) ([]Command, []Skipped) {
-	shown := filepath.Join(dir, sub)
-	root, err := openDir(dir, sub)
+// plainDir opens the files of the user's own directory, following
+// symlinks.
+type plainDir string
+
+func (d plainDir) Open(name string) (*os.File, error) { return os.Open(filepath.Join(string(d), name)) }
+func (plainDir) Close() error                         { return nil }
+
+// open opens the source's directory. A workspace's sub directory is
+// reached through the workspace's root, so a symlinked .scv or commands
+// directory (or a file symlinked in it) cannot lead out of the workspace.
+func (s source) open() (dir, error) {
+	if s.source == User {
+		st, err := os.Stat(s.dir)
+		if err != nil {
+			return nil, err
+		}
+		if !st.IsDir() {
+			return nil, fmt.Errorf("%s is not a directory", s.dir)
+		}
+		return plainDir(s.dir), nil
+	}
+	root, err := os.OpenRoot(s.dir)
+	if err != nil {
+		return nil, err
+	}
+	defer root.Close()
+	sub, err := root.OpenRoot(s.sub)
+	if err != nil {
+		return nil, err
+	}
+	return sub, nil
+}
+
+// loadDir reads the *.md files of the source's directory, sorted, at most
+// MaxFiles.
+func loadDir(src source) ([]Command, []Skipped) {
+	shown := filepath.Join(src.dir, src.sub)
+	root, err := src.open()
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
@@ -224,7 +255,7 @@ func loadDir(dir, sub string, src Source) ([]Command, []Skipped) {
 	var out []Command
 	var skipped []Skipped
 	for _, n := range names {
-		c, err := readCommand(root, shown, n, src)
+		c, err := readCommand(root, shown, n, src.source)
 		if err != nil {
 			skipped = append(skipped, Skipped{File: filepath.Join(shown, n), Reason: err.Error()})
 			continue
@@ -239,7 +270,7 @@ func loadDir(dir, sub string, src Source) ([]Command, []Skipped) {
 
 // readCommand reads one command file of root; a missing file gives an
 // error wrapping fs.ErrNotExist.
-func readCommand(root *os.Root, shown, file string, src Source) (Command, error) {
+func readCommand(root dir, shown, file string, src Source) (Command, error) {
 	name := strings.TrimSuffix(file, ".md")
 	if err := ValidName(name); err != nil {
 		return Command{}, err

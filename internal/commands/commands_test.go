@@ -152,6 +152,30 @@ func TestWorkspaceSymlinkOutIsNotFollowed(t *testing.T) {
 	}
 }
 
+// The user's own directory follows symlinks: a dotfiles manager links
+// each command file (or the directory) from a checkout elsewhere.
+func TestUserSymlinksAreFollowed(t *testing.T) {
+	dotfiles, home := t.TempDir(), t.TempDir()
+	write(t, dotfiles, map[string]string{"cmds/linked.md": "Linked command\nbody\n", "cmds/other.md": "Other\nbody\n"})
+	user := filepath.Join(home, "commands")
+	if err := os.Mkdir(user, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(dotfiles, "cmds", "linked.md"), filepath.Join(user, "linked.md")); err != nil {
+		t.Fatal(err)
+	}
+	if c, err := Find(Dirs{User: user}, "linked"); err != nil || c.Description != "Linked command" {
+		t.Errorf("Find of a symlinked user command = %+v, %v", c, err)
+	}
+	linkedDir := filepath.Join(home, "commands2")
+	if err := os.Symlink(filepath.Join(dotfiles, "cmds"), linkedDir); err != nil {
+		t.Fatal(err)
+	}
+	if cmds, skipped := List(Dirs{User: linkedDir}); len(cmds) != 2 || len(skipped) != 0 {
+		t.Errorf("a symlinked user directory listed %v, skipped %v", cmds, skipped)
+	}
+}
+
 func TestFind(t *testing.T) {
 	user, ws := t.TempDir(), t.TempDir()
 	write(t, user, map[string]string{"mine.md": "user body\n"})
