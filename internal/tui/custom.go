@@ -143,8 +143,20 @@ func (m *Model) runCustom(name, args string) {
 	case m.st.rewind != nil:
 		m.addItem(&item{kind: kindError, text: "a rewind edits a prompt: type the text to send there (custom commands start a turn of this session)"})
 		return
+	case m.notResumed(shown):
+		return
 	}
 	m.startTurn(&proto.TurnStart{SessionID: m.session.SessionID, Command: name, Arguments: args}, shown)
+}
+
+// notResumed says (and shows) that the connection is back but the session
+// shown is not open on it yet, so what would address it is not sent.
+func (m *Model) notResumed(what string) bool {
+	if !m.rd.offer {
+		return false
+	}
+	m.addItem(&item{kind: kindError, text: "nothing was sent: press Enter on an empty composer to continue this session on the new connection, then " + what + " again"})
+	return true
 }
 
 // startTurn sends t, shown in the transcript as shown.
@@ -163,6 +175,9 @@ func (m *Model) initCommand() {
 		m.addItem(&item{kind: kindError, text: "not connected (nothing was sent); /init runs when the daemon is back"})
 		return
 	}
+	if m.notResumed("/init") {
+		return
+	}
 	m.startTurn(&proto.TurnStart{SessionID: m.session.SessionID, Prompt: strings.TrimSpace(initPrompt)}, "/init")
 }
 
@@ -172,6 +187,7 @@ func (m *Model) compactCommand(args []string) {
 	switch {
 	case m.conn != connected:
 		m.addItem(&item{kind: kindError, text: "not connected; nothing to compact"})
+	case m.notResumed("/compact"):
 	case !m.idle():
 		m.addItem(&item{kind: kindError, text: "a turn is running; /compact works when the session is idle (Esc cancels the turn)"})
 	case m.cust.compactReq != "":
