@@ -25,6 +25,9 @@ type customState struct {
 	listReq string
 	session string // the session the list is of
 	list    []proto.CustomCommand
+	// stale says the list is of another session (the one shown was
+	// switched to): asked for when the menu opens.
+	stale bool
 	// listedAt is when the list arrived (zero: never); skipped is the
 	// last notice of skipped files.
 	listedAt   time.Time
@@ -42,7 +45,7 @@ func (m *Model) requestCommands() {
 	if m.session.SessionID != m.cust.session {
 		m.cust.skipped, m.cust.session = "", m.session.SessionID
 	}
-	m.cust.list, m.cust.listedAt = nil, time.Time{}
+	m.cust.list, m.cust.listedAt, m.cust.stale = nil, time.Time{}, false
 	if m.conn != connected || m.session.SessionID == "" {
 		return
 	}
@@ -60,6 +63,7 @@ func (m *Model) commandsListed(e *proto.CommandsListed) {
 	}
 	m.cust.listReq = ""
 	m.cust.listedAt = m.now()
+	m.menu.key = menuKey{} // the menu shown is drawn again with the list
 	builtin := map[string]bool{}
 	for _, c := range slashCommands() {
 		builtin[c.name] = true
@@ -85,11 +89,19 @@ func (m *Model) commandsListed(e *proto.CommandsListed) {
 	}
 }
 
-// refreshCommands asks for the list again when the menu has just opened
-// (the composer holds "/") and the list is older than commandsMaxAge.
+// refreshCommands asks for the list when the menu has just opened (the
+// composer holds "/") and the list is of another session, or older than
+// commandsMaxAge.
 func (m *Model) refreshCommands() {
 	c := &m.cust
-	if m.composer.Value() != "/" || c.listReq != "" || c.listedAt.IsZero() || m.now().Sub(c.listedAt) < commandsMaxAge {
+	if m.composer.Value() != "/" || c.listReq != "" {
+		return
+	}
+	if c.stale {
+		m.requestCommands()
+		return
+	}
+	if c.listedAt.IsZero() || m.now().Sub(c.listedAt) < commandsMaxAge {
 		return
 	}
 	list, at := c.list, c.listedAt

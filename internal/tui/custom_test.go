@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -177,5 +178,32 @@ func TestCustomCommandsRefresh(t *testing.T) {
 	}
 	if n := strings.Count(h.texts(), "custom commands skipped"); n != 1 {
 		t.Errorf("the same skipped-files notice was shown %d times, want once", n)
+	}
+}
+
+// TestCustomCommandsAfterSwitch: another session's commands are asked for
+// when the menu next opens, and the menu shown is drawn again when they
+// arrive.
+func TestCustomCommandsAfterSwitch(t *testing.T) {
+	h := newHarness(t, func(c *Config) { c.Height = 20 })
+	h.listed([]proto.CustomCommand{{Name: "one", Description: "first", Source: proto.CommandUser}})
+	h.m.switchTo(&proto.SessionResumed{SessionID: "s2", Cwd: "/other"})
+	h.rec.take()
+	if strings.Contains(h.menuNames(), "/one") {
+		t.Fatalf("the menu keeps the other session's commands: %s", h.menuNames())
+	}
+	h.typeText("/")
+	want := []any{&proto.CommandsList{Envelope: proto.Envelope{RequestID: "tui-3"}, SessionID: "s2"}}
+	if d := cmp.Diff(want, h.rec.take()); d != "" {
+		t.Fatalf("opening the menu in the new session sent (-want +got):\n%s", d)
+	}
+	h.m.Render()
+	h.ev(inSession("s2", req("tui-3", &proto.CommandsListed{Commands: []proto.CustomCommand{{Name: "zz", Description: "the other one", Source: proto.CommandWorkspace}}})))
+	if n := len(slashCommands()) + 1; !strings.Contains(h.frame(), fmt.Sprintf("… %d commands", n)) {
+		t.Errorf("the open menu was not drawn again with the list that arrived (want %d commands):\n%s", n, h.frame())
+	}
+	h.keys(up) // the last entry: the new session's command
+	if f := h.frame(); !strings.Contains(f, "▸ /zz [args]") || !strings.Contains(f, "(repo) the other one") {
+		t.Errorf("the open menu does not show the list that arrived:\n%s", f)
 	}
 }

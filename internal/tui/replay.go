@@ -150,8 +150,9 @@ func (m *Model) openResumed(e *proto.SessionResumed) {
 	}
 	if m.session.SessionID != shown {
 		// Another session (another workspace, perhaps) has its own
-		// commands; a reconnect to the same one keeps the list.
-		m.requestCommands()
+		// commands, asked for when the menu opens; a reconnect to the
+		// same one keeps the list.
+		m.cust.list, m.cust.stale = nil, true
 	}
 	m.layout()
 }
