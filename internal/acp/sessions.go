@@ -144,7 +144,7 @@ func (a *Agent) newSession(params json.RawMessage) (any, *rpcError) {
 		return nil, serverError("session/new", err)
 	}
 	s := a.addSession(started.SessionID, started.Cwd, started.Model, started.ContextMaxTokens, policy)
-	return thenResult{result: s.describe(), after: func() { a.listModels(s) }}, nil
+	return thenResult{result: s.describe(), after: func() { a.listModels(s); a.listCommands(s) }}, nil
 }
 
 // addSession records an open session whose configured policy is floor.
@@ -253,7 +253,7 @@ func (a *Agent) reopen(params json.RawMessage, replay bool) (any, *rpcError) {
 	}
 	res := s.describe()
 	res.SessionID = "" // not part of a load's or resume's result
-	return thenResult{result: res, after: func() { a.listModels(s) }}, nil
+	return thenResult{result: res, after: func() { a.listModels(s); a.listCommands(s) }}, nil
 }
 
 // withRoom runs open (a session.start or session.resume); when the server
