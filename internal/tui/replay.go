@@ -148,6 +148,7 @@ func (m *Model) openResumed(e *proto.SessionResumed) {
 	if e.PreviousBaseURL != "" {
 		m.addItem(&item{kind: kindNotice, text: EndpointChanged(e)})
 	}
+	m.cust.compactReq = "" // a compaction asked for on another connection or session is not answered here
 	if m.session.SessionID != shown {
 		// Another session (another workspace, perhaps) has its own
 		// commands, asked for when the menu opens; a reconnect to the
