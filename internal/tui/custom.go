@@ -45,13 +45,16 @@ func (m *Model) requestCommands() {
 	if m.session.SessionID != m.cust.session {
 		m.cust.skipped, m.cust.session = "", m.session.SessionID
 	}
-	m.cust.list, m.cust.listedAt, m.cust.stale = nil, time.Time{}, false
+	m.cust.list, m.cust.listedAt = nil, time.Time{}
+	// Not sent (not connected, no session yet): asked for again when the
+	// menu opens.
+	m.cust.stale = true
 	if m.conn != connected || m.session.SessionID == "" {
 		return
 	}
 	id := m.nextRequestID()
 	if m.sendMsg(&proto.CommandsList{Envelope: proto.Envelope{RequestID: id}, SessionID: m.session.SessionID}) {
-		m.cust.listReq = id
+		m.cust.listReq, m.cust.stale = id, false
 	}
 }
 
