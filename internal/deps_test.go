@@ -67,6 +67,7 @@ var leaves = map[string][]string{
 	"internal/textcut":  nil,
 	"internal/diff":     {"github.com/sergi/go-diff/"},
 	"internal/redact":   nil,
+	"internal/commands": nil,
 	// The store: the SQLite driver and what the driver itself pulls in.
 	"internal/store": {"modernc.org/", "golang.org/x/sys/", "github.com/dustin/go-humanize", "github.com/google/uuid", "github.com/remyoudompheng/bigfft", textcut},
 

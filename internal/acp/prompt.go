@@ -30,7 +30,9 @@ type session struct {
 	plan   bool
 	model  string
 	models []string
-	turn   *turn
+	// commands are the names of the session's custom commands.
+	commands map[string]bool
+	turn     *turn
 	// used is when the session was last opened or prompted (Agent.useSeq),
 	// guarded by the Agent's mu.
 	used uint64
@@ -105,7 +107,11 @@ func (a *Agent) prompt(params json.RawMessage) (any, *rpcError) {
 		}
 		s.mu.Unlock()
 	}()
-	if err := a.conn.Send(&proto.TurnStart{Envelope: proto.Envelope{RequestID: t.reqID}, SessionID: s.id, Prompt: text}); err != nil {
+	start := &proto.TurnStart{Envelope: proto.Envelope{RequestID: t.reqID}, SessionID: s.id, Prompt: text}
+	if name, args, ok := s.command(text); ok {
+		start.Prompt, start.Command, start.Arguments = "", name, args
+	}
+	if err := a.conn.Send(start); err != nil {
 		return finish(nil, errInvalidParams("prompt: %v", err))
 	}
 	var ev proto.Event

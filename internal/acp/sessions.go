@@ -144,7 +144,9 @@ func (a *Agent) newSession(params json.RawMessage) (any, *rpcError) {
 		return nil, serverError("session/new", err)
 	}
 	s := a.addSession(started.SessionID, started.Cwd, started.Model, started.ContextMaxTokens, policy)
-	return thenResult{result: s.describe(), after: func() { a.listModels(s) }}, nil
+	// The commands are the server's to read (fast); the models the
+	// provider's to list (up to its timeout): commands first.
+	return thenResult{result: s.describe(), after: func() { a.listCommands(s); a.listModels(s) }}, nil
 }
 
 // addSession records an open session whose configured policy is floor.
@@ -259,7 +261,7 @@ func (a *Agent) reopen(params json.RawMessage, replay bool) (any, *rpcError) {
 	}
 	res := s.describe()
 	res.SessionID = "" // not part of a load's or resume's result
-	return thenResult{result: res, after: func() { a.listModels(s) }}, nil
+	return thenResult{result: res, after: func() { a.listCommands(s); a.listModels(s) }}, nil
 }
 
 // withRoom runs open (a session.start or session.resume); when the server

@@ -404,8 +404,18 @@ func (a *App) NewSession(ctx context.Context, id string, req server.SessionReque
 	info := server.SessionInfo{Cwd: req.Cwd, Model: modelName, ContextMaxTokens: cfg.Context.MaxTokens, Tools: ts.Registry.Names(),
 		WireAPI: prof.WireAPI, BaseURL: prof.BaseURL,
 		MaxQueuedTurns: queued, MaxPromptBytes: cfg.Session.MaxPromptBytes, Provider: profName, DelegationDepth: depth,
-		Close: func() { a.sessionHooks(context.Background(), hk, hooks.SessionEnd); ts.Release(); a.sessions.Add(-1) }}
+		UserCommands: a.userCommands(),
+		Close:        func() { a.sessionHooks(context.Background(), hk, hooks.SessionEnd); ts.Release(); a.sessions.Add(-1) }}
 	return sess, info, nil
+}
+
+// userCommands is the user's custom commands directory ("" without an
+// SCV home).
+func (a *App) userCommands() string {
+	if a.opts.Layout.Home == "" {
+		return ""
+	}
+	return a.opts.Layout.CommandsDir()
 }
 
 // Sessions is the number of open sessions built by this app.

@@ -47,6 +47,9 @@ func (l Layout) ConfigFile() string { return filepath.Join(l.Home, "config.toml"
 // SkillsDir is the user skills root, $SCV_HOME/skills.
 func (l Layout) SkillsDir() string { return filepath.Join(l.Home, "skills") }
 
+// CommandsDir holds the user's custom slash commands, $SCV_HOME/commands.
+func (l Layout) CommandsDir() string { return filepath.Join(l.Home, "commands") }
+
 // Socket is the daemon socket, $SCV_HOME/server.sock.
 func (l Layout) Socket() string { return filepath.Join(l.Home, "server.sock") }
 

@@ -44,6 +44,7 @@ func TestLayout(t *testing.T) {
 		l.Adapter("codex"):        "/x/adapters/codex",
 		l.DaemonLog():             "/x/logs/daemon.log",
 		l.SkillsDir():             "/x/skills",
+		l.CommandsDir():           "/x/commands",
 		l.State():                 "/x/state",
 		l.Database():              "/x/state/scv.db",
 		ProjectConfig("/w"):       "/w/.scv/config.toml",

@@ -22,12 +22,16 @@ const (
 
 // TurnStart submits a prompt (not empty, at most MaxPromptBytes). It runs
 // at once, or waits behind the session's active turn. Images are input
-// images sent with the prompt (an SCV extension).
+// images sent with the prompt (an SCV extension). Command, instead of a
+// prompt, names a custom command (commands.list) whose text, with
+// Arguments in place of $ARGUMENTS, is the prompt.
 type TurnStart struct {
 	Envelope
 	SessionID string  `json:"session_id"`
 	Prompt    string  `json:"prompt"`
 	Images    []Image `json:"images,omitempty"`
+	Command   string  `json:"command,omitempty"`
+	Arguments string  `json:"arguments,omitempty"`
 }
 
 // Image is an input image of a prompt, kept by path and hash. In

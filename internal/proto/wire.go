@@ -210,6 +210,10 @@ func NewMessage(typ string) Message {
 		return new(SessionUndo)
 	case TypeSessionSetMode:
 		return new(SessionSetMode)
+	case TypeCommandsList:
+		return new(CommandsList)
+	case TypeSessionCompact:
+		return new(SessionCompact)
 	}
 	return nil
 }
@@ -224,6 +228,7 @@ func MessageTypes() []string {
 		TypeSessionList, TypeSessionResume, TypeSessionFork, TypeSessionTurns, TypeSessionRename, TypeSessionDelete,
 		TypeSessionConfigure, TypeModelsList, TypeSessionUndo,
 		TypeSessionSetMode,
+		TypeCommandsList, TypeSessionCompact,
 	}
 }
 
@@ -298,6 +303,10 @@ func NewEvent(typ string) Event {
 		return new(SessionMode)
 	case EventTodoUpdated:
 		return new(TodoUpdated)
+	case EventCommandsListed:
+		return new(CommandsListed)
+	case EventSessionCompacted:
+		return new(SessionCompacted)
 	}
 	return nil
 }
@@ -316,5 +325,6 @@ func EventTypes() []string {
 		EventSessionConfigured, EventModelsListed, EventSessionUndone,
 		EventHookRan,
 		EventSessionMode, EventTodoUpdated,
+		EventCommandsListed, EventSessionCompacted,
 	}
 }

@@ -37,12 +37,15 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 // model; $MODEL_URL is the fake's base URL), model.json (modeltest.LoadScript format),
 // store-fault (store write operations that fail, one per line), no-store
 // (present: the server keeps sessions in memory only), files.txtar-like
-// "ws/<name>" sections (workspace files), models (ids the fake lists on
+// "ws/<name>" sections (workspace files) and "home/<name>" ones (files of
+// the SCV home), models (ids the fake lists on
 // GET /models), script (the conversation), want, model-requests (optional:
 // how many requests the fake model must have received when the
 // conversation ends), want-request-models (optional: the "model" and
 // "reasoning" of each request the fake received, one line each) and
 // want-last-request-has (optional: text the last request's body holds),
+// want-requests-have (optional: `N TEXT` or `N !TEXT` per line: request N,
+// from 1, holds TEXT or does not),
 // want-ws (optional: the workspace at the end, `NAME "content"` or
 // `NAME absent` per line).
 // Script lines: "> JSON" sends a line (with $S1, $T1, $A1, $Q1, $WORK and
@@ -125,6 +128,17 @@ func runConversation(t *testing.T, file string) {
 			}
 		}
 	}
+	for _, f := range a.Files {
+		if name, ok := strings.CutPrefix(f.Name, "home/"); ok {
+			p := filepath.Join(home, name)
+			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(p, f.Data, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
 	extra, _ := section(a, "config.toml")
 	extra = strings.ReplaceAll(extra, "$MODEL_URL", fake.URL())
 	cfg := fmt.Sprintf("[providers.openai]\nbase_url = %q\nmax_retries = 0\n%s", fake.URL(), extra)
@@ -171,6 +185,9 @@ func runConversation(t *testing.T, file string) {
 		if len(reqs) == 0 || !strings.Contains(string(reqs[len(reqs)-1].Raw), strings.TrimSpace(w)) {
 			t.Errorf("the fake model's last request does not contain %q", strings.TrimSpace(w))
 		}
+	}
+	if w, ok := section(a, "want-requests-have"); ok {
+		checkRequests(t, fake.Requests(), w)
 	}
 	want, _ := section(a, "want")
 	if testutil.Update() {
@@ -292,6 +309,29 @@ func converse(t *testing.T, srv *server.Server, ws, home, modelURL, script strin
 	mu.Lock()
 	defer mu.Unlock()
 	return strings.Join(lines, "\n") + "\n"
+}
+
+// checkRequests checks want's lines against the fake model's requests:
+// `N TEXT` says request N (from 1) holds TEXT, `N !TEXT` that it does not.
+func checkRequests(t *testing.T, reqs []modeltest.Recorded, want string) {
+	t.Helper()
+	for _, l := range strings.Split(strings.TrimSpace(want), "\n") {
+		num, text, _ := strings.Cut(strings.TrimSpace(l), " ")
+		n, err := strconv.Atoi(num)
+		if err != nil || n < 1 {
+			t.Fatalf("bad want-requests-have line %q", l)
+		}
+		if n > len(reqs) {
+			t.Errorf("the fake model got %d requests; want-requests-have names request %d", len(reqs), n)
+			continue
+		}
+		absent, ok := strings.CutPrefix(text, "!")
+		if has := strings.Contains(string(reqs[n-1].Raw), absent); ok && has {
+			t.Errorf("request %d holds %q, which it must not", n, absent)
+		} else if !ok && !strings.Contains(string(reqs[n-1].Raw), text) {
+			t.Errorf("request %d does not hold %q", n, text)
+		}
+	}
 }
 
 // checkWorkspace compares the workspace with want's lines: `NAME "content"`

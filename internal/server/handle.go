@@ -126,6 +126,10 @@ func (c *conn) handleSession(s *session, msg proto.SessionMessage) {
 		c.sessionUndo(s, m)
 	case *proto.SessionSetMode:
 		c.sessionSetMode(s, m)
+	case *proto.CommandsList:
+		c.commandsList(s, m)
+	case *proto.SessionCompact:
+		c.sessionCompact(s, m)
 	default:
 		c.srv.opts.Logger.Error("message type without a handler", "type", msg.MessageType())
 		c.reqError(msg.Env().RequestID, proto.ErrInternal, fmt.Sprintf("%s has no handler in this server", msg.MessageType()), false)
@@ -267,6 +271,11 @@ func (s *session) maxPrompt() int {
 }
 
 func (c *conn) turnStart(s *session, m *proto.TurnStart) {
+	if m.Command != "" || m.Arguments != "" {
+		if !c.expandCommand(s, m) {
+			return
+		}
+	}
 	switch {
 	case m.Prompt == "":
 		c.reqError(m.RequestID, proto.ErrInvalidRequest, "prompt must not be empty", false)

@@ -43,6 +43,9 @@ type SessionInfo struct {
 	// MaxPromptBytes is session.max_prompt_bytes of the session's
 	// configuration; 0 takes proto.MaxPromptBytes.
 	MaxPromptBytes int
+	// UserCommands is the user's custom commands directory ("" for
+	// none); the workspace's are read from Cwd (commands.list).
+	UserCommands string
 	// Close, if set, releases what the session holds.
 	Close func()
 }

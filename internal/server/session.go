@@ -14,11 +14,13 @@ import (
 // maxMemoryUndo bounds the undoable turns a session without a store keeps.
 const maxMemoryUndo = 16
 
-// pending is a prompt waiting for its turn.
+// pending is a prompt waiting for its turn, or a compaction (session.compact,
+// with prompt its focus) waiting for the session to be idle.
 type pending struct {
 	turnID, requestID, prompt string
 	// images are the prompt's input images, read when it was submitted.
-	images []model.Image
+	images  []model.Image
+	compact bool
 }
 
 // session is one protocol session: an agent session plus its prompt queue.
@@ -107,6 +109,14 @@ func (s *session) run(c *conn) {
 		s.active, s.cancel = p.turnID, cancel
 		s.mu.Unlock()
 
+		if p.compact {
+			c.compact(ctx, s, p)
+			cancel()
+			s.mu.Lock()
+			s.active, s.cancel = "", nil
+			s.mu.Unlock()
+			continue
+		}
 		rec, err := c.beginRecord(ctx, s, p)
 		if err != nil {
 			c.refuseTurn(s, p, err)

@@ -141,7 +141,7 @@ func TestModelAndUndoUnderTmux(t *testing.T) {
 }
 
 // TestRefusedCommandNeverSentUnderTmux: an unknown /word is refused and
-// stays selected, so the next command typed replaces it: "/compact" then
+// stays selected, so the next command typed replaces it: "/zap" then
 // "/cost" are both refused and the model never gets a request for
 // either; the prompt typed after them is the only one it gets.
 func TestRefusedCommandNeverSentUnderTmux(t *testing.T) {
@@ -151,13 +151,13 @@ func TestRefusedCommandNeverSentUnderTmux(t *testing.T) {
 	fake := modeltest.New(t)
 	fake.Script(modeltest.Text("Plain answer."))
 	p := openTUI(t, scv, home, ws, fake, 100, 30)
-	p.text("/compact")
+	p.text("/zap")
 	p.keys("Enter")
-	p.waitFor("unknown command /compact (nothing was sent)")
+	p.waitFor("unknown command /zap (nothing was sent)")
 	p.text("/cost")
 	p.keys("Enter")
 	s := p.waitFor("unknown command /cost (nothing was sent)")
-	if strings.Contains(s, "/compact/cost") {
+	if strings.Contains(s, "/zap/cost") {
 		t.Errorf("the second command was appended to the first:\n%s", s)
 	}
 	time.Sleep(300 * time.Millisecond) // room for a request that must not come

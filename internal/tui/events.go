@@ -139,6 +139,10 @@ func (m *Model) apply(ev proto.Event) tea.Cmd {
 		if e.RequestID != "" && e.RequestID == m.modelsReq {
 			m.openModels(e)
 		}
+	case *proto.CommandsListed:
+		m.commandsListed(e)
+	case *proto.SessionCompacted:
+		m.compactedOnRequest(e)
 	case *proto.SessionUndone:
 		m.undone(e)
 	case *proto.SessionStarted:

@@ -12,7 +12,7 @@ import (
 
 // helpText is what /help shows.
 const helpText = `Keys: Enter send (queued while a turn runs) · Ctrl+J newline · Esc cancel the turn (denies a shown approval in the same step) · Ctrl+C clear input, else cancel the turn, else quit · PageUp/PageDown or the mouse wheel scroll (PageUp at the top loads earlier turns of a resumed session; select text with Shift held) · Up/Down prompt history · Ctrl+O expand/collapse the selected tool row's output or diff (else the latest) · Alt+Up/Alt+Down select a tool row or an answer (y copies it) · in an approval: y approve, a allow for this session, n deny, r deny with a reason, Up/Down scroll its summary and diff when they are longer than the panel · Ctrl+P stored sessions: ↑/↓, Enter open, Tab this workspace/all, Del delete, Esc close · Ctrl+R rewind: pick an earlier prompt, edit it, Enter sends it as a new session forked before that turn (Esc cancels) · @path attaches a workspace file (or a directory's listing) to the prompt; @ at a word's start opens the path completion: ↑/↓ select, Tab/Enter complete, Esc close.
-Commands (/ opens the menu: ↑/↓ select, Tab complete, Enter run, Esc close): /model lists the provider's models, /model NAME [effort] switches the next turns' model · /new a fresh session here · /clear start the conversation afresh (idle only) · /context context use · /approvals list the session's grants, /approvals revoke N (or all) · /undo restore the files the last turn wrote (asks first; bash and delegated agents are not tracked) · /copy the last answer to the clipboard (OSC 52), /copy code its last code block · /sessions or /resume (Ctrl+P) · /rewind (Ctrl+R) · /image PATH attach an image to the next prompt (or paste its path) · /quit leave. An unknown /word is refused; //text sends /text; a first word with another slash (/etc/hosts …) is a prompt.`
+Commands (/ opens the menu: ↑/↓ select, Tab complete, Enter run, Esc close): /model lists the provider's models, /model NAME [effort] switches the next turns' model · /new a fresh session here · /clear start the conversation afresh (idle only) · /context context use · /compact [focus] replace the conversation with the model's summary, keeping focus (idle only) · /init have the model write or improve AGENTS.md (you approve the write) · /approvals list the session's grants, /approvals revoke N (or all) · /undo restore the files the last turn wrote (asks first; bash and delegated agents are not tracked) · /copy the last answer to the clipboard (OSC 52), /copy code its last code block · /sessions or /resume (Ctrl+P) · /rewind (Ctrl+R) · /image PATH attach an image to the next prompt (or paste its path) · /quit leave. Custom commands (Markdown files in ~/.scv/commands/ and the workspace's .scv/commands/, marked (repo)) follow in the menu: /name [args]. An unknown /word is refused; //text sends /text; a first word with another slash (/etc/hosts …) is a prompt.`
 
 // handleKey routes a key press: approval panel first, then global keys,
 // then the composer.
@@ -295,6 +295,12 @@ func (m *Model) submit() tea.Cmd {
 		case len(m.images) > 0:
 			m.addItem(&item{kind: kindNotice, text: "type a prompt to send with the attached images (/image clear removes them)"})
 		}
+		return nil
+	}
+	if custom, args, ok := m.customCommand(text); ok {
+		m.composer.Reset()
+		m.layout()
+		m.runCustom(custom, args)
 		return nil
 	}
 	name, args, prompt, refused := slashPrompt(text)

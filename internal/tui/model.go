@@ -194,6 +194,8 @@ type Model struct {
 	newReq       string
 	undoReq      string
 	undo         *undoPanel
+	// cust holds the custom commands and the pending /compact (custom.go).
+	cust customState
 	// rd is the state of reconnecting (reconnect.go).
 	rd redial
 	// nt is the state of notifications (notify.go).
@@ -235,6 +237,9 @@ func New(cfg Config) *Model {
 
 // Init implements tea.Model.
 func (m *Model) Init() tea.Cmd {
+	if m.cust.listReq == "" {
+		m.requestCommands()
+	}
 	if m.cfg.OpenPicker {
 		m.openSessions(false)
 	}
@@ -294,7 +299,9 @@ func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.nt.blurred = true
 		return m, nil
 	case tea.KeyPressMsg:
-		return m, m.handleKey(msg)
+		cmd := m.handleKey(msg)
+		m.refreshCommands()
+		return m, cmd
 	case tea.MouseWheelMsg:
 		m.wheel(msg.Button)
 		return m, nil

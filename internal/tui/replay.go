@@ -132,6 +132,7 @@ func (m *Model) switchTo(e *proto.SessionResumed) {
 
 // openResumed empties the view and redraws the resumed session's turns.
 func (m *Model) openResumed(e *proto.SessionResumed) {
+	shown := m.session.SessionID
 	m.tr.reset()
 	m.pending, m.approval, m.turnID = nil, nil, ""
 	m.streaming, m.thinking, m.turnThinking = nil, nil, nil
@@ -147,6 +148,13 @@ func (m *Model) openResumed(e *proto.SessionResumed) {
 	}
 	if e.PreviousBaseURL != "" {
 		m.addItem(&item{kind: kindNotice, text: EndpointChanged(e)})
+	}
+	m.cust.compactReq = "" // a compaction asked for on another connection or session is not answered here
+	if m.session.SessionID != shown {
+		// Another session (another workspace, perhaps) has its own
+		// commands, asked for when the menu opens; a reconnect to the
+		// same one keeps the list.
+		m.cust.list, m.cust.stale = nil, true
 	}
 	m.layout()
 }

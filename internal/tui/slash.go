@@ -34,6 +34,8 @@ func slashCommands() []slashCmd {
 		{"/new", "", "close this session and start a fresh one in this workspace"},
 		{"/clear", "", "start the conversation afresh (idle only)"},
 		{"/context", "", "context window use and session tokens"},
+		{"/compact", "[focus]", "replace the conversation with the model's summary (idle only)"},
+		{"/init", "", "ask the model to write or improve AGENTS.md (you approve the write)"},
 		{"/approvals", "[revoke N|all]", "list or revoke this session's grants"},
 		{"/undo", "", "restore the files the last turn wrote (asks first)"},
 		{"/copy", "[code]", "copy the last answer (or its last code block) to the clipboard"},
@@ -92,7 +94,7 @@ func (m *Model) menuItems() []slashCmd {
 		return nil
 	}
 	var out []slashCmd
-	for _, c := range slashCommands() {
+	for _, c := range append(slashCommands(), m.customMenu()...) {
 		if strings.HasPrefix(c.name, w) {
 			out = append(out, c)
 		}
@@ -204,7 +206,11 @@ func slashPrompt(text string) (name string, args []string, prompt string, refuse
 // runCommand runs the local command name with its arguments.
 func (m *Model) runCommand(name string, args []string) tea.Cmd {
 	m.scroll = 0
-	takesArgs := name == "/model" || name == "/approvals" || name == "/copy" || name == "/image"
+	if custom, rest, ok := m.customCommand(strings.Join(append([]string{name}, args...), " ")); ok {
+		m.runCustom(custom, rest)
+		return nil
+	}
+	takesArgs := name == "/model" || name == "/approvals" || name == "/copy" || name == "/image" || name == "/compact"
 	if len(args) > 0 && !takesArgs {
 		m.addItem(&item{kind: kindError, text: fmt.Sprintf("%s takes no arguments (nothing was sent); /help lists the commands", name)})
 		return nil
@@ -243,6 +249,10 @@ func (m *Model) runCommand(name string, args []string) tea.Cmd {
 		m.modelCommand(args)
 	case "/undo":
 		m.undoCommand()
+	case "/compact":
+		m.compactCommand(args)
+	case "/init":
+		m.initCommand()
 	case "/copy":
 		return m.copyCommand(args)
 	case "/image":
@@ -350,6 +360,8 @@ func (m *Model) commandError(e *proto.Error) bool {
 	switch id := e.RequestID; {
 	case id == "":
 		return false
+	case m.customError(e):
+		return true
 	case id == m.modelsReq:
 		m.modelsReq = ""
 		if e.Code == proto.ErrUnsupported {

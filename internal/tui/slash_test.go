@@ -71,7 +71,7 @@ func TestSlashWordsNotCommands(t *testing.T) {
 	// The refused text is selected: the next command replaces it instead
 	// of being appended to it (which made the prompt "/compact/cost").
 	h.m.composer.Reset()
-	h.typeText("/compact")
+	h.typeText("/zap")
 	h.keys(enter)
 	h.typeText("/cost")
 	if got := h.m.composer.Value(); got != "/cost" {

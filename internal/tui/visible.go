@@ -60,7 +60,14 @@ func visibleEvent[T proto.Event](ev T) T {
 		for i := range e.Mentions {
 			line(&e.Mentions[i].Path, &e.Mentions[i].Kind, &e.Mentions[i].Refused)
 		}
-	case *proto.SessionCleared, *proto.SessionClosed, *proto.QueueEnqueued,
+	case *proto.CommandsListed:
+		for i := range e.Commands {
+			line(&e.Commands[i].Name, &e.Commands[i].Description, &e.Commands[i].Source)
+		}
+		for i := range e.Skipped {
+			line(&e.Skipped[i].File, &e.Skipped[i].Reason)
+		}
+	case *proto.SessionCleared, *proto.SessionClosed, *proto.SessionCompacted, *proto.QueueEnqueued,
 		*proto.ContextCompacted, *proto.SessionTrimmed, *proto.TurnCompleted, *proto.TurnCancelled:
 		// identifiers and numbers only
 	case *proto.AssistantReasoning:
