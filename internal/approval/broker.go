@@ -69,8 +69,8 @@ type Broker struct {
 	pending map[string]*waiter
 	grants  []Grant
 	nextID  int
-	// book holds the saved rules; workspace picks those of the session.
-	book      *RuleBook
+	// books hold the saved rules; workspace picks those of the session.
+	books     []*RuleBook
 	workspace string
 }
 
@@ -138,7 +138,7 @@ func (b *Broker) Resolve(id string, a Answer) error {
 		// "Always" is for this workspace: the rule names it, so another
 		// project is asked again (edit the file to widen it).
 		r.Workspace = b.workspace
-		r, err = b.book.Save(r)
+		r, err = b.saveBook().Save(r)
 		if err != nil {
 			return err
 		}

@@ -324,20 +324,21 @@ func Describe(g Grant) string {
 	return g.Tool + scope + " → " + d
 }
 
-// RuleBook holds the saved rules of a server: loaded with the
-// configuration and grown by "always (save rule)", shared by every session
-// so a rule saved in one applies to all at once. Its rules' ids start
-// with "u".
+// RuleBook holds saved rules: those a session's configuration loaded, or
+// those "always (save rule)" saved while the server runs (one book shared
+// by every session, so a rule saved in one applies to all at once). Ids
+// start with the book's prefix ("u" for loaded, "s" for saved).
 type RuleBook struct {
+	prefix string
 	mu     sync.Mutex
 	rules  []Grant
 	nextID int
 	save   func(Grant) (string, error)
 }
 
-// NewRuleBook returns a book of the loaded rules.
-func NewRuleBook(rules []Grant) *RuleBook {
-	rb := &RuleBook{}
+// NewRuleBook returns a book of rules whose ids start with prefix.
+func NewRuleBook(prefix string, rules []Grant) *RuleBook {
+	rb := &RuleBook{prefix: prefix}
 	for _, g := range rules {
 		rb.Add(g)
 	}
@@ -358,7 +359,7 @@ func (rb *RuleBook) Add(g Grant) Grant {
 		}
 	}
 	rb.nextID++
-	g.ID = "u" + strconv.Itoa(rb.nextID)
+	g.ID = rb.prefix + strconv.Itoa(rb.nextID)
 	rb.rules = append(rb.rules, g)
 	return g
 }
@@ -391,21 +392,55 @@ func InWorkspace(dir, workspace string) bool {
 	return workspace == dir || strings.HasPrefix(workspace, strings.TrimSuffix(dir, string(filepath.Separator))+string(filepath.Separator))
 }
 
-// UseRules makes the broker consult book's rules that apply to workspace.
-func (b *Broker) UseRules(book *RuleBook, workspace string) {
+// UseRules makes the broker consult the rules of books (nil ones are
+// skipped) that apply to workspace; a rule saved by an answer goes to the
+// first book with a saver.
+func (b *Broker) UseRules(workspace string, books ...*RuleBook) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	b.book, b.workspace = book, workspace
+	b.books, b.workspace = nil, workspace
+	for _, bk := range books {
+		if bk != nil {
+			b.books = append(b.books, bk)
+		}
+	}
 }
 
-// Rules lists the saved rules that apply to the session, deny and allow.
+// Rules lists the saved rules that apply to the session, deny and allow;
+// a rule in two books (saved now, and loaded by a later session) is
+// listed once.
 func (b *Broker) Rules() []Grant { return b.rules() }
 
 func (b *Broker) rules() []Grant {
 	b.mu.Lock()
-	book, ws := b.book, b.workspace
+	books, ws := b.books, b.workspace
 	b.mu.Unlock()
-	return book.For(ws)
+	var out []Grant
+	seen := map[Grant]bool{}
+	for _, bk := range books {
+		for _, g := range bk.For(ws) {
+			k := g
+			k.ID = ""
+			if !seen[k] {
+				seen[k] = true
+				out = append(out, g)
+			}
+		}
+	}
+	return out
+}
+
+// saveBook is the first book that can save a rule, or nil.
+func (b *Broker) saveBook() *RuleBook {
+	for _, bk := range b.books {
+		bk.mu.Lock()
+		ok := bk.save != nil
+		bk.mu.Unlock()
+		if ok {
+			return bk
+		}
+	}
+	return nil
 }
 
 // Spec is a saved rule as written: a tool, at most one of a command

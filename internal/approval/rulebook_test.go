@@ -48,7 +48,7 @@ func TestRulesMatchAsGrants(t *testing.T) {
 				t.Fatal(err)
 			}
 			rb := NewBroker()
-			rb.UseRules(NewRuleBook([]Grant{r}), "/w")
+			rb.UseRules("/w", NewRuleBook("u", []Grant{r}))
 			g, gotRule := rb.Allowed(c.later)
 			if gotGrant != c.ok || gotRule != c.ok {
 				t.Fatalf("later %+v: grant covers %v, rule covers %v; want %v", c.later, gotGrant, gotRule, c.ok)
@@ -102,12 +102,12 @@ func TestDenyBeatsAllow(t *testing.T) {
 		return g
 	}
 	b := NewBroker()
-	b.UseRules(NewRuleBook([]Grant{
+	b.UseRules("/w", NewRuleBook("u", []Grant{
 		mk(Spec{Tool: "bash", Prefix: "git", Source: "u.toml:1"}),
 		mk(Spec{Tool: "bash", Prefix: "git push", Deny: true, Source: "u.toml:5"}),
 		mk(Spec{Tool: "write", Path: "./"}),
 		mk(Spec{Tool: "write", Path: "migrations/", Deny: true, Source: "p.toml:2"}),
-	}), "/w")
+	}))
 	grant(t, b, "a1", bashCall("git push origin"), Answer{Prefix: "git push"})
 	cases := []struct {
 		call    Call
@@ -146,12 +146,12 @@ func TestRuleWorkspace(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	book := NewRuleBook([]Grant{r})
+	book := NewRuleBook("u", []Grant{r})
 	for ws, want := range map[string]bool{
 		"/home/me/src": true, "/home/me/src/app": true, "/home/me/srcx": false, "/home/me": false, "/": false,
 	} {
 		b := NewBroker()
-		b.UseRules(book, ws)
+		b.UseRules(ws, book)
 		if _, ok := b.Allowed(bashCall("make all")); ok != want {
 			t.Errorf("workspace %s: allowed %v, want %v", ws, ok, want)
 		}
@@ -164,28 +164,28 @@ func TestRuleWorkspace(t *testing.T) {
 // stays pending.
 func TestSaveRule(t *testing.T) {
 	var saved []Grant
-	book := NewRuleBook(nil)
+	book := NewRuleBook("s", nil)
 	book.SetSaver(func(g Grant) (string, error) {
 		saved = append(saved, g)
 		return "/h/config.toml:7", nil
 	})
 	b := NewBroker()
-	b.UseRules(book, "/w")
+	b.UseRules("/w", NewRuleBook("u", nil), book)
 	c := bashCall("go test ./...")
 	done := waitPending(t, t.Context(), b, "a1", request(b, c))
 	if err := b.Resolve("a1", Answer{Approved: true, Save: true}); err != nil {
 		t.Fatal(err)
 	}
 	a := <-done
-	if a.Granted == nil || a.Granted.Source != "/h/config.toml:7" || a.Granted.Prefix != "go test" || a.Granted.Workspace != "/w" || a.Granted.ID != "u1" {
+	if a.Granted == nil || a.Granted.Source != "/h/config.toml:7" || a.Granted.Prefix != "go test" || a.Granted.Workspace != "/w" || a.Granted.ID != "s1" {
 		t.Fatalf("granted %+v", a.Granted)
 	}
 	if len(saved) != 1 || saved[0].Risk != "" {
 		t.Fatalf("saved %+v", saved)
 	}
 	other := NewBroker()
-	other.UseRules(book, "/w/sub")
-	if g, ok := other.Allowed(c); !ok || g.ID != "u1" {
+	other.UseRules("/w/sub", book)
+	if g, ok := other.Allowed(c); !ok || g.ID != "s1" {
 		t.Fatalf("another session: %+v, %v", g, ok)
 	}
 	if len(b.Grants()) != 0 {
