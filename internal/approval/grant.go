@@ -3,6 +3,7 @@ package approval
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -148,13 +149,14 @@ func joinWhy(a, b string) string {
 	return a + "; " + b
 }
 
-// uncovered says why the session's grants of c's tool do not cover c; ""
-// when the session has none.
+// uncovered says why the session's grants and allow rules of c's tool do
+// not cover c; "" when the session has none.
 func (b *Broker) uncovered(c Call) string {
+	rules := b.rules()
 	b.mu.Lock()
 	var same []Grant
-	for _, g := range b.grants {
-		if g.Tool == c.Tool {
+	for _, g := range append(slices.Clone(b.grants), rules...) {
+		if g.Tool == c.Tool && !g.Deny {
 			same = append(same, g)
 		}
 	}

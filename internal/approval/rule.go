@@ -541,7 +541,9 @@ func ruleFor(req Request, a Answer) (Grant, error) {
 	}
 	if g.Command != "" {
 		why := "a saved rule takes a command prefix, and no prefix may cover this command"
-		if w := commandWhy(g.Command); w != "" {
+		if a.Exact {
+			why = "a saved rule takes a command prefix, not one exact command"
+		} else if w := commandWhy(g.Command); w != "" {
 			why = w
 		}
 		return Grant{}, errors.New(why + "; approve it once or for this session")
