@@ -150,7 +150,9 @@ func (s *Session) SavedRules() []proto.Grant {
 }
 
 // isSavedRule says g is a saved rule rather than a grant or an --allow rule.
-func isSavedRule(g approval.Grant) bool { return strings.HasPrefix(g.ID, "u") || strings.HasPrefix(g.ID, "s") }
+func isSavedRule(g approval.Grant) bool {
+	return strings.HasPrefix(g.ID, "u") || strings.HasPrefix(g.ID, "s")
+}
 
 // ruleCheck checks a call against the deny rules before its pre_tool hooks
 // (check) and the policy: a call a deny rule matches is denied without
