@@ -79,6 +79,9 @@ type item struct {
 	// let the call run without asking.
 	diff    *proto.Diff
 	granted bool
+	// rule is the saved rule that allowed the call, in words ("" when
+	// none did).
+	rule string
 
 	// render cache: lines at width and view, valid while !dirty.
 	dirty bool
@@ -383,7 +386,10 @@ func renderTool(it *item, width int, v toolView, r *renderer) []string {
 			lines = append(lines, st.dim.Render(fmt.Sprintf("    … %d more lines of the call's summary", n-len(sum))))
 		}
 	}
-	if it.granted {
+	switch {
+	case it.rule != "":
+		lines = append(lines, st.dim.Render("  ✓ allowed by the saved rule "+it.rule))
+	case it.granted:
 		lines = append(lines, st.dim.Render("  ✓ allowed by a session grant (/approvals lists them)"))
 	}
 	if it.diff != nil {
