@@ -539,7 +539,11 @@ func (m *Model) compactPanel(room int) []string {
 	default:
 		k := "y/n · r deny with reason · esc cancel turn"
 		if a.grant != nil {
-			k = "y/n · a session · s always · r reason · esc cancel turn"
+			k = "y/n · a session · s save rule · r reason · esc cancel turn"
+			if ansi.StringWidth(k) > inner {
+				// Narrow: the full panel (a taller window) offers it.
+				k = "y/n · a session · r reason · esc cancel turn"
+			}
 		}
 		keys = []string{st.dim.Render(k)}
 	}

@@ -553,7 +553,6 @@ func (m *Model) grantsListed(e *proto.ApprovalGrantsReply) {
 // grants.
 func (m *Model) rulesListed(rules []proto.Grant) {
 	if len(rules) == 0 {
-		m.addItem(&item{kind: kindNotice, text: "no saved rules ([[approvals.rules]] in the user config; in an approval, s saves one)"})
 		return
 	}
 	var b strings.Builder

@@ -34,7 +34,7 @@ func slashCommands() []slashCmd {
 		{"/new", "", "close this session and start a fresh one in this workspace"},
 		{"/clear", "", "start the conversation afresh (idle only)"},
 		{"/context", "", "context window use and session tokens"},
-		{"/approvals", "[revoke N|all]", "list this session's grants and saved rules, or revoke grants"},
+		{"/approvals", "[revoke N|all]", "list or revoke this session's grants"},
 		{"/undo", "", "restore the files the last turn wrote (asks first)"},
 		{"/copy", "[code]", "copy the last answer (or its last code block) to the clipboard"},
 		{"/help", "", "keys and commands"},

@@ -388,7 +388,13 @@ func renderTool(it *item, width int, v toolView, r *renderer) []string {
 	}
 	switch {
 	case it.rule != "":
-		lines = append(lines, st.dim.Render("  ✓ allowed by the saved rule "+it.rule))
+		for i, l := range strings.Split(ansi.Wrap("✓ allowed by the saved rule "+it.rule, max(width-4, 8), ""), "\n") {
+			pre := "  "
+			if i > 0 {
+				pre = "    "
+			}
+			lines = append(lines, st.dim.Render(pre+l))
+		}
 	case it.granted:
 		lines = append(lines, st.dim.Render("  ✓ allowed by a session grant (/approvals lists them)"))
 	}
