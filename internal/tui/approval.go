@@ -296,6 +296,8 @@ func offerText(g proto.Grant) string {
 		return "writes to `" + oneLine(g.Path) + "`"
 	case g.Command != "":
 		return "this exact command"
+	case g.Domain != "":
+		return "fetches from `" + oneLine(g.Domain) + "`"
 	}
 	return oneLine(g.Tool)
 }
@@ -317,6 +319,8 @@ func grantText(g proto.Grant) string {
 		return fmt.Sprintf("%s calls under `%s`, except guarded paths%s", tool, oneLine(g.Path), risk)
 	case g.Path != "":
 		return fmt.Sprintf("%s calls to `%s`%s", tool, oneLine(g.Path), risk)
+	case g.Domain != "":
+		return fmt.Sprintf("%s calls to `%s`%s", tool, oneLine(g.Domain), risk)
 	}
 	return tool + " calls" + risk
 }

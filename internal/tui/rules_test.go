@@ -66,3 +66,15 @@ func TestSaveRuleKey(t *testing.T) {
 		}
 	}
 }
+
+// TestDomainGrantText: a web_fetch grant names its host in the panel and
+// in /approvals.
+func TestDomainGrantText(t *testing.T) {
+	g := proto.Grant{Tool: "web_fetch", Risk: "network", Domain: "pkg.go.dev"}
+	if got := offerText(g); got != "fetches from `pkg.go.dev`" {
+		t.Errorf("offerText = %q", got)
+	}
+	if got := grantText(g); got != "web_fetch calls to `pkg.go.dev` (risk network)" {
+		t.Errorf("grantText = %q", got)
+	}
+}
