@@ -225,3 +225,49 @@ func TestSaveRule(t *testing.T) {
 	_ = nb.Resolve("a4", Answer{})
 	<-done
 }
+
+// TestRuleBookShared: sessions matching calls while another saves a rule
+// into the shared book (run with -race); afterwards every session has it.
+func TestRuleBookShared(t *testing.T) {
+	book := NewRuleBook("s", nil)
+	book.SetSaver(func(Grant) (string, error) { return "/h/config.toml:1", nil })
+	saver := NewBroker()
+	saver.UseRules("/w", book)
+	var brokers []*Broker
+	for range 4 {
+		b := NewBroker()
+		b.UseRules("/w", NewRuleBook("u", nil), book)
+		brokers = append(brokers, b)
+	}
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	for _, b := range brokers {
+		go func() {
+			defer func() { done <- struct{}{} }()
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+					b.Allowed(bashCall("make all"))
+					b.Rules()
+				}
+			}
+		}()
+	}
+	c := bashCall("make all")
+	w := waitPending(t, t.Context(), saver, "a1", request(saver, c))
+	if err := saver.Resolve("a1", Answer{Approved: true, Save: true}); err != nil {
+		t.Fatal(err)
+	}
+	<-w
+	close(stop)
+	for range brokers {
+		<-done
+	}
+	for i, b := range brokers {
+		if _, ok := b.Allowed(c); !ok {
+			t.Errorf("session %d does not have the saved rule", i)
+		}
+	}
+}
