@@ -244,3 +244,27 @@ func TestSaveRuleKilled(t *testing.T) {
 		t.Fatal("old text lost")
 	}
 }
+
+// TestSaveRuleThroughALink: a user config that is a symbolic link stays
+// one; the file it names gets the rule.
+func TestSaveRuleThroughALink(t *testing.T) {
+	f := newFixture(t)
+	real := writeFile(t, filepath.Join(f.dir, "dotfiles", "scv.toml"), "# in my dotfiles\n", 0o600)
+	if err := os.Symlink(real, f.home.ConfigFile()); err != nil {
+		t.Fatal(err)
+	}
+	r, err := SaveRule(f.home.ConfigFile(), ApprovalRule{Tool: "bash", Prefix: "make", Decision: DecisionAllow}, SaveOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st, err := os.Lstat(f.home.ConfigFile()); err != nil || st.Mode()&os.ModeSymlink == 0 {
+		t.Fatalf("the link was replaced: %v, %v", st.Mode(), err)
+	}
+	if got := readString(t, real); !strings.HasPrefix(got, "# in my dotfiles\n") || !strings.Contains(got, `prefix = "make"`) {
+		t.Fatalf("the linked file: %q", got)
+	}
+	if r.Source != f.home.ConfigFile() {
+		t.Errorf("source %q", r.Source)
+	}
+	assertNoTemp(t, filepath.Dir(real))
+}

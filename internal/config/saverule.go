@@ -69,8 +69,14 @@ func SaveRule(path string, r ApprovalRule, opts SaveOptions) (ApprovalRule, erro
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return ApprovalRule{}, fmt.Errorf("save the rule: %v", err)
 	}
-	if err := publish(path, fresh, mode, func() error {
-		now, _, err := readFile(path)
+	// A config kept elsewhere and linked in (a dotfiles repository) stays
+	// linked: the file the link names is replaced, not the link.
+	target := path
+	if real, err := filepath.EvalSymlinks(path); err == nil {
+		target = real
+	}
+	if err := publish(target, fresh, mode, func() error {
+		now, _, err := readFile(target)
 		if errors.Is(err, fs.ErrNotExist) && !existed || err == nil && existed && bytes.Equal(now, old) {
 			return nil
 		}
