@@ -106,10 +106,8 @@ func (b *Broker) Allowed(c Call) (Grant, bool) {
 		return Grant{}, false
 	}
 	rules := b.rules()
-	for _, r := range rules {
-		if r.Deny && r.denies(c) != denyNone {
-			return Grant{}, false
-		}
+	if _, deny, ask := denied(c, rules); deny || ask != "" {
+		return Grant{}, false
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	pathpkg "path"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -214,7 +215,7 @@ const (
 // words: one that begins with the prefix is denied; one that is not
 // simple and holds the prefix's words anywhere (after `;`, inside `$(…)`)
 // is asked, since no prefix rule can read such a command.
-func (g Grant) denies(c Call) int {
+func (g Grant) denies(c Call, cw []string) int {
 	if g.Tool != c.Tool {
 		return denyNone
 	}
@@ -223,11 +224,7 @@ func (g Grant) denies(c Call) int {
 		if c.Command == "" {
 			return denyNone
 		}
-		p := words(g.Prefix)
-		cw := words(c.Command)
-		for len(cw) > 1 && strings.Contains(cw[0], "=") {
-			cw = cw[1:] // NAME=value before the program
-		}
+		p := g.Prefix // normal: words separated by one space
 		if wordsAt(cw, p) {
 			return denyMatch
 		}
@@ -261,14 +258,14 @@ func (g Grant) denies(c Call) int {
 	return denyMatch
 }
 
-// wordsAt says the words ws begin with p (the first by its base name, so
-// `/usr/bin/sudo` is `sudo`).
-func wordsAt(ws, p []string) bool {
-	if len(ws) < len(p) {
-		return false
-	}
-	for i, w := range p {
-		if ws[i] != w && !(i == 0 && pathpkg.Base(ws[i]) == w) {
+// wordsAt says the words ws begin with the words of the normal prefix p
+// (the first by its base name, so `/usr/bin/sudo` is `sudo`); it does not
+// allocate, since it runs for every deny rule of every call.
+func wordsAt(ws []string, p string) bool {
+	for i := 0; p != ""; i++ {
+		var w string
+		w, p, _ = strings.Cut(p, " ")
+		if i >= len(ws) || ws[i] != w && !(i == 0 && pathpkg.Base(ws[i]) == w) {
 			return false
 		}
 	}
@@ -279,12 +276,30 @@ func wordsAt(ws, p []string) bool {
 // otherwise a non-empty ask says why it must be asked (a deny rule cannot
 // judge it) and no grant or rule may allow it.
 func (b *Broker) Denied(c Call) (rule Grant, deny bool, ask string) {
+	return denied(c, b.rules())
+}
+
+// programWords are the words of cmd from its program on (NAME=value
+// assignments before it dropped), as deny rules match them.
+func programWords(cmd string) []string {
+	cw := words(cmd)
+	for len(cw) > 1 && strings.Contains(cw[0], "=") {
+		cw = cw[1:]
+	}
+	return cw
+}
+
+func denied(c Call, rules []Grant) (rule Grant, deny bool, ask string) {
 	var asked *Grant
-	for _, r := range b.rules() {
-		if !r.Deny {
+	var cw []string
+	if c.Command != "" {
+		cw = programWords(c.Command)
+	}
+	for _, r := range rules {
+		if !r.Deny || r.Tool != c.Tool {
 			continue
 		}
-		switch r.denies(c) {
+		switch r.denies(c, cw) {
 		case denyMatch:
 			return r, true, ""
 		case denyAsk:
@@ -334,6 +349,8 @@ type RuleBook struct {
 	rules  []Grant
 	nextID int
 	save   func(Grant) (string, error)
+	// scoped says a rule has a workspace (For must filter).
+	scoped bool
 }
 
 // NewRuleBook returns a book of rules whose ids start with prefix.
@@ -360,7 +377,9 @@ func (rb *RuleBook) Add(g Grant) Grant {
 	}
 	rb.nextID++
 	g.ID = rb.prefix + strconv.Itoa(rb.nextID)
-	rb.rules = append(rb.rules, g)
+	// A new slice each time: For hands out the old one without copying.
+	rb.rules = append(slices.Clip(rb.rules), g)
+	rb.scoped = rb.scoped || g.Workspace != ""
 	return g
 }
 
@@ -371,9 +390,13 @@ func (rb *RuleBook) For(workspace string) []Grant {
 		return nil
 	}
 	rb.mu.Lock()
-	defer rb.mu.Unlock()
+	rules, scoped := rb.rules, rb.scoped
+	rb.mu.Unlock()
+	if !scoped {
+		return rules // never changed in place: callers only read it
+	}
 	var out []Grant
-	for _, g := range rb.rules {
+	for _, g := range rules {
 		if InWorkspace(g.Workspace, workspace) {
 			out = append(out, g)
 		}
@@ -416,18 +439,26 @@ func (b *Broker) rules() []Grant {
 	books, ws := b.books, b.workspace
 	b.mu.Unlock()
 	var out []Grant
-	seen := map[Grant]bool{}
 	for _, bk := range books {
-		for _, g := range bk.For(ws) {
-			k := g
-			k.ID = ""
-			if !seen[k] {
-				seen[k] = true
+		rs := bk.For(ws)
+		if len(out) == 0 {
+			out = slices.Clip(rs) // shared, read only: an append copies
+			continue
+		}
+		n := len(out)
+		for _, g := range rs {
+			if !slices.ContainsFunc(out[:n], func(o Grant) bool { return sameRule(o, g) }) {
 				out = append(out, g)
 			}
 		}
 	}
 	return out
+}
+
+// sameRule says a and b are the same rule but for their ids.
+func sameRule(a, b Grant) bool {
+	a.ID, b.ID = "", ""
+	return a == b
 }
 
 // saveBook is the first book that can save a rule, or nil.
