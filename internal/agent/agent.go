@@ -10,6 +10,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 
 	"github.com/google/uuid"
@@ -55,6 +56,11 @@ type Options struct {
 	Undo tool.UndoFunc
 	// Rules are the grants the session starts with (scv exec --allow).
 	Rules []approval.Grant
+	// SavedRules are the [[approvals.rules]] of the session's
+	// configuration; RuleBook holds the rules saved while the server runs
+	// (shared by its sessions, and where "always (save rule)" saves).
+	SavedRules []approval.Grant
+	RuleBook   *approval.RuleBook
 	// Hooks runs the user's hooks; nil: none.
 	Hooks *hooks.Runner
 	// Mentions expands a prompt's `@path` mentions when its turn starts:
@@ -97,6 +103,7 @@ type Session struct {
 func New(opts Options) *Session {
 	s := &Session{opts: opts, broker: approval.NewBroker(), secrets: redact.NewValues(opts.Secrets), floor: opts.Policy}
 	s.broker.AddRules(opts.Rules)
+	s.broker.UseRules(opts.Workspace, approval.NewRuleBook("u", opts.SavedRules), opts.RuleBook)
 	s.setRegistry(opts.Registry)
 	return s
 }
@@ -136,6 +143,44 @@ func (s *Session) Grants() []proto.Grant {
 		out = append(out, *pg)
 	}
 	return out
+}
+
+// SavedRules lists the saved rules that apply to the session (its
+// configuration's and those saved while the server runs), deny and allow.
+func (s *Session) SavedRules() []proto.Grant {
+	out := []proto.Grant{}
+	for _, g := range s.broker.Rules() {
+		pg := protoGrant(&g)
+		pg.GrantID = g.ID
+		out = append(out, *pg)
+	}
+	return out
+}
+
+// isSavedRule says g is a saved rule rather than a grant or an --allow rule.
+func isSavedRule(g approval.Grant) bool {
+	return strings.HasPrefix(g.ID, "u") || strings.HasPrefix(g.ID, "s")
+}
+
+// ruleCheck checks a call against the deny rules before its pre_tool hooks
+// (check) and the policy: a call a deny rule matches is denied without
+// asking; one a deny rule cannot judge is asked, whatever the policy and
+// grants say.
+func (s *Session) ruleCheck(name string, check func(context.Context, tool.Plan) toolcall.Verdict) func(context.Context, tool.Plan) toolcall.Verdict {
+	return func(ctx context.Context, plan tool.Plan) toolcall.Verdict {
+		r, deny, ask := s.broker.Denied(approval.CallOf(name, plan))
+		if deny {
+			return toolcall.Verdict{Deny: true, Reason: "the saved rule " + approval.Describe(r) + " (" + r.Source + ") denies it"}
+		}
+		var v toolcall.Verdict
+		if check != nil {
+			v = check(ctx, plan)
+		}
+		if ask != "" && !v.Deny && !v.Ask {
+			v = toolcall.Verdict{Ask: true, AskReason: ask}
+		}
+		return v
+	}
 }
 
 // Revoke removes a grant; false when the session has none with that id.
@@ -402,7 +447,7 @@ func (s *Session) call(ctx context.Context, call model.ToolCall, ev Emit) (tool.
 	var ran *tool.Plan
 	res, err := toolcall.Run(ctx, toolcall.Call{
 		Registry: s.reg, Policy: s.Policy(), Approve: s.approver(ev), Env: env,
-		Name: call.Name, Args: []byte(call.Arguments), Check: s.preToolCheck(call, ev), ReadOnly: s.planning(),
+		Name: call.Name, Args: []byte(call.Arguments), Check: s.ruleCheck(call.Name, s.preToolCheck(call, ev)), ReadOnly: s.planning(),
 		// The summary rides along, so a call that ran without an approval
 		// (a read_only fetch of an allowlisted host) still shows what it
 		// did, such as the full URL with its query; so does the diff of a
@@ -414,6 +459,10 @@ func (s *Session) call(ctx context.Context, call model.ToolCall, ev Emit) (tool.
 			if g := ans.Granted; g != nil {
 				started.Granted = protoGrant(g)
 				started.Granted.GrantID = g.ID
+			}
+			if r := ans.Rule; r != nil {
+				started.Rule = protoGrant(r)
+				started.Rule.GrantID = r.ID
 			}
 			if !asked || ans.GrantID != "" {
 				started.Diff = protoDiff(plan.Diff)
@@ -437,16 +486,20 @@ func (s *Session) approver(ev Emit) toolcall.Approver {
 	return func(ctx context.Context, r toolcall.Request) toolcall.Answer {
 		plan := r.Plan
 		c := approval.CallOf(r.Name, plan)
-		// An approval a hook forced is a person's to give: no grant
-		// answers it, and none is offered.
+		// An approval a hook or a deny rule forced is a person's to give:
+		// no grant answers it, and none is offered.
 		if r.Forced == "" {
 			if g, ok := s.broker.Allowed(c); ok {
-				return toolcall.Answer{Approved: true, GrantID: g.ID}
+				a := toolcall.Answer{Approved: true, GrantID: g.ID}
+				if isSavedRule(g) {
+					a.Rule = &g
+				}
+				return a
 			}
 		}
 		offer, why := s.broker.Explain(c)
 		if r.Forced != "" {
-			offer, why = nil, "a hook asks for your approval: "+r.Forced
+			offer, why = nil, r.Forced
 		}
 		req := approval.Request{Offer: offer, Call: c}
 		id := "ap_" + uuid.NewString()[:8]
@@ -478,7 +531,14 @@ func protoGrant(g *approval.Grant) *proto.Grant {
 	if risk == "" {
 		risk = proto.AnyRisk
 	}
-	return &proto.Grant{Tool: g.Tool, Risk: risk, Prefix: g.Prefix, Command: g.Command, Path: g.Path, Source: g.Source}
+	pg := &proto.Grant{Tool: g.Tool, Risk: risk, Prefix: g.Prefix, Command: g.Command, Path: g.Path, Domain: g.Domain, Source: g.Source, Workspace: g.Workspace}
+	if isSavedRule(*g) {
+		pg.Decision = proto.DecisionAllow
+		if g.Deny {
+			pg.Decision = proto.DecisionDeny
+		}
+	}
+	return pg
 }
 
 func completed(call model.ToolCall, res tool.Result) *proto.ToolCompleted {

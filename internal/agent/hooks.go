@@ -76,7 +76,7 @@ func (s *Session) preToolCheck(call model.ToolCall, ev Emit) func(context.Contex
 		case d.Deny:
 			return toolcall.Verdict{Deny: true, Reason: fmt.Sprintf("hook %s denied the call: %s", d.Hook, d.Reason)}
 		case d.Ask:
-			return toolcall.Verdict{Ask: true, AskReason: fmt.Sprintf("hook %s asks for an approval: %s", d.Hook, d.Reason)}
+			return toolcall.Verdict{Ask: true, AskReason: fmt.Sprintf("a hook asks for your approval: hook %s asks for an approval: %s", d.Hook, d.Reason)}
 		}
 		return toolcall.Verdict{}
 	}

@@ -83,6 +83,11 @@ type App struct {
 	// process, however often the configuration is loaded.
 	warnedMu sync.Mutex
 	warned   map[string]bool
+	// saved holds the rules "always (save rule)" saved while this process
+	// runs: every session consults it, so a rule saved in one session
+	// covers the others at once (sessions opened later also load it from
+	// the file).
+	saved *approval.RuleBook
 }
 
 // DeprecatedMessage is the message of the record LoadConfig logs for a
@@ -99,7 +104,22 @@ func New(opts Options) *App {
 		opts.InstanceID = fmt.Sprintf("scv-%d", os.Getpid())
 	}
 	m := mcp.NewManager(mcp.Options{Logger: opts.Logger, InstanceID: opts.InstanceID, Version: version.Version, Contain: opts.Contain})
-	return &App{opts: opts, mcp: m}
+	a := &App{opts: opts, mcp: m, saved: approval.NewRuleBook("s", nil)}
+	a.saved.SetSaver(a.saveRule)
+	return a
+}
+
+// saveRule writes an allow rule to the user config: the server saves it
+// (it holds the rule and must apply it at once; its clients run as the
+// same user) and returns where it went (file:line).
+func (a *App) saveRule(g approval.Grant) (string, error) {
+	r := config.ApprovalRule{Tool: g.Tool, Prefix: g.Prefix, Path: g.Path, Domain: g.Domain, Decision: config.DecisionAllow, Workspace: g.Workspace}
+	saved, err := config.SaveRule(a.opts.Layout.ConfigFile(), r, config.SaveOptions{})
+	if err != nil {
+		return "", err
+	}
+	a.opts.Logger.Info("approval rule saved", "rule", approval.Describe(g), "at", saved.Where())
+	return saved.Where(), nil
 }
 
 // Contain is how this process tracks its tools' processes (nil: group and
@@ -392,6 +412,7 @@ func (a *App) NewSession(ctx context.Context, id string, req server.SessionReque
 		SystemPrompt: agent.Prompt(cfg.Agent.SystemPrompt, req.Cwd, instructions, skills), HostedWebSearch: ts.HostedSearch,
 		MaxSteps: maxSteps, MaxStepsSetting: stepsSetting, Workspace: req.Cwd, SessionID: id, OutputLimit: cfg.Tools.OutputLimitBytes,
 		Secrets: cfg.SecretValues(env), Undo: fs.Undo, Rules: a.opts.Allow, Hooks: hk, Mentions: mentions,
+		SavedRules: loaded.Config.Approvals.Grants(), RuleBook: a.saved,
 		Context: agent.ContextOptions{MaxTokens: cfg.Context.MaxTokens, ReserveOutputTokens: cfg.Context.ReserveOutputTokens,
 			SafetyMarginTokens: cfg.Context.SafetyMarginTokens, BytesPerToken: cfg.Context.BytesPerToken, SummaryMaxChars: cfg.Context.SummaryMaxChars},
 		History: agent.HistoryOptions{MaxBytes: cfg.Session.MaxHistoryBytes, MaxMessages: cfg.Session.MaxMessages},

@@ -45,10 +45,15 @@ type Answer struct {
 	// Path is the file or directory the approver confirmed for a grant of
 	// a write; empty takes the offer's.
 	Path string
+	// Save asks, with an approval, for a saved rule ("always (save
+	// rule)"): the session grant it would give, written to the user config
+	// as an allow rule so later sessions have it too.
+	Save bool
 	// Reason is the approver's reason for a denial, told to the model.
 	Reason string
 	// Granted is set by Resolve on the answer the waiting call gets: the
-	// session grant the answer added (or the equal one already held).
+	// session grant the answer added (or the equal one already held), or
+	// the rule it saved (Source set).
 	Granted *Grant
 }
 
@@ -64,6 +69,9 @@ type Broker struct {
 	pending map[string]*waiter
 	grants  []Grant
 	nextID  int
+	// books hold the saved rules; workspace picks those of the session.
+	books     []*RuleBook
+	workspace string
 }
 
 // NewBroker returns an empty broker.
@@ -110,10 +118,32 @@ func (b *Broker) Resolve(id string, a Answer) error {
 	if a.Approved && a.Reason != "" {
 		return errors.New("a reason goes with a denial only")
 	}
-	if !a.Session && (a.Prefix != "" || a.Exact || a.Path != "") {
-		return errors.New("a prefix, exact or path goes with a session grant only")
+	if !a.Session && !a.Save && (a.Prefix != "" || a.Exact || a.Path != "") {
+		return errors.New("a prefix, exact or path goes with a session grant or a saved rule only")
 	}
-	if a.Session {
+	switch {
+	case a.Save && a.Session:
+		return errors.New("a saved rule and a session grant exclude each other: a saved rule applies to this session too")
+	case a.Save:
+		if !a.Approved {
+			return errors.New("a saved rule needs approved true")
+		}
+		if why := never(w.req.Call); why != "" || w.req.Offer == nil {
+			return ErrNoGrant
+		}
+		r, err := ruleFor(w.req, a)
+		if err != nil {
+			return err
+		}
+		// "Always" is for this workspace: the rule names it, so another
+		// project is asked again (edit the file to widen it).
+		r.Workspace = b.workspace
+		r, err = b.saveBook().Save(r)
+		if err != nil {
+			return err
+		}
+		a.Granted = &r
+	case a.Session:
 		if !a.Approved {
 			return errors.New("a session grant needs approved true")
 		}

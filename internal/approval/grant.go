@@ -3,6 +3,7 @@ package approval
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -16,6 +17,8 @@ import (
 //     Prefix is set and covers it (see MatchPrefix);
 //   - a write is covered when every path it writes lies under Path (see
 //     MatchPath);
+//   - a call that reaches a host (web_fetch) is covered when Domain
+//     matches its host (see MatchDomain), or by a grant with no scope;
 //   - any other call of the tool is covered by a grant with none of them.
 //
 // No grant covers a call its tool marked NoGrant (a guarded path, a
@@ -28,9 +31,16 @@ type Grant struct {
 	Prefix  string
 	Command string
 	Path    string
-	// Source says where a rule came from (`scv exec --allow`); empty for
-	// a grant a person gave.
+	Domain  string
+	// Source says where a rule came from (`scv exec --allow`, or the
+	// file:line of a saved rule); empty for a grant a person gave.
 	Source string
+	// Deny makes a saved rule a deny rule: the calls it matches are
+	// denied without asking (see Broker.Denied). Only saved rules deny.
+	Deny bool
+	// Workspace, for a saved rule, limits it to sessions whose workspace
+	// is this absolute directory or lies under it; "" is every workspace.
+	Workspace string
 }
 
 // Call is what a grant is matched against: the tool, the risk and what the
@@ -42,6 +52,9 @@ type Call struct {
 	Command string
 	// Paths are the workspace paths a write writes.
 	Paths []string
+	// Host is the host a call reaches (web_fetch), with ":port" when the
+	// port is not the scheme's default.
+	Host string
 	// NoGrant says no grant may cover the call; NoGrantWhy says why.
 	NoGrant    bool
 	NoGrantWhy string
@@ -49,7 +62,7 @@ type Call struct {
 
 // CallOf is the call a plan of the tool name makes.
 func CallOf(name string, plan tool.Plan) Call {
-	return Call{Tool: name, Risk: plan.Risk, Command: plan.Command, Paths: plan.Paths, NoGrant: plan.NoGrant, NoGrantWhy: plan.NoGrantWhy}
+	return Call{Tool: name, Risk: plan.Risk, Command: plan.Command, Paths: plan.Paths, Host: plan.Host, NoGrant: plan.NoGrant, NoGrantWhy: plan.NoGrantWhy}
 }
 
 // never says why no grant may cover c, or "".
@@ -79,13 +92,21 @@ func (g Grant) covers(c Call) bool {
 		return g.Command != "" && g.Command == c.Command || g.Prefix != "" && MatchPrefix(g.Prefix, c.Command)
 	case len(c.Paths) > 0:
 		return g.Path != "" && MatchPath(g.Path, c.Paths)
+	case c.Host != "" && g.Domain != "":
+		return MatchDomain(g.Domain, c.Host)
 	}
-	return g.Prefix == "" && g.Command == "" && g.Path == ""
+	return g.Prefix == "" && g.Command == "" && g.Path == "" && g.Domain == ""
 }
 
-// Allowed finds a grant that covers c.
+// Allowed finds a grant, or else an allow rule of the session's rule book,
+// that covers c. Both are matched by the same covers; a call a deny rule
+// matches is never allowed (see Denied).
 func (b *Broker) Allowed(c Call) (Grant, bool) {
 	if never(c) != "" {
+		return Grant{}, false
+	}
+	rules := b.rules()
+	if _, deny, ask := denied(c, rules); deny || ask != "" {
 		return Grant{}, false
 	}
 	b.mu.Lock()
@@ -93,6 +114,11 @@ func (b *Broker) Allowed(c Call) (Grant, bool) {
 	for _, g := range b.grants {
 		if g.covers(c) {
 			return g, true
+		}
+	}
+	for _, r := range rules {
+		if !r.Deny && r.covers(c) {
+			return r, true
 		}
 	}
 	return Grant{}, false
@@ -121,13 +147,14 @@ func joinWhy(a, b string) string {
 	return a + "; " + b
 }
 
-// uncovered says why the session's grants of c's tool do not cover c; ""
-// when the session has none.
+// uncovered says why the session's grants and allow rules of c's tool do
+// not cover c; "" when the session has none.
 func (b *Broker) uncovered(c Call) string {
+	rules := b.rules()
 	b.mu.Lock()
 	var same []Grant
-	for _, g := range b.grants {
-		if g.Tool == c.Tool {
+	for _, g := range append(slices.Clone(b.grants), rules...) {
+		if g.Tool == c.Tool && !g.Deny {
 			same = append(same, g)
 		}
 	}
@@ -147,6 +174,8 @@ func (b *Broker) uncovered(c Call) string {
 			scopes = append(scopes, "`"+g.Prefix+"`")
 		case g.Path != "":
 			scopes = append(scopes, "`"+g.Path+"`")
+		case g.Domain != "":
+			scopes = append(scopes, "`"+g.Domain+"`")
 		case g.Command != "":
 			scopes = append(scopes, "one exact command")
 		}
@@ -234,6 +263,8 @@ func offerFor(c Call) (*Grant, string) {
 		return g, why
 	case len(c.Paths) > 0:
 		g.Path = ProposePath(c.Paths)
+	case c.Host != "":
+		g.Domain = c.Host
 	}
 	return g, ""
 }
@@ -265,6 +296,11 @@ func grantFor(req Request, a Answer) (Grant, error) {
 		}
 		if g.Prefix != "" && MatchPrefix(g.Prefix, g.Command) {
 			g.Command = "" // the prefix covers it already
+		}
+		return g, nil
+	case g.Domain != "":
+		if a.Prefix != "" || a.Exact || a.Path != "" {
+			return Grant{}, fmt.Errorf("a prefix, exact or path does not apply to %s calls: a grant covers the host %s", g.Tool, g.Domain)
 		}
 		return g, nil
 	case g.Path != "":

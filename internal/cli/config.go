@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/scv-agent/scv/internal/app"
+	"github.com/scv-agent/scv/internal/approval"
 	"github.com/scv-agent/scv/internal/config"
 	"github.com/scv-agent/scv/internal/model"
 	"github.com/scv-agent/scv/internal/paths"
@@ -184,11 +185,31 @@ func newConfigShowCmd(g *globals) *cobra.Command {
 			}
 			printWireNotes(g.stdio.Out, &l.Config)
 			printSandboxNotes(g.stdio.Out, &l.Config)
+			printRuleNotes(g.stdio.Out, &l.Config)
 			return nil
 		},
 	}
 	cmd.Flags().StringVar(&ws, "workspace", "", "workspace whose .scv/config.toml is the project layer (default: the current directory)")
 	return cmd
+}
+
+// printRuleNotes explains the saved approval rules and lists each with
+// what it does and where it is written.
+func printRuleNotes(w io.Writer, c *config.Config) {
+	rules := c.Approvals.Rules
+	fmt.Fprintf(w, "## Saved approval rules (docs/configuration.md, \"Saved approval rules\"): %d\n", len(rules))
+	fmt.Fprintf(w, "##   approvals.rules: %s\n", config.KeyDoc("approvals.rules"))
+	for _, r := range rules {
+		g, err := r.Spec().Rule()
+		if err != nil {
+			continue // refused at load
+		}
+		where := ""
+		if g.Workspace != "" {
+			where = " in " + g.Workspace
+		}
+		fmt.Fprintf(w, "##   %s%s (%s)\n", termtext.Line(approval.Describe(g)), termtext.Line(where), termtext.Line(r.Where()))
+	}
 }
 
 // printWireNotes explains, after the settings, each wire API (which

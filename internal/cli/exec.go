@@ -116,7 +116,7 @@ func newExecCmd(g *globals) *cobra.Command {
 	cmd.Flags().BoolVar(&r.quiet, "quiet", false, "print only the answer: nothing on stderr but fatal errors")
 	cmd.Flags().BoolVar(&r.verbose, "verbose", false, "also print the output of each bash call on stderr when it ends")
 	cmd.Flags().StringVar(&workspace, "workspace", "", "workspace directory (default: current directory)")
-	cmd.Flags().StringArrayVar(&r.allow, "allow", nil, "allow calls without asking for this run; `RULE` is bash:PREFIX (commands starting with PREFIX), write or write:DIR/ (writes, guarded paths excepted), or a tool name; repeatable")
+	cmd.Flags().StringArrayVar(&r.allow, "allow", nil, "allow calls without asking for this run; `RULE` is bash:PREFIX (commands starting with PREFIX), write or write:DIR/ (writes, guarded paths excepted), web_fetch:HOST, or a tool name; repeatable")
 	cmd.Flags().StringArrayVarP(&r.images, "image", "i", nil, "send the image `FILE` (PNG, JPEG, GIF or WebP by content, at most 8 MiB) with the prompt; repeatable")
 	cmd.Flags().BoolVar(&r.plan, "plan", false, "run the turn in plan mode: only read-only tools run, and the model answers with a plan")
 	cmd.Flags().IntVar(&r.maxSteps, "max-steps", 0, "cap the turn at `N` model requests (default: agent.max_steps)")
@@ -124,23 +124,28 @@ func newExecCmd(g *globals) *cobra.Command {
 }
 
 // allowRules parses the --allow values into the rules the session starts
-// with: bash takes a command prefix, write a path (the whole workspace
-// without one), any other tool is allowed whole.
+// with, built as a saved allow rule is (approval.Spec): bash takes a
+// command prefix, write a path (the whole workspace without one), web_fetch
+// a domain, any other tool is allowed whole.
 func allowRules(values []string) ([]approval.Grant, error) {
 	var out []approval.Grant
 	for _, v := range values {
 		toolName, scope, scoped := strings.Cut(strings.TrimSpace(v), ":")
-		var g approval.Grant
+		s := approval.Spec{Tool: toolName, Source: "--allow"}
 		var err error
 		switch {
 		case toolName == "bash":
-			g, err = approval.PrefixRule(toolName, scope, "--allow")
+			s.Prefix = scope
 		case toolName == "write":
-			g, err = approval.PathRule(toolName, scope, "--allow")
+			s.Path = scope
+		case toolName == "web_fetch" && scoped:
+			s.Domain = scope
 		case scoped:
-			err = fmt.Errorf("only bash takes a command prefix and write a path; allow %s whole with --allow %s", toolName, toolName)
-		default:
-			g, err = approval.ToolRule(toolName, "--allow")
+			err = fmt.Errorf("only bash takes a command prefix and write a path (web_fetch a domain); allow %s whole with --allow %s", toolName, toolName)
+		}
+		var g approval.Grant
+		if err == nil {
+			g, err = s.Rule()
 		}
 		if err != nil {
 			return nil, usageErr("--allow %q: %v", v, err)

@@ -33,6 +33,7 @@ type Config struct {
 	MCP            MCP                      `toml:"mcp"`
 	Clawbot        Clawbot                  `toml:"clawbot"`
 	Hooks          Hooks                    `toml:"hooks"`
+	Approvals      Approvals                `toml:"approvals"`
 	TUI            TUI                      `toml:"tui"`
 	Sandbox        Sandbox                  `toml:"sandbox"`
 }

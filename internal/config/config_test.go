@@ -70,6 +70,7 @@ func TestDefaultValues(t *testing.T) {
 		"clawbot.max_queued_bytes":     4194304,
 		"hooks.allow_workspace":        false,
 		"hooks.run":                    []HookRun(nil),
+		"approvals.rules":              []ApprovalRule(nil),
 		"tui.notify":                   "bell", "tui.notify_after_seconds": 10,
 		"sandbox.mode": "off", "sandbox.network": false, "sandbox.writable_roots": []string{}, "sandbox.best_effort": false,
 		"sandbox.deny_read": []string{"~/.ssh", "~/.gnupg", "~/.aws", "~/.config/gh", "~/.netrc", "~/_netrc", "~/.npmrc", "~/.pypirc",

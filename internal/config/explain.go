@@ -67,6 +67,9 @@ func formatValue(v reflect.Value) string {
 		if hs, ok := v.Interface().([]HookRun); ok {
 			return formatHooks(hs)
 		}
+		if rs, ok := v.Interface().([]ApprovalRule); ok {
+			return formatRules(rs)
+		}
 		q := quoteAll(v.Interface().([]string))
 		return "[" + strings.Join(q, ", ") + "]"
 	}

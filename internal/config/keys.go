@@ -113,6 +113,8 @@ var specs = map[string]keySpec{
 	"hooks.allow_workspace": {doc: "Let a workspace's .scv/config.toml define hooks too (a hook runs a command); only the user config may turn it on."},
 	"hooks.run": {doc: "Hooks: [[hooks.run]] tables with event, match (a tool-name glob), command (argv), timeout_seconds and on_error (docs/hooks.md).",
 		example: `[[hooks.run]] event = "pre_tool", match = "bash", command = ["/usr/local/bin/check-bash"]`},
+	"approvals.rules": {doc: `Saved approval rules: [[approvals.rules]] tables with tool, one of prefix (bash), path (write) or domain (web_fetch), decision ("allow" or "deny") and workspace (an absolute directory the rule is limited to). An allow rule covers what a session grant could, never a guarded path, a command with $(…) or an interpreter; deny beats allow; a workspace config may add deny rules only (docs/configuration.md).`,
+		proj: projGrow, example: `[[approvals.rules]] tool = "bash", prefix = "go test", decision = "allow"`},
 	"clawbot.base_url":             {doc: "iLink origin that `scv clawbot login` signs in at (https; http only for a loopback address). A project config may not set it.", check: httpURL},
 	"clawbot.max_queue_per_sender": {doc: "Most messages of one WeChat conversation the bridge holds (the one being answered and those waiting); more get a busy reply.", min: 1},
 	"clawbot.max_conversations":    {doc: "Most WeChat conversations a bridge keeps, each with its session; a new sender past it takes the place of the least recently used idle one, or gets a busy reply.", min: 1},

@@ -42,6 +42,14 @@ func (l *Loaded) apply(path, layer string, mode fs.FileMode, entries []entry, fr
 			}
 			continue
 		}
+		if e.r.pattern == "approvals.rules" {
+			// Rules add up across layers; a workspace's may only deny.
+			nv, rp := layerRules(get(root, e.r.path), get(fresh, e.r.path), path, layer, arrayLines(entries, key))
+			set(root, e.r.path, nv)
+			l.origins[key] = origin{layer: layer, file: path, line: e.line}
+			probs = append(probs, rp...)
+			continue
+		}
 		if e.r.pattern == "hooks.run" {
 			// Hooks add up across layers (a workspace's come after the
 			// user's, when allowed).
@@ -75,6 +83,17 @@ func (l *Loaded) apply(path, layer string, mode fs.FileMode, entries []entry, fr
 	return probs
 }
 
+// arrayLines are the lines of the [[key]] headers of a file, in order.
+func arrayLines(entries []entry, key string) []int {
+	var lines []int
+	for _, e := range entries {
+		if e.array && joinKey(e.r.path) == key {
+			lines = append(lines, e.line)
+		}
+	}
+	return lines
+}
+
 // projectRefusal says why a project config may not set this entry.
 func (l *Loaded) projectRefusal(e entry, key string, root, fresh reflect.Value, entries []entry) string {
 	// Report the keys below a refused table rather than the table too.
@@ -91,6 +110,9 @@ func (l *Loaded) projectRefusal(e entry, key string, root, fresh reflect.Value, 
 	}
 	if e.r.pattern == "hooks.run" {
 		return l.hooksRefusal(e.r.pattern)
+	}
+	if e.r.pattern == "approvals.rules" {
+		return "" // deny rules only: layerRules checks each
 	}
 	if !e.r.leaf {
 		switch e.r.path[0] {

@@ -249,6 +249,8 @@ func readFile(path string) ([]byte, fs.FileMode, error) {
 type entry struct {
 	r    resolved
 	line int
+	// array marks the header of one table of an array ([[hooks.run]]).
+	array bool
 }
 
 // loadFile applies one file layer. A missing optional file is no layer.
@@ -377,6 +379,9 @@ func keysOf(path string, data []byte) ([]entry, []Problem) {
 			var line int
 			prefix, line = keyParts(&p, e.Key())
 			add(prefix, line)
+			if e.Kind == unstable.ArrayTable && len(entries) > 0 && entries[len(entries)-1].line == line {
+				entries[len(entries)-1].array = true
+			}
 		case unstable.KeyValue:
 			walkKV(prefix, e)
 		}

@@ -201,6 +201,9 @@ func validateLeaf(pattern string, v reflect.Value) string {
 		if hs, ok := v.Interface().([]HookRun); ok {
 			return checkHooks(hs)
 		}
+		if _, ok := v.Interface().([]ApprovalRule); ok {
+			return "" // each rule is checked as its layer adds it (layerRules)
+		}
 		for _, s := range v.Interface().([]string) {
 			if spec.check == nil {
 				break

@@ -77,10 +77,23 @@ type Grant struct {
 	Prefix  string `json:"prefix,omitempty"`
 	Command string `json:"command,omitempty"`
 	Path    string `json:"path,omitempty"`
-	// Source says where a rule the session started with came from
-	// ("scv exec --allow"); absent for a grant a person gave.
+	// Domain is the host (or "*.host") a grant of a web_fetch covers.
+	Domain string `json:"domain,omitempty"`
+	// Source says where a rule came from ("--allow", or the file:line of
+	// a saved rule); absent for a grant a person gave.
 	Source string `json:"source,omitempty"`
+	// Decision is "allow" or "deny" for a saved rule ([[approvals.rules]]),
+	// absent otherwise; Workspace is the directory a saved rule is limited
+	// to, absent for every workspace.
+	Decision  string `json:"decision,omitempty"`
+	Workspace string `json:"workspace,omitempty"`
 }
+
+// Decisions of a saved rule.
+const (
+	DecisionAllow = "allow"
+	DecisionDeny  = "deny"
+)
 
 // AnyRisk is the risk of a grant that covers its tool's calls whatever
 // their risk (a rule the session started with).
@@ -90,6 +103,9 @@ const AnyRisk = "any"
 const (
 	ScopeCall    = "call"
 	ScopeSession = "session"
+	// ScopeRule ("always (save rule)") saves the offered grant as an
+	// allow rule in the user config; it covers this session at once.
+	ScopeRule = "rule"
 )
 
 // MaxReasonBytes bounds approval.resolve.reason.
@@ -144,6 +160,9 @@ func (m *ApprovalRevoke) Target() string    { return m.SessionID }
 type ApprovalGrantsReply struct {
 	SessionHeader
 	Grants []Grant `json:"grants"`
+	// Rules are the saved rules that apply to the session (Decision
+	// set), deny and allow; absent when there are none.
+	Rules []Grant `json:"rules,omitempty"`
 }
 
 func (*ApprovalGrantsReply) EventType() string { return EventApprovalGrants }
@@ -152,7 +171,7 @@ func (*ApprovalGrantsReply) EventType() string { return EventApprovalGrants }
 // Summary (an SCV extension, the approval's text) is present when the tool
 // gave one, so a call that ran without an approval still shows what it
 // does; so is Diff, for a call that ran without an approval.requested.
-// GrantID names the session grant that let it run without asking;
+// GrantID names the session grant or rule that let it run without asking;
 // Granted is the session grant its approval added ("allow for this
 // session"), so a stored turn says so as the live one did.
 type ToolStarted struct {
@@ -163,6 +182,9 @@ type ToolStarted struct {
 	Diff    *Diff  `json:"diff,omitempty"`
 	GrantID string `json:"grant_id,omitempty"`
 	Granted *Grant `json:"granted,omitempty"`
+	// Rule is the saved rule that let it run without asking (GrantID is
+	// its id; Source says file:line).
+	Rule *Grant `json:"rule,omitempty"`
 }
 
 func (*ToolStarted) EventType() string { return EventToolStarted }

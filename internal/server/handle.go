@@ -111,7 +111,7 @@ func (c *conn) handleSession(s *session, msg proto.SessionMessage) {
 	case *proto.ApprovalResolve:
 		c.approvalResolve(s, m)
 	case *proto.ApprovalGrantsRequest:
-		c.reply(m.RequestID, &proto.ApprovalGrantsReply{Grants: s.agent.Grants()}, s)
+		c.reply(m.RequestID, &proto.ApprovalGrantsReply{Grants: s.agent.Grants(), Rules: s.agent.SavedRules()}, s)
 	case *proto.ApprovalRevoke:
 		c.approvalRevoke(s, m)
 	case *proto.SessionClear:
@@ -336,11 +336,12 @@ func (c *conn) approvalResolve(s *session, m *proto.ApprovalResolve) {
 		}
 		return
 	}
-	if m.Scope != "" && m.Scope != proto.ScopeCall && m.Scope != proto.ScopeSession {
-		invalid(fmt.Sprintf("scope %q is not %q or %q", m.Scope, proto.ScopeCall, proto.ScopeSession))
+	if m.Scope != "" && m.Scope != proto.ScopeCall && m.Scope != proto.ScopeSession && m.Scope != proto.ScopeRule {
+		invalid(fmt.Sprintf("scope %q is not %q, %q or %q", m.Scope, proto.ScopeCall, proto.ScopeSession, proto.ScopeRule))
 		return
 	}
-	err := s.agent.Resolve(m.ApprovalID, approval.Answer{Approved: m.Approved, Session: m.Scope == proto.ScopeSession, Prefix: m.Prefix, Exact: m.Exact, Path: m.Path, Reason: m.Reason})
+	err := s.agent.Resolve(m.ApprovalID, approval.Answer{Approved: m.Approved, Session: m.Scope == proto.ScopeSession, Save: m.Scope == proto.ScopeRule,
+		Prefix: m.Prefix, Exact: m.Exact, Path: m.Path, Reason: m.Reason})
 	switch {
 	case errors.Is(err, approval.ErrNotPending):
 		notFound()
@@ -351,10 +352,16 @@ func (c *conn) approvalResolve(s *session, m *proto.ApprovalResolve) {
 
 func (c *conn) approvalRevoke(s *session, m *proto.ApprovalRevoke) {
 	if !s.agent.Revoke(m.GrantID) {
+		for _, r := range s.agent.SavedRules() {
+			if r.GrantID == m.GrantID {
+				c.reqError(m.RequestID, proto.ErrGrantNotFound, fmt.Sprintf("%s is a saved rule, not a session grant: remove its [[approvals.rules]] table from %s", m.GrantID, r.Source), false)
+				return
+			}
+		}
 		c.reqError(m.RequestID, proto.ErrGrantNotFound, fmt.Sprintf("no grant %q in session %s; /approvals in the TUI lists them", m.GrantID, m.SessionID), false)
 		return
 	}
-	c.reply(m.RequestID, &proto.ApprovalGrantsReply{Grants: s.agent.Grants()}, s)
+	c.reply(m.RequestID, &proto.ApprovalGrantsReply{Grants: s.agent.Grants(), Rules: s.agent.SavedRules()}, s)
 }
 
 func (c *conn) sessionClear(s *session, m *proto.SessionClear) {

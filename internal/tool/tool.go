@@ -110,6 +110,10 @@ type Plan struct {
 	// A session grant for such a call covers only writes whose every path
 	// lies under the path the approver confirmed (docs/runtime.md §7.1).
 	Paths []string
+	// Host is the host a call reaches (web_fetch), with ":port" when the
+	// port is not the scheme's default: a session grant or saved rule for
+	// such a call covers only the hosts its domain matches.
+	Host string
 	// Confined says the call runs in the OS sandbox without network (a
 	// sandboxed bash command): the ask-unsandboxed policy runs it unasked.
 	Confined bool

@@ -45,8 +45,12 @@ type Answer struct {
 	// asking anyone ("" when a person answered).
 	GrantID string
 	// Granted is the session grant the person's answer added ("allow for
-	// this session"); nil otherwise.
+	// this session"), or the rule it saved ("always (save rule)"); nil
+	// otherwise.
 	Granted *approval.Grant
+	// Rule is the saved rule that approved the call without asking (its
+	// id is GrantID); nil otherwise.
+	Rule *approval.Grant
 }
 
 // Approver answers one Request. It may block until a person answers or ctx

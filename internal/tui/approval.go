@@ -44,6 +44,9 @@ type approvalReq struct {
 	scroll int
 	mode   approvalMode
 	input  string
+	// save says the edited prefix or path is for a saved rule
+	// ("always (save rule)"), not a session grant.
+	save bool
 
 	cacheWidth int
 	sumLines   []string // the summary wrapped
@@ -243,15 +246,23 @@ func (m *Model) keyLines() []string {
 	var rows []string
 	switch a.mode {
 	case modePrefix:
+		scope := "for this session"
+		if a.save {
+			scope = "always (a rule saved for this cwd)"
+		}
 		if a.grant != nil && a.grant.Path != "" {
-			rows = append(rows, st.bold.Render("allow for this session the writes under (a directory, ./ for the whole workspace, or the file):"),
+			rows = append(rows, st.bold.Render("allow "+scope+" the writes under (a directory, ./ for the whole workspace, or the file):"),
 				"› "+a.input+"█",
 				st.dim.Render("enter allow · esc back · guarded paths (.git, .scv, .envrc, .env, hooks, CI workflows …) are still asked"))
 			break
 		}
-		rows = append(rows, st.bold.Render(fmt.Sprintf("allow for this session the %s commands starting with:", oneLine(a.name))),
+		exact := " · empty: this exact command only"
+		if a.save {
+			exact = ""
+		}
+		rows = append(rows, st.bold.Render(fmt.Sprintf("allow %s the %s commands starting with:", scope, oneLine(a.name))),
 			"› "+a.input+"█",
-			st.dim.Render("enter allow · empty: this exact command only · esc back · commands that chain or redirect (; & | < > $ ` …) are still asked"))
+			st.dim.Render("enter allow"+exact+" · esc back · commands that chain or redirect (; & | < > $ ` …) are still asked"))
 	case modeReason:
 		rows = append(rows, st.bold.Render("deny with a reason (the model reads it):"),
 			"› "+a.input+"█",
@@ -259,7 +270,7 @@ func (m *Model) keyLines() []string {
 	default:
 		keys := "y approve"
 		if g := a.grant; g != nil {
-			keys += " · a allow " + offerText(*g) + " for this session"
+			keys += " · a allow " + offerText(*g) + " for this session · s always (save rule)"
 		}
 		keys += " · n deny · r deny with a reason · esc deny and cancel the turn"
 		rows = append(rows, st.dim.Render(keys))
@@ -285,6 +296,8 @@ func offerText(g proto.Grant) string {
 		return "writes to `" + oneLine(g.Path) + "`"
 	case g.Command != "":
 		return "this exact command"
+	case g.Domain != "":
+		return "fetches from `" + oneLine(g.Domain) + "`"
 	}
 	return oneLine(g.Tool)
 }
@@ -306,8 +319,32 @@ func grantText(g proto.Grant) string {
 		return fmt.Sprintf("%s calls under `%s`, except guarded paths%s", tool, oneLine(g.Path), risk)
 	case g.Path != "":
 		return fmt.Sprintf("%s calls to `%s`%s", tool, oneLine(g.Path), risk)
+	case g.Domain != "":
+		return fmt.Sprintf("%s calls to `%s`%s", tool, oneLine(g.Domain), risk)
 	}
 	return tool + " calls" + risk
+}
+
+// ruleText says in words what a saved rule does and where it is written:
+// "bash prefix `go test` → allow (/home/me/.scv/config.toml:12) in /src/app".
+func ruleText(r proto.Grant) string {
+	scope := ""
+	switch {
+	case r.Prefix != "":
+		scope = " prefix `" + oneLine(r.Prefix) + "`"
+	case r.Path != "":
+		scope = " path `" + oneLine(r.Path) + "`"
+	case r.Domain != "":
+		scope = " domain `" + oneLine(r.Domain) + "`"
+	}
+	s := oneLine(r.Tool) + scope + " → " + oneLine(r.Decision)
+	if r.Source != "" {
+		s += " (" + oneLine(r.Source) + ")"
+	}
+	if r.Workspace != "" {
+		s += " in " + oneLine(r.Workspace)
+	}
+	return s
 }
 
 // editsGrant says "a" opens the offered grant for editing (a command
@@ -321,12 +358,17 @@ func (a *approvalReq) editsGrant() bool {
 // announces what it granted (tool.started.granted).
 func (a *approvalReq) editedGrant(text string) (r proto.ApprovalResolve, ok bool) {
 	r = proto.ApprovalResolve{Approved: true, Scope: proto.ScopeSession}
+	if a.save {
+		r.Scope = proto.ScopeRule
+	}
 	switch {
 	case a.grant.Path != "":
 		if text == "" {
 			return r, false
 		}
 		r.Path = text
+	case text == "" && a.save:
+		return r, false // a rule takes a prefix
 	case text == "":
 		r.Exact = true
 	default:
@@ -491,13 +533,21 @@ func (m *Model) compactPanel(room int) []string {
 	var keys []string
 	switch a.mode {
 	case modePrefix:
-		keys = []string{"› " + a.input + "█", st.dim.Render("enter allow for the session · esc back")}
+		what := "enter allow for the session · esc back"
+		if a.save {
+			what = "enter save the rule · esc back"
+		}
+		keys = []string{"› " + a.input + "█", st.dim.Render(what)}
 	case modeReason:
 		keys = []string{"› " + a.input + "█", st.dim.Render("enter deny with this reason · esc back")}
 	default:
 		k := "y/n · r deny with reason · esc cancel turn"
 		if a.grant != nil {
-			k = "y/n · a session · r reason · esc cancel turn"
+			k = "y/n · a session · s save rule · r reason · esc cancel turn"
+			if ansi.StringWidth(k) > inner {
+				// Narrow: the full panel (a taller window) offers it.
+				k = "y/n · a session · r reason · esc cancel turn"
+			}
 		}
 		keys = []string{st.dim.Render(k)}
 	}

@@ -71,9 +71,15 @@ func (m *Model) apply(ev proto.Event) tea.Cmd {
 			it.diff = e.Diff
 		}
 		it.granted = e.GrantID != ""
+		if e.Rule != nil {
+			it.rule = ruleText(*e.Rule)
+		}
 		it.touch()
 		m.callMoved(e.CallID)
-		if e.Granted != nil {
+		if e.Granted != nil && e.Granted.Decision != "" {
+			// The answer saved a rule ("always (save rule)").
+			m.addItem(&item{kind: kindNotice, text: "saved rule: " + ruleText(*e.Granted) + " · /approvals lists rules"})
+		} else if e.Granted != nil {
 			// The answer added a session grant: said live and on a
 			// resume alike, from the stored event.
 			m.addItem(&item{kind: kindNotice, text: "allowed for this session: " + grantText(*e.Granted) + " · /approvals lists and revokes grants"})

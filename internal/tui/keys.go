@@ -69,6 +69,9 @@ func (m *Model) handleKey(k tea.KeyPressMsg) tea.Cmd {
 		case "a", "A":
 			m.allowForSession()
 			return nil
+		case "s", "S":
+			m.saveRule()
+			return nil
 		case "r", "R":
 			m.approval.mode, m.approval.input = modeReason, ""
 			return nil
@@ -201,6 +204,23 @@ func (m *Model) allowForSession() {
 	}
 }
 
+// saveRule answers "always (save rule)": the offered grant, its prefix or
+// path confirmed first, is saved by the server as an allow rule in the
+// user config; tool.started.granted says what was saved, and a refusal
+// (the file changed or does not load) shows the panel again with the
+// reason.
+func (m *Model) saveRule() {
+	a := m.approval
+	switch {
+	case a.grant == nil:
+		m.addItem(&item{kind: kindNotice, text: "no rule can cover this call (the server offers no grant for it); y approves it once"})
+	case a.editsGrant():
+		a.mode, a.input, a.save = modePrefix, a.grant.Prefix+a.grant.Path, true
+	default:
+		m.resolveApproval(proto.ApprovalResolve{Approved: true, Scope: proto.ScopeRule})
+	}
+}
+
 // editApproval handles a key while the prefix or the reason is edited.
 func (m *Model) editApproval(k tea.KeyPressMsg) {
 	a := m.approval
@@ -210,7 +230,7 @@ func (m *Model) editApproval(k tea.KeyPressMsg) {
 	}
 	switch k.String() {
 	case "esc":
-		a.mode, a.input = modeChoose, ""
+		a.mode, a.input, a.save = modeChoose, "", false
 	case "enter":
 		text := strings.TrimSpace(a.input)
 		if a.mode == modePrefix {
@@ -541,6 +561,7 @@ func (m *Model) grantsListed(e *proto.ApprovalGrantsReply) {
 	}
 	if len(e.Grants) == 0 {
 		m.addItem(&item{kind: kindNotice, text: "no session grants: every call that needs approval is asked (in an approval, a allows such calls for the rest of the session)"})
+		m.rulesListed(e.Rules)
 		return
 	}
 	var b strings.Builder
@@ -549,6 +570,21 @@ func (m *Model) grantsListed(e *proto.ApprovalGrantsReply) {
 		fmt.Fprintf(&b, "\n%d. %s", i+1, grantText(g))
 	}
 	b.WriteString("\n/approvals revoke N revokes one · /approvals revoke all revokes them all")
+	m.addItem(&item{kind: kindNotice, text: b.String()})
+	m.rulesListed(e.Rules)
+}
+
+// rulesListed shows the saved rules that apply to the session, after its
+// grants.
+func (m *Model) rulesListed(rules []proto.Grant) {
+	if len(rules) == 0 {
+		return
+	}
+	var b strings.Builder
+	b.WriteString("saved rules (deny beats allow; edit the file to remove one):")
+	for _, r := range rules {
+		fmt.Fprintf(&b, "\n· %s", ruleText(r))
+	}
 	m.addItem(&item{kind: kindNotice, text: b.String()})
 }
 

@@ -82,6 +82,9 @@ type item struct {
 	// mentions are a prompt's `@` mentions from turn.started: shown as
 	// chips under it, never their content.
 	mentions []proto.Mention
+	// rule is the saved rule that allowed the call, in words ("" when
+	// none did).
+	rule string
 
 	// render cache: lines at width and view, valid while !dirty.
 	dirty bool
@@ -387,7 +390,16 @@ func renderTool(it *item, width int, v toolView, r *renderer) []string {
 			lines = append(lines, st.dim.Render(fmt.Sprintf("    … %d more lines of the call's summary", n-len(sum))))
 		}
 	}
-	if it.granted {
+	switch {
+	case it.rule != "":
+		for i, l := range strings.Split(ansi.Wrap("✓ allowed by the saved rule "+it.rule, max(width-4, 8), ""), "\n") {
+			pre := "  "
+			if i > 0 {
+				pre = "    "
+			}
+			lines = append(lines, st.dim.Render(pre+l))
+		}
+	case it.granted:
 		lines = append(lines, st.dim.Render("  ✓ allowed by a session grant (/approvals lists them)"))
 	}
 	if it.diff != nil {

@@ -91,9 +91,13 @@ func visibleEvent[T proto.Event](ev T) T {
 		block(&e.Summary)
 		visibleDiff(e.Diff)
 		visibleGrant(e.Granted)
+		visibleGrant(e.Rule)
 	case *proto.ApprovalGrantsReply:
 		for i := range e.Grants {
 			visibleGrant(&e.Grants[i])
+		}
+		for i := range e.Rules {
+			visibleGrant(&e.Rules[i])
 		}
 	case *proto.ToolProgress:
 		// Progress lines are often columns; a tab there is only spacing.
@@ -184,5 +188,6 @@ func visibleGrant(g *proto.Grant) {
 	if g != nil {
 		g.Tool, g.Risk, g.Prefix = termtext.Line(g.Tool), termtext.Line(g.Risk), termtext.Line(g.Prefix)
 		g.Command, g.Path, g.Source = termtext.Line(g.Command), termtext.Line(g.Path), termtext.Line(g.Source)
+		g.Domain, g.Decision, g.Workspace = termtext.Line(g.Domain), termtext.Line(g.Decision), termtext.Line(g.Workspace)
 	}
 }

@@ -144,10 +144,22 @@ func (f *fetcher) plan(env tool.Env, p FetchParams) (tool.Plan, error) {
 	return tool.Plan{
 		Risk:    risk,
 		Summary: summary,
+		Host:    grantHost(u),
 		Run: func(ctx context.Context) tool.Result {
 			return f.run(ctx, env, u, p.Offset, readOnly)
 		},
 	}, nil
+}
+
+// grantHost is the host a grant of a fetch of u names: the lower-case
+// host name, with ":port" when the port is not the scheme's default (another
+// port is another service).
+func grantHost(u *url.URL) string {
+	h := normalizeHost(u.Hostname())
+	if p := u.Port(); p != "" && !(u.Scheme == "https" && p == "443" || u.Scheme == "http" && p == "80") {
+		return h + ":" + p
+	}
+	return h
 }
 
 // checkURL accepts absolute http and https URLs without credentials.

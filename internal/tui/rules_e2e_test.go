@@ -1,0 +1,81 @@
+package tui_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/scv-agent/scv/internal/model/modeltest"
+)
+
+// TestSaveRuleEndToEnd drives the real `scv` against `scv run`:
+// "s" (always (save rule)) on a bash approval, the offered prefix `echo`
+// confirmed, saves the rule to the user config (its comment kept) and
+// says so; the model's next, identical-prefix call runs without a
+// question, its row naming the rule; /approvals lists it; a new session
+// (/new), which loads it from the file, is not asked either.
+func TestSaveRuleEndToEnd(t *testing.T) {
+	scv := scvBinary(t)
+	requireRun(t, scv)
+	home, ws := t.TempDir(), t.TempDir()
+	fake := modeltest.New(t)
+	fake.Script(modeltest.ToolCall("c1", "bash", `{"command":"echo One"}`))
+	fake.Script(modeltest.ToolCall("c2", "bash", `{"command":"echo Two"}`))
+	fake.Script(modeltest.Text("Both ran."))
+	fake.Script(modeltest.ToolCall("c3", "bash", `{"command":"echo Three"}`))
+	fake.Script(modeltest.Text("Third ran."))
+	writeConfig(t, home, fake.URL())
+	cfgPath := filepath.Join(home, "config.toml")
+	before, err := os.ReadFile(cfgPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before = append(before, "# my own note, kept\n"...)
+	if err := os.WriteFile(cfgPath, before, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	startDaemon(t, scv, home)
+
+	p := startPane(t, 120, 40, "cd "+shellQuote(ws)+" && "+shellQuote(scv)+" --scv-home "+shellQuote(home))
+	p.waitFor("fake-model", "connected", "ready")
+	p.text("echo twice")
+	p.keys("Enter")
+	p.waitFor("Approve this tool call?", "s always (save rule)")
+	p.keys("s")
+	p.waitFor("allow always (a rule saved for this cwd) the bash commands starting with:", "› echo█")
+	p.keys("Enter")
+	s := p.waitFor("Both ran.", "saved rule: bash prefix `echo` → allow ("+cfgPath+":", "✓ allowed by the saved rule bash prefix `echo`", "ready")
+	if n := strings.Count(s, "Approve this tool call?"); n != 0 {
+		t.Errorf("the second echo was asked about:\n%s", s)
+	}
+	if n := len(fake.Requests()); n != 3 {
+		t.Fatalf("%d model requests, want 3", n)
+	}
+	after, err := os.ReadFile(cfgPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(string(after), string(before)) || !strings.Contains(string(after), "[[approvals.rules]]\ntool = \"bash\"\nprefix = \"echo\"\ndecision = \"allow\"\nworkspace = ") {
+		t.Fatalf("the user config after saving:\n%s", after)
+	}
+	p.text("/approvals")
+	p.keys("Enter")
+	p.waitFor("saved rules (deny beats allow", "· bash prefix `echo` → allow ("+cfgPath+":")
+
+	// A new session loads the rule from the file.
+	p.text("/new")
+	p.keys("Enter")
+	p.waitFor("ready")
+	p.text("echo again")
+	p.keys("Enter")
+	s = p.waitFor("Third ran.", "✓ allowed by the saved rule bash prefix `echo`", "ready")
+	if strings.Contains(s, "Approve this tool call?") {
+		t.Errorf("the new session asked:\n%s", s)
+	}
+	if out := callOutputs(fake.Requests()[len(fake.Requests())-1])["c3"]; !strings.Contains(out, "Three") {
+		t.Errorf("the third call's output %q does not show it ran", out)
+	}
+	p.keys("C-c")
+	p.assertRestored(0)
+}
