@@ -5,7 +5,7 @@
 #   2. start-up of a stdio server as SCV sees it (spawn → handshake → tools),
 #      for the fake Go server and for server-everything on Node;
 #   3. daemon RSS after one turn with 0, 1 and 5 idle stdio servers.
-# The npm servers must be installed (internal/mcp/testdata/npm/install.sh).
+# The npm servers must be installed (.ci/npm-install internal/mcp/testdata/npm).
 # Usage: bench/mcp.sh [ROUNDS]   (default 5)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)

@@ -4,7 +4,12 @@ package internal_test
 
 import (
 	"encoding/json"
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"os/exec"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -17,6 +22,7 @@ type pkg struct {
 	Imports    []string
 	Deps       []string
 	Name       string
+	Dir        string
 	GoFiles    []string
 }
 
@@ -114,7 +120,10 @@ var forbidden = map[string][]string{
 	// scv acp is one more protocol client (never a second agent loop): it
 	// reaches sessions through internal/client only.
 	"internal/acp": {"internal/config", "internal/app", "internal/cli", "internal/server", "internal/agent", "internal/daemon", "internal/tui", "internal/tools/", "internal/model", "internal/mcp", "internal/store"},
-	"internal/mcp": {"internal/config", "internal/app", "internal/cli", "internal/server", "internal/agent", "internal/daemon", "internal/tui", "internal/tools/"},
+	// The daemon holds the socket, lock and reaper and serves whatever
+	// server it is handed: app, which builds both, imports it.
+	"internal/daemon": {"internal/server", "internal/app", "internal/cli", "internal/config", "internal/store", "internal/clawbot"},
+	"internal/mcp":    {"internal/config", "internal/app", "internal/cli", "internal/server", "internal/agent", "internal/daemon", "internal/tui", "internal/tools/"},
 	// toolcall is the one path of a tool call, shared by the agent loop
 	// and `scv tools call`: it knows the Tool contract and the policy,
 	// never a concrete tool, the configuration or who asks.
@@ -152,6 +161,76 @@ func TestImportRules(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// cliNames are the internal/cli files that may name a type of the session
+// database or of the WeChat bridge, each with why. Configuration meets
+// their constructors in internal/app only: no cli file opens the store or
+// builds the bridge's supervisor (TestCLIBuildsNoStoreOrBridge).
+var cliNames = map[string]map[string]string{
+	"store.go": {"internal/store": "names *store.Store for the commands that hold the handle app.OpenStore gives them and pass it to app's server"},
+	"sessions.go": {"internal/store": "scv sessions prints the database's typed records (store.Session, store.Turn) " +
+		"and tells its typed errors (store.ErrNotFound, store.AmbiguousError) apart"},
+	"export.go": {"internal/store": "scv sessions export writes store.Turn records as Markdown"},
+	"clawbot.go": {"internal/clawbot": "scv clawbot drives the bridge's own login, account names and saved account files " +
+		"(clawbot.Login, clawbot.Files), which need no daemon"},
+}
+
+// cliConstructors are what only internal/app may call.
+var cliConstructors = map[string][]string{"store": {"Open"}, "clawbot": {"NewSupervisor"}}
+
+// TestCLIBuildsNoStoreOrBridge keeps the cli package to flags and wiring:
+// it imports internal/store and internal/clawbot only in the files of
+// cliNames, and calls neither package's constructors.
+func TestCLIBuildsNoStoreOrBridge(t *testing.T) {
+	var cli *pkg
+	for _, p := range listPackages(t) {
+		if rel(p.ImportPath) == "internal/cli" {
+			cli = &p
+		}
+	}
+	if cli == nil {
+		t.Fatal("go list does not list internal/cli")
+	}
+	fset := token.NewFileSet()
+	for _, name := range cli.GoFiles {
+		f, err := parser.ParseFile(fset, filepath.Join(cli.Dir, name), nil, parser.SkipObjectResolution)
+		if err != nil {
+			t.Fatal(err)
+		}
+		local := map[string]string{} // file's name of the package -> its path
+		for _, is := range f.Imports {
+			path, _ := strconv.Unquote(is.Path.Value)
+			r := rel(path)
+			if r != "internal/store" && r != "internal/clawbot" {
+				continue
+			}
+			if _, ok := cliNames[name][r]; !ok {
+				t.Errorf("internal/cli/%s imports %s: build and use it in internal/app, or add the file to cliNames with why", name, r)
+			}
+			id := filepath.Base(path)
+			if is.Name != nil {
+				id = is.Name.Name
+			}
+			local[id] = filepath.Base(path)
+		}
+		ast.Inspect(f, func(n ast.Node) bool {
+			sel, ok := n.(*ast.SelectorExpr)
+			if !ok {
+				return true
+			}
+			x, ok := sel.X.(*ast.Ident)
+			if !ok {
+				return true
+			}
+			for _, c := range cliConstructors[local[x.Name]] {
+				if sel.Sel.Name == c {
+					t.Errorf("%s: internal/cli calls %s.%s; only internal/app builds it", fset.Position(sel.Pos()), local[x.Name], c)
+				}
+			}
+			return true
+		})
 	}
 }
 

@@ -21,7 +21,7 @@ import (
 
 // acpInstallHint is what to run when the official client is missing or
 // older than its lock file.
-const acpInstallHint = "run internal/acp/testdata/npm/install.sh (.ci/run does) to install it into .cache/acp-npm"
+const acpInstallHint = "run .ci/npm-install internal/acp/testdata/npm (.ci/run does) to install it into .cache/acp-npm"
 
 // requireSDK finds Node.js and the installed @agentclientprotocol/sdk. It
 // skips the test when Node.js is not installed and fails it, saying what to

@@ -85,6 +85,10 @@ const (
 	Deny
 )
 
+// String is the decision's word, so that %v of a Decision (in a test's
+// failure message, a log attribute) reads run, ask or deny rather than a
+// number; no production path formats one today, and a Stringer costs
+// nothing to keep.
 func (d Decision) String() string {
 	switch d {
 	case Run:

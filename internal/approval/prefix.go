@@ -131,18 +131,12 @@ func CheckPrefix(prefix, cmd string) error {
 // NormalPrefix is prefix with its words separated by one space.
 func NormalPrefix(prefix string) string { return strings.Join(words(prefix), " ") }
 
-// ProposePrefix is the prefix offered for a command: its first word, and
+// proposePrefix is the prefix offered for a command: its first word, and
 // the second too when it looks like a subcommand (`go test`, `npm run`,
 // `git status`); for a shell, interpreter or command runner, the words up
 // to its fixed script (`python3 scripts/check.py`); "" when the first word
-// is not plain or a runner has no fixed script.
-func ProposePrefix(cmd string) string {
-	p, _ := proposePrefix(cmd)
-	return p
-}
-
-// proposePrefix is ProposePrefix and, when it proposes none because the
-// first word runs other code, why.
+// is not plain or a runner has no fixed script. When it proposes none
+// because the first word runs other code, the second result says why.
 func proposePrefix(cmd string) (string, string) {
 	c := words(cmd)
 	if len(c) == 0 || !plainWord(c[0]) {

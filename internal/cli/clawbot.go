@@ -13,13 +13,13 @@ import (
 	qrcode "github.com/skip2/go-qrcode"
 	"github.com/spf13/cobra"
 
+	"github.com/scv-agent/scv/internal/app"
 	"github.com/scv-agent/scv/internal/clawbot"
 	"github.com/scv-agent/scv/internal/client"
 	"github.com/scv-agent/scv/internal/config"
 	"github.com/scv-agent/scv/internal/delegation"
 	"github.com/scv-agent/scv/internal/paths"
 	"github.com/scv-agent/scv/internal/proto"
-	"github.com/scv-agent/scv/internal/store"
 	"github.com/scv-agent/scv/internal/termtext"
 )
 
@@ -94,7 +94,7 @@ func (g *globals) clawbotLogin(account, baseURL string) error {
 	if oldErr != nil && !errors.Is(oldErr, fs.ErrNotExist) {
 		return &exitError{code: ExitFailure, msg: fmt.Sprintf("%v; fix or delete the file, or run `scv clawbot logout --account %s`", oldErr, account)}
 	}
-	bound, err := boundFingerprint(g.ctx, layout, account)
+	bound, err := app.BridgeFingerprint(g.ctx, layout, account)
 	if err != nil {
 		return err
 	}
@@ -140,18 +140,6 @@ func (g *globals) clawbotLogin(account, baseURL string) error {
 	fmt.Fprintf(out, "Account %q %s: bot %s, owner %s, API %s.\nA running daemon starts the bridge within a few seconds; see `scv clawbot status`. Tools for the owner: `scv clawbot run --remote-tools owner`.\n",
 		account, verb, creds.BotID, creds.UserID, creds.BaseURL)
 	return nil
-}
-
-// boundFingerprint is the identity the account's delivery state is bound
-// to ("" when none).
-func boundFingerprint(ctx context.Context, layout paths.Layout, account string) (string, error) {
-	st, err := store.Open(ctx, store.Options{Path: layout.Database()})
-	if err != nil {
-		return "", err
-	}
-	defer st.Close()
-	s, err := st.BridgeState(ctx, account)
-	return s.Fingerprint, err
 }
 
 // drawQR draws a QR code with half-block characters (two modules a

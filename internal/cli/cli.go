@@ -1,6 +1,10 @@
 // Package cli is SCV's command line: one file per subcommand, each holding
-// flags and wiring only. Behaviour lives in the packages the commands call;
-// composition happens in internal/app.
+// its flags, the wiring of flags and environment into the packages that do
+// the work, and the printing of what they return. Composition happens in
+// internal/app: the session database, the protocol servers and the daemon
+// with its WeChat bridge are built there (app.OpenStore, app.NewServer,
+// app.NewDaemon), and internal/deps_test.go keeps the store's and the
+// bridge's constructors out of this package.
 package cli
 
 import (

@@ -38,6 +38,23 @@ func (g *globals) loadConfig(workspace string) (*config.Loaded, paths.Layout, er
 	return l, layout, err
 }
 
+// loadWorkspaceConfig is loadConfig for a --workspace value (empty: the
+// current directory), for the commands that show what applies there.
+func (g *globals) loadWorkspaceConfig(ws string) (*config.Loaded, error) {
+	dir, err := workspacePath(ws)
+	if err != nil {
+		return nil, err
+	}
+	l, _, err := g.loadConfig(dir)
+	return l, err
+}
+
+// projectLayerFlag is the --workspace flag of the commands that show the
+// configuration: it names the project layer.
+func projectLayerFlag(cmd *cobra.Command, ws *string) {
+	cmd.Flags().StringVar(ws, "workspace", "", "workspace whose .scv/config.toml is the project layer (default: the current directory)")
+}
+
 // checkPolicyFlag makes a bad --approval-policy a usage error (exit 2)
 // before any config is read.
 func (g *globals) checkPolicyFlag() error {
@@ -166,11 +183,7 @@ func newConfigShowCmd(g *globals) *cobra.Command {
 		Short: "Print every effective setting and where it came from (secrets hidden)",
 		Args:  cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
-			dir, err := workspacePath(ws)
-			if err != nil {
-				return err
-			}
-			l, _, err := g.loadConfig(dir)
+			l, err := g.loadWorkspaceConfig(ws)
 			if err != nil {
 				return err
 			}
@@ -189,7 +202,7 @@ func newConfigShowCmd(g *globals) *cobra.Command {
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&ws, "workspace", "", "workspace whose .scv/config.toml is the project layer (default: the current directory)")
+	projectLayerFlag(cmd, &ws)
 	return cmd
 }
 

@@ -15,15 +15,10 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/scv-agent/scv/internal/app"
-	"github.com/scv-agent/scv/internal/clawbot"
 	"github.com/scv-agent/scv/internal/client"
-	"github.com/scv-agent/scv/internal/config"
 	"github.com/scv-agent/scv/internal/daemon"
 	"github.com/scv-agent/scv/internal/paths"
-	"github.com/scv-agent/scv/internal/proc"
 	"github.com/scv-agent/scv/internal/proto"
-	"github.com/scv-agent/scv/internal/server"
-	"github.com/scv-agent/scv/internal/store"
 	"github.com/scv-agent/scv/internal/termtext"
 	"github.com/scv-agent/scv/internal/version"
 )
@@ -61,52 +56,19 @@ func (g *globals) stderrLoggerAt(level slog.Level) *slog.Logger {
 	return slog.New(slog.NewTextHandler(g.stdio.Err, &slog.HandlerOptions{Level: level}))
 }
 
+// runDaemon runs the daemon of this instance in the foreground; its
+// store, server, bridge and status are built by app.NewDaemon.
 func (g *globals) runDaemon(logger *slog.Logger) error {
-	a, layout, tr, err := g.newApp(logger, true)
+	opts, _, err := g.appOptions(logger, true)
 	if err != nil {
 		return err
 	}
-	defer a.Close() // in case daemon.Run fails before Drain
-	loaded, err := a.LoadConfig("", app.NoOverrides)
+	d, err := app.NewDaemon(g.ctx, opts)
 	if err != nil {
 		return err
 	}
-	st, err := openStore(g.ctx, layout, "daemon", logger)
-	if err != nil {
-		return err
-	}
-	defer closeStore(st, logger)
-	started := time.Now()
-	ctx, stop := context.WithCancel(g.ctx)
-	defer stop()
-	var bot *clawbot.Supervisor
-	status := func() proto.DaemonStatus {
-		c := tr.Counts()
-		ds := proto.DaemonStatus{Version: version.Version, PID: os.Getpid(), UptimeSeconds: int64(time.Since(started).Seconds()),
-			Sessions: a.Sessions(), Delegations: proto.Delegations{Running: c.Running, OrphansReaped: int(c.OrphansReaped)},
-			Database: databaseStatus(ctx, st, logger), Provider: g.daemonProvider(a, logger),
-			ProcessTracking: a.Contain().Describe()}
-		if bot != nil {
-			ds.Clawbot = clawbot.ProtoStatus(bot.Status())
-		}
-		return ds
-	}
-	so := serverOptions(a, logger, &loaded.Config, st, "daemon", status, stop)
-	so.Admin = func(ctx context.Context, m proto.Message) (proto.DaemonStatus, error) {
-		err := bot.Request(ctx, m)
-		return status(), err
-	}
-	srv := server.New(so)
-	bot = g.newClawbot(layout, logger, srv, st, &loaded.Config)
-	err = daemon.Run(ctx, daemon.Options{
-		// Under the subreaper mechanism the containment already made the
-		// daemon a subreaper and reaps for it.
-		Layout: layout, Server: srv, Logger: logger, Subreaper: a.Contain().Mechanism() != proc.MechSubreaper,
-		Reconcile: func(ctx context.Context) (int, error) { return reconcile(ctx, tr, a.Contain(), logger) },
-		Drain:     a.Close, Components: []func(context.Context){bot.Run},
-		// Retention runs once the lock is ours: one daemon prunes.
-		Ready: func() { prune(ctx, st, loaded.Config.History, logger) },
-	})
+	defer d.Close()
+	err = d.Run(g.ctx)
 	if errors.Is(err, daemon.ErrRunning) {
 		return &exitError{code: ExitFailure, msg: err.Error()}
 	}
@@ -343,29 +305,6 @@ func printDaemonProvider(w io.Writer, p *proto.DaemonProvider) {
 	}
 }
 
-// daemonProvider is the provider a session started without overrides
-// uses, with the configuration read now (a file edited since the start
-// shows); nil when it does not load.
-func (g *globals) daemonProvider(a *app.App, logger *slog.Logger) *proto.DaemonProvider {
-	loaded, err := a.LoadConfig("", app.NoOverrides)
-	if err != nil {
-		logger.Warn("status: load the configuration", "err", err)
-		return nil
-	}
-	name, prof := loaded.Config.ActiveProvider()
-	p := &proto.DaemonProvider{Profile: name, WireAPI: prof.WireAPI, Model: prof.Model, BaseURL: prof.BaseURL,
-		KeyEnv: prof.APIKeyEnv, ConfigFiles: []string{}}
-	if prof.APIKey != "" {
-		p.KeyEnv = ""
-	}
-	_, kerr := loaded.Config.APIKey(g.env)
-	p.KeySet = kerr == nil
-	for _, f := range loaded.Files {
-		p.ConfigFiles = append(p.ConfigFiles, f.Path)
-	}
-	return p
-}
-
 func newStatusCmd(g *globals) *cobra.Command {
 	var jsonOut bool
 	cmd := &cobra.Command{
@@ -432,23 +371,6 @@ func newStatusCmd(g *globals) *cobra.Command {
 	}
 	cmd.Flags().BoolVar(&jsonOut, "json", false, "print the status as JSON")
 	return cmd
-}
-
-// newClawbot builds the WeChat bridge's supervisor over the daemon's own
-// store (its delivery state lives beside the sessions it answers in).
-func (g *globals) newClawbot(layout paths.Layout, logger *slog.Logger, srv *server.Server, st *store.Store, cfg *config.Config) *clawbot.Supervisor {
-	ws, err := os.Getwd()
-	if err != nil {
-		ws = "/"
-	}
-	return clawbot.NewSupervisor(clawbot.Options{
-		Layout: layout, Logger: logger, Workspace: ws, Store: st,
-		Daemon:         clawbot.ProtocolDaemon{Serve: srv.Serve, Version: version.Version},
-		MaxToolTimeout: time.Duration(cfg.Tools.MaxTimeoutSeconds) * time.Second,
-		Secrets:        cfg.SecretValues(g.env), UserHome: paths.UserHome(g.env),
-		Tuning: clawbot.Tuning{MaxQueue: cfg.Clawbot.MaxQueuePerSender, MaxOpen: cfg.Clawbot.MaxConversations,
-			MaxQueuedBytes: cfg.Clawbot.MaxQueuedBytes},
-	})
 }
 
 // globalArgs are the global flags a child scv process needs, with home and

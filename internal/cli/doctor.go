@@ -208,7 +208,7 @@ func (g *globals) doctorDatabase(d *doctor, layout paths.Layout) {
 		d.line(checkFail, "database", err.Error(), "export what you need (`scv sessions export`), then move the file aside")
 		return
 	}
-	db := databaseStatus(ctx, st, logger)
+	db := app.DatabaseStatus(ctx, st, logger)
 	if db == nil {
 		d.line(checkFail, "database", "cannot read its size and counts", "")
 		return

@@ -40,11 +40,7 @@ func newSandboxCheckCmd(g *globals) *cobra.Command {
 		Short: "Print the kernel's Landlock ABI, which sandbox rules it enforces, and the configured sandbox (exit 1 if it would refuse to run commands)",
 		Args:  cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
-			dir, err := workspacePath(ws)
-			if err != nil {
-				return err
-			}
-			l, _, err := g.loadConfig(dir)
+			l, err := g.loadWorkspaceConfig(ws)
 			if err != nil {
 				return err
 			}
@@ -65,7 +61,7 @@ func newSandboxCheckCmd(g *globals) *cobra.Command {
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&ws, "workspace", "", "workspace whose .scv/config.toml is the project layer (default: the current directory)")
+	projectLayerFlag(cmd, &ws)
 	cmd.Flags().BoolVar(&jsonOut, "json", false, "print the report as JSON")
 	return cmd
 }

@@ -388,13 +388,13 @@ func newSessionsPruneCmd(g *globals) *cobra.Command {
 			}
 			defer st.Close()
 			uh, ph := user.Config.History, project.Config.History
-			n, err := st.Prune(g.ctx, retention(uh))
+			n, err := st.Prune(g.ctx, app.Retention(uh))
 			if err != nil {
 				return err
 			}
 			fmt.Fprintf(g.stdio.Out, "pruned %d sessions (max_sessions %d, max_age_days %d)\n", n, uh.MaxSessions, uh.MaxAgeDays)
 			if ph != uh {
-				o := retention(ph)
+				o := app.Retention(ph)
 				o.Workspace = ws
 				k, err := st.Prune(g.ctx, o)
 				if err != nil {

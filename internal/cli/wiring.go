@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -12,10 +11,6 @@ import (
 	"github.com/scv-agent/scv/internal/delegation"
 	"github.com/scv-agent/scv/internal/paths"
 	"github.com/scv-agent/scv/internal/proc"
-	"github.com/scv-agent/scv/internal/proto"
-	"github.com/scv-agent/scv/internal/server"
-	"github.com/scv-agent/scv/internal/store"
-	"github.com/scv-agent/scv/internal/version"
 )
 
 // newApp builds the composition root for this process. withTracker enables
@@ -26,33 +21,43 @@ func (g *globals) newApp(logger *slog.Logger, withTracker bool) (*app.App, paths
 
 // newAppWith is newApp with a last change to the app's options.
 func (g *globals) newAppWith(logger *slog.Logger, withTracker bool, adjust func(*app.Options)) (*app.App, paths.Layout, *delegation.Tracker, error) {
-	layout, err := paths.Resolve(g.scvHome, g.env)
+	opts, layout, err := g.appOptions(logger, withTracker)
 	if err != nil {
 		return nil, layout, nil, err
 	}
+	if adjust != nil {
+		adjust(&opts)
+	}
+	return app.New(opts), layout, opts.Tracker, nil
+}
+
+// appOptions are the app's options from the global flags and the
+// environment. withTracker adds the delegation records and the
+// containment of the processes tools start.
+func (g *globals) appOptions(logger *slog.Logger, withTracker bool) (app.Options, paths.Layout, error) {
+	layout, err := paths.Resolve(g.scvHome, g.env)
+	if err != nil {
+		return app.Options{}, layout, err
+	}
 	if err := g.checkPolicyFlag(); err != nil {
-		return nil, layout, nil, err
+		return app.Options{}, layout, err
 	}
 	var tr *delegation.Tracker
 	var contain *proc.Containment
 	if withTracker {
 		tr, err = delegation.New(delegation.Options{Dir: layout.Delegations(), CallDir: layout.Calls(), Logger: logger})
 		if err != nil {
-			return nil, layout, nil, err
+			return app.Options{}, layout, err
 		}
 		if contain, err = g.containment(logger, layout.Home); err != nil {
-			return nil, layout, nil, err
+			return app.Options{}, layout, err
 		}
 	}
-	opts := app.Options{
+	return app.Options{
 		Layout: layout, Env: g.env, ExtraConfig: g.configPath, Logger: logger, Tracker: tr, Contain: contain,
 		InstanceID: fmt.Sprintf("scv-%d", os.Getpid()),
 		Flags:      config.Overrides{Model: g.model, Provider: g.provider, BaseURL: g.baseURL, ApprovalPolicy: g.approvalPolicy},
-	}
-	if adjust != nil {
-		adjust(&opts)
-	}
-	return app.New(opts), layout, tr, nil
+	}, layout, nil
 }
 
 // EnvProcessTracking chooses how a process that runs tools tracks their
@@ -75,32 +80,10 @@ func (g *globals) containment(logger *slog.Logger, home string) (*proc.Containme
 	return c, nil
 }
 
-// reconcile stops what SCV processes that died left running: the
-// records of their delegations and calls, and their cgroup leaves. The
-// count is of delegations, as `scv status` reports.
+// reconcile stops what SCV processes that died left running (see
+// app.Reconcile).
 func reconcile(ctx context.Context, tr *delegation.Tracker, c *proc.Containment, logger *slog.Logger) (int, error) {
-	n, err := tr.Reconcile(ctx)
-	leaves, cerr := c.Reconcile()
-	if leaves > 0 {
-		logger.Info("stopped the processes left in the cgroups of SCV processes that died", "cgroups", leaves)
-	}
-	return n, errors.Join(err, cerr)
-}
-
-// newServer wraps the app in a protocol server, with the frame limits of
-// the user's configuration, persisting to st; name says what the server is
-// in the messages that tell where a session is open.
-func newServer(a *app.App, logger *slog.Logger, cfg *config.Config, st *store.Store, name string, status func() proto.DaemonStatus, shutdown func()) *server.Server {
-	return server.New(serverOptions(a, logger, cfg, st, name, status, shutdown))
-}
-
-func serverOptions(a *app.App, logger *slog.Logger, cfg *config.Config, st *store.Store, name string, status func() proto.DaemonStatus, shutdown func()) server.Options {
-	return server.Options{
-		Factory: a, Logger: logger, Version: version.Version,
-		MaxClientFrame: cfg.Protocol.MaxClientFrameBytes, MaxServerFrame: cfg.Protocol.MaxServerFrameBytes,
-		MaxSessionsPerConn: cfg.Protocol.MaxSessionsPerConnection, MaxSessions: cfg.Protocol.MaxSessions,
-		Status: status, Shutdown: shutdown, Store: st, Name: name,
-	}
+	return app.Reconcile(ctx, tr, c, logger)
 }
 
 // refuseDelegated keeps a delegated scv (SCV_DELEGATION_DEPTH > 0) from

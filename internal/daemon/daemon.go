@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"os"
@@ -20,13 +21,21 @@ import (
 
 	"github.com/scv-agent/scv/internal/paths"
 	"github.com/scv-agent/scv/internal/proc"
-	"github.com/scv-agent/scv/internal/server"
 )
+
+// Server serves one protocol connection until it ends or ctx does
+// (*server.Server is the one SCV runs). The daemon owns the socket, the
+// lock and the reaper, never what a connection says; naming no server
+// type keeps it a low package that internal/app, which builds both, can
+// import without standing a floor higher.
+type Server interface {
+	Serve(ctx context.Context, r io.Reader, w io.Writer) error
+}
 
 // Options configure the daemon.
 type Options struct {
 	Layout paths.Layout
-	Server *server.Server
+	Server Server
 	Logger *slog.Logger
 	// Reconcile stops orphaned delegations; called at start and every
 	// ReconcileEvery (60 s). nil disables it.

@@ -3,17 +3,15 @@ package e2e
 import (
 	"encoding/json"
 	"fmt"
-	"net"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync/atomic"
 	"syscall"
 	"testing"
 
 	"github.com/scv-agent/scv/internal/model/modeltest"
 	"github.com/scv-agent/scv/internal/proto"
-	"github.com/scv-agent/scv/internal/sandbox"
+	"github.com/scv-agent/scv/internal/testutil"
 )
 
 // TestSandboxThroughDaemon: with sandbox.mode = "workspace-write" and the
@@ -23,27 +21,8 @@ import (
 // listener counts no connection, nothing appears outside the workspace,
 // and the allowed call works.
 func TestSandboxThroughDaemon(t *testing.T) {
-	if rep := sandbox.Probe(); !rep.Available {
-		t.Skipf("the kernel cannot sandbox: %s", rep.Reason)
-	}
-	l, err := net.Listen("tcp4", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var accepted atomic.Int64
-	lDone := make(chan struct{})
-	go func() {
-		defer close(lDone)
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			accepted.Add(1)
-			c.Close()
-		}
-	}()
-	t.Cleanup(func() { l.Close(); <-lDone })
+	testutil.RequireSandbox(t)
+	l := testutil.Listen(t)
 
 	fm := modeltest.New(t)
 	in := newInstance(t, providerConfig(fm.URL(), "[tools]\napproval_policy = \"ask-unsandboxed\"\n[sandbox]\nmode = \"workspace-write\""))
@@ -58,7 +37,7 @@ func TestSandboxThroughDaemon(t *testing.T) {
 		{"config", "cat " + in.home + "/config.toml"},
 		{"database", "head -c 100 " + in.home + "/state/scv.db"},
 		{"kill", fmt.Sprintf("kill -TERM %d", d.cmd.Process.Pid)},
-		{"tcp", fmt.Sprintf("exec 3<>/dev/tcp/127.0.0.1/%d", l.Addr().(*net.TCPAddr).Port)},
+		{"tcp", "exec 3<>/dev/tcp/127.0.0.1/" + l.Port()},
 		{"socket", fmt.Sprintf("%s --scv-home %s status | grep 'daemon: running'", scvBin, in.home)},
 		{"helper", fmt.Sprintf("%s sandbox-exec '--policy=%s' -- /bin/sh -c 'echo x > %s/new'", scvBin, pol, outside)},
 		{"scv-tools", fmt.Sprintf(`%s --scv-home %s tools call --yes bash '{"command":"echo x > %s/new"}'`, scvBin, in.home, outside)},
@@ -110,7 +89,7 @@ func TestSandboxThroughDaemon(t *testing.T) {
 	if ents, _ := os.ReadDir(outside); len(ents) != 0 {
 		t.Errorf("files appeared outside the workspace: %v", ents)
 	}
-	if n := accepted.Load(); n != 0 {
+	if n := l.Accepted(); n != 0 {
 		t.Errorf("the listener counted %d connections", n)
 	}
 	if err := d.cmd.Process.Signal(syscall.Signal(0)); err != nil {

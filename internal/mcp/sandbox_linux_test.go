@@ -1,16 +1,14 @@
 package mcp
 
 import (
-	"net"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
-	"sync/atomic"
 	"testing"
 
 	"github.com/scv-agent/scv/internal/mcp/mcptest"
 	"github.com/scv-agent/scv/internal/sandbox"
+	"github.com/scv-agent/scv/internal/testutil"
 )
 
 // TestSandboxedServer: a stdio server under the sandbox runs and answers,
@@ -18,9 +16,7 @@ import (
 // or reach a loopback listener; the same server unsandboxed can (so each
 // attempt is real).
 func TestSandboxedServer(t *testing.T) {
-	if rep := sandbox.Probe(); !rep.Available {
-		t.Skipf("the kernel cannot sandbox: %s", rep.Reason)
-	}
+	testutil.RequireSandbox(t)
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
@@ -35,25 +31,8 @@ func TestSandboxedServer(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(hidden, "key"), []byte("SECRET-key"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	l, err := net.Listen("tcp4", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var accepted atomic.Int64
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			accepted.Add(1)
-			c.Close()
-		}
-	}()
-	t.Cleanup(func() { l.Close(); <-done })
-	port := strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
+	l := testutil.Listen(t)
+	port := l.Port()
 	attempts := []string{
 		"echo x > " + outside + "/new",
 		"cat " + hidden + "/key",
@@ -88,7 +67,7 @@ func TestSandboxedServer(t *testing.T) {
 		lease.Release()
 		m.Close()
 		if sandboxed {
-			if n := accepted.Load(); n != 1 {
+			if n := l.Accepted(); n != 1 {
 				t.Errorf("the listener counted %d connections; want the unsandboxed one only", n)
 			}
 			if ents, _ := os.ReadDir(outside); len(ents) != 0 {

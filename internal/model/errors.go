@@ -1,8 +1,6 @@
 package model
 
 import (
-	"context"
-	"errors"
 	"strings"
 	"unicode/utf8"
 
@@ -16,11 +14,6 @@ const redacted = "[redacted]"
 
 // Unwrap exposes the cause (e.g. context.Canceled) to errors.Is.
 func (e *Error) Unwrap() error { return e.cause }
-
-// IsCanceled reports whether err is a request stopped by its context.
-func IsCanceled(err error) bool {
-	return errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
-}
 
 func secretsOf(opts Options) []string {
 	var s []string

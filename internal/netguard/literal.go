@@ -11,18 +11,12 @@ import (
 // address (its last label is a number) but that is not a valid one.
 var errBadNumeric = errors.New("malformed numeric IPv4 host")
 
-// ParseHostLiteral returns the address a URL host denotes when it is an IP
-// literal in any notation the WHATWG URL parser (and inet_aton) accepts:
-// dotted decimal, decimal, octal and hexadecimal numbers and short forms such
-// as 127.1 or 0x7f.1, a trailing dot, and IPv6 with or without brackets and
-// with a zone written as %zone or %25zone. ok is false for host names.
-func ParseHostLiteral(host string) (netip.Addr, bool) {
-	a, lit, err := parseHost(host)
-	return a, lit && err == nil
-}
-
-// parseHost reports whether host is meant as a literal and, if so, its
-// address or why it is malformed.
+// parseHost reports whether host is meant as an IP literal and, if so, its
+// address or why it is malformed. A literal is any notation the WHATWG URL
+// parser (and inet_aton) accepts: dotted decimal, decimal, octal and
+// hexadecimal numbers and short forms such as 127.1 or 0x7f.1, a trailing
+// dot, and IPv6 with or without brackets and with a zone written as %zone
+// or %25zone.
 func parseHost(host string) (netip.Addr, bool, error) {
 	h := host
 	if strings.HasPrefix(h, "[") && strings.HasSuffix(h, "]") {

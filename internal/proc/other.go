@@ -6,7 +6,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os/exec"
 	"syscall"
 	"time"
 )
@@ -32,14 +31,6 @@ func StopGroup(int, time.Duration) {}
 
 // BecomeSubreaper is unsupported on this system.
 func BecomeSubreaper() error { return errUnsupported }
-
-// StartTracked starts cmd; there is no Reaper to hide it from on this system.
-func StartTracked(cmd *exec.Cmd) (func(), error) {
-	if err := cmd.Start(); err != nil {
-		return nil, err
-	}
-	return func() {}, nil
-}
 
 // Run returns when ctx is done; there is nothing to reap on this system.
 func (r *Reaper) Run(ctx context.Context) { <-ctx.Done() }

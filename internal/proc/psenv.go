@@ -11,7 +11,9 @@ import (
 // separated by spaces) and returns the PIDs, other than self and init, with
 // a word key=value where match(value). A command argument that happens to
 // spell the same word matches too; callers verify identities before they
-// signal anything.
+// signal anything. Its callers are the BSD tag scans (tag_bsd.go), which
+// a Linux build does not compile; this file has no build constraint so
+// the parser's tests run everywhere.
 func parsePSEnv(out []byte, key string, match func(string) bool, self int) []int {
 	prefix := key + "="
 	var pids []int

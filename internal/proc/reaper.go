@@ -12,8 +12,8 @@ import (
 var ErrGone = errors.New("process is gone or its PID was reused")
 
 // Reaper collects exited children that nobody else waits for: descendants
-// adopted by a subreaper. Children started through Run or StartTracked are
-// left to os/exec.
+// adopted by a subreaper. Children started through Run or Start are left
+// to os/exec.
 type Reaper struct {
 	// Interval is the period of the rescan that backs up SIGCHLD
 	// (0 means 5 s).
@@ -21,8 +21,7 @@ type Reaper struct {
 	// OnReap, if set, is called for each reaped child.
 	OnReap func(pid int, status syscall.WaitStatus)
 
+	// reaped counts the children collected; the reaper tests read it to
+	// tell a Reaper that collected from one that never ran.
 	reaped atomic.Int64
 }
-
-// Reaped is how many children this Reaper has collected.
-func (r *Reaper) Reaped() int64 { return r.reaped.Load() }

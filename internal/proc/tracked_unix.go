@@ -16,18 +16,10 @@ var tracked = struct {
 	pids map[int]int
 }{}
 
-// StartTracked starts cmd and registers its PID so that a Reaper in this
-// process leaves it to cmd.Wait. Children started in a subreaper process by
-// other means than Run or StartTracked may lose their exit status to the
-// Reaper. Call the returned function after cmd.Wait has returned.
-func StartTracked(cmd *exec.Cmd) (untrackFn func(), err error) {
-	if err := startTracked(cmd); err != nil {
-		return nil, err
-	}
-	pid := cmd.Process.Pid
-	return func() { untrack(pid) }, nil
-}
-
+// startTracked starts cmd and registers its PID so that a Reaper in this
+// process leaves it to cmd.Wait; untrack(pid) gives it up once cmd.Wait
+// has returned. Children started in a subreaper process by other means
+// than Run or Start may lose their exit status to the Reaper.
 func startTracked(cmd *exec.Cmd) error {
 	tracked.Lock()
 	defer tracked.Unlock()

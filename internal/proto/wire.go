@@ -218,7 +218,11 @@ func NewMessage(typ string) Message {
 	return nil
 }
 
-// MessageTypes lists every client message type NewMessage knows.
+// MessageTypes lists every client message type NewMessage knows. Only
+// tests call it, and it stays exported for them: proto's own check that
+// the registries, the source and docs/protocol.md agree, and the TUI's
+// walk of every message field it must make visible (a test of another
+// package cannot reach an unexported name or an _test.go file here).
 func MessageTypes() []string {
 	return []string{
 		TypeInitialize, TypeSessionStart, TypeSessionClear, TypeSessionClose,
@@ -311,7 +315,8 @@ func NewEvent(typ string) Event {
 	return nil
 }
 
-// EventTypes lists every event type NewEvent knows.
+// EventTypes lists every event type NewEvent knows; exported for the
+// tests of proto and internal/tui, as MessageTypes is.
 func EventTypes() []string {
 	return []string{
 		EventInitialized, EventError, EventDaemonStatus,

@@ -29,15 +29,6 @@ const (
 	ModeReadOnly       Mode = "read-only"
 )
 
-// ParseMode validates a mode name.
-func ParseMode(s string) (Mode, error) {
-	switch m := Mode(s); m {
-	case ModeOff, ModeWorkspaceWrite, ModeReadOnly:
-		return m, nil
-	}
-	return "", fmt.Errorf("unknown sandbox mode %q (want off, workspace-write or read-only)", s)
-}
-
 // Rank orders modes by strictness: off < workspace-write < read-only; -1 for
 // an unknown one.
 func Rank(m Mode) int {

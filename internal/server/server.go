@@ -73,7 +73,10 @@ type Factory interface {
 	NewSession(ctx context.Context, id string, req SessionRequest) (*agent.Session, SessionInfo, error)
 }
 
-// FactoryFunc adapts a function to Factory.
+// FactoryFunc adapts a function to Factory. The app is the one
+// production Factory; FactoryFunc serves the tests of this package and of
+// internal/daemon, which run a server without an app (a test of another
+// package cannot reach an _test.go file here).
 type FactoryFunc func(ctx context.Context, id string, req SessionRequest) (*agent.Session, SessionInfo, error)
 
 // NewSession calls f.

@@ -3,7 +3,7 @@
 // calls MaybeServe first, and Fake gives the command line that re-executes
 // the binary as the server. The real servers from npm
 // (@modelcontextprotocol/server-everything and server-filesystem) are
-// installed by internal/mcp/testdata/npm/install.sh; RequireNPM finds them.
+// installed by .ci/npm-install internal/mcp/testdata/npm; RequireNPM finds them.
 //
 // It is imported by tests only.
 package mcptest

@@ -31,7 +31,7 @@ type NPM struct {
 }
 
 // InstallHint is what to run when the npm servers are missing or stale.
-const InstallHint = "run internal/mcp/testdata/npm/install.sh (.ci/run does) to install them into .cache/mcp-npm"
+const InstallHint = "run .ci/npm-install internal/mcp/testdata/npm (.ci/run does) to install them into .cache/mcp-npm"
 
 // RequireNPM finds the npm servers. It skips the test when Node.js is not
 // installed, and fails it, saying what to run, when Node is there but the

@@ -16,6 +16,7 @@ import (
 	"testing"
 
 	"github.com/scv-agent/scv/internal/sandbox"
+	"github.com/scv-agent/scv/internal/testutil"
 	"github.com/scv-agent/scv/internal/tool"
 )
 
@@ -31,40 +32,11 @@ const secret = "SECRET-"
 // reach.
 type fixture struct {
 	root, ws, home, scvHome, outside, extra, tmpMark string
-	tcp, abs, sock                                   *acceptCounter
+	tcp, abs, sock                                   *testutil.Listener
 	udp                                              *udpCounter
 	victim                                           *exec.Cmd
 	victimGone                                       chan struct{}
 	cfg                                              sandbox.Config
-}
-
-type acceptCounter struct {
-	l  net.Listener
-	n  atomic.Int64
-	wg sync.WaitGroup
-}
-
-func countAccepts(t *testing.T, network, addr string) *acceptCounter {
-	t.Helper()
-	l, err := net.Listen(network, addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := &acceptCounter{l: l}
-	c.wg.Add(1)
-	go func() {
-		defer c.wg.Done()
-		for {
-			conn, err := l.Accept()
-			if err != nil {
-				return
-			}
-			c.n.Add(1)
-			conn.Close()
-		}
-	}()
-	t.Cleanup(func() { l.Close(); c.wg.Wait() })
-	return c
 }
 
 type udpCounter struct {
@@ -130,9 +102,9 @@ func newFixture(t *testing.T, mode sandbox.Mode) *fixture {
 	}
 	deny = append(deny, f.scvHome)
 	f.cfg = sandbox.Config{Mode: mode, WritableRoots: []string{f.extra}, DenyRead: deny, Helper: testExe(t)}
-	f.tcp = countAccepts(t, "tcp4", "127.0.0.1:0")
-	f.abs = countAccepts(t, "unix", "@scv-escape-"+rand.Text())
-	f.sock = countAccepts(t, "unix", filepath.Join(f.scvHome, "server.sock"))
+	f.tcp = testutil.ListenOn(t, "tcp4", "127.0.0.1:0")
+	f.abs = testutil.ListenOn(t, "unix", "@scv-escape-"+rand.Text())
+	f.sock = testutil.ListenOn(t, "unix", filepath.Join(f.scvHome, "server.sock"))
 	f.udp = countDatagrams(t)
 	f.victim = exec.Command("sleep", "600")
 	f.victim.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
@@ -179,9 +151,9 @@ func testExe(t *testing.T) string {
 func (f *fixture) expand(s string) string {
 	return strings.NewReplacer("{WS}", f.ws, "{HOME}", f.home, "{SCVHOME}", f.scvHome, "{OUT}", f.outside,
 		"{EXTRA}", f.extra, "{TMPMARK}", f.tmpMark, "{PY}", python,
-		"{TCP}", strconv.Itoa(f.tcp.l.Addr().(*net.TCPAddr).Port),
+		"{TCP}", f.tcp.Port(),
 		"{UDP}", strconv.Itoa(f.udp.pc.LocalAddr().(*net.UDPAddr).Port),
-		"{ABS}", strings.TrimPrefix(f.abs.l.Addr().String(), "@"),
+		"{ABS}", strings.TrimPrefix(f.abs.NetAddr().String(), "@"),
 		"{SOCK}", filepath.Join(f.scvHome, "server.sock"),
 		"{VICTIM}", strconv.Itoa(f.victim.Process.Pid),
 		"{HELPER}", f.cfg.Helper).Replace(s)
@@ -215,7 +187,7 @@ func (f *fixture) breaches(output string) []string {
 		out = append(out, "killed a process outside the sandbox")
 	default:
 	}
-	for name, n := range map[string]int64{"TCP": f.tcp.n.Load(), "abstract unix": f.abs.n.Load(), "SCV socket": f.sock.n.Load(), "UDP": f.udp.n.Load()} {
+	for name, n := range map[string]int64{"TCP": f.tcp.Accepted(), "abstract unix": f.abs.Accepted(), "SCV socket": f.sock.Accepted(), "UDP": f.udp.n.Load()} {
 		if n != 0 {
 			out = append(out, strconv.FormatInt(n, 10)+" "+name+" connection(s) reached the test's listener")
 		}
