@@ -79,8 +79,8 @@ type Override struct {
 // safe for concurrent use; the embedded data is decoded on the first
 // lookup.
 type Catalog struct {
-	once    sync.Once
-	load    func() []catwalk.Provider
+	once   sync.Once
+	load   func() []catwalk.Provider
 	byHost map[string][]entry
 }
 
