@@ -1,5 +1,7 @@
 package proto
 
+import "encoding/json"
+
 // Session commands: change the model of an open session, list the models
 // its provider offers, and undo the file writes of its last writing turn.
 
@@ -29,6 +31,10 @@ type SessionConfigure struct {
 	// ApprovalPolicy changes the approval policy of the session's next
 	// calls; one weaker than the configuration's is refused. Not stored.
 	ApprovalPolicy string `json:"approval_policy,omitempty"`
+	// Provider moves the session to another provider profile of the
+	// server's configuration, with its wire and base URL, and Model or
+	// else that profile's model. Stored like Model.
+	Provider string `json:"provider,omitempty"`
 }
 
 // SessionConfigured answers session.configure (header: session).
@@ -41,6 +47,13 @@ type SessionConfigured struct {
 	// ApprovalPolicy is the session's policy now; present when the
 	// message changed it.
 	ApprovalPolicy string `json:"approval_policy,omitempty"`
+	// Provider and BaseURL are the profile and endpoint of the next
+	// turns, and PreviousBaseURL, present only when the message moved
+	// the session to another base URL, the one before: clients show
+	// "endpoint changed: PreviousBaseURL → BaseURL".
+	Provider        string `json:"provider,omitempty"`
+	BaseURL         string `json:"base_url,omitempty"`
+	PreviousBaseURL string `json:"previous_base_url,omitempty"`
 }
 
 // ModelsList asks the session's provider for the models it offers
@@ -56,6 +69,32 @@ type ModelsListed struct {
 	SessionHeader
 	Current string   `json:"current"`
 	Models  []string `json:"models"`
+	// Provider is the session's profile; Profiles (an SCV extension)
+	// every configured profile with the models a session.configure
+	// with provider may move it to, the session's own first.
+	Provider string          `json:"provider,omitempty"`
+	Profiles []ProfileModels `json:"profiles,omitempty"`
+}
+
+// ProfileModels is one provider profile in models.listed: its endpoint,
+// its configured model, the models its endpoint lists (sorted, at most
+// 5,000 as models.list bounds them) and, when they could not be listed, why.
+type ProfileModels struct {
+	Name    string   `json:"name"`
+	WireAPI string   `json:"wire_api"`
+	BaseURL string   `json:"base_url"`
+	Model   string   `json:"model"`
+	Models  []string `json:"models"`
+	Error   string   `json:"error,omitempty"`
+}
+
+// MarshalJSON encodes p with Models as a list, never null.
+func (p ProfileModels) MarshalJSON() ([]byte, error) {
+	type plain ProfileModels
+	if p.Models == nil {
+		p.Models = []string{}
+	}
+	return json.Marshal(plain(p))
 }
 
 // SessionUndo restores every file the session's last completed turn

@@ -255,7 +255,11 @@ type SessionResumed struct {
 	// "endpoint changed: PreviousBaseURL → BaseURL". SCV extensions.
 	BaseURL         string `json:"base_url,omitempty"`
 	PreviousBaseURL string `json:"previous_base_url,omitempty"`
-	Seq             uint64 `json:"seq"`
+	// Usage (an SCV extension) is the sum over all the session's stored
+	// turns, those not sent included; its CostUSD sums the turns that had
+	// a price. Absent when no turn reported usage.
+	Usage *Usage `json:"usage,omitempty"`
+	Seq   uint64 `json:"seq"`
 }
 
 func (*SessionResumed) EventType() string { return EventSessionResumed }
