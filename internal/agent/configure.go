@@ -112,7 +112,6 @@ func (s *Session) ModelName() string {
 	return s.opts.ModelName
 }
 
-
 // Policy returns the approval policy the session's next calls are decided
 // by.
 func (s *Session) Policy() approval.Policy {

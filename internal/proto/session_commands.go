@@ -1,7 +1,5 @@
 package proto
 
-import "encoding/json"
-
 // Session commands: change the model of an open session, list the models
 // its provider offers, and undo the file writes of its last writing turn.
 
@@ -62,6 +60,9 @@ type SessionConfigured struct {
 type ModelsList struct {
 	Envelope
 	SessionID string `json:"session_id"`
+	// Provider asks another provider profile of the configuration
+	// instead of the session's own (an SCV extension).
+	Provider string `json:"provider,omitempty"`
 }
 
 // ModelsListed answers models.list (header: session).
@@ -69,32 +70,21 @@ type ModelsListed struct {
 	SessionHeader
 	Current string   `json:"current"`
 	Models  []string `json:"models"`
-	// Provider is the session's profile; Profiles (an SCV extension)
-	// every configured profile with the models a session.configure
-	// with provider may move it to, the session's own first.
-	Provider string          `json:"provider,omitempty"`
-	Profiles []ProfileModels `json:"profiles,omitempty"`
+	// Provider (an SCV extension) is the profile whose models these
+	// are; Profiles, in the answer about the session's own profile,
+	// every configured profile a session.configure with provider may
+	// move the session to (the session's own first, as it runs it).
+	Provider string    `json:"provider,omitempty"`
+	Profiles []Profile `json:"profiles,omitempty"`
 }
 
-// ProfileModels is one provider profile in models.listed: its endpoint,
-// its configured model, the models its endpoint lists (sorted, at most
-// 5,000 as models.list bounds them) and, when they could not be listed, why.
-type ProfileModels struct {
-	Name    string   `json:"name"`
-	WireAPI string   `json:"wire_api"`
-	BaseURL string   `json:"base_url"`
-	Model   string   `json:"model"`
-	Models  []string `json:"models"`
-	Error   string   `json:"error,omitempty"`
-}
-
-// MarshalJSON encodes p with Models as a list, never null.
-func (p ProfileModels) MarshalJSON() ([]byte, error) {
-	type plain ProfileModels
-	if p.Models == nil {
-		p.Models = []string{}
-	}
-	return json.Marshal(plain(p))
+// Profile is one provider profile of the configuration: its endpoint and
+// its configured model.
+type Profile struct {
+	Name    string `json:"name"`
+	WireAPI string `json:"wire_api"`
+	BaseURL string `json:"base_url"`
+	Model   string `json:"model"`
 }
 
 // SessionUndo restores every file the session's last completed turn

@@ -41,8 +41,9 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 // GET /models), script (the conversation), want, model-requests (optional:
 // how many requests the fake model must have received when the
 // conversation ends), want-request-models (optional: the "model" and
-// "reasoning" of each request the fake received, one line each) and
-// want-last-request-has (optional: text the last request's body holds),
+// "reasoning" of each request the fake received, one line each),
+// want-request-paths (optional: the method and path of each, one line
+// each) and want-last-request-has (optional: text the last request's body holds),
 // want-ws (optional: the workspace at the end, `NAME "content"` or
 // `NAME absent` per line).
 // Script lines: "> JSON" sends a line (with $S1, $T1, $A1, $Q1, $WORK and
@@ -164,6 +165,15 @@ func runConversation(t *testing.T, file string) {
 		}
 		if g := strings.Join(got, "\n"); g != strings.TrimSpace(w) {
 			t.Errorf("the fake model's requests named the models\n%s\nwant\n%s", g, strings.TrimSpace(w))
+		}
+	}
+	if w, ok := section(a, "want-request-paths"); ok {
+		var got []string
+		for _, r := range fake.Requests() {
+			got = append(got, r.Method+" "+r.Path)
+		}
+		if g := strings.Join(got, "\n"); g != strings.TrimSpace(w) {
+			t.Errorf("the fake model got the requests\n%s\nwant\n%s", g, strings.TrimSpace(w))
 		}
 	}
 	if w, ok := section(a, "want-last-request-has"); ok {

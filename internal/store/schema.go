@@ -25,6 +25,7 @@ func migrations() []migration {
 		{3, execAll(schemaV3...)},
 		{4, execAll(schemaV4...)},
 		{5, execAll(schemaV5...)},
+		{6, execAll(schemaV6...)},
 	}
 }
 
@@ -204,6 +205,16 @@ var schemaV4 = []string{
 var schemaV5 = []string{
 	`ALTER TABLE sessions ADD COLUMN wire_api TEXT NOT NULL DEFAULT ''`,
 	`ALTER TABLE sessions ADD COLUMN base_url TEXT NOT NULL DEFAULT ''`,
+}
+
+// schemaV6 keeps the rest of a turn's usage: the prompt tokens read from
+// and written to the provider's cache, and what the turn cost in US
+// dollars (NULL when its model had no known price), so a resumed session
+// shows its total.
+var schemaV6 = []string{
+	`ALTER TABLE turns ADD COLUMN cache_read_tokens INTEGER NOT NULL DEFAULT 0`,
+	`ALTER TABLE turns ADD COLUMN cache_write_tokens INTEGER NOT NULL DEFAULT 0`,
+	`ALTER TABLE turns ADD COLUMN cost_usd REAL`,
 }
 
 func execAll(stmts ...string) func(ctx context.Context, tx *sql.Tx) error {

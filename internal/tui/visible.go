@@ -121,10 +121,7 @@ func visibleEvent[T proto.Event](ev T) T {
 		}
 		for i := range e.Profiles {
 			p := &e.Profiles[i]
-			line(&p.Name, &p.WireAPI, &p.BaseURL, &p.Model, &p.Error)
-			for j := range p.Models {
-				line(&p.Models[j])
-			}
+			line(&p.Name, &p.WireAPI, &p.BaseURL, &p.Model)
 		}
 	case *proto.SessionUndone:
 		line(&e.TurnID)
