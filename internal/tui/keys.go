@@ -12,7 +12,7 @@ import (
 
 // helpText is what /help shows.
 const helpText = `Keys: Enter send (queued while a turn runs) · Ctrl+J newline · Esc cancel the turn (denies a shown approval in the same step) · Ctrl+C clear input, else cancel the turn, else quit · PageUp/PageDown or the mouse wheel scroll (PageUp at the top loads earlier turns of a resumed session; select text with Shift held) · Up/Down prompt history · Ctrl+O expand/collapse the selected tool row's output or diff (else the latest) · Alt+Up/Alt+Down select a tool row or an answer (y copies it) · in an approval: y approve, a allow for this session, n deny, r deny with a reason, Up/Down scroll its summary and diff when they are longer than the panel · Ctrl+P stored sessions: ↑/↓, Enter open, Tab this workspace/all, Del delete, Esc close · Ctrl+R rewind: pick an earlier prompt, edit it, Enter sends it as a new session forked before that turn (Esc cancels).
-Commands (/ opens the menu: ↑/↓ select, Tab complete, Enter run, Esc close): /model lists the provider's models, /model NAME [effort] switches the next turns' model · /new a fresh session here · /clear start the conversation afresh (idle only) · /context context use · /approvals list the session's grants, /approvals revoke N (or all) · /undo restore the files the last turn wrote (asks first; bash and delegated agents are not tracked) · /copy the last answer to the clipboard (OSC 52), /copy code its last code block · /sessions or /resume (Ctrl+P) · /rewind (Ctrl+R) · /quit leave. An unknown /word is refused; //text sends /text; a first word with another slash (/etc/hosts …) is a prompt.`
+Commands (/ opens the menu: ↑/↓ select, Tab complete, Enter run, Esc close): /model lists the models and the other provider profiles, /model NAME [effort] switches the next turns' model, /model -p PROFILE [NAME] moves the session to another profile · /new a fresh session here · /clear start the conversation afresh (idle only) · /context context use · /cost tokens and cost per turn · /approvals list the session's grants, /approvals revoke N (or all) · /undo restore the files the last turn wrote (asks first; bash and delegated agents are not tracked) · /copy the last answer to the clipboard (OSC 52), /copy code its last code block · /sessions or /resume (Ctrl+P) · /rewind (Ctrl+R) · /quit leave. An unknown /word is refused; //text sends /text; a first word with another slash (/etc/hosts …) is a prompt.`
 
 // handleKey routes a key press: approval panel first, then global keys,
 // then the composer.
@@ -349,7 +349,7 @@ func (m *Model) contextReport() string {
 		}
 	}
 	return fmt.Sprintf("context: model %s · window %s tokens · %s · %s tokens used this session · %d compactions",
-		orDash(m.session.Model), tokens(m.session.ContextMaxTokens), used, tokens(m.totalUsage), m.compacted)
+		orDash(m.session.Model), tokens(m.session.ContextMaxTokens), used, tokens(m.spend.total.TotalTokens), m.compacted)
 }
 
 func pct(n int64, of int) int64 {

@@ -223,6 +223,9 @@ func (m *Model) statusLine() string {
 		}
 	}
 	parts := []string{state, m.contextUse()}
+	if l := m.spend.statusLabel(); l != "" {
+		parts = append(parts, l)
+	}
 	if n := len(m.pending); n > 0 && m.turnID != "" {
 		parts = append(parts, fmt.Sprintf("%d queued", n))
 	}
