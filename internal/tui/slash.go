@@ -294,7 +294,7 @@ func (m *Model) commandError(e *proto.Error) bool {
 			m.addItem(&item{kind: kindNotice, text: "this provider cannot list its models; " + modelUsage})
 			return true
 		}
-		m.addItem(&item{kind: kindError, text: fmt.Sprintf("could not list the models (%s): %s", e.Code, e.Message)})
+		m.addItem(&item{kind: kindError, text: fmt.Sprintf("could not list the models (%s): %s; /model -p PROFILE [NAME] still moves the session to another provider profile", e.Code, e.Message)})
 		return true
 	case id == m.configureReq:
 		m.configureReq = ""
