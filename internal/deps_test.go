@@ -74,6 +74,8 @@ var leaves = map[string][]string{
 	"internal/diff":     {"github.com/sergi/go-diff/"},
 	"internal/redact":   nil,
 	"internal/commands": nil,
+	// The model catalogue: catwalk's embedded data and what it imports.
+	"internal/catalog": {"charm.land/catwalk/", "github.com/charmbracelet/x/etag"},
 	// The store: the SQLite driver and what the driver itself pulls in.
 	"internal/store": {"modernc.org/", "golang.org/x/sys/", "github.com/dustin/go-humanize", "github.com/google/uuid", "github.com/remyoudompheng/bigfft", textcut},
 

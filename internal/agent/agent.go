@@ -67,6 +67,10 @@ type Options struct {
 	// the text appended to the prompt the model gets, and the mentions
 	// turn.started reports. nil: a prompt is sent as written.
 	Mentions func(ctx context.Context, prompt string) (string, []proto.Mention)
+	// Describe says what is known of a model: its context window (0:
+	// Context.MaxTokens) and prices (a completed turn's usage carries
+	// its cost when they are known). nil: nothing is known.
+	Describe func(modelName string) ModelInfo
 }
 
 // Emit receives the session's events in order, each with its turn_id set.
@@ -87,8 +91,9 @@ type Session struct {
 	changes []tool.FileChange
 	// turnID is the running turn's id (for hook events).
 	turnID string
-	// cfgMu guards opts.ModelName, opts.ReasoningEffort and opts.Policy,
-	// which session.configure changes while a turn may run.
+	// cfgMu guards opts.Model, opts.ModelName, opts.ReasoningEffort,
+	// opts.Describe and opts.Policy, which session.configure changes
+	// while a turn may run.
 	cfgMu sync.Mutex
 	// floor is the policy the session was built with (its configuration's):
 	// SetPolicy never goes below it.
@@ -310,7 +315,9 @@ func (s *Session) loop(ctx context.Context, prompt model.Message, ev Emit) (int,
 	if err := s.trim(ev); err != nil {
 		return 0, nil, err
 	}
-	modelName, effort := s.turnModel()
+	setup := s.turnModel()
+	cx := s.opts.Context
+	cx.MaxTokens = setup.info.ContextWindow
 	var usage *proto.Usage
 	for step := 0; ; step++ {
 		if step >= s.opts.MaxSteps {
@@ -328,18 +335,18 @@ func (s *Session) loop(ctx context.Context, prompt model.Message, ev Emit) (int,
 				s.setRegistry(r)
 			}
 		}
-		msgs, err := s.selectContext(ev)
+		msgs, err := s.selectContext(cx, ev)
 		if err != nil {
 			return step, usage, err
 		}
 		msgs = s.requestImages(msgs)
-		resp, err := s.opts.Model.Stream(ctx, model.Request{
-			Model:           modelName,
+		resp, err := setup.client.Stream(ctx, model.Request{
+			Model:           setup.model,
 			Instructions:    s.instructions(),
 			Messages:        msgs,
 			Tools:           s.tools,
 			HostedWebSearch: s.opts.HostedWebSearch,
-			ReasoningEffort: effort,
+			ReasoningEffort: setup.effort,
 			MaxOutputTokens: s.opts.Context.ReserveOutputTokens,
 		}, func(d model.Delta) {
 			if d.Kind == model.DeltaReasoning {
@@ -375,6 +382,7 @@ func (s *Session) loop(ctx context.Context, prompt model.Message, ev Emit) (int,
 			if err := s.trim(ev); err != nil {
 				return step + 1, usage, err
 			}
+			setup.cost(usage)
 			return step + 1, usage, nil
 		}
 		for _, call := range resp.ToolCalls {

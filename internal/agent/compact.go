@@ -54,13 +54,13 @@ func (s *Session) Compact(ctx context.Context, focus string) (Compaction, error)
 	if err != nil {
 		return Compaction{}, err
 	}
-	modelName, effort := s.turnModel()
+	setup := s.turnModel()
 	// The tools are offered as in a turn (a history holding tool calls
 	// needs them on some wires); the request says not to call any, and
 	// calls in the answer are ignored.
-	resp, err := s.opts.Model.Stream(ctx, model.Request{
-		Model: modelName, Instructions: s.opts.SystemPrompt, Messages: sel.msgs, Tools: s.tools,
-		ReasoningEffort: effort, MaxOutputTokens: s.opts.Context.ReserveOutputTokens,
+	resp, err := setup.client.Stream(ctx, model.Request{
+		Model: setup.model, Instructions: s.opts.SystemPrompt, Messages: sel.msgs, Tools: s.tools,
+		ReasoningEffort: setup.effort, MaxOutputTokens: s.opts.Context.ReserveOutputTokens,
 	}, func(model.Delta) {})
 	if err != nil {
 		if ctx.Err() != nil {
@@ -88,9 +88,11 @@ func (s *Session) Compact(ctx context.Context, focus string) (Compaction, error)
 	if err != nil {
 		return Compaction{}, fmt.Errorf("encode compaction note: %w", err)
 	}
+	usage := addUsage(nil, resp.Usage)
+	setup.cost(usage)
 	return Compaction{
 		Note: raw, Before: s.ContextTokens(), After: s.fixed + estimate(s.opts.Context, messageBytes(note)),
-		Removed: len(s.hist.msgs), Usage: addUsage(nil, resp.Usage),
+		Removed: len(s.hist.msgs), Usage: usage,
 	}, nil
 }
 

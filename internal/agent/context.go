@@ -53,8 +53,8 @@ type selection struct {
 }
 
 // selectContext picks the model-visible messages and reports compaction.
-func (s *Session) selectContext(ev Emit) ([]model.Message, error) {
-	sel, err := selectMessages(s.opts.Context, s.fixedTokens(), s.hist.msgs, s.hist.meta, s.hist.turnStart)
+func (s *Session) selectContext(c ContextOptions, ev Emit) ([]model.Message, error) {
+	sel, err := selectMessages(c, s.fixedTokens(), s.hist.msgs, s.hist.meta, s.hist.turnStart)
 	if err != nil {
 		return nil, err
 	}

@@ -20,6 +20,7 @@ import (
 
 	"github.com/scv-agent/scv/internal/agent"
 	"github.com/scv-agent/scv/internal/approval"
+	"github.com/scv-agent/scv/internal/catalog"
 	"github.com/scv-agent/scv/internal/config"
 	"github.com/scv-agent/scv/internal/delegation"
 	"github.com/scv-agent/scv/internal/hooks"
@@ -79,6 +80,8 @@ type App struct {
 	opts     Options
 	sessions atomic.Int64
 	mcp      *mcp.Manager
+	// catalog knows context windows and prices (decoded on first use).
+	catalog *catalog.Catalog
 	// warned are the deprecation notes logged already: each once per
 	// process, however often the configuration is loaded.
 	warnedMu sync.Mutex
@@ -104,7 +107,7 @@ func New(opts Options) *App {
 		opts.InstanceID = fmt.Sprintf("scv-%d", os.Getpid())
 	}
 	m := mcp.NewManager(mcp.Options{Logger: opts.Logger, InstanceID: opts.InstanceID, Version: version.Version, Contain: opts.Contain})
-	a := &App{opts: opts, mcp: m, saved: approval.NewRuleBook("s", nil)}
+	a := &App{opts: opts, mcp: m, saved: approval.NewRuleBook("s", nil), catalog: catalog.New(catalog.Options{})}
 	a.saved.SetSaver(a.saveRule)
 	return a
 }
@@ -407,11 +410,12 @@ func (a *App) NewSession(ctx context.Context, id string, req server.SessionReque
 	if !req.NoTools {
 		mentions = mention.Expander{Workspace: req.Cwd, Limit: cfg.Tools.OutputLimitBytes, Source: fs.MentionSource(req.Cwd)}.Expand
 	}
+	describe := a.describer(loaded)
 	sess := agent.New(agent.Options{
 		Model: client, ModelName: modelName, ReasoningEffort: prof.ReasoningEffort, Registry: ts.Registry, Tools: ts.Current, Policy: policy,
 		SystemPrompt: agent.Prompt(cfg.Agent.SystemPrompt, req.Cwd, instructions, skills), HostedWebSearch: ts.HostedSearch,
 		MaxSteps: maxSteps, MaxStepsSetting: stepsSetting, Workspace: req.Cwd, SessionID: id, OutputLimit: cfg.Tools.OutputLimitBytes,
-		Secrets: cfg.SecretValues(env), Undo: fs.Undo, Rules: a.opts.Allow, Hooks: hk, Mentions: mentions,
+		Secrets: cfg.SecretValues(env), Undo: fs.Undo, Rules: a.opts.Allow, Hooks: hk, Mentions: mentions, Describe: describe,
 		SavedRules: loaded.Config.Approvals.Grants(), RuleBook: a.saved,
 		Context: agent.ContextOptions{MaxTokens: cfg.Context.MaxTokens, ReserveOutputTokens: cfg.Context.ReserveOutputTokens,
 			SafetyMarginTokens: cfg.Context.SafetyMarginTokens, BytesPerToken: cfg.Context.BytesPerToken, SummaryMaxChars: cfg.Context.SummaryMaxChars},
@@ -422,7 +426,8 @@ func (a *App) NewSession(ctx context.Context, id string, req server.SessionReque
 	if queued == 0 {
 		queued = -1 // SessionInfo's "no queue"; its 0 means "the server's default"
 	}
-	info := server.SessionInfo{Cwd: req.Cwd, Model: modelName, ContextMaxTokens: cfg.Context.MaxTokens, Tools: ts.Registry.Names(),
+	info := server.SessionInfo{Cwd: req.Cwd, Model: modelName, ContextMaxTokens: describe(modelName).ContextWindow, Tools: ts.Registry.Names(),
+		Switch: a.switcher(req.Cwd, req.SessionStart), Profiles: a.profiles(req.Cwd), ListProfile: a.profileLister(req.Cwd, req.SessionStart),
 		WireAPI: prof.WireAPI, BaseURL: prof.BaseURL,
 		MaxQueuedTurns: queued, MaxPromptBytes: cfg.Session.MaxPromptBytes, Provider: profName, DelegationDepth: depth,
 		UserCommands: a.userCommands(),

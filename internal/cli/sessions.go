@@ -205,12 +205,26 @@ func printSessionHeader(w io.Writer, st *store.Store, x store.Session) {
 	fmt.Fprintf(w, "model     %s / %s\norigin    %s\n", line(x.Provider), line(x.Model), x.Origin)
 	fmt.Fprintf(w, "created   %s\nupdated   %s\n", x.Created.Format(time.DateTime), x.Updated.Format(time.DateTime))
 	fmt.Fprintf(w, "turns     %d (%s)\n", x.Turns, byteSize(x.Bytes))
+	if u, err := st.SessionUsage(context.Background(), x.ID); err == nil && u.TotalTokens > 0 {
+		fmt.Fprintf(w, "usage     %s\n", usageLine(u))
+	}
 	if x.ForkedFrom != "" {
 		fmt.Fprintf(w, "forked    from %s at turn %s\n", x.ForkedFrom, x.ForkedAt)
 	}
 	if h, live := st.LiveHolder(x); live {
 		fmt.Fprintf(w, "open in   %s\n", line(h.String()))
 	}
+}
+
+// usageLine is a session's tokens and, when any turn had a price, cost.
+func usageLine(u store.Usage) string {
+	s := fmt.Sprintf("%d tokens (%d in, %d of them cached; %d out)", u.TotalTokens, u.InputTokens, u.CacheReadTokens+u.CacheWriteTokens, u.OutputTokens)
+	if u.CostUSD != nil {
+		s += fmt.Sprintf(" · $%.4f", *u.CostUSD)
+	} else {
+		s += " · no known price"
+	}
+	return s
 }
 
 // notFound turns a store's not-found error into one that says what to do.

@@ -149,6 +149,21 @@ type Provider struct {
 	TimeoutSeconds  int               `toml:"timeout_seconds"`
 	MaxRetries      int               `toml:"max_retries"`
 	ReasoningEffort string            `toml:"reasoning_effort"`
+	// Models describes models the catalogue does not know (or knows
+	// otherwise), by model id: [providers.<name>.models.<id>].
+	Models map[string]ModelInfo `toml:"models"`
+}
+
+// ModelInfo is one [providers.<name>.models.<id>] table: the context
+// window and the prices, in US dollars per million tokens, of a model of
+// that profile. Zero leaves the catalogue's value; setting any price
+// replaces all four of the catalogue's.
+type ModelInfo struct {
+	ContextWindow   int     `toml:"context_window"`
+	InputPrice      float64 `toml:"input_price"`
+	OutputPrice     float64 `toml:"output_price"`
+	CacheReadPrice  float64 `toml:"cache_read_price"`
+	CacheWritePrice float64 `toml:"cache_write_price"`
 }
 
 // Agent is the [agent] table.

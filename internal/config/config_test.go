@@ -100,6 +100,9 @@ func TestSpecsCoverEveryKey(t *testing.T) {
 	// Named tables without defaults are walked through one example each.
 	d := Defaults("/x")
 	d.MCP.Servers = map[string]MCPServer{"example": defaultMCPServer()}
+	openai := d.Providers["openai"]
+	openai.Models = map[string]ModelInfo{"example": {}}
+	d.Providers["openai"] = openai
 	walkLeaves(reflect.ValueOf(d), nil, nil, func(_ []string, p string, _ reflect.Value) {
 		if !slices.Contains(patterns, p) {
 			patterns = append(patterns, p)

@@ -59,6 +59,8 @@ func formatValue(v reflect.Value) string {
 		return strconv.Quote(v.String())
 	case reflect.Int:
 		return strconv.FormatInt(v.Int(), 10)
+	case reflect.Float64:
+		return strconv.FormatFloat(v.Float(), 'f', -1, 64)
 	case reflect.Bool:
 		return strconv.FormatBool(v.Bool())
 	case reflect.Pointer:
@@ -115,6 +117,12 @@ func CommentedTemplate() string {
 		}
 	})
 	mcpTemplate(&b)
+	b.WriteString("\n## Models the catalogue does not know (a local or self-hosted one), or knows otherwise:\n")
+	b.WriteString("## one [providers.<name>.models.<id>] table each (a quoted id when it has a ':' or '.'). For example:\n")
+	for _, k := range []string{"context_window", "input_price", "output_price", "cache_read_price", "cache_write_price"} {
+		s := specs["providers.*.models.*."+k]
+		fmt.Fprintf(&b, "## %s  -- %s\n", s.example, s.doc)
+	}
 	return b.String()
 }
 

@@ -44,6 +44,12 @@ var specs = map[string]keySpec{
 	"providers.*.max_retries":      {doc: "Retries before anything streamed, for 429/5xx and connection failures.", min: 0},
 	"providers.*.reasoning_effort": {doc: "Reasoning effort sent to reasoning models (optional, e.g. low, medium, high); on the anthropic wire it turns on extended thinking (minimal, low, medium, high or xhigh).", check: effortWord, example: `reasoning_effort = "medium"`},
 
+	"providers.*.models.*.context_window":    {doc: "Context window of this model of the profile, in tokens, where the model catalogue does not know it (or knows it otherwise); 0 keeps the catalogue's (docs/model.md).", example: `context_window = 32768`},
+	"providers.*.models.*.input_price":       {doc: "Price of this model's prompt tokens, in US dollars per million; any price set replaces the catalogue's prices of the model.", example: `input_price = 0.5`},
+	"providers.*.models.*.output_price":      {doc: "Price of this model's generated tokens, in US dollars per million.", example: `output_price = 1.5`},
+	"providers.*.models.*.cache_read_price":  {doc: "Price of prompt tokens read from the provider's cache, in US dollars per million (0: the input price).", example: `cache_read_price = 0.05`},
+	"providers.*.models.*.cache_write_price": {doc: "Price of prompt tokens written to the provider's cache, in US dollars per million (0: the input price).", example: `cache_write_price = 0.6`},
+
 	"agent.max_steps":            limit("Most model requests in one turn.", 1),
 	"agent.system_prompt":        {doc: "System prompt of every session."},
 	"agent.max_delegation_depth": limit("Deepest delegation chain that still offers agent tools (0 disables delegation).", 0),
@@ -56,7 +62,7 @@ var specs = map[string]keySpec{
 	"history.max_sessions": limit("Most sessions the session database keeps; the least recently used beyond it are deleted (at daemon start and by scv sessions prune).", 1),
 	"history.max_age_days": limit("Days a session is kept after its last use; older ones are deleted (at daemon start and by scv sessions prune).", 1),
 
-	"context.max_tokens":            limit("Context window of the model, in tokens.", 1),
+	"context.max_tokens":            limit("Context window of the model, in tokens, for models the catalogue and providers.*.models do not know; set here, it applies to every model (docs/model.md).", 1),
 	"context.reserve_output_tokens": limit("Tokens kept free for the model's answer.", 1),
 	"context.safety_margin_tokens":  limit("Extra tokens kept free because token counts are estimates.", 0),
 	"context.bytes_per_token":       limit("Bytes per token used to estimate token counts.", 1),

@@ -336,6 +336,8 @@ func describe(t reflect.Type) string {
 		return "a table"
 	case t.Kind() == reflect.Int:
 		return "an integer"
+	case t.Kind() == reflect.Float64:
+		return "a number"
 	case t.Kind() == reflect.Bool:
 		return "a boolean (true or false)"
 	case t.Kind() == reflect.String:

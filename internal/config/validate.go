@@ -189,6 +189,10 @@ func checkArgs(pattern string, args []string) string {
 func validateLeaf(pattern string, v reflect.Value) string {
 	spec := specs[pattern]
 	switch v.Kind() {
+	case reflect.Float64:
+		if v.Float() < 0 {
+			return fmt.Sprintf("%v is negative; a price is US dollars per million tokens, 0 or more", v.Float())
+		}
 	case reflect.Int:
 		if v.Int() < int64(spec.min) {
 			return fmt.Sprintf("%d is below the least allowed value %d", v.Int(), spec.min)

@@ -29,6 +29,10 @@ type SessionConfigure struct {
 	// ApprovalPolicy changes the approval policy of the session's next
 	// calls; one weaker than the configuration's is refused. Not stored.
 	ApprovalPolicy string `json:"approval_policy,omitempty"`
+	// Provider moves the session to another provider profile of the
+	// server's configuration, with its wire and base URL, and Model or
+	// else that profile's model. Stored like Model.
+	Provider string `json:"provider,omitempty"`
 }
 
 // SessionConfigured answers session.configure (header: session).
@@ -41,6 +45,13 @@ type SessionConfigured struct {
 	// ApprovalPolicy is the session's policy now; present when the
 	// message changed it.
 	ApprovalPolicy string `json:"approval_policy,omitempty"`
+	// Provider and BaseURL are the profile and endpoint of the next
+	// turns, and PreviousBaseURL, present only when the message moved
+	// the session to another base URL, the one before: clients show
+	// "endpoint changed: PreviousBaseURL → BaseURL".
+	Provider        string `json:"provider,omitempty"`
+	BaseURL         string `json:"base_url,omitempty"`
+	PreviousBaseURL string `json:"previous_base_url,omitempty"`
 }
 
 // ModelsList asks the session's provider for the models it offers
@@ -49,6 +60,9 @@ type SessionConfigured struct {
 type ModelsList struct {
 	Envelope
 	SessionID string `json:"session_id"`
+	// Provider asks another provider profile of the configuration
+	// instead of the session's own (an SCV extension).
+	Provider string `json:"provider,omitempty"`
 }
 
 // ModelsListed answers models.list (header: session).
@@ -56,6 +70,21 @@ type ModelsListed struct {
 	SessionHeader
 	Current string   `json:"current"`
 	Models  []string `json:"models"`
+	// Provider (an SCV extension) is the profile whose models these
+	// are; Profiles, in the answer about the session's own profile,
+	// every configured profile a session.configure with provider may
+	// move the session to (the session's own first, as it runs it).
+	Provider string    `json:"provider,omitempty"`
+	Profiles []Profile `json:"profiles,omitempty"`
+}
+
+// Profile is one provider profile of the configuration: its endpoint and
+// its configured model.
+type Profile struct {
+	Name    string `json:"name"`
+	WireAPI string `json:"wire_api"`
+	BaseURL string `json:"base_url"`
+	Model   string `json:"model"`
 }
 
 // SessionUndo restores every file the session's last completed turn

@@ -261,7 +261,11 @@ type SessionResumed struct {
 	// Todos its latest todo list when it has one. SCV extensions.
 	Mode  string     `json:"mode,omitempty"`
 	Todos []TodoItem `json:"todos,omitempty"`
-	Seq   uint64     `json:"seq"`
+	// Usage (an SCV extension) is the sum over all the session's stored
+	// turns, those not sent included; its CostUSD sums the turns that had
+	// a price. Absent when no turn reported usage.
+	Usage *Usage `json:"usage,omitempty"`
+	Seq   uint64 `json:"seq"`
 }
 
 func (*SessionResumed) EventType() string { return EventSessionResumed }

@@ -166,13 +166,17 @@ func (*TurnCompleted) EventType() string { return EventTurnCompleted }
 // Usage is token accounting of a turn, summed over its model requests.
 // InputTokens counts every prompt token; CacheReadTokens of them came from
 // the provider's prompt cache and CacheWriteTokens were written to it (SCV
-// extensions, omitted when zero).
+// extensions, omitted when zero). CostUSD (an SCV extension) is what the
+// tokens cost in US dollars at the model's catalogued or configured
+// prices, rounded to a millionth; absent when the model has no known
+// price.
 type Usage struct {
-	InputTokens      int64 `json:"input_tokens"`
-	OutputTokens     int64 `json:"output_tokens"`
-	TotalTokens      int64 `json:"total_tokens"`
-	CacheReadTokens  int64 `json:"cache_read_tokens,omitempty"`
-	CacheWriteTokens int64 `json:"cache_write_tokens,omitempty"`
+	InputTokens      int64    `json:"input_tokens"`
+	OutputTokens     int64    `json:"output_tokens"`
+	TotalTokens      int64    `json:"total_tokens"`
+	CacheReadTokens  int64    `json:"cache_read_tokens,omitempty"`
+	CacheWriteTokens int64    `json:"cache_write_tokens,omitempty"`
+	CostUSD          *float64 `json:"cost_usd,omitempty"`
 }
 
 // TurnCancelled ends a cancelled turn; for a queued turn it answers the

@@ -39,8 +39,8 @@ func validModelName(m string) error {
 
 func (c *conn) sessionConfigure(s *session, m *proto.SessionConfigure) {
 	invalid := func(msg string) { c.reqError(m.RequestID, proto.ErrInvalidRequest, "session.configure: "+msg, false) }
-	if m.Model == "" && m.ReasoningEffort == "" && m.ApprovalPolicy == "" {
-		invalid("give model, reasoning_effort, approval_policy or several")
+	if m.Model == "" && m.ReasoningEffort == "" && m.ApprovalPolicy == "" && m.Provider == "" {
+		invalid("give model, reasoning_effort, approval_policy, provider or several")
 		return
 	}
 	var policy approval.Policy
@@ -63,6 +63,13 @@ func (c *conn) sessionConfigure(s *session, m *proto.SessionConfigure) {
 		invalid(fmt.Sprintf("reasoning_effort %q is not one of %s", m.ReasoningEffort, strings.Join(efforts(), ", ")))
 		return
 	}
+	s.mu.Lock()
+	moving := m.Provider != "" && m.Provider != s.info.Provider
+	s.mu.Unlock()
+	if moving {
+		c.sessionMove(s, m, policy)
+		return
+	}
 	if m.Model != "" {
 		s.mu.Lock()
 		if s.create != nil {
@@ -81,15 +88,66 @@ func (c *conn) sessionConfigure(s *session, m *proto.SessionConfigure) {
 		}
 	}
 	name, effort := s.agent.Configure(m.Model, m.ReasoningEffort)
-	ev := &proto.SessionConfigured{Model: name, ReasoningEffort: effort, ContextMaxTokens: s.info.ContextMaxTokens}
+	c.configured(s, m, policy, name, effort, "")
+}
+
+// configured updates what the session says of itself and answers
+// session.configure; previous is the base URL a move left ("" for none).
+func (c *conn) configured(s *session, m *proto.SessionConfigure, policy approval.Policy, name, effort, previous string) {
+	window := s.agent.ContextWindow()
 	if policy != "" {
-		_ = s.agent.SetPolicy(policy) // checked above
-		ev.ApprovalPolicy = string(policy)
+		_ = s.agent.SetPolicy(policy) // checked by sessionConfigure
 	}
 	s.mu.Lock()
-	s.info.Model = name
+	s.info.Model, s.info.ContextMaxTokens = name, window
+	ev := &proto.SessionConfigured{Model: name, ReasoningEffort: effort, ContextMaxTokens: window, ApprovalPolicy: string(policy),
+		Provider: s.info.Provider, BaseURL: s.info.BaseURL, PreviousBaseURL: previous}
 	s.mu.Unlock()
 	c.reply(m.RequestID, ev, s)
+}
+
+// sessionMove moves the session to another provider profile
+// (session.configure with provider): the factory builds the profile's
+// client with the key for its endpoint, the store records the new
+// endpoint, and the next turns go there. A running turn keeps its own.
+func (c *conn) sessionMove(s *session, m *proto.SessionConfigure, policy approval.Policy) {
+	if s.info.Switch == nil {
+		c.reqError(m.RequestID, proto.ErrUnsupported, "session.configure: this server cannot move a session to another provider profile", false)
+		return
+	}
+	sw, err := s.info.Switch(c.ctx, m.Provider, m.Model)
+	if err != nil {
+		c.reqError(m.RequestID, proto.ErrInvalidRequest, fmt.Sprintf("session.configure: the session was not moved to provider %s: %v", m.Provider, err), false)
+		return
+	}
+	to := sw.Endpoint
+	s.mu.Lock()
+	if s.create != nil {
+		s.create.Provider, s.create.Model, s.create.WireAPI, s.create.BaseURL = to.Provider, to.Model, to.WireAPI, to.BaseURL
+	}
+	stored := s.create == nil
+	s.mu.Unlock()
+	if st := c.srv.opts.Store; st != nil && stored {
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(c.ctx), storeTimeout)
+		err := st.SetEndpoint(ctx, s.id, store.Endpoint(to))
+		cancel()
+		if err != nil {
+			c.reqError(m.RequestID, storeErrorCode(err), fmt.Sprintf("the session was not moved: the session database refused the change: %v", err), false)
+			return
+		}
+	}
+	s.agent.SetEndpoint(sw.Client, to.Model, sw.Effort, sw.Describe)
+	name, effort := s.agent.Configure("", m.ReasoningEffort)
+	s.mu.Lock()
+	previous := s.info.BaseURL
+	s.info.Provider, s.info.WireAPI, s.info.BaseURL = to.Provider, to.WireAPI, to.BaseURL
+	s.mu.Unlock()
+	if previous == to.BaseURL {
+		previous = ""
+	} else {
+		c.srv.opts.Logger.Info("session endpoint changed", "session", s.id, "from", previous, "to", to.BaseURL)
+	}
+	c.configured(s, m, policy, name, effort, previous)
 }
 
 func contains(list []string, v string) bool {
@@ -102,19 +160,46 @@ func contains(list []string, v string) bool {
 }
 
 // modelsList asks the provider in a goroutine of its own (it may take up to
-// its 10 s bound) and answers with models.listed.
+// its 10 s bound) and answers with models.listed: the session's own
+// provider, with the configured profiles, or the profile named.
 func (c *conn) modelsList(s *session, m *proto.ModelsList) {
+	s.mu.Lock()
+	info := s.info
+	s.mu.Unlock()
+	other := m.Provider != "" && m.Provider != info.Provider
+	if other && info.ListProfile == nil {
+		c.reqError(m.RequestID, proto.ErrUnsupported, "models.list: this server cannot list another provider profile's models", false)
+		return
+	}
 	c.wg.Add(1)
 	go func() {
 		defer c.wg.Done()
-		ids, err := s.agent.ListModels(c.ctx)
+		var ids []string
+		var err error
+		if other {
+			ids, err = info.ListProfile(c.ctx, m.Provider)
+		} else {
+			ids, err = s.agent.ListModels(c.ctx)
+		}
 		switch {
 		case errors.Is(err, agent.ErrNoModelList):
 			c.reqError(m.RequestID, proto.ErrUnsupported, "this session's provider cannot list its models; name one with /model NAME in the TUI, or --model", false)
 		case err != nil:
 			c.reqError(m.RequestID, proto.ErrInvalidRequest, strings.TrimPrefix(err.Error(), proto.FailProvider+": ")+"; name a model with /model NAME in the TUI, or --model", false)
+		case other:
+			c.reply(m.RequestID, &proto.ModelsListed{Current: s.agent.ModelName(), Models: ids, Provider: m.Provider}, s)
 		default:
-			c.reply(m.RequestID, &proto.ModelsListed{Current: s.agent.ModelName(), Models: ids}, s)
+			ev := &proto.ModelsListed{Current: s.agent.ModelName(), Models: ids}
+			if info.Profiles != nil {
+				ev.Provider = info.Provider
+				ev.Profiles = []proto.Profile{{Name: info.Provider, WireAPI: info.WireAPI, BaseURL: info.BaseURL, Model: ev.Current}}
+				for _, p := range info.Profiles() {
+					if p.Name != info.Provider {
+						ev.Profiles = append(ev.Profiles, p)
+					}
+				}
+			}
+			c.reply(m.RequestID, ev, s)
 		}
 	}()
 }

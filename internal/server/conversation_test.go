@@ -42,8 +42,9 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 // GET /models), script (the conversation), want, model-requests (optional:
 // how many requests the fake model must have received when the
 // conversation ends), want-request-models (optional: the "model" and
-// "reasoning" of each request the fake received, one line each) and
-// want-last-request-has (optional: text the last request's body holds),
+// "reasoning" of each request the fake received, one line each),
+// want-request-paths (optional: the method and path of each, one line
+// each), want-last-request-has (optional: text the last request's body holds),
 // want-requests-have (optional: `N TEXT` or `N !TEXT` per line: request N,
 // from 1, holds TEXT or does not),
 // want-ws (optional: the workspace at the end, `NAME "content"` or
@@ -178,6 +179,15 @@ func runConversation(t *testing.T, file string) {
 		}
 		if g := strings.Join(got, "\n"); g != strings.TrimSpace(w) {
 			t.Errorf("the fake model's requests named the models\n%s\nwant\n%s", g, strings.TrimSpace(w))
+		}
+	}
+	if w, ok := section(a, "want-request-paths"); ok {
+		var got []string
+		for _, r := range fake.Requests() {
+			got = append(got, r.Method+" "+r.Path)
+		}
+		if g := strings.Join(got, "\n"); g != strings.TrimSpace(w) {
+			t.Errorf("the fake model got the requests\n%s\nwant\n%s", g, strings.TrimSpace(w))
 		}
 	}
 	if w, ok := section(a, "want-last-request-has"); ok {

@@ -230,7 +230,8 @@ func storeUsage(u *proto.Usage) store.Usage {
 	if u == nil {
 		return store.Usage{}
 	}
-	return store.Usage{InputTokens: u.InputTokens, OutputTokens: u.OutputTokens, TotalTokens: u.TotalTokens}
+	return store.Usage{InputTokens: u.InputTokens, OutputTokens: u.OutputTokens, TotalTokens: u.TotalTokens,
+		CacheReadTokens: u.CacheReadTokens, CacheWriteTokens: u.CacheWriteTokens, CostUSD: u.CostUSD}
 }
 
 // storeErrorCode maps a store error to the request error code that

@@ -17,6 +17,7 @@ import (
 
 	"github.com/scv-agent/scv/internal/agent"
 	"github.com/scv-agent/scv/internal/jsonl"
+	"github.com/scv-agent/scv/internal/model"
 	"github.com/scv-agent/scv/internal/proto"
 	"github.com/scv-agent/scv/internal/store"
 )
@@ -48,6 +49,26 @@ type SessionInfo struct {
 	UserCommands string
 	// Close, if set, releases what the session holds.
 	Close func()
+	// Switch moves the session to another provider profile of the
+	// configuration, with model ("" for the profile's own), for
+	// session.configure's provider; nil: the session cannot move.
+	Switch func(ctx context.Context, provider, model string) (Switched, error)
+	// Profiles lists the configured provider profiles, for
+	// models.listed (no request is made); nil: none are offered.
+	Profiles func() []proto.Profile
+	// ListProfile asks a profile's endpoint for its models with the key
+	// for that endpoint, for models.list with provider; nil: unsupported.
+	ListProfile func(ctx context.Context, provider string) ([]string, error)
+}
+
+// Switched is a session's new endpoint after Switch: the model client of
+// the profile (with the key for its endpoint), its reasoning effort and
+// what is known of its models.
+type Switched struct {
+	Endpoint Endpoint
+	Client   model.Client
+	Effort   string
+	Describe func(model string) agent.ModelInfo
 }
 
 // SessionRequest is what a Factory builds a session from: the client's

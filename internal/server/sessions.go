@@ -315,6 +315,10 @@ func (c *conn) openStored(ctx context.Context, st *store.Store, requestID, id st
 	if err == nil {
 		err = ag.LoadHistory(l.History)
 	}
+	var total store.Usage
+	if err == nil {
+		total, err = st.SessionUsage(ctx, id)
+	}
 	if err == nil && now != stored && now.Provider != "" && now.Model != "" {
 		err = st.SetEndpoint(ctx, id, store.Endpoint(now))
 	}
@@ -334,7 +338,7 @@ func (c *conn) openStored(ctx context.Context, st *store.Store, requestID, id st
 	s.seq = l.Session.LastSeq
 	ev := &proto.SessionResumed{SessionID: id, Cwd: info.Cwd, Model: info.Model, ContextMaxTokens: info.ContextMaxTokens, Tools: info.Tools,
 		Title: l.Session.Title, Origin: string(l.Session.Origin), ForkedFrom: l.Session.ForkedFrom, ForkedAt: l.Session.ForkedAt, Seq: s.seq,
-		MaxPromptBytes: info.promptLimit(), BaseURL: info.BaseURL, Mode: mode, Todos: todos}
+		MaxPromptBytes: info.promptLimit(), BaseURL: info.BaseURL, Mode: mode, Todos: todos, Usage: protoUsage(total)}
 	if stored.BaseURL != "" && stored.BaseURL != info.BaseURL {
 		ev.PreviousBaseURL = stored.BaseURL
 		c.srv.opts.Logger.Info("session endpoint changed", "session", id, "from", stored.BaseURL, "to", info.BaseURL)
@@ -394,14 +398,21 @@ func encodedLen(t proto.StoredTurn) int {
 	return n
 }
 
+// protoUsage is u in the protocol's form; nil for none.
+func protoUsage(u store.Usage) *proto.Usage {
+	if u == (store.Usage{}) {
+		return nil
+	}
+	return &proto.Usage{InputTokens: u.InputTokens, OutputTokens: u.OutputTokens, TotalTokens: u.TotalTokens,
+		CacheReadTokens: u.CacheReadTokens, CacheWriteTokens: u.CacheWriteTokens, CostUSD: u.CostUSD}
+}
+
 // StoredTurn is the protocol form of a stored turn (session.resumed,
 // session.turns, scv sessions export).
 func StoredTurn(t store.Turn) proto.StoredTurn {
 	out := proto.StoredTurn{TurnID: t.ID, N: t.N, Prompt: t.Prompt, State: string(t.State), ErrorCode: t.ErrorCode,
 		ErrorMessage: t.ErrorMessage, Started: timestamp(t.Started), Ended: timestamp(t.Ended), Images: protoImages(t.Images)}
-	if u := t.Usage; u != (store.Usage{}) {
-		out.Usage = &proto.Usage{InputTokens: u.InputTokens, OutputTokens: u.OutputTokens, TotalTokens: u.TotalTokens}
-	}
+	out.Usage = protoUsage(t.Usage)
 	out.Events = make([]json.RawMessage, len(t.Events))
 	for i, e := range t.Events {
 		out.Events[i] = e.Data

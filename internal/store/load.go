@@ -115,7 +115,8 @@ func (s *Store) Outline(ctx context.Context, id string) ([]Turn, error) {
 	return ts, err
 }
 
-const turnCols = `id, turn_id, n, prompt, answer, state, error_code, error_msg, input_tokens, output_tokens, total_tokens, started_ns, ended_ns, undone_ns`
+const turnCols = `id, turn_id, n, prompt, answer, state, error_code, error_msg, input_tokens, output_tokens, total_tokens,
+	cache_read_tokens, cache_write_tokens, cost_usd, started_ns, ended_ns, undone_ns`
 
 func scanTurn(r rowScanner) (Turn, int64, error) {
 	var (
@@ -123,11 +124,43 @@ func scanTurn(r rowScanner) (Turn, int64, error) {
 		row                    int64
 		st                     string
 		started, ended, undone int64
+		cost                   sql.NullFloat64
 	)
 	err := r.Scan(&row, &t.ID, &t.N, &t.Prompt, &t.Answer, &st, &t.ErrorCode, &t.ErrorMessage,
-		&t.Usage.InputTokens, &t.Usage.OutputTokens, &t.Usage.TotalTokens, &started, &ended, &undone)
+		&t.Usage.InputTokens, &t.Usage.OutputTokens, &t.Usage.TotalTokens, &t.Usage.CacheReadTokens, &t.Usage.CacheWriteTokens, &cost,
+		&started, &ended, &undone)
 	t.State, t.Started, t.Ended, t.Undone = TurnState(st), ns(started), ns(ended), ns(undone)
+	if cost.Valid {
+		t.Usage.CostUSD = &cost.Float64
+	}
 	return t, row, err
+}
+
+// nullFloat is v for a nullable column.
+func nullFloat(v *float64) sql.NullFloat64 {
+	if v == nil {
+		return sql.NullFloat64{}
+	}
+	return sql.NullFloat64{Float64: *v, Valid: true}
+}
+
+// SessionUsage is the usage of all of a session's stored turns added up;
+// its CostUSD sums the turns that had a price (nil when none had).
+func (s *Store) SessionUsage(ctx context.Context, id string) (Usage, error) {
+	var (
+		u    Usage
+		cost sql.NullFloat64
+	)
+	err := s.retry(ctx, "sum session usage", func() error {
+		return s.r.QueryRowContext(ctx, `SELECT COALESCE(SUM(t.input_tokens), 0), COALESCE(SUM(t.output_tokens), 0), COALESCE(SUM(t.total_tokens), 0),
+				COALESCE(SUM(t.cache_read_tokens), 0), COALESCE(SUM(t.cache_write_tokens), 0), SUM(t.cost_usd)
+			FROM turns t JOIN sessions s ON s.sid = t.sid WHERE s.id = ?`, id).
+			Scan(&u.InputTokens, &u.OutputTokens, &u.TotalTokens, &u.CacheReadTokens, &u.CacheWriteTokens, &cost)
+	})
+	if cost.Valid {
+		u.CostUSD = &cost.Float64
+	}
+	return u, err
 }
 
 // undidFiles loads the files an undo of turn row put back.

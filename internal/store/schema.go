@@ -27,6 +27,7 @@ func migrations() []migration {
 		{5, execAll(schemaV5...)},
 		{6, execAll(schemaV6...)},
 		{7, execAll(schemaV7...)},
+		{8, execAll(schemaV8...)},
 	}
 }
 
@@ -231,6 +232,16 @@ var schemaV6 = []string{
 var schemaV7 = []string{
 	`ALTER TABLE sessions ADD COLUMN mode TEXT NOT NULL DEFAULT 'default'`,
 	`ALTER TABLE sessions ADD COLUMN todos TEXT NOT NULL DEFAULT '[]'`,
+}
+
+// schemaV8 keeps the rest of a turn's usage: the prompt tokens read from
+// and written to the provider's cache, and what the turn cost in US
+// dollars (NULL when its model had no known price), so a resumed session
+// shows its total.
+var schemaV8 = []string{
+	`ALTER TABLE turns ADD COLUMN cache_read_tokens INTEGER NOT NULL DEFAULT 0`,
+	`ALTER TABLE turns ADD COLUMN cache_write_tokens INTEGER NOT NULL DEFAULT 0`,
+	`ALTER TABLE turns ADD COLUMN cost_usd REAL`,
 }
 
 func execAll(stmts ...string) func(ctx context.Context, tx *sql.Tx) error {

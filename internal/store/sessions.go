@@ -417,9 +417,9 @@ func forkTx(ctx context.Context, tx *sql.Tx, id, turnID, newID string, origin Or
 	}
 	for _, t := range old {
 		res, err := tx.ExecContext(ctx, `INSERT INTO turns (sid, turn_id, n, prompt, answer, state, error_code, error_msg,
-				input_tokens, output_tokens, total_tokens, started_ns, ended_ns, hist_lo, hist_hi)
+				input_tokens, output_tokens, total_tokens, cache_read_tokens, cache_write_tokens, cost_usd, started_ns, ended_ns, hist_lo, hist_hi)
 			SELECT ?, turn_id, n, prompt, answer, CASE state WHEN 'running' THEN 'interrupted' ELSE state END, error_code, error_msg, input_tokens, output_tokens, total_tokens,
-				started_ns, ended_ns, hist_lo - ?, hist_hi - ? FROM turns WHERE id = ?`, nsid, base, base, t)
+				cache_read_tokens, cache_write_tokens, cost_usd, started_ns, ended_ns, hist_lo - ?, hist_hi - ? FROM turns WHERE id = ?`, nsid, base, base, t)
 		if err != nil {
 			return err
 		}

@@ -127,9 +127,9 @@ func TestTurnRoundTrip(t *testing.T) {
 		t.Errorf("history (-want +got):\n%s", d)
 	}
 	want := []Turn{
-		{ID: "t1", N: 1, Prompt: "\n  fix the build\nplease", Answer: "done", State: TurnCompleted, Usage: Usage{10, 5, 15},
+		{ID: "t1", N: 1, Prompt: "\n  fix the build\nplease", Answer: "done", State: TurnCompleted, Usage: Usage{InputTokens: 10, OutputTokens: 5, TotalTokens: 15},
 			Events: []Event{ev(1, "turn.started", ""), ev(2, "assistant.completed", ""), ev(3, "turn.completed", "")}},
-		{ID: "t2", N: 2, Prompt: "second", Answer: "ok", State: TurnCompleted, Usage: Usage{10, 5, 15},
+		{ID: "t2", N: 2, Prompt: "second", Answer: "ok", State: TurnCompleted, Usage: Usage{InputTokens: 10, OutputTokens: 5, TotalTokens: 15},
 			Events: []Event{ev(4, "turn.started", ""), ev(5, "assistant.completed", ""), ev(6, "turn.completed", "")}},
 	}
 	if d := cmp.Diff(want, l.Turns, cmpopts.IgnoreFields(Turn{}, "Started", "Ended")); d != "" {

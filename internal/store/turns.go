@@ -323,7 +323,7 @@ func (t *TurnLog) end(ctx context.Context, op string, st TurnState, code, msg st
 			}
 		}
 		_, err := t.s.stmt(ctx, tx, qEndTurn).ExecContext(ctx, string(st), code, msg, c.Answer,
-			c.Usage.InputTokens, c.Usage.OutputTokens, c.Usage.TotalTokens, t.s.now(), t.row)
+			c.Usage.InputTokens, c.Usage.OutputTokens, c.Usage.TotalTokens, c.Usage.CacheReadTokens, c.Usage.CacheWriteTokens, nullFloat(c.Usage.CostUSD), t.s.now(), t.row)
 		if err != nil {
 			return err
 		}

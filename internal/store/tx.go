@@ -110,7 +110,7 @@ const (
 	qHistory        = `SELECT sid, hist_lo, hist_hi FROM sessions WHERE id = ?`
 	qInsertMessage  = `INSERT INTO messages (sid, pos, data) VALUES (?, ?, ?)`
 	qSessionHistory = `UPDATE sessions SET hist_lo = ?, hist_hi = ?, bytes = bytes + ?, updated_ns = ? WHERE sid = ?`
-	qEndTurn        = `UPDATE turns SET state = ?, error_code = ?, error_msg = ?, answer = ?, input_tokens = ?, output_tokens = ?, total_tokens = ?, ended_ns = ? WHERE id = ?`
+	qEndTurn        = `UPDATE turns SET state = ?, error_code = ?, error_msg = ?, answer = ?, input_tokens = ?, output_tokens = ?, total_tokens = ?, cache_read_tokens = ?, cache_write_tokens = ?, cost_usd = ?, ended_ns = ? WHERE id = ?`
 	qSessionBytes   = `UPDATE sessions SET bytes = bytes + ? WHERE sid = ?`
 )
 

@@ -54,9 +54,14 @@ const (
 // Usage is token accounting of a turn (the fields of the protocol's usage
 // object).
 type Usage struct {
-	InputTokens  int64 `json:"input_tokens"`
-	OutputTokens int64 `json:"output_tokens"`
-	TotalTokens  int64 `json:"total_tokens"`
+	InputTokens      int64 `json:"input_tokens"`
+	OutputTokens     int64 `json:"output_tokens"`
+	TotalTokens      int64 `json:"total_tokens"`
+	CacheReadTokens  int64 `json:"cache_read_tokens,omitempty"`
+	CacheWriteTokens int64 `json:"cache_write_tokens,omitempty"`
+	// CostUSD is nil when the turn's model had no known price (for a
+	// session's total: when none of its turns had one).
+	CostUSD *float64 `json:"cost_usd,omitempty"`
 }
 
 // Holder identifies a process that holds session leases. PID and Start

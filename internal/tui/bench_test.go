@@ -250,3 +250,38 @@ func BenchmarkSlashMenuOpen(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkCostDisplay10kItems renders frames of a 10,000-item transcript
+// whose turns carry a cost, so the status line shows tokens and cost:
+// steady (the total unchanged between frames, as while a turn streams)
+// and changing (a turn's usage added before every frame, the worst case).
+// Compare with BenchmarkView10kItems/held=10000 of the tree before.
+func BenchmarkCostDisplay10kItems(b *testing.B) {
+	for _, changing := range []bool{false, true} {
+		b.Run(fmt.Sprintf("changing=%v", changing), func(b *testing.B) {
+			h := newHarness(&testing.T{}, func(c *Config) { c.MaxItems = 20000; c.Width = 120; c.Height = 40 })
+			cost := 0.0042
+			for i := 0; len(h.m.tr.items) < 10000; i++ {
+				feedTurn(h, i)
+				h.m.spend.turns[len(h.m.spend.turns)-1].usage.CostUSD = &cost
+			}
+			h.m.spend.resumed(&proto.Usage{InputTokens: 1 << 30, OutputTokens: 1 << 20, TotalTokens: 1<<30 + 1<<20, CostUSD: &cost})
+			h.prompt("stream", "tX")
+			h.ev(&proto.AssistantDelta{TurnHeader: th("tX"), Content: strings.Repeat("streamed words ", 40)})
+			_ = h.m.Render()
+			if !strings.Contains(h.frame(), " tok · $") {
+				b.Fatalf("no cost in the status line:\n%s", h.frame())
+			}
+			last := h.m.tr.last()
+			u := proto.Usage{InputTokens: 1000, OutputTokens: 100, TotalTokens: 1100, CostUSD: &cost}
+			b.ResetTimer()
+			for b.Loop() {
+				if changing {
+					h.m.spend.turnDone(turnSpend{id: "tY", usage: u})
+				}
+				last.touch()
+				_ = h.m.View()
+			}
+		})
+	}
+}

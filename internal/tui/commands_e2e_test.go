@@ -142,7 +142,7 @@ func TestModelAndUndoUnderTmux(t *testing.T) {
 
 // TestRefusedCommandNeverSentUnderTmux: an unknown /word is refused and
 // stays selected, so the next command typed replaces it: "/zap" then
-// "/cost" are both refused and the model never gets a request for
+// "/frobnicate" are both refused and the model never gets a request for
 // either; the prompt typed after them is the only one it gets.
 func TestRefusedCommandNeverSentUnderTmux(t *testing.T) {
 	scv := scvBinary(t)
@@ -154,10 +154,10 @@ func TestRefusedCommandNeverSentUnderTmux(t *testing.T) {
 	p.text("/zap")
 	p.keys("Enter")
 	p.waitFor("unknown command /zap (nothing was sent)")
-	p.text("/cost")
+	p.text("/frobnicate")
 	p.keys("Enter")
-	s := p.waitFor("unknown command /cost (nothing was sent)")
-	if strings.Contains(s, "/zap/cost") {
+	s := p.waitFor("unknown command /frobnicate (nothing was sent)")
+	if strings.Contains(s, "/zap/frobnicate") {
 		t.Errorf("the second command was appended to the first:\n%s", s)
 	}
 	time.Sleep(300 * time.Millisecond) // room for a request that must not come

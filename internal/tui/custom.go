@@ -227,7 +227,7 @@ func (m *Model) compactedOnRequest(e *proto.SessionCompacted) {
 		tokens(e.BeforeTokens), tokens(e.AfterTokens), e.RemovedMessages)})
 	m.usage.InputTokens, m.haveUsage = int64(e.AfterTokens), true
 	if e.Usage != nil {
-		m.totalUsage += e.Usage.TotalTokens
+		addUsage(&m.spend.total, *e.Usage)
 	}
 }
 

@@ -100,7 +100,11 @@ func (m *Model) apply(ev proto.Event) tea.Cmd {
 		}
 		if e.Usage != nil {
 			m.usage, m.haveUsage = *e.Usage, true
-			m.totalUsage += e.Usage.TotalTokens
+			ts := turnSpend{id: e.TurnID, usage: *e.Usage}
+			if k := len(m.st.turns); k > 0 && m.st.turns[k-1].id == e.TurnID {
+				ts.n, ts.prompt = m.st.turns[k-1].n, m.st.turns[k-1].prompt
+			}
+			m.spend.turnDone(ts)
 		}
 		if e.ContextTokens > 0 {
 			// The server's estimate of the context is what compaction goes

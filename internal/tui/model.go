@@ -170,14 +170,15 @@ type Model struct {
 	quiet map[string]bool
 	// grants is the last list of session grants; grantsReq the request
 	// whose answer is shown.
-	grants     []proto.Grant
-	grantsReq  string
-	reqSeq     int
-	usage      proto.Usage
-	haveUsage  bool
-	totalUsage int64
-	compacted  int
-	ticking    bool // one tick chain refreshes the elapsed time
+	grants    []proto.Grant
+	grantsReq string
+	reqSeq    int
+	usage     proto.Usage
+	haveUsage bool
+	// spend is the session's tokens and cost (cost.go).
+	spend     spend
+	compacted int
+	ticking   bool // one tick chain refreshes the elapsed time
 
 	// st is the stored side of the session (replay.go); picker, when
 	// set, takes the transcript's place (picker.go).
@@ -191,9 +192,14 @@ type Model struct {
 	menu         slashMenu
 	modelsReq    string
 	configureReq string
-	newReq       string
-	undoReq      string
-	undo         *undoPanel
+	// listing is the profile whose models modelsReq asks for ("" for the
+	// session's own); profiles are the configured profiles the last
+	// listing named.
+	listing  string
+	profiles []proto.Profile
+	newReq   string
+	undoReq  string
+	undo     *undoPanel
 	// cust holds the custom commands and the pending /compact (custom.go).
 	cust customState
 	// rd is the state of reconnecting (reconnect.go).

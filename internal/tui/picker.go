@@ -45,6 +45,10 @@ type picker struct {
 	loading            bool
 	confirm            bool // the cursor's session awaits "y" to be deleted
 	status             string
+	// profile is the provider profile whose models a model picker
+	// lists ("" for the session's own).
+	profile string
+	others  bool // it has a row per other profile
 }
 
 // pickRow is one entry: a session, or an earlier turn of this session.
@@ -59,6 +63,10 @@ type pickRow struct {
 	// also is more text the filter matches (a renamed session's first
 	// prompt).
 	also string
+	// profile is a model row's provider profile when not the session's
+	// own; profileRow marks a row that stands for that profile.
+	profile    string
+	profileRow bool
 }
 
 // setRows replaces the picker's list and applies the filter to it.
@@ -301,10 +309,7 @@ func (m *Model) pick() {
 	}
 	r := p.rows[p.cursor]
 	if p.mode == pickModel {
-		m.picker = nil
-		if !r.current {
-			m.modelCommand([]string{r.id})
-		}
+		m.pickModelRow(r)
 		return
 	}
 	if p.mode == pickRewind {
@@ -365,6 +370,9 @@ func (m *Model) pickerHint() string {
 	case pickRewind:
 		return "↑/↓ move · enter edit this prompt · esc close"
 	case pickModel:
+		if m.picker.others {
+			return "↑/↓ move · enter use this model (⇄ list that profile's) · esc close"
+		}
 		return "↑/↓ move · enter use this model for the next turns · esc close"
 	}
 	scope := "tab all dirs"
@@ -391,6 +399,12 @@ func (m *Model) pickerLines(h int) []string {
 	}
 	if p.mode == pickModel {
 		head = "Models of this session's provider"
+		if p.others {
+			head += " · ⇄ other profiles"
+		}
+		if p.profile != "" {
+			head = "Models of profile " + p.profile + " (picking one moves the session)"
+		}
 	}
 	switch {
 	case p.filter != "":

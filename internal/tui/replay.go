@@ -137,12 +137,13 @@ func (m *Model) openResumed(e *proto.SessionResumed) {
 	m.pending, m.approval, m.turnID = nil, nil, ""
 	m.streaming, m.thinking, m.turnThinking = nil, nil, nil
 	m.scroll, m.anchor, m.render.expanded = 0, nil, nil
-	m.usage, m.haveUsage, m.totalUsage, m.compacted, m.lastTurn = proto.Usage{}, false, 0, 0, 0
+	m.usage, m.haveUsage, m.spend, m.compacted, m.lastTurn = proto.Usage{}, false, spend{}, 0, 0
 	started := e.Started()
 	m.session = *visibleEvent(&started)
 	m.st = storedState{title: termtext.Line(e.Title), before: e.Before}
 	m.replayTurns(e.Turns)
 	m.resumedPlan(e)
+	m.spend.resumed(e.Usage)
 	if e.ForkedFrom != "" {
 		m.addItem(&item{kind: kindNotice, text: fmt.Sprintf("rewound: a new session forked from %s before turn %s; the original is unchanged", e.ForkedFrom, e.ForkedAt)})
 	}
@@ -229,6 +230,7 @@ func (m *Model) replayTurn(t proto.StoredTurn) {
 	if k := len(m.st.turns); k > 0 {
 		m.st.turns[k-1].n = t.N
 	}
+	m.spend.numbered(t.TurnID, t.N)
 	m.remember(t.Prompt)
 	if t.EventsOmitted {
 		m.addItem(&item{kind: kindNotice, text: "this turn is too large to redraw here; `scv sessions show` prints it"})
@@ -284,6 +286,7 @@ func (m *Model) prependOlder(e *proto.SessionTurnsReply) {
 		}
 	}
 	m.st.turns = append(older.st.turns, m.st.turns...)
+	m.spend.prepend(older.spend.turns)
 	m.history = append(older.history, m.history...)
 	m.histIdx = len(m.history)
 	m.st.before = e.Before

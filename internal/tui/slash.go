@@ -30,12 +30,13 @@ type slashCmd struct {
 // package variable: nothing is built unless the TUI runs.
 func slashCommands() []slashCmd {
 	return []slashCmd{
-		{"/model", "[NAME [effort]]", "switch the model (and reasoning effort) for the next turns"},
+		{"/model", "[-p PROFILE] [NAME]", "switch the model, or the provider profile, for the next turns"},
 		{"/new", "", "close this session and start a fresh one in this workspace"},
 		{"/clear", "", "start the conversation afresh (idle only)"},
 		{"/context", "", "context window use and session tokens"},
 		{"/compact", "[focus]", "replace the conversation with the model's summary (idle only)"},
 		{"/init", "", "ask the model to write or improve AGENTS.md (you approve the write)"},
+		{"/cost", "", "tokens and cost of each turn and of the session"},
 		{"/approvals", "[revoke N|all]", "list or revoke this session's grants"},
 		{"/undo", "", "restore the files the last turn wrote (asks first)"},
 		{"/copy", "[code]", "copy the last answer (or its last code block) to the clipboard"},
@@ -224,6 +225,8 @@ func (m *Model) runCommand(name string, args []string) tea.Cmd {
 		return tea.Quit
 	case "/context":
 		m.addItem(&item{kind: kindNotice, text: m.contextReport()})
+	case "/cost":
+		m.addItem(&item{kind: kindNotice, text: m.costReport()})
 	case "/approvals":
 		m.approvalsCommand(args)
 	case "/sessions", "/resume":
@@ -292,74 +295,15 @@ func (m *Model) newStarted(e *proto.SessionStarted) {
 	m.addItem(&item{kind: kindNotice, text: note})
 }
 
-// modelUsage is shown when the models cannot be listed or /model is
-// misused.
-const modelUsage = "usage: /model NAME [effort] switches the model for the next turns (effort: none, minimal, low, medium or high, where the provider has it); /model alone lists the provider's models"
-
-// modelCommand lists the provider's models (no argument) or switches to
-// the one named.
-func (m *Model) modelCommand(args []string) {
-	if m.conn != connected {
-		m.addItem(&item{kind: kindError, text: "not connected; the model cannot be changed"})
-		return
-	}
-	if len(args) > 2 {
-		m.addItem(&item{kind: kindError, text: modelUsage})
-		return
-	}
-	if len(args) == 0 {
-		m.modelsReq = m.nextRequestID()
-		m.sendMsg(&proto.ModelsList{Envelope: proto.Envelope{RequestID: m.modelsReq}, SessionID: m.session.SessionID})
-		return
-	}
-	c := &proto.SessionConfigure{Envelope: proto.Envelope{RequestID: m.nextRequestID()}, SessionID: m.session.SessionID, Model: args[0]}
-	if len(args) == 2 {
-		c.ReasoningEffort = args[1]
-	}
-	m.configureReq = c.RequestID
-	m.sendMsg(c)
-}
-
-// openModels shows the models.listed answer as a picker.
-func (m *Model) openModels(e *proto.ModelsListed) {
-	m.modelsReq = ""
-	if len(e.Models) == 0 {
-		m.addItem(&item{kind: kindNotice, text: "the provider lists no models; " + modelUsage})
-		return
-	}
-	p := &picker{mode: pickModel}
-	var rows []pickRow
-	for i, name := range e.Models {
-		r := pickRow{id: name, title: name, current: name == e.Current}
-		if r.current {
-			r.meta = "current"
-			p.cursor = i
-		}
-		rows = append(rows, r)
-	}
-	p.setRows(rows)
-	m.picker = p
-}
-
-// configured shows the session.configured answer: the status line takes
-// the new model and its context window.
-func (m *Model) configured(e *proto.SessionConfigured) {
-	m.configureReq = ""
-	m.session.Model, m.session.ContextMaxTokens = e.Model, e.ContextMaxTokens
-	text := "model: " + orDash(e.Model)
-	if e.ReasoningEffort != "" {
-		text += " · reasoning effort " + e.ReasoningEffort
-	}
-	text += fmt.Sprintf(" · context window %s tokens · used from the next turn", tokens(e.ContextMaxTokens))
-	m.addItem(&item{kind: kindNotice, text: text})
-}
-
 // commandError shows the refusal of a /model or /new request; false for
 // an error answering anything else.
 func (m *Model) commandError(e *proto.Error) bool {
 	switch id := e.RequestID; {
 	case id == "":
 		return false
+	case id == m.modelsReq && m.listing != "":
+		m.profileListFailed(e)
+		return true
 	case m.customError(e):
 		return true
 	case id == m.modelsReq:
@@ -368,7 +312,7 @@ func (m *Model) commandError(e *proto.Error) bool {
 			m.addItem(&item{kind: kindNotice, text: "this provider cannot list its models; " + modelUsage})
 			return true
 		}
-		m.addItem(&item{kind: kindError, text: fmt.Sprintf("could not list the models (%s): %s", e.Code, e.Message)})
+		m.addItem(&item{kind: kindError, text: fmt.Sprintf("could not list the models (%s): %s; /model -p PROFILE [NAME] still moves the session to another provider profile", e.Code, e.Message)})
 		return true
 	case id == m.configureReq:
 		m.configureReq = ""

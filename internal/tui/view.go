@@ -227,6 +227,9 @@ func (m *Model) statusLine() string {
 		}
 	}
 	parts := []string{state, m.contextUse()}
+	if l := m.spend.statusLabel(); l != "" {
+		parts = append(parts, l)
+	}
 	if m.planning() {
 		parts = append([]string{st.warn.Render("plan mode")}, parts...)
 	}

@@ -137,11 +137,15 @@ func visibleEvent[T proto.Event](ev T) T {
 	case *proto.SessionDeleted:
 		// identifiers only
 	case *proto.SessionConfigured:
-		line(&e.Model, &e.ReasoningEffort, &e.ApprovalPolicy)
+		line(&e.Model, &e.ReasoningEffort, &e.ApprovalPolicy, &e.Provider, &e.BaseURL, &e.PreviousBaseURL)
 	case *proto.ModelsListed:
-		line(&e.Current)
+		line(&e.Current, &e.Provider)
 		for i := range e.Models {
 			line(&e.Models[i])
+		}
+		for i := range e.Profiles {
+			p := &e.Profiles[i]
+			line(&p.Name, &p.WireAPI, &p.BaseURL, &p.Model)
 		}
 	case *proto.SessionUndone:
 		line(&e.TurnID)
