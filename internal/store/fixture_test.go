@@ -10,6 +10,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+
 	"github.com/scv-agent/scv/internal/testutil"
 )
 
@@ -59,6 +62,8 @@ func TestWriteFixture(t *testing.T) {
 //     user "alice" (fx-a).
 //   - (from schema 5) every session's endpoint: wire "chat", base URL
 //     "http://relay.example/v1" (the fork fx-c copies fx-a's).
+//   - (from schema 6) fx-a's conversation codex-1 (thread "th-fx", two
+//     turns) and its closed claude-1 (evicted).
 func fillFixture(t *testing.T, s *Store) {
 	t.Helper()
 	ctx := context.Background()
@@ -98,6 +103,11 @@ func fillFixture(t *testing.T, s *Store) {
 		t.Fatal(err)
 	}
 	fillBridgeFixture(t, s)
+	for _, c := range fixtureConversations {
+		if err := s.PutAgentConversation(ctx, c); err != nil {
+			t.Fatal(err)
+		}
+	}
 	// The writing process ends cleanly, except the one holding fx-b.
 	if err := s.ReleaseAll(ctx); err != nil {
 		t.Fatal(err)
@@ -251,6 +261,37 @@ func checkFixture(t *testing.T, s *Store, v int) {
 	}
 	checkBridgeFixture(t, s, v)
 	checkEndpointFixture(t, s, v)
+	checkConversationFixture(t, s, v)
+}
+
+// fixtureConversations are fx-a's conversations (schema 6 on).
+var fixtureConversations = []AgentConversation{
+	{SessionID: "fx-a", Handle: "codex-1", Agent: "codex", N: 1, Cwd: "/home/u/project", VendorID: "th-fx", Turns: 2,
+		Created: fixtureUsed, Used: fixtureUsed.Add(time.Minute)},
+	{SessionID: "fx-a", Handle: "claude-1", Agent: "claude", N: 1, Cwd: "/home/u/project/sub", Turns: 1,
+		Created: fixtureUsed.Add(2 * time.Minute), Used: fixtureUsed.Add(2 * time.Minute), Closed: fixtureUsed.Add(time.Hour), ClosedWhy: "evicted"},
+}
+
+// checkConversationFixture checks the conversations of a fixture written
+// at schema version v (none before 6), then that one can be recorded.
+func checkConversationFixture(t *testing.T, s *Store, v int) {
+	t.Helper()
+	ctx := context.Background()
+	got, err := s.AgentConversations(ctx, "fx-a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want []AgentConversation
+	if v >= 6 {
+		want = fixtureConversations
+	}
+	if diff := cmp.Diff(want, got, cmpopts.EquateEmpty(), cmpopts.EquateApproxTime(0)); diff != "" {
+		t.Errorf("fx-a's conversations (-want +got):\n%s", diff)
+	}
+	c := AgentConversation{SessionID: "fx-b", Handle: "pi-1", Agent: "pi", N: 1, Cwd: "/w", VendorID: "v", Turns: 1, Created: fixtureUsed, Used: fixtureUsed}
+	if err := s.PutAgentConversation(ctx, c); err != nil {
+		t.Fatalf("record a conversation after migration: %v", err)
+	}
 }
 
 // checkEndpointFixture checks the sessions' endpoints of a fixture written

@@ -25,6 +25,7 @@ func migrations() []migration {
 		{3, execAll(schemaV3...)},
 		{4, execAll(schemaV4...)},
 		{5, execAll(schemaV5...)},
+		{6, execAll(schemaV6...)},
 	}
 }
 
@@ -204,6 +205,28 @@ var schemaV4 = []string{
 var schemaV5 = []string{
 	`ALTER TABLE sessions ADD COLUMN wire_api TEXT NOT NULL DEFAULT ''`,
 	`ALTER TABLE sessions ADD COLUMN base_url TEXT NOT NULL DEFAULT ''`,
+}
+
+// schemaV6 keeps the conversations with delegated agents: per session the
+// handle the model knows (agent and number, never reused), the directory
+// it is pinned to, the agent CLI's own session id (emptied when the
+// conversation closes), its turn count and when it was created, last used
+// and closed, and why. They go with their session.
+var schemaV6 = []string{
+	`CREATE TABLE agent_conversations (
+		sid        INTEGER NOT NULL REFERENCES sessions(sid) ON DELETE CASCADE,
+		handle     TEXT NOT NULL,
+		agent      TEXT NOT NULL,
+		n          INTEGER NOT NULL,
+		cwd        TEXT NOT NULL,
+		vendor_id  TEXT NOT NULL DEFAULT '',
+		turns      INTEGER NOT NULL DEFAULT 0,
+		created_ns INTEGER NOT NULL,
+		used_ns    INTEGER NOT NULL,
+		closed_ns  INTEGER NOT NULL DEFAULT 0,
+		closed_why TEXT NOT NULL DEFAULT '',
+		PRIMARY KEY (sid, handle)
+	) WITHOUT ROWID`,
 }
 
 func execAll(stmts ...string) func(ctx context.Context, tx *sql.Tx) error {
