@@ -204,9 +204,26 @@ func (r *Registry) Start(session, agent, cwd string) *Lease {
 func (r *Registry) Acquire(ctx context.Context, session, agent, handle, cwd, callID string) (*Lease, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	c, err := r.checkLocked(ctx, session, agent, handle, cwd)
+	if err != nil {
+		return nil, err
+	}
+	r.busy[busyKey(session, handle)] = callID
+	return &Lease{r: r, session: session, agent: agent, cwd: c.Cwd, conv: c, cont: true}, nil
+}
+
+// Peek makes Acquire's checks without taking the turn: what a call's
+// approval shows, refused before anyone is asked.
+func (r *Registry) Peek(ctx context.Context, session, agent, handle, cwd string) (Conversation, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.checkLocked(ctx, session, agent, handle, cwd)
+}
+
+func (r *Registry) checkLocked(ctx context.Context, session, agent, handle, cwd string) (Conversation, error) {
 	all, err := r.opts.Store.Conversations(ctx, session)
 	if err != nil {
-		return nil, fmt.Errorf("read conversations: %w", err)
+		return Conversation{}, fmt.Errorf("read conversations: %w", err)
 	}
 	i := slices.IndexFunc(all, func(c Conversation) bool { return c.Handle == handle })
 	if i < 0 {
@@ -220,27 +237,26 @@ func (r *Registry) Acquire(ctx context.Context, session, agent, handle, cwd, cal
 		if len(live) > 0 {
 			known = "it has " + strings.Join(live, ", ")
 		}
-		return nil, fmt.Errorf("%w %s in this SCV session (%s): use a handle an earlier call returned, or omit `session` to start a new conversation", ErrUnknownConversation, handle, known)
+		return Conversation{}, fmt.Errorf("%w %s in this SCV session (%s): use a handle an earlier call returned, or omit `session` to start a new conversation", ErrUnknownConversation, handle, known)
 	}
 	c := all[i]
 	if c.Agent != agent {
-		return nil, &MismatchError{fmt.Sprintf("%s is a conversation with agent_%s, not agent_%s: continue it with agent_%s, or omit `session`", handle, c.Agent, agent, c.Agent)}
+		return Conversation{}, &MismatchError{fmt.Sprintf("%s is a conversation with agent_%s, not agent_%s: continue it with agent_%s, or omit `session`", handle, c.Agent, agent, c.Agent)}
 	}
 	if cwd != "" && cwd != c.Cwd {
-		return nil, &MismatchError{fmt.Sprintf("conversation %s runs in %s, not %s: a conversation stays in the directory it started in; omit `cwd`, or omit `session` to start a new conversation there", handle, c.Cwd, cwd)}
+		return Conversation{}, &MismatchError{fmt.Sprintf("conversation %s runs in %s, not %s: a conversation stays in the directory it started in; omit `cwd`, or omit `session` to start a new conversation there", handle, c.Cwd, cwd)}
 	}
 	if id, ok := r.busy[busyKey(session, handle)]; ok {
-		return nil, &BusyError{Handle: handle, CallID: id}
+		return Conversation{}, &BusyError{Handle: handle, CallID: id}
 	}
 	now := r.opts.Now()
 	if c.Live() && now.Sub(c.Used) > r.opts.Idle {
 		c = r.closeLocked(ctx, c, ClosedExpired, now)
 	}
 	if !c.Live() {
-		return nil, &ClosedError{Conversation: c, Max: r.opts.Max, Idle: r.opts.Idle}
+		return Conversation{}, &ClosedError{Conversation: c, Max: r.opts.Max, Idle: r.opts.Idle}
 	}
-	r.busy[busyKey(session, handle)] = callID
-	return &Lease{r: r, session: session, agent: agent, cwd: c.Cwd, conv: c, cont: true}, nil
+	return c, nil
 }
 
 // Busy reports the call running on a conversation ("" when none).

@@ -339,11 +339,13 @@ func TestSchemaPerAdapter(t *testing.T) {
 			t.Errorf("%s required: %s", tl.Name(), diff)
 		}
 	}
-	all := []string{"cwd", "effort", "model", "prompt", "timeout_seconds"}
+	// Every agent takes `session`: those that cannot resume refuse it
+	// with a clear error rather than an unknown-field one.
+	all := []string{"cwd", "effort", "model", "prompt", "session", "timeout_seconds"}
 	want := map[string][]string{
 		"agent_claude": all, "agent_codex": all, "agent_grok": all,
-		"agent_dsh": {"cwd", "prompt", "timeout_seconds"},
-		"agent_pi":  {"cwd", "model", "prompt", "timeout_seconds"},
+		"agent_dsh": {"cwd", "prompt", "session", "timeout_seconds"},
+		"agent_pi":  {"cwd", "model", "prompt", "session", "timeout_seconds"},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("properties (-want +got):\n%s", diff)
