@@ -43,22 +43,52 @@ func rawArgs(args string) json.RawMessage {
 }
 
 // progress throttles, bounds and redacts tool.progress lines of one call.
+// At most one line goes out per ProgressIntervalMS; a line that comes
+// sooner waits for the end of the interval, replaced by any later one, so
+// the last line a call printed is always shown (a delegated agent's
+// "$ go test" that runs for a minute is not lost behind the line before).
 type progress struct {
 	mu     sync.Mutex
 	callID string
 	ev     Emit
 	keys   redact.Values
+	clock  progressClock
 	last   time.Time
-	closed bool
+	// pending waits for its turn; stopTimer cancels the wait.
+	pending   string
+	stopTimer func() bool
+	closed    bool
+}
+
+// progressClock is the time a progress sink goes by (a fake in tests).
+type progressClock struct {
+	now   func() time.Time
+	after func(d time.Duration, f func()) (stop func() bool)
+}
+
+func realProgressClock() progressClock {
+	return progressClock{
+		now:   time.Now,
+		after: func(d time.Duration, f func()) func() bool { return time.AfterFunc(d, f).Stop },
+	}
 }
 
 // newProgress returns the call's progress sink and a stop function after
 // which nothing more is emitted (so no progress follows tool.completed).
 func newProgress(callID string, ev Emit, keys redact.Values) (func(string), func()) {
-	p := &progress{callID: callID, ev: ev, keys: keys}
+	return newProgressWith(callID, ev, keys, realProgressClock())
+}
+
+func newProgressWith(callID string, ev Emit, keys redact.Values, clock progressClock) (func(string), func()) {
+	p := &progress{callID: callID, ev: ev, keys: keys, clock: clock}
 	return p.send, func() {
 		p.mu.Lock()
 		p.closed = true
+		p.pending = ""
+		if p.stopTimer != nil {
+			p.stopTimer()
+			p.stopTimer = nil
+		}
 		p.mu.Unlock()
 	}
 }
@@ -81,10 +111,33 @@ func (p *progress) send(text string) {
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	now := time.Now()
-	if p.closed || now.Sub(p.last) < proto.ProgressIntervalMS*time.Millisecond {
+	if p.closed {
 		return
 	}
-	p.last = now
+	const interval = proto.ProgressIntervalMS * time.Millisecond
+	now := p.clock.now()
+	if wait := p.last.Add(interval).Sub(now); wait > 0 {
+		p.pending = line
+		if p.stopTimer == nil {
+			p.stopTimer = p.clock.after(wait, p.flush)
+		}
+		return
+	}
+	p.emitLocked(line, now)
+}
+
+// flush sends the line that waited for the end of its interval.
+func (p *progress) flush() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.stopTimer = nil
+	if p.closed || p.pending == "" {
+		return
+	}
+	p.emitLocked(p.pending, p.clock.now())
+}
+
+func (p *progress) emitLocked(line string, now time.Time) {
+	p.last, p.pending = now, ""
 	p.ev(&proto.ToolProgress{CallID: p.callID, Text: line})
 }
