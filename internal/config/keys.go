@@ -44,9 +44,11 @@ var specs = map[string]keySpec{
 	"providers.*.max_retries":      {doc: "Retries before anything streamed, for 429/5xx and connection failures.", min: 0},
 	"providers.*.reasoning_effort": {doc: "Reasoning effort sent to reasoning models (optional, e.g. low, medium, high); on the anthropic wire it turns on extended thinking (minimal, low, medium, high or xhigh).", check: effortWord, example: `reasoning_effort = "medium"`},
 
-	"agent.max_steps":            limit("Most model requests in one turn.", 1),
-	"agent.system_prompt":        {doc: "System prompt of every session."},
-	"agent.max_delegation_depth": limit("Deepest delegation chain that still offers agent tools (0 disables delegation).", 0),
+	"agent.max_steps":                 limit("Most model requests in one turn.", 1),
+	"agent.system_prompt":             {doc: "System prompt of every session."},
+	"agent.max_delegation_depth":      limit("Deepest delegation chain that still offers agent tools (0 disables delegation).", 0),
+	"agent.max_conversations":         limit("Most conversations with delegated agents a session keeps; a new one closes the least recently used.", 1),
+	"agent.conversation_idle_seconds": limit("Seconds a conversation with a delegated agent may stay unused before it closes.", 1),
 
 	"session.max_history_bytes": limit("Most bytes of history kept by a session.", 1),
 	"session.max_messages":      limit("Most messages kept by a session.", 1),

@@ -85,9 +85,14 @@ type RegistryOptions struct {
 
 // Registry hands out conversation turns. One per process: it holds which
 // conversations have a turn running, which the store does not (a turn dies
-// with its process).
+// with its process). WithLimits gives views of it with a session's own
+// bounds (a project's configuration may lower them).
 type Registry struct {
 	opts RegistryOptions
+	*shared
+}
+
+type shared struct {
 	mu   sync.Mutex
 	busy map[string]string // session + "\x00" + handle → the running call
 }
@@ -106,7 +111,20 @@ func NewRegistry(opts RegistryOptions) *Registry {
 	if opts.Store == nil {
 		opts.Store = NewMemoryConversations()
 	}
-	return &Registry{opts: opts, busy: map[string]string{}}
+	return &Registry{opts: opts, shared: &shared{busy: map[string]string{}}}
+}
+
+// WithLimits is the registry with other bounds (0 keeps the registry's),
+// sharing its store and running turns.
+func (r *Registry) WithLimits(max int, idle time.Duration) *Registry {
+	v := *r
+	if max > 0 {
+		v.opts.Max = max
+	}
+	if idle > 0 {
+		v.opts.Idle = idle
+	}
+	return &v
 }
 
 // Max and Idle are the registry's bounds.

@@ -202,3 +202,29 @@ func TestValidConversationHandle(t *testing.T) {
 		}
 	}
 }
+
+// TestConversationLimitsView: a view with a session's own bounds shares
+// the running turns.
+func TestConversationLimitsView(t *testing.T) {
+	ctx := context.Background()
+	clk := newClockAt()
+	r := newReg(clk, 8)
+	v := r.WithLimits(1, time.Minute)
+	if v.Max() != 1 || v.Idle() != time.Minute || r.Max() != 8 {
+		t.Fatalf("limits %d/%v, base %d", v.Max(), v.Idle(), r.Max())
+	}
+	c := start(t, v, "codex", "a")
+	l, err := r.Acquire(ctx, "s1", "codex", c.Handle, "", "call-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var busy *BusyError
+	if _, err := v.Peek(ctx, "s1", "codex", c.Handle, ""); !errors.As(err, &busy) {
+		t.Errorf("the view does not see the base's running turn: %v", err)
+	}
+	l.Release()
+	clk.advance(2 * time.Minute)
+	if _, err := v.Peek(ctx, "s1", "codex", c.Handle, ""); err == nil {
+		t.Error("the view's idle bound is not applied")
+	}
+}
