@@ -33,7 +33,8 @@ func newExecCmd(g *globals) *cobra.Command {
 			"without it; --allow RULE lets the calls a rule covers run without asking for this run (never a write to a\n" +
 			"guarded path such as .git/ or .envrc). --json prints every protocol event on stdout instead, and every error\n" +
 			"as an error event too.\n" +
-			"--quiet prints nothing on stderr but fatal errors; --verbose adds the output of bash calls to stderr.\n" +
+			"--quiet prints nothing on stderr but fatal errors; --verbose adds the output of bash calls and the live\n" +
+			"progress of other calls (what a delegated agent runs, edits and says) to stderr.\n" +
 			"PROMPT '-' or no PROMPT reads the prompt from stdin. Every run is saved as a session (scv sessions list);\n" +
 			"--continue adds the turn to the last session of the workspace, --resume ID to session ID.\n\n" +
 			"Exit status: 0 answered; 1 failed (the turn failed or was cancelled, or scv could not start it);\n" +
@@ -108,7 +109,7 @@ func newExecCmd(g *globals) *cobra.Command {
 	cmd.Flags().BoolVar(&r.yes, "yes", false, "approve every approval request")
 	cmd.Flags().BoolVar(&g.execJSON, "json", false, "print every protocol event (and every error) as a JSON line")
 	cmd.Flags().BoolVar(&r.quiet, "quiet", false, "print only the answer: nothing on stderr but fatal errors")
-	cmd.Flags().BoolVar(&r.verbose, "verbose", false, "also print the output of each bash call on stderr when it ends")
+	cmd.Flags().BoolVar(&r.verbose, "verbose", false, "also print the output of each bash call on stderr when it ends, and the progress of other calls as it comes")
 	cmd.Flags().StringVar(&workspace, "workspace", "", "workspace directory (default: current directory)")
 	cmd.Flags().StringArrayVar(&r.allow, "allow", nil, "allow calls without asking for this run; `RULE` is bash:PREFIX (commands starting with PREFIX), write or write:DIR/ (writes, guarded paths excepted), or a tool name; repeatable")
 	cmd.Flags().IntVar(&r.maxSteps, "max-steps", 0, "cap the turn at `N` model requests (default: agent.max_steps)")
@@ -325,6 +326,8 @@ type execTurn struct {
 	// interrupted: Ctrl+C (or SIGTERM) arrived; the turn ends with
 	// ExitInterrupted.
 	interrupted bool
+	// names are the tools of the calls started, by call id.
+	names map[string]string
 }
 
 // note writes one "scv:" line on stderr unless --quiet.
@@ -385,8 +388,13 @@ func (t *execTurn) handle(ev proto.Event) (code int, done bool) {
 	case *proto.ToolStarted:
 		t.started(e)
 	case *proto.ToolProgress:
-		// Not printed: --verbose prints a bash call's whole output once,
-		// when it ends; a progress line would print a line of it twice.
+		// --verbose prints a bash call's whole output once, when it ends
+		// (a progress line would print a line of it twice); the progress
+		// of the other calls (a delegated agent's steps) is printed as it
+		// comes.
+		if t.r.verbose && t.names[e.CallID] != "bash" {
+			t.note("  ~ %s", termtext.Line(e.Text))
+		}
 	case *proto.ToolCompleted:
 		t.completed(e)
 	case *proto.HookRan:
@@ -435,6 +443,10 @@ func (t *execTurn) handle(ev proto.Event) (code int, done bool) {
 // ran without an approval note gets its whole summary (a fetch's full URL)
 // here.
 func (t *execTurn) started(e *proto.ToolStarted) {
+	if t.names == nil {
+		t.names = map[string]string{}
+	}
+	t.names[e.CallID] = e.Name
 	lines := strings.Split(strings.Trim(termtext.Block(e.Summary), "\n"), "\n")
 	name := termtext.Line(e.Name)
 	if e.GrantID != "" {
