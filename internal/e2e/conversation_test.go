@@ -155,3 +155,35 @@ func TestConversationSurvivesDaemonRestart(t *testing.T) {
 		t.Errorf("after the session was deleted: exit %d\n%s%s", out.code, out.stdout, out.stderr)
 	}
 }
+
+// TestExecVerbosePrintsAgentProgress: `scv exec --verbose` prints a
+// delegated agent's progress on stderr as it comes; without --verbose it
+// does not.
+func TestExecVerbosePrintsAgentProgress(t *testing.T) {
+	fm := modeltest.New(t)
+	root := t.TempDir()
+	script := filepath.Join(root, "fake-codex.sh")
+	if err := os.WriteFile(script, []byte(fmt.Sprintf(fakeCodexConv, root)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	in := newInstance(t, providerConfig(fm.URL(), "[agents.codex]", `command = "/bin/bash"`, fmt.Sprintf("args = [%q]", script)))
+	for _, verbose := range []bool{true, false} {
+		fm.Script(modeltest.ToolCall("d1", "agent_codex", `{"prompt":"work"}`))
+		fm.Script(modeltest.Text("done"))
+		args := []string{"exec", "--yes", "delegate"}
+		if verbose {
+			args = []string{"exec", "--yes", "--verbose", "delegate"}
+		}
+		out := in.run(in.env, "", args...)
+		if out.code != 0 {
+			t.Fatalf("%v: exit %d\n%s", args, out.code, out.stderr)
+		}
+		line := "scv:   ~ $ make progress-marker TOKEN=…"
+		if got := strings.Contains(out.stderr, line); got != verbose {
+			t.Errorf("%v: progress line printed = %v, want %v; stderr:\n%s", args, got, verbose, out.stderr)
+		}
+		if strings.Contains(out.stdout, "progress-marker") || strings.Contains(out.stderr, "abcdef123456") {
+			t.Errorf("%v: progress on stdout, or the token unredacted:\n%s\n%s", args, out.stdout, out.stderr)
+		}
+	}
+}

@@ -139,7 +139,13 @@ type Params struct {
 }
 
 func newTool(opts Options, a Adapter, exe string) tool.Tool {
-	desc := strings.NewReplacer("{{name}}", a.Name, "{{title}}", a.Title).Replace(descriptionTemplate)
+	fields, conv := "", "{{title}} cannot continue a conversation: every call starts fresh, so give each one the whole context."
+	if a.Resumes() {
+		fields = `"session","turn",`
+		conv = "`session` (such as {{name}}-1) names the agent's conversation: pass it back as `session` to give a follow-up that builds on what the agent already did and knows (the call runs in that conversation's directory; `turn` counts its calls). A conversation takes one call at a time (session_busy otherwise) and closes when unused for long or when the session keeps too many; a call naming a closed one says so: start a new one."
+	}
+	desc := strings.NewReplacer("{{fields}}", fields, "{{conversation}}", conv).Replace(descriptionTemplate)
+	desc = strings.NewReplacer("{{name}}", a.Name, "{{title}}", a.Title).Replace(desc)
 	t := &agentTool{opts: opts, a: a, exe: exe}
 	return tool.WithRiskClass(tool.MustDefine("agent_"+a.Name, desc, t.adjustSchema, t.plan), string(tool.Delegate))
 }

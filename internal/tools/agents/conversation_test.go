@@ -365,3 +365,17 @@ func TestRunStreamsProgress(t *testing.T) {
 		t.Errorf("the result carries progress: %s", res.Output)
 	}
 }
+
+// TestDescriptionSaysWhetherConversationsContinue: the model reads about
+// `session` only for agents that can resume.
+func TestDescriptionSaysWhetherConversationsContinue(t *testing.T) {
+	f := newFixture(t, "codex")
+	f.opts.Overrides["grok"] = Override{Command: "/bin/bash", Args: []string{f.script}}
+	codex, grok := f.tool(t, "codex").Description(), f.tool(t, "grok").Description()
+	if !strings.Contains(codex, `"session","turn"`) || !strings.Contains(codex, "(such as codex-1)") || strings.Contains(codex, "{{") {
+		t.Errorf("codex description:\n%s", codex)
+	}
+	if strings.Contains(grok, `"session"`) || !strings.Contains(grok, "Grok Build cannot continue a conversation") || strings.Contains(grok, "{{") {
+		t.Errorf("grok description:\n%s", grok)
+	}
+}

@@ -502,7 +502,8 @@ func TestRunReportsProgress(t *testing.T) {
 	if res := p.Run(t.Context()); !res.Success {
 		t.Fatalf("%+v", res)
 	}
-	if len(lines) != 1 || !regexp.MustCompile(`^agent_pi started as pi-[0-9a-f]{6} \(pid \d+\)$`).MatchString(lines[0]) {
+	// The start, then what the stream said (its one message's text).
+	if len(lines) != 2 || !regexp.MustCompile(`^agent_pi started as pi-[0-9a-f]{6} \(pid \d+\)$`).MatchString(lines[0]) || lines[1] != "Hello from the fake model." {
 		t.Errorf("progress %q", lines)
 	}
 }
