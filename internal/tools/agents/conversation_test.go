@@ -25,6 +25,7 @@ import (
 const convAgent = `d="$FAKEAGENT_DIR"
 n=$(( $(cat "$d/calls" 2>/dev/null || echo 0) + 1 )); echo $n > "$d/calls"
 printf '%s\0' "$@" > "$d/argv.$n"
+pwd -P > "$d/cwd.$n"
 id=""; prev=""; resumed=""
 for a in "$@"; do
   case "$prev" in
@@ -263,6 +264,29 @@ func TestConversationBusy(t *testing.T) {
 	// The turn ended: the conversation is free again.
 	if got := f.opts.Conversations.Busy("sess1", "pi-1"); got != "" {
 		t.Errorf("still busy with %q after the call ended", got)
+	}
+}
+
+// TestConversationKeepsItsDirectory: a conversation started in a
+// directory continues there when the call omits cwd.
+func TestConversationKeepsItsDirectory(t *testing.T) {
+	f := newConvFixture(t, "claude", nil)
+	sub := filepath.Join(f.workspace, "proj", "sub")
+	os.MkdirAll(sub, 0o755)
+	_, r := f.run(t, "claude", map[string]any{"prompt": "start", "cwd": "proj/sub"})
+	p, err := f.call(t, "claude", map[string]any{"prompt": "go on", "session": r.Session})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(p.Summary, "Directory: "+sub+"\n") || !strings.Contains(p.Summary, "Conversation: continues claude-1\n") {
+		t.Errorf("summary:\n%s", p.Summary)
+	}
+	p.Run(t.Context())
+	for n := 1; n <= 2; n++ {
+		b, _ := os.ReadFile(filepath.Join(f.out, "cwd."+string(rune('0'+n))))
+		if got := strings.TrimSpace(string(b)); got != sub {
+			t.Errorf("call %d ran in %q, want %q", n, got, sub)
+		}
 	}
 }
 

@@ -88,6 +88,10 @@ func (t *agentTool) plan(env tool.Env, p Params) (tool.Plan, error) {
 		}
 	}
 	c.sel = sel
+	rawCwd := p.Cwd
+	if conv != nil && strings.TrimSpace(rawCwd) == "" {
+		rawCwd = conv.Cwd // resolved again at Run, as a given cwd is
+	}
 	c.argv, err = t.a.Argv(sel, p.Prompt)
 	if err != nil {
 		return tool.Plan{}, tool.Errorf(tool.InvalidArguments, "%v", err)
@@ -104,7 +108,7 @@ func (t *agentTool) plan(env tool.Env, p Params) (tool.Plan, error) {
 		// every time, never allowed for the rest of a session.
 		NoGrant:    t.a.Full,
 		NoGrantWhy: "the agent runs with its own approvals switched off (permissions = \"full\"): asked every time and never covered by a grant",
-		Run:        func(ctx context.Context) tool.Result { return t.run(ctx, env, p.Cwd, c) },
+		Run:        func(ctx context.Context) tool.Result { return t.run(ctx, env, rawCwd, c) },
 	}, nil
 }
 
