@@ -98,14 +98,6 @@ func (p *progress) send(text string) {
 	if i := strings.LastIndexByte(line, '\n'); i >= 0 {
 		line = strings.TrimSpace(line[i+1:])
 	}
-	// Key values first (whole, then the ends a cut left), then key-shaped
-	// text, and only then the cut to the protocol's bound.
-	line = tool.TruncateUTF8(redact.Credentials(p.keys.Redact(strings.Map(func(r rune) rune {
-		if r < 0x20 || r == 0x7f {
-			return ' '
-		}
-		return r
-	}, line))), proto.MaxProgressBytes)
 	if line == "" {
 		return
 	}
@@ -117,6 +109,8 @@ func (p *progress) send(text string) {
 	const interval = proto.ProgressIntervalMS * time.Millisecond
 	now := p.clock.now()
 	if wait := p.last.Add(interval).Sub(now); wait > 0 {
+		// Kept as it came: a line replaced before its turn is never
+		// worth redacting.
 		p.pending = line
 		if p.stopTimer == nil {
 			p.stopTimer = p.clock.after(wait, p.flush)
@@ -124,6 +118,18 @@ func (p *progress) send(text string) {
 		return
 	}
 	p.emitLocked(line, now)
+}
+
+// clean makes a line safe to send: key values first (whole, then the ends
+// a cut left), then key-shaped text, and only then the cut to the
+// protocol's bound.
+func (p *progress) clean(line string) string {
+	return tool.TruncateUTF8(redact.Credentials(p.keys.Redact(strings.Map(func(r rune) rune {
+		if r < 0x20 || r == 0x7f {
+			return ' '
+		}
+		return r
+	}, line))), proto.MaxProgressBytes)
 }
 
 // flush sends the line that waited for the end of its interval.
@@ -138,6 +144,10 @@ func (p *progress) flush() {
 }
 
 func (p *progress) emitLocked(line string, now time.Time) {
-	p.last, p.pending = now, ""
+	p.pending = ""
+	if line = strings.TrimSpace(p.clean(line)); line == "" {
+		return
+	}
+	p.last = now
 	p.ev(&proto.ToolProgress{CallID: p.callID, Text: line})
 }

@@ -19,18 +19,28 @@ import (
 // program starts, they would cost every command. A named value keeps its
 // name ("GITHUB_TOKEN=…", "--password …"); a value known by its form
 // (a bearer token, a key with a vendor's prefix) goes whole.
-var credentialPatterns = []struct{ re, repl string }{
+//
+// Each pattern has the lower-case words one of which any match contains:
+// most text has none, and looking for them costs far less than the
+// pattern.
+var credentialPatterns = []struct {
+	re, repl string
+	words    []string
+}{
 	// --api-key VALUE, --auth-token=VALUE, -password VALUE: the next word,
 	// unless it is another flag.
-	{`(?i)(\s|^)(--?[a-z0-9_-]*(?:key|token|secret|password|passwd|pwd|credential|auth)[a-z0-9_-]*)(=|\s+)([^\s\-…]\S*)`, "${1}${2}${3}…"},
+	{`(?i)(\s|^)(--?[a-z0-9_-]*(?:key|token|secret|password|passwd|pwd|credential|auth)[a-z0-9_-]*)(=|\s+)([^\s\-…]\S*)`, "${1}${2}${3}…",
+		[]string{"key", "token", "secret", "passw", "pwd", "credential", "auth"}},
 	// NAME=value, NAME: value, "name": "value".
-	{`(?i)\b([a-z0-9_]*(?:api[_-]?key|token|secret|password|passwd|credential)[a-z0-9_]*)(["']?\s*[=:]\s*["']?)([^\s"'…][^\s"']*)`, "${1}${2}…"},
+	{`(?i)\b([a-z0-9_]*(?:api[_-]?key|token|secret|password|passwd|credential)[a-z0-9_]*)(["']?\s*[=:]\s*["']?)([^\s"'…][^\s"']*)`, "${1}${2}…",
+		[]string{"key", "token", "secret", "passw", "credential"}},
 	// Authorization schemes.
-	{`(?i)\b(bearer\s+[^\s"']+|basic\s+[a-z0-9+/=]{12,})`, "…"},
+	{`(?i)\b(bearer\s+[^\s"']+|basic\s+[a-z0-9+/=]{12,})`, "…", []string{"bearer", "basic"}},
 	// Vendors' key prefixes.
-	{`\b((?i:sk|pk|rk|ghp|gho|ghs|ghu|ghr|xox[abpers]|glpat|xai|hf|npm)[-_][A-Za-z0-9_\-]{8,}|github_pat_[A-Za-z0-9_]{20,}|AIza[0-9A-Za-z_\-]{30,}|AKIA[0-9A-Z]{12,}|eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]+)`, "…"},
+	{`\b((?i:sk|pk|rk|ghp|gho|ghs|ghu|ghr|xox[abpers]|glpat|xai|hf|npm)[-_][A-Za-z0-9_\-]{8,}|github_pat_[A-Za-z0-9_]{20,}|AIza[0-9A-Za-z_\-]{30,}|AKIA[0-9A-Z]{12,}|eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]+)`, "…",
+		[]string{"sk-", "sk_", "pk-", "pk_", "rk-", "rk_", "gh", "xox", "glpat", "xai", "hf-", "hf_", "npm", "aiza", "akia", "eyj"}},
 	// user:password@ in a URL.
-	{`(://)[^/\s:@]+:[^/\s@]+@`, "${1}…@"},
+	{`(://)[^/\s:@]+:[^/\s@]+@`, "${1}…@", []string{"@"}},
 }
 
 // Credentials replaces credential-looking values with "…".
@@ -40,8 +50,14 @@ func Credentials(s string) string {
 			credential.res = append(credential.res, regexp.MustCompile(p.re))
 		}
 	})
+	lower := strings.ToLower(s)
 	for i, re := range credential.res {
-		s = re.ReplaceAllString(s, credentialPatterns[i].repl)
+		p := credentialPatterns[i]
+		if !slices.ContainsFunc(p.words, func(w string) bool { return strings.Contains(lower, w) }) {
+			continue
+		}
+		s = re.ReplaceAllString(s, p.repl)
+		lower = strings.ToLower(s)
 	}
 	return s
 }
