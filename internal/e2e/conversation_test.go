@@ -18,7 +18,10 @@ import (
 // fakeCodexConv is a fake Codex that keeps threads as codex exec does: a
 // new run prints thread.started with a new id, `resume <id>` prints the
 // same id; each run records its argv and prints one command (progress)
-// and a reply naming its turn of the thread.
+// and a reply naming its turn of the thread. It waits 1.5 s after the
+// command, three times the progress interval, so that the command's line
+// (which came within 500 ms of the start line) is sent before the call
+// ends even on a loaded machine.
 const fakeCodexConv = `d=%[1]q
 n=$(( $(cat "$d/calls" 2>/dev/null || echo 0) + 1 )); echo $n > "$d/calls"
 printf '%%s\n' "$@" > "$d/argv.$n"
@@ -27,7 +30,7 @@ for a in "$@"; do [ "$prev" = resume ] && id="$a"; prev="$a"; done
 t=$(( $(cat "$d/turns.$id" 2>/dev/null || echo 0) + 1 )); echo $t > "$d/turns.$id"
 printf '{"type":"thread.started","thread_id":"%%s"}\n' "$id"
 printf '{"type":"item.started","item":{"id":"c","type":"command_execution","command":"/bin/bash -lc '"'"'make progress-marker TOKEN=abcdef123456'"'"'","status":"in_progress"}}\n'
-sleep 0.6
+sleep 1.5
 printf '{"type":"item.completed","item":{"id":"m","type":"agent_message","text":"turn %%s of the thread"}}\n' "$t"
 printf '{"type":"turn.completed","usage":{"input_tokens":1,"output_tokens":1}}\n'
 `
