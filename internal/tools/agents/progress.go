@@ -49,9 +49,7 @@ func (p *parser) say(s string) {
 
 func (p *parser) claudeProgress(line []byte) {
 	var ev struct {
-		Type string `json:"type"`
-		// A sub-agent's steps (parent_tool_use_id set) are its own.
-		Parent  *string `json:"parent_tool_use_id"`
+		Type    string `json:"type"`
 		Message struct {
 			Content []struct {
 				Type  string          `json:"type"`
