@@ -175,6 +175,8 @@ var cliNames = map[string]map[string]string{
 	"sessions.go": {"internal/store": "scv sessions prints the database's typed records (store.Session, store.Turn) " +
 		"and tells its typed errors (store.ErrNotFound, store.AmbiguousError) apart"},
 	"export.go": {"internal/store": "scv sessions export writes store.Turn records as Markdown"},
+	"agents_conversations.go": {"internal/store": "scv agents conversations prints the database's store.AgentConversation records " +
+		"from the handle app.OpenStore gives it"},
 	"clawbot.go": {"internal/clawbot": "scv clawbot drives the bridge's own login, account names and saved account files " +
 		"(clawbot.Login, clawbot.Files), which need no daemon"},
 }

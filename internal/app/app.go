@@ -33,6 +33,7 @@ import (
 	"github.com/scv-agent/scv/internal/proto"
 	"github.com/scv-agent/scv/internal/server"
 	"github.com/scv-agent/scv/internal/skill"
+	"github.com/scv-agent/scv/internal/store"
 	"github.com/scv-agent/scv/internal/tool"
 	"github.com/scv-agent/scv/internal/tools/agents"
 	"github.com/scv-agent/scv/internal/tools/bash"
@@ -91,6 +92,9 @@ type App struct {
 	// covers the others at once (sessions opened later also load it from
 	// the file).
 	saved *approval.RuleBook
+	// convs are the conversation registries, one per session store.
+	convMu sync.Mutex
+	convs  map[*store.Store]*delegation.Registry
 }
 
 // DeprecatedMessage is the message of the record LoadConfig logs for a
@@ -185,6 +189,12 @@ type Toolset struct {
 // no skills). extra are MCP servers a client added to the session
 // (ClientMCPServers), served after the configured ones.
 func (a *App) Tools(cfg *config.Config, workspace string, depth int, noTools bool, extra ...mcp.Server) (Toolset, error) {
+	return a.tools(cfg, workspace, depth, noTools, nil, extra...)
+}
+
+// tools is Tools with the store the session is kept in (its conversations
+// with delegated agents go there; nil keeps them in memory).
+func (a *App) tools(cfg *config.Config, workspace string, depth int, noTools bool, st *store.Store, extra ...mcp.Server) (Toolset, error) {
 	if noTools {
 		r, _ := tool.NewRegistry()
 		return fixedToolset(Toolset{Registry: r}), nil
@@ -217,7 +227,9 @@ func (a *App) Tools(cfg *config.Config, workspace string, depth int, noTools boo
 		ts.HostedSearch = hosted
 	}
 	if a.opts.Tracker != nil && depth < cfg.Agent.MaxDelegationDepth {
-		list = append(list, agents.Available(a.agentOptions(cfg, depth))...)
+		opts := a.agentOptions(cfg, depth)
+		opts.Conversations = a.conversations(cfg, st)
+		list = append(list, agents.Available(opts)...)
 	}
 	r, err := tool.NewRegistry(list...)
 	if err != nil {
@@ -356,7 +368,7 @@ func (a *App) NewSession(ctx context.Context, id string, req server.SessionReque
 	if err != nil {
 		return nil, server.SessionInfo{}, err
 	}
-	ts, err := a.Tools(cfg, req.Cwd, depth, req.NoTools, extra...)
+	ts, err := a.tools(cfg, req.Cwd, depth, req.NoTools, req.Store, extra...)
 	if err != nil {
 		return nil, server.SessionInfo{}, err
 	}

@@ -86,7 +86,7 @@ func TestSanitizer(t *testing.T) {
 		"notes in /home/u/notes.txt":                "notes in ~/notes.txt",
 		"key sk-abcdefghijklmnop1234":               "key …",
 		"Authorization: Bearer abc.def":             "Authorization: …",
-		"password=hunter22":                         "…",
+		"password=hunter22":                         "password=…", // the name stays, the value goes
 		"colour \x1b[31mred\x1b[0m\r\nline\ttab":    "colour [31mred[0m\nline\ttab",
 		"bidi \u202eevil\u202c and joiner 👨\u200d👩": "bidi evil and joiner 👨\u200d👩",
 		"bad utf8 \xff!":                            "bad utf8 \uFFFD!",

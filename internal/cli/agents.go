@@ -22,14 +22,15 @@ import (
 	"github.com/scv-agent/scv/internal/tools/agents"
 )
 
-// newAgentsCmd is `scv agents`: delegation records (ps, kill) and the
+// newAgentsCmd is `scv agents`: delegation records (ps, kill), the
+// conversations sessions keep with delegated agents, and the
 // private sign-in of delegated agents (login, logout, status, import).
 func newAgentsCmd(g *globals) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "agents",
 		Short: "Delegated agent runs and the sign-in of delegated agents",
 	}
-	cmd.AddCommand(newAgentsPsCmd(g), newAgentsKillCmd(g), newAgentsLoginCmd(g),
+	cmd.AddCommand(newAgentsPsCmd(g), newAgentsKillCmd(g), newAgentsConversationsCmd(g), newAgentsLoginCmd(g),
 		newAgentsLogoutCmd(g), newAgentsStatusCmd(g), newAgentsImportCmd(g))
 	return cmd
 }

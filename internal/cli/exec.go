@@ -33,8 +33,9 @@ func newExecCmd(g *globals) *cobra.Command {
 			"without it; --allow RULE lets the calls a rule covers run without asking for this run (never a write to a\n" +
 			"guarded path such as .git/ or .envrc). --json prints every protocol event on stdout instead, and every error\n" +
 			"as an error event too.\n" +
-			"--quiet prints nothing on stderr but fatal errors; --verbose adds the output of bash calls and the changes\n" +
-			"of the model's todo list to stderr. --plan runs the turn in plan mode: only read-only tools run, and the\n" +
+			"--quiet prints nothing on stderr but fatal errors; --verbose adds the output of bash calls, the live\n" +
+			"progress of other calls (what a delegated agent runs, edits and says) and the changes of the model's\n" +
+			"todo list to stderr. --plan runs the turn in plan mode: only read-only tools run, and the\n" +
 			"answer is the model's plan in Markdown; without --plan a resumed session leaves plan mode.\n" +
 			"PROMPT '-' or no PROMPT reads the prompt from stdin. -i FILE sends an image (PNG, JPEG, GIF or WebP, at most\n" +
 			"8 MiB) with the prompt; the session keeps its path and hash, not its bytes. Every run is saved as a session\n" +
@@ -114,7 +115,7 @@ func newExecCmd(g *globals) *cobra.Command {
 	cmd.Flags().BoolVar(&r.yes, "yes", false, "approve every approval request")
 	cmd.Flags().BoolVar(&g.execJSON, "json", false, "print every protocol event (and every error) as a JSON line")
 	cmd.Flags().BoolVar(&r.quiet, "quiet", false, "print only the answer: nothing on stderr but fatal errors")
-	cmd.Flags().BoolVar(&r.verbose, "verbose", false, "also print the output of each bash call on stderr when it ends")
+	cmd.Flags().BoolVar(&r.verbose, "verbose", false, "also print the output of each bash call on stderr when it ends, and the progress of other calls as it comes")
 	cmd.Flags().StringVar(&workspace, "workspace", "", "workspace directory (default: current directory)")
 	cmd.Flags().StringArrayVar(&r.allow, "allow", nil, "allow calls without asking for this run; `RULE` is bash:PREFIX (commands starting with PREFIX), write or write:DIR/ (writes, guarded paths excepted), web_fetch:HOST, or a tool name; repeatable")
 	cmd.Flags().StringArrayVarP(&r.images, "image", "i", nil, "send the image `FILE` (PNG, JPEG, GIF or WebP by content, at most 8 MiB) with the prompt; repeatable")
@@ -357,6 +358,8 @@ type execTurn struct {
 	interrupted bool
 	// todos is the last todo list seen (--verbose notes its changes).
 	todos []proto.TodoItem
+	// names are the tools of the calls started, by call id.
+	names map[string]string
 }
 
 // note writes one "scv:" line on stderr unless --quiet.
@@ -420,8 +423,13 @@ func (t *execTurn) handle(ev proto.Event) (code int, done bool) {
 	case *proto.ToolStarted:
 		t.started(e)
 	case *proto.ToolProgress:
-		// Not printed: --verbose prints a bash call's whole output once,
-		// when it ends; a progress line would print a line of it twice.
+		// --verbose prints a bash call's whole output once, when it ends
+		// (a progress line would print a line of it twice); the progress
+		// of the other calls (a delegated agent's steps) is printed as it
+		// comes.
+		if t.r.verbose && t.names[e.CallID] != "bash" {
+			t.note("  ~ %s", termtext.Line(e.Text))
+		}
 	case *proto.ToolCompleted:
 		t.completed(e)
 	case *proto.TodoUpdated:
@@ -474,6 +482,10 @@ func (t *execTurn) handle(ev proto.Event) (code int, done bool) {
 // ran without an approval note gets its whole summary (a fetch's full URL)
 // here.
 func (t *execTurn) started(e *proto.ToolStarted) {
+	if t.names == nil {
+		t.names = map[string]string{}
+	}
+	t.names[e.CallID] = e.Name
 	lines := strings.Split(strings.Trim(termtext.Block(e.Summary), "\n"), "\n")
 	name := termtext.Line(e.Name)
 	if e.GrantID != "" {

@@ -29,6 +29,7 @@ import (
 	"github.com/scv-agent/scv/internal/model/modeltest"
 	"github.com/scv-agent/scv/internal/paths"
 	"github.com/scv-agent/scv/internal/proc"
+	"github.com/scv-agent/scv/internal/store"
 )
 
 // hostile is text an MCP server, a model, a tool or a file could choose:
@@ -176,6 +177,18 @@ user_dir = %q
 		OwnerPID: os.Getpid(), OwnerStart: start, StartedAt: time.Now()})
 	write(t, filepath.Join(f.home, "run", "delegations", "pi-abcdef.json"), string(rec))
 
+	// A conversation with a delegated agent whose directory came from the
+	// model (the store is a file the user's processes can write).
+	st, err := store.Open(t.Context(), store.Options{Path: paths.Layout{Home: f.home}.Database()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.PutAgentConversation(t.Context(), store.AgentConversation{SessionID: f.session, Handle: "codex-1", Agent: "codex",
+		N: 1, Cwd: "/" + hostile + forge, VendorID: "th", Turns: 1, Created: time.Now(), Used: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+
 	// A ClawBot account as iLink described it.
 	files := clawbot.Files{Layout: paths.Layout{Home: f.home}}
 	if err := files.SaveCredentials("default", clawbot.Credentials{Token: "t-x", BotID: "bot" + hostile + forge, UserID: "owner" + hostile + forge, BaseURL: "https://ilink.invalid"}); err != nil {
@@ -266,7 +279,7 @@ func (f *hostileFixture) runTerminal(t *testing.T, args ...string) (int, string,
 // tree is in one of them (TestEveryCommandIsClassified).
 var hostileChecked = []string{
 	"mcp list", "mcp test", "tools list", "tools call", "exec", "sessions list", "sessions show",
-	"sessions search", "sessions export", "sessions rename", "agents ps", "agents status",
+	"sessions search", "sessions export", "sessions rename", "agents ps", "agents status", "agents conversations",
 	"clawbot status", "config show", "status", "models", "doctor",
 }
 
@@ -366,6 +379,8 @@ func TestHostileTextNeverReachesTheTerminal(t *testing.T) {
 		{args: []string{"agents", "ps", "--all"}},
 		{args: []string{"agents", "ps", "--all", "--json"}, seen: `\u001b[8mHIDDEN`, json: true},
 		{args: []string{"agents", "status"}},
+		{args: []string{"agents", "conversations"}},
+		{args: []string{"agents", "conversations", "--all", "--json"}, seen: `\u001b[8mHIDDEN`, json: true},
 		{args: []string{"clawbot", "status"}},
 		{args: []string{"clawbot", "status", "--json"}, seen: `\u001b[8mHIDDEN`, json: true},
 		{args: []string{"config", "show"}, noSeen: true},

@@ -171,6 +171,10 @@ type Agent struct {
 	MaxSteps           int    `toml:"max_steps"`
 	SystemPrompt       string `toml:"system_prompt"`
 	MaxDelegationDepth int    `toml:"max_delegation_depth"`
+	// MaxConversations and ConversationIdleSeconds bound the
+	// conversations with delegated agents a session keeps.
+	MaxConversations        int `toml:"max_conversations"`
+	ConversationIdleSeconds int `toml:"conversation_idle_seconds"`
 }
 
 // DefaultMaxPromptBytes is session.max_prompt_bytes unless configured,
@@ -439,7 +443,7 @@ func Defaults(skillsDir string) Config {
 	return Config{
 		Provider:  ProviderChoice{Active: DefaultProfile},
 		Providers: map[string]Provider{DefaultProfile: defaultProvider(), AnthropicProfile: anthropicProvider()},
-		Agent:     Agent{MaxSteps: 128, SystemPrompt: DefaultSystemPrompt, MaxDelegationDepth: 2},
+		Agent:     Agent{MaxSteps: 128, SystemPrompt: DefaultSystemPrompt, MaxDelegationDepth: 2, MaxConversations: 8, ConversationIdleSeconds: 86400},
 		Session:   Session{MaxHistoryBytes: 16777216, MaxMessages: 10000, MaxQueuedTurns: 16, MaxPromptBytes: DefaultMaxPromptBytes},
 		History:   History{MaxSessions: 2000, MaxAgeDays: 180},
 		Context: Context{MaxTokens: 128000, ReserveOutputTokens: 8192, SafetyMarginTokens: 2048,

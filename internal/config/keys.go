@@ -50,9 +50,11 @@ var specs = map[string]keySpec{
 	"providers.*.models.*.cache_read_price":  {doc: "Price of prompt tokens read from the provider's cache, in US dollars per million (0: the input price).", example: `cache_read_price = 0.05`},
 	"providers.*.models.*.cache_write_price": {doc: "Price of prompt tokens written to the provider's cache, in US dollars per million (0: the input price).", example: `cache_write_price = 0.6`},
 
-	"agent.max_steps":            limit("Most model requests in one turn.", 1),
-	"agent.system_prompt":        {doc: "System prompt of every session."},
-	"agent.max_delegation_depth": limit("Deepest delegation chain that still offers agent tools (0 disables delegation).", 0),
+	"agent.max_steps":                 limit("Most model requests in one turn.", 1),
+	"agent.system_prompt":             {doc: "System prompt of every session."},
+	"agent.max_delegation_depth":      limit("Deepest delegation chain that still offers agent tools (0 disables delegation).", 0),
+	"agent.max_conversations":         limit("Most conversations with delegated agents a session keeps; a new one closes the least recently used.", 1),
+	"agent.conversation_idle_seconds": limit("Seconds a conversation with a delegated agent may stay unused before it closes.", 1),
 
 	"session.max_history_bytes": limit("Most bytes of history kept by a session.", 1),
 	"session.max_messages":      limit("Most messages kept by a session.", 1),

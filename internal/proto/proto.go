@@ -84,4 +84,7 @@ const (
 	ToolLimit            = "limit"
 	ToolUnknown          = "unknown_tool"
 	ToolFailed           = "failed"
+	// ToolSessionBusy: a delegated agent's conversation already has a
+	// call running. An SCV extension.
+	ToolSessionBusy = "session_busy"
 )

@@ -15,19 +15,56 @@ import (
 	"sync"
 )
 
-// credentialPattern is compiled on first use: compiled when the program
-// starts, it would cost every command.
-const credentialPattern = `(?i)(bearer\s+\S+|\b(sk|pk|rk|ghp|gho|ghs|xox[abp]|glpat)[-_][A-Za-z0-9_\-]{8,}|\bAKIA[0-9A-Z]{12,}|\b[A-Za-z0-9_]*(api[_-]?key|token|secret|password|passwd)[A-Za-z0-9_]*\s*[=:]\s*\S+)`
+// The credential patterns are compiled on first use: compiled when the
+// program starts, they would cost every command. A named value keeps its
+// name ("GITHUB_TOKEN=…", "--password …"); a value known by its form
+// (a bearer token, a key with a vendor's prefix) goes whole.
+//
+// Each pattern has the lower-case words one of which any match contains:
+// most text has none, and looking for them costs far less than the
+// pattern.
+var credentialPatterns = []struct {
+	re, repl string
+	words    []string
+}{
+	// --api-key VALUE, --auth-token=VALUE, -password VALUE: the next word,
+	// unless it is another flag.
+	{`(?i)(\s|^)(--?[a-z0-9_-]*(?:key|token|secret|password|passwd|pwd|credential|auth)[a-z0-9_-]*)(=|\s+)([^\s\-…]\S*)`, "${1}${2}${3}…",
+		[]string{"key", "token", "secret", "passw", "pwd", "credential", "auth"}},
+	// NAME=value, NAME: value, "name": "value".
+	{`(?i)\b([a-z0-9_]*(?:api[_-]?key|token|secret|password|passwd|credential)[a-z0-9_]*)(["']?\s*[=:]\s*["']?)([^\s"'…][^\s"']*)`, "${1}${2}…",
+		[]string{"key", "token", "secret", "passw", "credential"}},
+	// Authorization schemes.
+	{`(?i)\b(bearer\s+[^\s"']+|basic\s+[a-z0-9+/=]{12,})`, "…", []string{"bearer", "basic"}},
+	// Vendors' key prefixes.
+	{`\b((?i:sk|pk|rk|ghp|gho|ghs|ghu|ghr|xox[abpers]|glpat|xai|hf|npm)[-_][A-Za-z0-9_\-]{8,}|github_pat_[A-Za-z0-9_]{20,}|AIza[0-9A-Za-z_\-]{30,}|AKIA[0-9A-Z]{12,}|eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]+)`, "…",
+		[]string{"sk-", "sk_", "pk-", "pk_", "rk-", "rk_", "gh", "xox", "glpat", "xai", "hf-", "hf_", "npm", "aiza", "akia", "eyj"}},
+	// user:password@ in a URL.
+	{`(://)[^/\s:@]+:[^/\s@]+@`, "${1}…@", []string{"@"}},
+}
 
 // Credentials replaces credential-looking values with "…".
 func Credentials(s string) string {
-	credential.once.Do(func() { credential.re = regexp.MustCompile(credentialPattern) })
-	return credential.re.ReplaceAllString(s, "…")
+	credential.once.Do(func() {
+		for _, p := range credentialPatterns {
+			credential.res = append(credential.res, regexp.MustCompile(p.re))
+		}
+	})
+	lower := strings.ToLower(s)
+	for i, re := range credential.res {
+		p := credentialPatterns[i]
+		if !slices.ContainsFunc(p.words, func(w string) bool { return strings.Contains(lower, w) }) {
+			continue
+		}
+		s = re.ReplaceAllString(s, p.repl)
+		lower = strings.ToLower(s)
+	}
+	return s
 }
 
 var credential struct {
 	once sync.Once
-	re   *regexp.Regexp
+	res  []*regexp.Regexp
 }
 
 // MinValueLen is the shortest value searched for: a shorter one would

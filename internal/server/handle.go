@@ -172,7 +172,7 @@ func (c *conn) sessionStart(m *proto.SessionStart) {
 		return
 	}
 	id := "s_" + uuid.NewString()[:12]
-	ag, info, err := c.srv.opts.Factory.NewSession(c.ctx, id, SessionRequest{SessionStart: *m})
+	ag, info, err := c.srv.opts.Factory.NewSession(c.ctx, id, SessionRequest{SessionStart: *m, Store: c.srv.opts.Store})
 	if err != nil {
 		c.srv.sessions.Add(-1)
 		c.reqError(m.RequestID, proto.ErrInvalidRequest, fmt.Sprintf("cannot start a session: %v", err), false)

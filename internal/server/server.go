@@ -81,6 +81,10 @@ type SessionRequest struct {
 	// (nil for session.start); its WireAPI and BaseURL are empty for a
 	// session stored before they were recorded.
 	Stored *Endpoint
+	// Store is the database the server keeps sessions in (nil: none);
+	// what a session keeps beside its history (its conversations with
+	// delegated agents) goes there too.
+	Store *store.Store
 }
 
 // Endpoint is what a session runs with: provider profile, wire API, base

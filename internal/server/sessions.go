@@ -305,7 +305,7 @@ func (c *conn) openStored(ctx context.Context, st *store.Store, requestID, id st
 		// configuration (whose key is for it), a move still recorded.
 		keep.WireAPI, keep.BaseURL = "", ""
 	}
-	ag, info, err := c.srv.opts.Factory.NewSession(c.ctx, id, SessionRequest{SessionStart: req, Stored: &keep})
+	ag, info, err := c.srv.opts.Factory.NewSession(c.ctx, id, SessionRequest{SessionStart: req, Stored: &keep, Store: st})
 	if err != nil {
 		fail(proto.ErrInvalidRequest, fmt.Sprintf("cannot resume session %s: %v", id, err))
 		return

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/scv-agent/scv/internal/testutil"
 )
@@ -65,6 +66,8 @@ func TestWriteFixture(t *testing.T) {
 //   - (from schema 6) "fx-i" in workspace /home/u/pictures: one completed
 //     turn "i1" whose prompt carried two images (fixtureImages).
 //   - (from schema 7) fx-a in plan mode with a todo list of two items.
+//   - (from schema 9) fx-a's conversation codex-1 (thread "th-fx", two
+//     turns) and its closed claude-1 (evicted).
 func fillFixture(t *testing.T, s *Store) {
 	t.Helper()
 	ctx := context.Background()
@@ -110,6 +113,11 @@ func fillFixture(t *testing.T, s *Store) {
 	}
 	if err := s.SetTodos(ctx, "fx-a", fixtureTodos); err != nil {
 		t.Fatal(err)
+	}
+	for _, c := range fixtureConversations {
+		if err := s.PutAgentConversation(ctx, c); err != nil {
+			t.Fatal(err)
+		}
 	}
 	// The writing process ends cleanly, except the one holding fx-b.
 	if err := s.ReleaseAll(ctx); err != nil {
@@ -335,6 +343,7 @@ func checkImageFixture(t *testing.T, s *Store, v int) {
 		}
 	}
 	checkPlanFixture(t, s, v)
+	checkConversationFixture(t, s, v)
 }
 
 // fixtureTodos is fx-a's todo list (schema 7 on).
@@ -391,6 +400,36 @@ func checkPlanFixture(t *testing.T, s *Store, v int) {
 	}
 	if _, err := s.Todos(ctx, "nope"); !errors.Is(err, ErrNotFound) {
 		t.Errorf("Todos of an unknown session = %v", err)
+	}
+}
+
+// fixtureConversations are fx-a's conversations (schema 9 on).
+var fixtureConversations = []AgentConversation{
+	{SessionID: "fx-a", Handle: "codex-1", Agent: "codex", N: 1, Cwd: "/home/u/project", VendorID: "th-fx", Turns: 2,
+		Created: fixtureUsed, Used: fixtureUsed.Add(time.Minute)},
+	{SessionID: "fx-a", Handle: "claude-1", Agent: "claude", N: 1, Cwd: "/home/u/project/sub", Turns: 1,
+		Created: fixtureUsed.Add(2 * time.Minute), Used: fixtureUsed.Add(2 * time.Minute), Closed: fixtureUsed.Add(time.Hour), ClosedWhy: "evicted"},
+}
+
+// checkConversationFixture checks the conversations of a fixture written
+// at schema version v (none before 9), then that one can be recorded.
+func checkConversationFixture(t *testing.T, s *Store, v int) {
+	t.Helper()
+	ctx := context.Background()
+	got, err := s.AgentConversations(ctx, "fx-a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want []AgentConversation
+	if v >= 9 {
+		want = fixtureConversations
+	}
+	if diff := cmp.Diff(want, got, cmpopts.EquateEmpty(), cmpopts.EquateApproxTime(0)); diff != "" {
+		t.Errorf("fx-a's conversations (-want +got):\n%s", diff)
+	}
+	c := AgentConversation{SessionID: "fx-b", Handle: "pi-1", Agent: "pi", N: 1, Cwd: "/w", VendorID: "v", Turns: 1, Created: fixtureUsed, Used: fixtureUsed}
+	if err := s.PutAgentConversation(ctx, c); err != nil {
+		t.Fatalf("record a conversation after migration: %v", err)
 	}
 }
 

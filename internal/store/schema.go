@@ -28,6 +28,7 @@ func migrations() []migration {
 		{6, execAll(schemaV6...)},
 		{7, execAll(schemaV7...)},
 		{8, execAll(schemaV8...)},
+		{9, execAll(schemaV9...)},
 	}
 }
 
@@ -242,6 +243,28 @@ var schemaV8 = []string{
 	`ALTER TABLE turns ADD COLUMN cache_read_tokens INTEGER NOT NULL DEFAULT 0`,
 	`ALTER TABLE turns ADD COLUMN cache_write_tokens INTEGER NOT NULL DEFAULT 0`,
 	`ALTER TABLE turns ADD COLUMN cost_usd REAL`,
+}
+
+// schemaV9 keeps the conversations with delegated agents: per session the
+// handle the model knows (agent and number, never reused), the directory
+// it is pinned to, the agent CLI's own session id (emptied when the
+// conversation closes), its turn count and when it was created, last used
+// and closed, and why. They go with their session.
+var schemaV9 = []string{
+	`CREATE TABLE agent_conversations (
+		sid        INTEGER NOT NULL REFERENCES sessions(sid) ON DELETE CASCADE,
+		handle     TEXT NOT NULL,
+		agent      TEXT NOT NULL,
+		n          INTEGER NOT NULL,
+		cwd        TEXT NOT NULL,
+		vendor_id  TEXT NOT NULL DEFAULT '',
+		turns      INTEGER NOT NULL DEFAULT 0,
+		created_ns INTEGER NOT NULL,
+		used_ns    INTEGER NOT NULL,
+		closed_ns  INTEGER NOT NULL DEFAULT 0,
+		closed_why TEXT NOT NULL DEFAULT '',
+		PRIMARY KEY (sid, handle)
+	) WITHOUT ROWID`,
 }
 
 func execAll(stmts ...string) func(ctx context.Context, tx *sql.Tx) error {

@@ -41,6 +41,8 @@ const (
 	Limit            ErrorKind = "limit"
 	UnknownTool      ErrorKind = "unknown_tool"
 	Failed           ErrorKind = "failed"
+	// SessionBusy: the conversation a call continues has a call running.
+	SessionBusy ErrorKind = "session_busy"
 )
 
 // Env is what the server hands every call: where it runs and how much it may

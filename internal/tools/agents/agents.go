@@ -62,6 +62,10 @@ type Options struct {
 	// Sandbox confines every run when its mode is on; the agent's own
 	// home (its sign-in and state) stays writable.
 	Sandbox sandbox.Config
+	// Conversations is the process's registry of conversations with
+	// delegated agents (the `session` argument); nil keeps them in memory
+	// for the tools of this call of Available only.
+	Conversations *delegation.Registry
 }
 
 // Defaults of the [tools] keys (docs/configuration.md).
@@ -88,6 +92,9 @@ func (o *Options) fill() {
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.Conversations == nil {
+		o.Conversations = delegation.NewRegistry(delegation.RegistryOptions{})
 	}
 }
 
@@ -128,10 +135,17 @@ type Params struct {
 	TimeoutSeconds int    `json:"timeout_seconds,omitempty" jsonschema:"seconds before the run is killed"`
 	Model          string `json:"model,omitempty"`
 	Effort         string `json:"effort,omitempty"`
+	Session        string `json:"session,omitempty"`
 }
 
 func newTool(opts Options, a Adapter, exe string) tool.Tool {
-	desc := strings.NewReplacer("{{name}}", a.Name, "{{title}}", a.Title).Replace(descriptionTemplate)
+	fields, conv := "", "{{title}} cannot continue a conversation: every call starts fresh, so give each one the whole context."
+	if a.Resumes() {
+		fields = `"session","turn",`
+		conv = "`session` (such as {{name}}-1) names the agent's conversation: pass it back as `session` to give a follow-up that builds on what the agent already did and knows (the call runs in that conversation's directory; `turn` counts its calls). A conversation takes one call at a time (session_busy otherwise) and closes when unused for long or when the session keeps too many; a call naming a closed one says so: start a new one."
+	}
+	desc := strings.NewReplacer("{{fields}}", fields, "{{conversation}}", conv).Replace(descriptionTemplate)
+	desc = strings.NewReplacer("{{name}}", a.Name, "{{title}}", a.Title).Replace(desc)
 	t := &agentTool{opts: opts, a: a, exe: exe}
 	return tool.WithRiskClass(tool.MustDefine("agent_"+a.Name, desc, t.adjustSchema, t.plan), string(tool.Delegate))
 }
@@ -155,6 +169,12 @@ func (t *agentTool) adjustSchema(s *jsonschema.Schema) {
 		e := s.Properties["effort"]
 		e.Enum = []any{"", "low", "medium", "high", "xhigh", "max"}
 		e.Description = "reasoning effort for this run. Set only when the user asks; omitted, the agent uses its own default"
+	}
+	if t.a.Resumes() {
+		s.Properties["session"].Description = "continue an earlier conversation with " + t.a.Title + ": the `session` handle (such as " + t.a.Name +
+			"-1) a previous agent_" + t.a.Name + " result returned; the agent then remembers that conversation and works in its directory. Omit to start a new conversation"
+	} else {
+		s.Properties["session"].Description = t.a.Title + " cannot continue a conversation: leave this out (a call with it is refused); every call starts fresh"
 	}
 	s.Required = slices.DeleteFunc(s.Required, func(r string) bool { return r != "prompt" })
 }

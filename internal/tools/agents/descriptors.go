@@ -19,9 +19,18 @@ type Descriptor struct {
 	FullArgs []string
 	// FullEnv are the full-permission environment settings.
 	FullEnv []string
-	// OutputArgs select the output format; they follow FullArgs. Holes:
-	// {session_id} (a fresh UUID), {output_file} (Codex's -o file).
+	// OutputArgs select the output format; they follow FullArgs. Hole:
+	// {output_file} (Codex's -o file).
 	OutputArgs []string
+	// NewSessionArgs follow OutputArgs on a call that starts a
+	// conversation; {session_id} is a fresh UUID SCV chose (Claude Code's
+	// --session-id).
+	NewSessionArgs []string
+	// ResumeArgs replace NewSessionArgs on a call that continues a
+	// conversation; ResumeCommand comes after every option, right before
+	// PromptArgs (Codex's `resume <id>` subcommand). {session_id} is the
+	// id the CLI reported. An agent with neither cannot continue one.
+	ResumeArgs, ResumeCommand []string
 	// ModelArgs / EffortArgs are templates holding {model} / {effort}; empty
 	// means the option is not offered.
 	ModelArgs  []string
@@ -66,21 +75,30 @@ var descriptors = []Descriptor{
 		Args:       []string{"-p"},
 		FullArgs:   []string{"--permission-mode", "bypassPermissions"},
 		FullEnv:    []string{"IS_SANDBOX=1"},
-		OutputArgs: []string{"--output-format", "stream-json", "--verbose", "--session-id", "{session_id}"},
-		ModelArgs:  []string{"--model", "{model}"},
-		EffortArgs: []string{"--effort", "{effort}"},
-		ModelHint:  "a Claude model alias such as sonnet, opus or haiku, or a full Claude model ID",
-		Format:     FormatClaude,
+		OutputArgs: []string{"--output-format", "stream-json", "--verbose"},
+		// Claude Code takes the id SCV chose for a new session, and
+		// --resume with it later (--session-id and --resume together
+		// would need --fork-session).
+		NewSessionArgs: []string{"--session-id", "{session_id}"},
+		ResumeArgs:     []string{"--resume", "{session_id}"},
+		ModelArgs:      []string{"--model", "{model}"},
+		EffortArgs:     []string{"--effort", "{effort}"},
+		ModelHint:      "a Claude model alias such as sonnet, opus or haiku, or a full Claude model ID",
+		Format:         FormatClaude,
 	},
 	{
 		Name: "codex", Title: "Codex", Command: "codex",
 		Args:       []string{"exec"},
 		FullArgs:   []string{"--dangerously-bypass-approvals-and-sandbox", "-c", `web_search="live"`},
 		OutputArgs: []string{"--json", "-o", "{output_file}"},
-		ModelArgs:  []string{"-m", "{model}"},
-		EffortArgs: []string{"-c", `model_reasoning_effort="{effort}"`},
-		ModelHint:  "an OpenAI model ID such as gpt-5.1-codex",
-		StateVar:   "CODEX_HOME", StateDir: "",
+		// `codex exec [options] resume <thread id> <prompt>`: exec's
+		// options before the subcommand, the thread id from
+		// thread.started.
+		ResumeCommand: []string{"resume", "{session_id}"},
+		ModelArgs:     []string{"-m", "{model}"},
+		EffortArgs:    []string{"-c", `model_reasoning_effort="{effort}"`},
+		ModelHint:     "an OpenAI model ID such as gpt-5.1-codex",
+		StateVar:      "CODEX_HOME", StateDir: "",
 		Format: FormatCodex,
 	},
 	{
@@ -106,6 +124,10 @@ var descriptors = []Descriptor{
 		Name: "pi", Title: "pi", Command: "pi",
 		Args:       []string{"-p"},
 		OutputArgs: []string{"--mode", "json"},
+		// pi saves every session; --session loads the one whose id the
+		// first `session` event reported (--session-id would create an
+		// empty one silently if the id were unknown).
+		ResumeArgs: []string{"--session", "{session_id}"},
 		ModelArgs:  []string{"--model", "{model}"},
 		EffortArgs: []string{"--thinking", "{effort}"},
 		ModelHint:  "a pi model pattern or provider/id such as scv/gpt-5.1",
@@ -113,6 +135,9 @@ var descriptors = []Descriptor{
 		Format: FormatPi,
 	},
 }
+
+// Resumes says the agent can continue a conversation.
+func (d Descriptor) Resumes() bool { return len(d.ResumeArgs)+len(d.ResumeCommand) > 0 }
 
 // Lookup returns the descriptor of name.
 func Lookup(name string) (Descriptor, bool) {

@@ -79,13 +79,18 @@ var Efforts = []string{"low", "medium", "high", "xhigh", "max"}
 // Selection is the per-call choice of model and effort ("" = omitted).
 type Selection struct {
 	Model, Effort string
-	// SessionID fills {session_id}; OutputFile fills {output_file}.
+	// SessionID fills {session_id} of a new conversation, OutputFile
+	// {output_file}.
 	SessionID, OutputFile string
+	// Resume, when set, is the CLI's own id of the conversation this call
+	// continues.
+	Resume string
 }
 
 // Argv builds argv[1:]: fixed args, full-permission switches, output
-// arguments, model, effort, prompt_args, prompt. Every substituted value is
-// exactly one element.
+// arguments, the new-session or resume arguments, model, effort, the resume
+// subcommand, prompt_args, prompt. Every substituted value is exactly one
+// element.
 func (a Adapter) Argv(sel Selection, prompt string) ([]string, error) {
 	if strings.HasPrefix(prompt, "-") {
 		return nil, errors.New("the prompt cannot start with '-'")
@@ -106,15 +111,25 @@ func (a Adapter) Argv(sel Selection, prompt string) ([]string, error) {
 	if a.Full {
 		out = append(out, a.FullArgs...)
 	}
-	fill := strings.NewReplacer("{session_id}", sel.SessionID, "{output_file}", sel.OutputFile)
+	if sel.Resume != "" && !a.Resumes() {
+		return nil, fmt.Errorf("agent_%s cannot continue a conversation", a.Name)
+	}
 	for _, s := range a.OutputArgs {
-		out = append(out, fill.Replace(s))
+		out = append(out, strings.ReplaceAll(s, "{output_file}", sel.OutputFile))
+	}
+	if sel.Resume != "" {
+		out = appendTemplate(out, a.ResumeArgs, "{session_id}", sel.Resume)
+	} else {
+		out = appendTemplate(out, a.NewSessionArgs, "{session_id}", sel.SessionID)
 	}
 	if sel.Model != "" {
 		out = appendTemplate(out, a.ModelArgs, "{model}", sel.Model)
 	}
 	if sel.Effort != "" {
 		out = appendTemplate(out, a.EffortArgs, "{effort}", sel.Effort)
+	}
+	if sel.Resume != "" {
+		out = appendTemplate(out, a.ResumeCommand, "{session_id}", sel.Resume)
 	}
 	out = append(out, a.PromptArgs...)
 	return append(out, prompt), nil

@@ -59,6 +59,10 @@ type outcome struct {
 	TextTruncated bool
 	// SkippedLines counts lines over MaxLineBytes.
 	SkippedLines int
+	// SessionID is the CLI's own id of its session as the stream reported
+	// it (Claude's system/init, Codex's thread.started, pi's session
+	// event): what a later call resumes.
+	SessionID string
 }
 
 // parser consumes stdout as it arrives (it is an io.Writer) and keeps only
@@ -75,6 +79,9 @@ type parser struct {
 
 	// pi: outcome of the last assistant message_end.
 	piStop, piErr string
+
+	// progress, when set, is told what the agent is doing (progress.go).
+	progress func(string)
 }
 
 func newParser(f Format, textLimit int) *parser {
@@ -167,27 +174,44 @@ func (p *parser) handleLine(line []byte) {
 	// events SCV ignores, and decoding them would dominate the cost.
 	switch p.format {
 	case FormatClaude:
-		if bytes.Contains(line, []byte(`"result"`)) || bytes.Contains(line, []byte(`"error"`)) {
+		if bytes.Contains(line, []byte(`"result"`)) || bytes.Contains(line, []byte(`"error"`)) || bytes.Contains(line, []byte(`"init"`)) {
 			p.claudeEvent(line)
 		}
 	case FormatCodex:
-		if bytes.Contains(line, []byte(`"agent_message"`)) || bytes.Contains(line, []byte(`"turn.`)) || bytes.Contains(line, []byte(`"error"`)) {
+		if bytes.Contains(line, []byte(`"agent_message"`)) || bytes.Contains(line, []byte(`"turn.`)) || bytes.Contains(line, []byte(`"error"`)) || bytes.Contains(line, []byte(`"thread.started"`)) {
 			p.codexEvent(line)
 		}
 	case FormatPi:
 		if bytes.Contains(line, []byte(`"message_end"`)) {
 			p.piEvent(line)
+		} else if p.out.SessionID == "" && bytes.Contains(line, []byte(`"session"`)) {
+			p.piSession(line)
 		}
+	}
+	if p.progress != nil {
+		p.progressEvent(line)
+	}
+}
+
+func (p *parser) piSession(line []byte) {
+	var ev struct {
+		Type string `json:"type"`
+		ID   string `json:"id"`
+	}
+	if json.Unmarshal(line, &ev) == nil && ev.Type == "session" {
+		p.out.SessionID = ev.ID
 	}
 }
 
 func (p *parser) claudeEvent(line []byte) {
 	var ev struct {
-		Type    string `json:"type"`
-		Error   any    `json:"error"`
-		IsError bool   `json:"is_error"`
-		Result  string `json:"result"`
-		Usage   *struct {
+		Type      string `json:"type"`
+		Subtype   string `json:"subtype"`
+		SessionID string `json:"session_id"`
+		Error     any    `json:"error"`
+		IsError   bool   `json:"is_error"`
+		Result    string `json:"result"`
+		Usage     *struct {
 			Input     int64 `json:"input_tokens"`
 			Output    int64 `json:"output_tokens"`
 			CacheRead int64 `json:"cache_read_input_tokens"`
@@ -197,6 +221,10 @@ func (p *parser) claudeEvent(line []byte) {
 		return
 	}
 	switch ev.Type {
+	case "system":
+		if ev.Subtype == "init" && ev.SessionID != "" {
+			p.out.SessionID = ev.SessionID
+		}
 	case "assistant":
 		if code, ok := ev.Error.(string); ok && code != "" {
 			p.out.ErrCode = code
@@ -215,8 +243,9 @@ func (p *parser) claudeEvent(line []byte) {
 
 func (p *parser) codexEvent(line []byte) {
 	var ev struct {
-		Type string `json:"type"`
-		Item struct {
+		Type     string `json:"type"`
+		ThreadID string `json:"thread_id"`
+		Item     struct {
 			Type string `json:"type"`
 			Text string `json:"text"`
 		} `json:"item"`
@@ -233,6 +262,8 @@ func (p *parser) codexEvent(line []byte) {
 		return
 	}
 	switch ev.Type {
+	case "thread.started":
+		p.out.SessionID = ev.ThreadID
 	case "item.completed":
 		if ev.Item.Type == "agent_message" {
 			p.out.Reply, p.out.HaveReply = ev.Item.Text, true

@@ -32,6 +32,10 @@ type call struct {
 	argv, env           []string
 	timeout             time.Duration
 	prompt              string
+	sel                 Selection
+	// conv is the conversation the call continues ("" for a new one),
+	// convCwd the directory the call named for it ("" to keep its own).
+	conv, convCwd string
 }
 
 // summaryPromptBytes bounds the prompt shown in an approval summary.
@@ -56,6 +60,16 @@ func (t *agentTool) plan(env tool.Env, p Params) (tool.Plan, error) {
 	if err != nil {
 		return tool.Plan{}, tool.Errorf(tool.InvalidArguments, "%v", err)
 	}
+	conv, err := t.conversation(env, p, dir)
+	if err != nil {
+		return tool.Plan{}, err
+	}
+	if conv != nil {
+		// A conversation stays where it started.
+		if dir, err = resolveCwd(env.Workspace, conv.Cwd); err != nil {
+			return tool.Plan{}, tool.Errorf(tool.InvalidArguments, "the directory of conversation %s: %v", conv.Handle, err)
+		}
+	}
 	handle, err := t.newHandle()
 	if err != nil {
 		return tool.Plan{}, err
@@ -66,6 +80,17 @@ func (t *agentTool) plan(env tool.Env, p Params) (tool.Plan, error) {
 	if t.a.Format == FormatCodex {
 		c.outDir = filepath.Join(home, "tmp", handle)
 		sel.OutputFile = filepath.Join(c.outDir, "last-message.txt")
+	}
+	if conv != nil {
+		sel.Resume, c.conv = conv.VendorID, conv.Handle
+		if strings.TrimSpace(p.Cwd) != "" {
+			c.convCwd = dir
+		}
+	}
+	c.sel = sel
+	rawCwd := p.Cwd
+	if conv != nil && strings.TrimSpace(rawCwd) == "" {
+		rawCwd = conv.Cwd // resolved again at Run, as a given cwd is
 	}
 	c.argv, err = t.a.Argv(sel, p.Prompt)
 	if err != nil {
@@ -83,8 +108,49 @@ func (t *agentTool) plan(env tool.Env, p Params) (tool.Plan, error) {
 		// every time, never allowed for the rest of a session.
 		NoGrant:    t.a.Full,
 		NoGrantWhy: "the agent runs with its own approvals switched off (permissions = \"full\"): asked every time and never covered by a grant",
-		Run:        func(ctx context.Context) tool.Result { return t.run(ctx, env, p.Cwd, c) },
+		Run:        func(ctx context.Context) tool.Result { return t.run(ctx, env, rawCwd, c) },
 	}, nil
+}
+
+// conversationTimeout bounds a read or write of the conversation registry's
+// store.
+const conversationTimeout = 10 * time.Second
+
+// conversation checks the `session` argument: nil for a new conversation,
+// else the conversation to continue, refused (no approval asked) when the
+// agent cannot resume, the value is not a handle, or the conversation is
+// unknown, closed, another agent's, elsewhere or busy.
+func (t *agentTool) conversation(env tool.Env, p Params, dir string) (*delegation.Conversation, error) {
+	handle := strings.TrimSpace(p.Session)
+	if handle == "" {
+		return nil, nil
+	}
+	if !t.a.Resumes() {
+		return nil, tool.Errorf(tool.InvalidArguments, "agent_%s cannot continue a conversation: %s has no resume SCV can drive. Omit `session` and give the whole context in the prompt", t.a.Name, t.a.Title)
+	}
+	if prefix, _, _ := strings.Cut(handle, "-"); !delegation.ValidConversationHandle(handle) || !slices.Contains(Names(), prefix) {
+		return nil, tool.Errorf(tool.InvalidArguments, "session %q is not a conversation handle: use the `session` value (such as %s-1) an earlier agent_%s result returned; an agent's own session or thread id is not accepted", handle, t.a.Name, t.a.Name)
+	}
+	cwd := ""
+	if strings.TrimSpace(p.Cwd) != "" {
+		cwd = dir
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), conversationTimeout)
+	defer cancel()
+	c, err := t.opts.Conversations.Peek(ctx, env.SessionID, t.a.Name, handle, cwd)
+	if err != nil {
+		return nil, conversationError(err)
+	}
+	return &c, nil
+}
+
+// conversationError is the model's view of a registry refusal.
+func conversationError(err error) *tool.Error {
+	var busy *delegation.BusyError
+	if errors.As(err, &busy) {
+		return &tool.Error{Kind: tool.SessionBusy, Message: err.Error()}
+	}
+	return &tool.Error{Kind: tool.InvalidArguments, Message: err.Error()}
 }
 
 func (t *agentTool) newHandle() (string, error) {
@@ -112,6 +178,11 @@ func (t *agentTool) summary(env tool.Env, c *call) string {
 	fmt.Fprintf(&b, "Argv: %s\n", strings.Join(argv, " "))
 	pr, _ := boundPrompt(c.prompt)
 	fmt.Fprintf(&b, "Prompt: %s\n", pr)
+	if c.conv != "" {
+		fmt.Fprintf(&b, "Conversation: continues %s\n", c.conv)
+	} else if t.a.Resumes() {
+		b.WriteString("Conversation: new\n")
+	}
 	fmt.Fprintf(&b, "Directory: %s\n", c.dir)
 	fmt.Fprintf(&b, "Workspace: %s\n", env.Workspace)
 	fmt.Fprintf(&b, "Timeout: %ds\n", int(c.timeout/time.Second))
@@ -161,7 +232,11 @@ func resolveCwd(workspace, cwd string) (string, error) {
 
 // Result is the tool result object.
 type Result struct {
-	Agent      string `json:"agent"`
+	Agent string `json:"agent"`
+	// Session is the conversation's handle and Turn this call's number in
+	// it, when the agent can continue conversations.
+	Session    string `json:"session,omitempty"`
+	Turn       int    `json:"turn,omitempty"`
 	Status     string `json:"status"`
 	Reply      string `json:"reply"`
 	Usage      *Usage `json:"usage"`
@@ -190,6 +265,16 @@ func (t *agentTool) run(ctx context.Context, env tool.Env, rawCwd string, c *cal
 	if err := t.a.EnsureHome(home); err != nil {
 		return tool.Fail(tool.Failed, "%v", err)
 	}
+	lease, refused := t.lease(ctx, env, dir, c)
+	if lease == nil {
+		return refused
+	}
+	started := false
+	defer func() {
+		if !started {
+			lease.Release()
+		}
+	}()
 	if c.outDir != "" {
 		if err := os.MkdirAll(c.outDir, 0o700); err != nil {
 			return tool.Fail(tool.Failed, "create codex output directory: %v", err)
@@ -201,6 +286,7 @@ func (t *agentTool) run(ctx context.Context, env tool.Env, rawCwd string, c *cal
 		limit = t.opts.OutputLimit
 	}
 	par := newParser(t.a.Format, limit)
+	par.progress = env.Progress
 	stderr := &tailBuffer{n: StderrTailBytes}
 	tr := t.opts.Tracker
 	// The sandbox only changes the command line: the group, deadline and
@@ -235,6 +321,7 @@ func (t *agentTool) run(ctx context.Context, env tool.Env, rawCwd string, c *cal
 		spec.AfterExit = func() { tr.Sweep(c.handle) }
 	}
 	res, err := proc.Run(ctx, spec)
+	started = err == nil
 	killed := false
 	switch {
 	case tr != nil && contained:
@@ -247,6 +334,7 @@ func (t *agentTool) run(ctx context.Context, env tool.Env, rawCwd string, c *cal
 	}
 	out := par.finish()
 	r := t.result(out, res, killed, stderr.String(), limit, c.outDir)
+	t.recordTurn(ctx, lease, out.SessionID, &r)
 	kind := tool.ErrorKind("")
 	switch r.Status {
 	case StatusFailed:
@@ -257,6 +345,59 @@ func (t *agentTool) run(ctx context.Context, env tool.Env, rawCwd string, c *cal
 		kind = tool.Cancelled
 	}
 	return encodeResult(r.Status == StatusCompleted, kind, r, limit)
+}
+
+// lease takes the conversation's turn: the one the call continues (its
+// argv rebuilt if the CLI's id moved since the approval), or a new one the
+// run may start. A nil lease comes with the failed result.
+func (t *agentTool) lease(ctx context.Context, env tool.Env, dir string, c *call) (*delegation.Lease, tool.Result) {
+	reg := t.opts.Conversations
+	if c.conv == "" {
+		return reg.Start(env.SessionID, t.a.Name, dir), tool.Result{}
+	}
+	cwd := ""
+	if c.convCwd != "" {
+		cwd = dir
+	}
+	lctx, cancel := context.WithTimeout(ctx, conversationTimeout)
+	defer cancel()
+	lease, err := reg.Acquire(lctx, env.SessionID, t.a.Name, c.conv, cwd, env.CallID)
+	if err != nil {
+		e := conversationError(err)
+		return nil, tool.Fail(e.Kind, "%s", e.Message)
+	}
+	if conv, _ := lease.Conversation(); conv.VendorID != c.sel.Resume {
+		sel := c.sel
+		sel.Resume = conv.VendorID
+		argv, err := t.a.Argv(sel, c.prompt)
+		if err != nil {
+			lease.Release()
+			return nil, tool.Fail(tool.InvalidArguments, "%v", err)
+		}
+		c.argv = argv
+	}
+	return lease, tool.Result{}
+}
+
+// recordTurn records the run's turn of its conversation and tells the
+// model the handle and turn number. A new conversation is kept only when
+// the CLI reported the id to resume it with; one that cannot be recorded
+// is only logged (the run itself happened).
+func (t *agentTool) recordTurn(ctx context.Context, lease *delegation.Lease, vendorID string, r *Result) {
+	if !t.a.Resumes() {
+		lease.Release()
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), conversationTimeout)
+	defer cancel()
+	conv, ok, err := lease.Done(ctx, vendorID)
+	if err != nil {
+		t.opts.Logger.Warn("cannot record the conversation of a delegated run", "agent", t.a.Name, "err", err)
+		return
+	}
+	if ok {
+		r.Session, r.Turn = conv.Handle, conv.Turns
+	}
 }
 
 // encodeResult keeps the result object within limit bytes after encoding:

@@ -339,11 +339,13 @@ func TestSchemaPerAdapter(t *testing.T) {
 			t.Errorf("%s required: %s", tl.Name(), diff)
 		}
 	}
-	all := []string{"cwd", "effort", "model", "prompt", "timeout_seconds"}
+	// Every agent takes `session`: those that cannot resume refuse it
+	// with a clear error rather than an unknown-field one.
+	all := []string{"cwd", "effort", "model", "prompt", "session", "timeout_seconds"}
 	want := map[string][]string{
 		"agent_claude": all, "agent_codex": all, "agent_grok": all,
-		"agent_dsh": {"cwd", "prompt", "timeout_seconds"},
-		"agent_pi":  {"cwd", "model", "prompt", "timeout_seconds"},
+		"agent_dsh": {"cwd", "prompt", "session", "timeout_seconds"},
+		"agent_pi":  {"cwd", "model", "prompt", "session", "timeout_seconds"},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("properties (-want +got):\n%s", diff)
@@ -500,7 +502,8 @@ func TestRunReportsProgress(t *testing.T) {
 	if res := p.Run(t.Context()); !res.Success {
 		t.Fatalf("%+v", res)
 	}
-	if len(lines) != 1 || !regexp.MustCompile(`^agent_pi started as pi-[0-9a-f]{6} \(pid \d+\)$`).MatchString(lines[0]) {
+	// The start, then what the stream said (its one message's text).
+	if len(lines) != 2 || !regexp.MustCompile(`^agent_pi started as pi-[0-9a-f]{6} \(pid \d+\)$`).MatchString(lines[0]) || lines[1] != "Hello from the fake model." {
 		t.Errorf("progress %q", lines)
 	}
 }
