@@ -180,7 +180,7 @@ func (g *globals) doctorProvider(d *doctor, a *app.App, cfg *config.Config, offl
 func (g *globals) doctorDaemon(d *doctor, layout paths.Layout) {
 	st, err := g.queryStatus(layout)
 	if err != nil {
-		d.line(checkNote, "daemon", "not running (no answer on "+layout.Socket()+")", "`scv start` starts it; plain `scv` needs it")
+		d.line(checkNote, "daemon", "not running (no answer on "+layout.Socket()+")", "`scv start` starts it (plain `scv` starts one itself)")
 		return
 	}
 	if st.Version != version.Version {
