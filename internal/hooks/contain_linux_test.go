@@ -3,6 +3,7 @@ package hooks
 import (
 	"fmt"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -44,5 +45,29 @@ while [ ! -s %[1]s ]; do sleep 0.01; done`, pidFile))
 				t.Errorf("escapee %d running after the hook: %v, want %v", pid, got, tc.survive)
 			}
 		})
+	}
+}
+
+// A contained hook past its time limit is killed with everything it
+// started, its scrubbed setsid child included, and the run says why.
+func TestContainedTimeout(t *testing.T) {
+	c, err := proc.NewContainment(proc.ContainOptions{Want: proc.MechCgroup})
+	if err != nil {
+		t.Skipf("no cgroup here: %v", err)
+	}
+	ws := t.TempDir()
+	pidFile := filepath.Join(ws, "pid")
+	hook := script(t, ws, "slow", fmt.Sprintf(`env -i setsid sh -c 'echo $$ > %[1]s; exec sleep 600' </dev/null >/dev/null 2>&1 &
+while [ ! -s %[1]s ]; do sleep 0.01; done
+echo "thinking" >&2; sleep 600`, pidFile))
+	r := New(Options{Hooks: []Hook{{Name: "slow", Event: PreTool, Command: []string{hook}, Timeout: 2 * time.Second}},
+		Env: []string{"PATH=/usr/bin:/bin"}, Workspace: ws, SessionID: "s1", Contain: c})
+	var rs []Ran
+	d := r.Run(t.Context(), preTool("bash"), collect(&rs))
+	if !d.Deny || !strings.Contains(d.Reason, "timed out after 2s") || len(rs) != 1 || rs[0].Stderr != "thinking" {
+		t.Errorf("decision %+v, runs %+v", d, rs)
+	}
+	if pid := testutil.WaitPID(t, pidFile, 5*time.Second); testutil.Running(pid) {
+		t.Errorf("the timed-out hook's escapee %d still runs", pid)
 	}
 }
