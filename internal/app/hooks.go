@@ -10,13 +10,14 @@ import (
 )
 
 // Hooks is the hook runner of a session in workspace (nil without hooks):
-// the configured hooks, run with the same scrubbed environment as the
-// bash tool's.
+// the configured hooks, run with the same scrubbed environment and the
+// same process containment as the bash tool's.
 func (a *App) Hooks(cfg *config.Config, workspace, sessionID string) *hooks.Runner {
 	if len(cfg.Hooks.Run) == 0 {
 		return nil
 	}
-	return hooks.New(hooks.Options{Hooks: HookList(cfg), Env: a.HookEnv(cfg), Workspace: workspace, SessionID: sessionID, Logger: a.opts.Logger})
+	return hooks.New(hooks.Options{Hooks: HookList(cfg), Env: a.HookEnv(cfg), Workspace: workspace, SessionID: sessionID,
+		Contain: a.opts.Contain, Logger: a.opts.Logger})
 }
 
 // HookEnv is the environment hooks run with: the bash tool's.

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/scv-agent/scv/internal/proc"
 	"github.com/scv-agent/scv/internal/textcut"
 )
 
@@ -63,8 +64,10 @@ const (
 	// standard error a failed hook's event shows.
 	MaxReasonBytes  = 2 << 10
 	StderrTailBytes = 2 << 10
-	// TagKey marks every process of one hook run, so one that left the
-	// group (setsid) is stopped too.
+	// TagKey marks every process of one hook run. Without a Containment
+	// it is how a process that left the group (setsid) is found and
+	// stopped; with the subreaper mechanism it tells the orphans of
+	// concurrent runs apart.
 	TagKey = "SCV_HOOK_RUN"
 )
 
@@ -95,7 +98,14 @@ type Options struct {
 	Env       []string
 	Workspace string
 	SessionID string
-	Logger    *slog.Logger
+	// Contain, when set, holds every process of a hook run in one scope
+	// (a cgroup v2 leaf, or the orphans this subreaper adopts), stopped as
+	// a whole when the hook ends: the same containment as the bash tool's.
+	// A run then costs its own processes only. nil (or the group+tag
+	// mechanism) falls back to the process group plus a sweep of every
+	// process's environment for the run's tag after each run.
+	Contain *proc.Containment
+	Logger  *slog.Logger
 }
 
 // Runner runs one session's hooks. A nil *Runner has no hooks: every
@@ -104,6 +114,8 @@ type Runner struct {
 	opts    Options
 	byEvent map[string][]Hook
 	pathEnv string
+	// baseEnv is opts.Env without the variables a hook run sets itself.
+	baseEnv []string
 }
 
 // New returns the runner of opts, or nil when there are no hooks.
@@ -121,6 +133,9 @@ func New(opts Options) *Runner {
 	for _, kv := range opts.Env {
 		if v, ok := strings.CutPrefix(kv, "PATH="); ok {
 			r.pathEnv = v
+		}
+		if k, _, _ := strings.Cut(kv, "="); !ownVar(k) {
+			r.baseEnv = append(r.baseEnv, kv)
 		}
 	}
 	return r

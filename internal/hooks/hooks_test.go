@@ -2,6 +2,7 @@ package hooks
 
 import (
 	"encoding/json"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -220,5 +221,30 @@ func TestMissingCommand(t *testing.T) {
 	d := r.Run(t.Context(), preTool("bash"), collect(&rs))
 	if !d.Deny || len(rs) != 1 || !strings.Contains(rs[0].Reason, "not found in the PATH") {
 		t.Errorf("decision %+v, runs %+v", d, rs)
+	}
+}
+
+// Both kinds of input file (the memory file, and the temporary file used
+// where there is none) hold the event from their start, and can be read
+// again after a seek.
+func TestInputFiles(t *testing.T) {
+	data := []byte(`{"event":"pre_tool"}`)
+	for name, open := range map[string]func([]byte) (*os.File, error){"input": inputFile, "temp": tempInputFile} {
+		t.Run(name, func(t *testing.T) {
+			f, err := open(data)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			for range 2 {
+				got, err := io.ReadAll(f)
+				if err != nil || string(got) != string(data) {
+					t.Fatalf("read %q, %v; want %q", got, err, data)
+				}
+				if _, err := f.Seek(0, io.SeekStart); err != nil {
+					t.Fatal(err)
+				}
+			}
+		})
 	}
 }

@@ -1,7 +1,6 @@
 package hooks
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/json"
@@ -130,6 +129,7 @@ func (r *Runner) runOne(ctx context.Context, h Hook, in Input) (Ran, string) {
 	res, err := proc.Run(ctx, proc.Spec{
 		Path: exe, Args: h.Command[1:], Dir: r.opts.Workspace, Env: r.env(h, in), Stdin: stdin,
 		Stdout: stdout, Stderr: stderr, Timeout: timeout, Grace: time.Second, Tag: TagKey + "=" + rand.Text(),
+		Contain: r.opts.Contain,
 	})
 	ran.Duration = time.Since(started)
 	ran.ExitCode = res.ExitCode
@@ -236,21 +236,23 @@ func orDefault(s, def string) string {
 	return s
 }
 
-// env is the hook's environment: the runner's, with the hook's own
-// variables.
+// ownVar says k is a variable a hook run sets itself, replacing any of
+// the runner's environment.
+func ownVar(k string) bool {
+	switch k {
+	case "SCV_HOOK_EVENT", "SCV_HOOK_NAME", "SCV_SESSION_ID", "SCV_WORKSPACE":
+		return true
+	}
+	return false
+}
+
+// env is the hook's environment: the runner's (without the variables of
+// ownVar, removed once in New), with the hook's own variables.
 func (r *Runner) env(h Hook, in Input) []string {
-	own := map[string]string{"SCV_HOOK_EVENT": in.Event, "SCV_HOOK_NAME": h.Name, "SCV_SESSION_ID": r.opts.SessionID, "SCV_WORKSPACE": r.opts.Workspace}
-	env := make([]string, 0, len(r.opts.Env)+len(own))
-	for _, kv := range r.opts.Env {
-		k, _, _ := strings.Cut(kv, "=")
-		if _, mine := own[k]; !mine {
-			env = append(env, kv)
-		}
-	}
-	for _, k := range []string{"SCV_HOOK_EVENT", "SCV_HOOK_NAME", "SCV_SESSION_ID", "SCV_WORKSPACE"} {
-		env = append(env, k+"="+own[k])
-	}
-	return env
+	env := make([]string, len(r.baseEnv), len(r.baseEnv)+4)
+	copy(env, r.baseEnv)
+	return append(env, "SCV_HOOK_EVENT="+in.Event, "SCV_HOOK_NAME="+h.Name,
+		"SCV_SESSION_ID="+r.opts.SessionID, "SCV_WORKSPACE="+r.opts.Workspace)
 }
 
 // lookPath resolves a hook's first word: a path with a slash (relative to
@@ -290,24 +292,4 @@ func executable(p string) error {
 		return errors.New("is not executable")
 	}
 	return nil
-}
-
-// inputFile is an unlinked temporary file holding data, read from its
-// start: the hook's standard input (a file, so nothing of SCV blocks on a
-// hook that does not read it).
-func inputFile(data []byte) (*os.File, error) {
-	f, err := os.CreateTemp("", "scv-hook-*.json")
-	if err != nil {
-		return nil, fmt.Errorf("the event's input file: %w", err)
-	}
-	_ = os.Remove(f.Name())
-	if _, err := bytes.NewReader(data).WriteTo(f); err != nil {
-		f.Close()
-		return nil, fmt.Errorf("the event's input file: %w", err)
-	}
-	if _, err := f.Seek(0, 0); err != nil {
-		f.Close()
-		return nil, fmt.Errorf("the event's input file: %w", err)
-	}
-	return f, nil
 }
