@@ -67,11 +67,7 @@ func BenchmarkBashTrueSandboxed(b *testing.B) {
 	if rep := sandbox.Probe(); !rep.Available {
 		b.Skipf("the kernel cannot sandbox: %s", rep.Reason)
 	}
-	exe, err := os.Executable()
-	if err != nil {
-		b.Fatal(err)
-	}
-	benchCallWith(b, Options{Env: testEnv, Sandbox: sandbox.Config{Mode: sandbox.ModeWorkspaceWrite, Helper: exe,
+	benchCallWith(b, Options{Env: testEnv, Sandbox: sandbox.Config{Mode: sandbox.ModeWorkspaceWrite,
 		DenyRead: []string{"/root/.ssh", "/root/.gnupg", "/root/.aws", "/root/.config/gh", "/root/.netrc", "/root/.scv"}}}, "true")
 }
 
