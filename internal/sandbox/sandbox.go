@@ -1,12 +1,14 @@
 // Package sandbox confines the commands SCV runs for the model (bash calls,
 // MCP servers, delegated agents) with the kernel's own mechanisms: Landlock
 // rules for the filesystem, TCP and IPC scoping, and a seccomp filter for the
-// socket families Landlock does not cover. A confined child is started as
-// `scv sandbox-exec --policy=JSON -- PATH ARGS...`: the helper (Main) applies
-// the rules to itself and execs the real command in place, so the process
-// group, signals, deadline and environment tag of the caller's runner apply
-// unchanged. Wrap turns a command line into that one; Probe says what the
-// running kernel can enforce. Only Linux has it: elsewhere the sandbox is
+// socket families Landlock does not cover. Wrap derives a command's rules
+// and returns Command.Confine, which restricts the calling OS thread with
+// them; the caller's runner (proc.Spec.Confine) starts the child from such
+// a thread and discards the thread, so the process group, signals,
+// deadline and environment tag apply unchanged and no re-executed helper
+// costs a process start. `scv sandbox-exec --policy=JSON -- PATH ARGS...`
+// (Main) does the same by hand: it confines itself and execs the command.
+// Probe says what the running kernel can enforce. Only Linux has it: elsewhere the sandbox is
 // reported unavailable and a command that asks for it is refused.
 package sandbox
 
@@ -42,7 +44,8 @@ func Rank(m Mode) int {
 	return -1
 }
 
-// HelperCommand is the hidden subcommand of SCV's binary that runs Main.
+// HelperCommand is the hidden subcommand of SCV's binary that runs Main
+// (for trying rules by hand; SCV itself confines a thread instead).
 const HelperCommand = "sandbox-exec"
 
 // Config is the sandbox as configured for one kind of child (the [sandbox]
@@ -77,8 +80,8 @@ func (c Config) Summary() string {
 	return fmt.Sprintf("sandboxed: %s, %s", c.Mode, net)
 }
 
-// Policy is what one confined command may do; it travels to the helper as
-// JSON on its command line (it holds paths only, never a secret).
+// Policy is what one confined command may do; for the helper it travels
+// as JSON on its command line (it holds paths only, never a secret).
 type Policy struct {
 	Mode    Mode `json:"mode"`
 	Network bool `json:"network"`
