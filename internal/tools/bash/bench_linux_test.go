@@ -61,8 +61,8 @@ func peakRSSKB() int {
 func BenchmarkBashTrue(b *testing.B) { benchCall(b, "true") }
 
 // BenchmarkBashTrueSandboxed is BenchmarkBashTrue confined in
-// workspace-write without network: the helper (this test binary, as SCV's
-// binary in production) starts, builds the rules and execs the shell.
+// workspace-write without network: the rules are derived and the shell is
+// started from a thread confined with them (proc.Spec.Confine).
 func BenchmarkBashTrueSandboxed(b *testing.B) {
 	if rep := sandbox.Probe(); !rep.Available {
 		b.Skipf("the kernel cannot sandbox: %s", rep.Reason)
