@@ -71,9 +71,6 @@ type Options struct {
 	// MaxSteps, when positive, replaces agent.max_steps (scv exec
 	// --max-steps).
 	MaxSteps int
-	// SandboxHelper is the executable whose `sandbox-exec` confines
-	// sandboxed children; empty means this process's own executable.
-	SandboxHelper string
 }
 
 // App builds sessions and registries.

@@ -1,8 +1,6 @@
 package app
 
 import (
-	"os"
-
 	"github.com/scv-agent/scv/internal/config"
 	"github.com/scv-agent/scv/internal/paths"
 	"github.com/scv-agent/scv/internal/sandbox"
@@ -18,17 +16,5 @@ func (a *App) Sandbox(cfg *config.Config, kind string) sandbox.Config {
 	}
 	writable, deny := sb.Paths(paths.UserHome(a.opts.Env), a.opts.Layout.Home)
 	return sandbox.Config{Mode: sandbox.Mode(sb.Mode), Network: sb.Network, WritableRoots: writable, DenyRead: deny,
-		BestEffort: sb.BestEffort, Helper: a.helper()}
-}
-
-// helper is SCV's own executable, which runs `sandbox-exec`.
-func (a *App) helper() string {
-	if a.opts.SandboxHelper != "" {
-		return a.opts.SandboxHelper
-	}
-	exe, err := os.Executable()
-	if err != nil {
-		return ""
-	}
-	return exe
+		BestEffort: sb.BestEffort}
 }

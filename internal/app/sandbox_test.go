@@ -24,9 +24,9 @@ func TestSandboxDefaults(t *testing.T) {
 	}
 	cfg := config.Defaults("")
 	cfg.Sandbox.Mode = config.SandboxWorkspaceWrite
-	a := New(Options{Layout: paths.Layout{Home: "/scv"}, Env: map[string]string{"HOME": "/u"}, SandboxHelper: "/bin/scv"})
+	a := New(Options{Layout: paths.Layout{Home: "/scv"}, Env: map[string]string{"HOME": "/u"}})
 	sb := a.Sandbox(&cfg, config.SandboxBash)
-	if sb.Mode != sandbox.ModeWorkspaceWrite || sb.Helper != "/bin/scv" || sb.DenyRead[0] != "/u/.ssh" || sb.DenyRead[len(sb.DenyRead)-1] != "/scv" {
+	if sb.Mode != sandbox.ModeWorkspaceWrite || sb.DenyRead[0] != "/u/.ssh" || sb.DenyRead[len(sb.DenyRead)-1] != "/scv" {
 		t.Errorf("bash sandbox: %+v", sb)
 	}
 	if sb := a.Sandbox(&cfg, config.SandboxMCP); sb.On() {

@@ -238,7 +238,7 @@ func newRootCmd(g *globals) *cobra.Command {
 	pf.StringVar(&g.model, "model", "", "model of the active provider")
 	pf.StringVar(&g.provider, "provider", "", "provider profile name")
 	pf.StringVar(&g.baseURL, "base-url", "", "base URL of the provider endpoint")
-	pf.StringVar(&g.approvalPolicy, "approval-policy", "", "ask-on-risk|ask-always|deny-on-risk")
+	pf.StringVar(&g.approvalPolicy, "approval-policy", "", "ask-on-risk|ask-always|deny-on-risk|ask-unsandboxed")
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageErr("%v", err) })
 
 	// Explicit registration: one line per subcommand file.

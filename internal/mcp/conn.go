@@ -57,14 +57,15 @@ func (in *instance) connect() (*conn, []*sdk.Tool, error) {
 	var t sdk.Transport
 	if in.srv.URL == "" {
 		c.stderr = newStderrLog(in.m.opts.Logger, in.srv.Name)
-		// The sandbox only changes the command line; its temporary
-		// directory goes once the server and its escapees are stopped.
+		// The sandbox confines the thread the server is started from; its
+		// temporary directory goes once the server and its escapees are
+		// stopped.
 		cmd, err := sandbox.Wrap(in.srv.Sandbox, in.srv.Dir, in.srv.Command, in.srv.Args, in.srv.Env)
 		if err != nil {
 			return nil, nil, fmt.Errorf("start %s: %w", in.srv.Command, err)
 		}
 		child, err := proc.Start(proc.Spec{Path: cmd.Path, Args: cmd.Args, Dir: in.srv.Dir, Env: cmd.Env,
-			Stderr: c.stderr, Grace: in.m.opts.Grace, Tag: in.tag, Contain: in.m.opts.Contain, AfterExit: cmd.Close})
+			Stderr: c.stderr, Grace: in.m.opts.Grace, Tag: in.tag, Contain: in.m.opts.Contain, AfterExit: cmd.Close, Confine: cmd.Confine})
 		if err != nil {
 			cmd.Close()
 			return nil, nil, fmt.Errorf("start %s: %w", in.srv.Command, err)

@@ -17,10 +17,6 @@ import (
 // attempt is real).
 func TestSandboxedServer(t *testing.T) {
 	testutil.RequireSandbox(t)
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
 	root := t.TempDir()
 	outside, hidden := filepath.Join(root, "outside"), filepath.Join(root, "hidden")
 	for _, d := range []string{outside, hidden} {
@@ -42,7 +38,7 @@ func TestSandboxedServer(t *testing.T) {
 		m, _ := newManager(t, nil)
 		srv, dir := fake(t, mcptest.EnvShell+"=1")
 		if sandboxed {
-			srv.Sandbox = sandbox.Config{Mode: sandbox.ModeWorkspaceWrite, DenyRead: []string{hidden}, Helper: exe}
+			srv.Sandbox = sandbox.Config{Mode: sandbox.ModeWorkspaceWrite, DenyRead: []string{hidden}}
 		}
 		lease := m.Acquire(dir, []Server{srv})
 		r := registry(t, lease)

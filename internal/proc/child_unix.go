@@ -35,7 +35,7 @@ func start(s Spec) (*Child, error) {
 	}
 	sc, err := s.Contain.open(&s)
 	if err == nil {
-		cmd, err = sc.start(cmd)
+		cmd, err = sc.start(cmd, s.Confine)
 	}
 	inR.Close()
 	outW.Close()

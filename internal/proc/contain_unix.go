@@ -134,14 +134,14 @@ func (sc *scope) prepare(cmd *exec.Cmd) {
 // start starts cmd (registered for the Reaper) inside the scope and
 // returns the Cmd that runs: a fresh one when the first start had to be
 // retried.
-func (sc *scope) start(cmd *exec.Cmd) (*exec.Cmd, error) {
+func (sc *scope) start(cmd *exec.Cmd, confine func() error) (*exec.Cmd, error) {
 	sc.prepare(cmd)
-	err := startTracked(cmd)
+	err := startTracked(cmd, confine)
 	if err != nil && sc != nil && sc.leaf != nil && sc.leaf.cloneUnsupported(err) {
 		// A kernel without clone3 into a cgroup: start it outside and
 		// move it in at once (what it forks before that escapes).
 		cmd = sc.leaf.outsideCmd(cmd)
-		if err = startTracked(cmd); err == nil {
+		if err = startTracked(cmd, confine); err == nil {
 			sc.leaf.adopt(cmd.Process.Pid)
 		}
 	}

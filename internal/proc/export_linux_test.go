@@ -9,7 +9,7 @@ func (r *Reaper) Reaped() int64 { return r.reaped.Load() }
 // registry a Reaper leaves to cmd.Wait); call the returned function after
 // cmd.Wait has returned.
 func StartTracked(cmd *exec.Cmd) (untrackFn func(), err error) {
-	if err := startTracked(cmd); err != nil {
+	if err := startTracked(cmd, nil); err != nil {
 		return nil, err
 	}
 	pid := cmd.Process.Pid

@@ -66,6 +66,13 @@ type Spec struct {
 	// the tag sweep are then not needed and not done. nil keeps the
 	// process group and the tag alone.
 	Contain *Containment
+	// Confine, when set, restricts the calling OS thread (a sandbox's
+	// Landlock and seccomp rules): the child is started from a fresh
+	// thread locked for it that calls Confine first and is discarded
+	// afterwards, so the child is confined from its first instruction and
+	// no other goroutine ever runs confined. An error means nothing was
+	// started.
+	Confine func() error
 }
 
 // Ident is a process by PID and start time (see StartTime).

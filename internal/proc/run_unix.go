@@ -62,7 +62,7 @@ func run(ctx context.Context, s Spec) (Result, error) {
 	}
 	defer sc.close()
 	started := time.Now()
-	cmd, err = sc.start(cmd)
+	cmd, err = sc.start(cmd, s.Confine)
 	out.closeWriters()
 	if err != nil {
 		out.closeReaders()

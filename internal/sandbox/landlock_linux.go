@@ -166,9 +166,9 @@ func rulesetAttrSize(abi int) uintptr {
 	return 8
 }
 
-// landlockRestrict builds p's ruleset and restricts the calling thread
-// with it; no_new_privs must already be set.
-func landlockRestrict(p Policy, rep Report) error {
+// landlockRestrict builds the ruleset of p's grants gs and restricts the
+// calling thread with it; no_new_privs must already be set.
+func landlockRestrict(p Policy, rep Report, gs []grant) error {
 	attr := unix.LandlockRulesetAttr{Handled_access_fs: handledFS(rep.ABI)}
 	if !p.Network && rep.ABI >= minABINet {
 		attr.Handled_access_net = unix.LANDLOCK_ACCESS_NET_BIND_TCP | unix.LANDLOCK_ACCESS_NET_CONNECT_TCP
@@ -184,10 +184,6 @@ func landlockRestrict(p Policy, rep Report) error {
 		return fmt.Errorf("create Landlock ruleset: %w", e)
 	}
 	defer unix.Close(int(fd))
-	gs, err := grants(p)
-	if err != nil {
-		return err
-	}
 	for _, g := range gs {
 		if err := addRule(int(fd), g, attr.Handled_access_fs); err != nil {
 			return err

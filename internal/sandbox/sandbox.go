@@ -1,17 +1,18 @@
 // Package sandbox confines the commands SCV runs for the model (bash calls,
 // MCP servers, delegated agents) with the kernel's own mechanisms: Landlock
 // rules for the filesystem, TCP and IPC scoping, and a seccomp filter for the
-// socket families Landlock does not cover. A confined child is started as
-// `scv sandbox-exec --policy=JSON -- PATH ARGS...`: the helper (Main) applies
-// the rules to itself and execs the real command in place, so the process
-// group, signals, deadline and environment tag of the caller's runner apply
-// unchanged. Wrap turns a command line into that one; Probe says what the
-// running kernel can enforce. Only Linux has it: elsewhere the sandbox is
+// socket families Landlock does not cover. Wrap derives a command's rules
+// and returns Command.Confine, which restricts the calling OS thread with
+// them; the caller's runner (proc.Spec.Confine) starts the child from such
+// a thread and discards the thread, so the process group, signals,
+// deadline and environment tag apply unchanged and no re-executed helper
+// costs a process start. `scv sandbox-exec --policy=JSON -- PATH ARGS...`
+// (Main) does the same by hand: it confines itself and execs the command.
+// Probe says what the running kernel can enforce. Only Linux has it: elsewhere the sandbox is
 // reported unavailable and a command that asks for it is refused.
 package sandbox
 
 import (
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -43,7 +44,8 @@ func Rank(m Mode) int {
 	return -1
 }
 
-// HelperCommand is the hidden subcommand of SCV's binary that runs Main.
+// HelperCommand is the hidden subcommand of SCV's binary that runs Main
+// (for trying rules by hand; SCV itself confines a thread instead).
 const HelperCommand = "sandbox-exec"
 
 // Config is the sandbox as configured for one kind of child (the [sandbox]
@@ -60,8 +62,6 @@ type Config struct {
 	// BestEffort runs the child with what the kernel can enforce when it
 	// cannot enforce everything; false refuses to run it.
 	BestEffort bool
-	// Helper is SCV's own executable, run as `Helper sandbox-exec …`.
-	Helper string
 }
 
 // On says the child is to be sandboxed.
@@ -80,8 +80,8 @@ func (c Config) Summary() string {
 	return fmt.Sprintf("sandboxed: %s, %s", c.Mode, net)
 }
 
-// Policy is what one confined command may do; it travels to the helper as
-// JSON on its command line (it holds paths only, never a secret).
+// Policy is what one confined command may do; for the helper it travels
+// as JSON on its command line (it holds paths only, never a secret).
 type Policy struct {
 	Mode    Mode `json:"mode"`
 	Network bool `json:"network"`
@@ -95,14 +95,22 @@ type Policy struct {
 	BestEffort bool   `json:"best_effort"`
 }
 
-// Command is a command line ready to start: the sandbox helper's when the
-// sandbox is on, the original otherwise.
+// Command is a command line ready to start, with the confinement to start
+// it under when the sandbox is on.
 type Command struct {
 	Path string
 	Args []string
 	Env  []string
 	// TempDir is the command's temporary directory ("" when unsandboxed).
 	TempDir string
+	// Confine (nil when unsandboxed) restricts the calling OS thread with
+	// the command's rules; the command must be started from that thread,
+	// which must be locked to its goroutine and never unlocked, so the
+	// runtime ends it rather than run other goroutines confined.
+	// proc.Spec.Confine does exactly that. The rules are derived when
+	// Wrap runs; Confine only hands them to the kernel, so it may run
+	// again for a retried start.
+	Confine func() error
 }
 
 // Close removes the command's temporary directory; call it once the
@@ -113,11 +121,11 @@ func (c Command) Close() {
 	}
 }
 
-// Wrap returns the command line that runs path with args under c's rules in
-// workspace, with env plus TMPDIR pointing at a fresh temporary directory.
-// With the sandbox off it returns the command unchanged. It fails with a
-// message saying what to do when this system cannot sandbox, or cannot
-// enforce every rule and c.BestEffort is false.
+// Wrap returns the command that runs path with args under c's rules in
+// workspace, with env plus TMPDIR pointing at a fresh temporary directory
+// and Confine set. With the sandbox off it returns the command unchanged.
+// It fails with a message saying what to do when this system cannot
+// sandbox, or cannot enforce every rule and c.BestEffort is false.
 func Wrap(c Config, workspace, path string, args, env []string) (Command, error) {
 	if !c.On() {
 		return Command{Path: path, Args: args, Env: env}, nil
@@ -130,22 +138,18 @@ func Wrap(c Config, workspace, path string, args, env []string) (Command, error)
 		return Command{}, fmt.Errorf("%w: this kernel (Landlock ABI %d) cannot enforce: %s; set sandbox.best_effort = true to run with the rest enforced, or sandbox.mode = \"off\"",
 			ErrIncomplete, rep.ABI, strings.Join(missing, "; "))
 	}
-	if c.Helper == "" {
-		return Command{}, fmt.Errorf("sandbox: no helper executable configured")
-	}
 	tmp, err := os.MkdirTemp("", "scv-sandbox-")
 	if err != nil {
 		return Command{}, fmt.Errorf("sandbox temp dir: %w", err)
 	}
 	p := Policy{Mode: c.Mode, Network: c.Network, Workspace: workspace, WritableRoots: c.WritableRoots,
 		DenyRead: c.DenyRead, TempDir: tmp, BestEffort: c.BestEffort}
-	js, err := json.Marshal(p)
+	confine, err := confiner(p, rep)
 	if err != nil {
 		os.RemoveAll(tmp)
-		return Command{}, fmt.Errorf("encode sandbox policy: %w", err)
+		return Command{}, err
 	}
-	hargs := append([]string{HelperCommand, "--policy=" + string(js), "--", path}, args...)
-	return Command{Path: c.Helper, Args: hargs, Env: setEnv(env, "TMPDIR", tmp), TempDir: tmp}, nil
+	return Command{Path: path, Args: args, Env: setEnv(env, "TMPDIR", tmp), TempDir: tmp, Confine: confine}, nil
 }
 
 // setEnv returns env with key set to value (any other entry of key removed).

@@ -1,10 +1,13 @@
 package sandbox
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -28,24 +31,61 @@ func helper(t *testing.T) string {
 	return exe
 }
 
-// runIn runs argv under c in workspace and returns its combined output and
-// exit code.
-func runIn(t *testing.T, c Config, workspace string, argv ...string) (string, int) {
+// starters are the two ways a confined command starts: from a thread of
+// this process confined by Command.Confine (what SCV does), and through
+// the helper, `scv sandbox-exec` (this test binary plays SCV's).
+var starters = []string{"thread", "helper"}
+
+// runIn runs argv under c in workspace, started as how says (one of
+// starters), and returns its combined output and exit code.
+func runIn(t *testing.T, how string, c Config, workspace string, argv ...string) (string, int) {
 	t.Helper()
-	c.Helper = helper(t)
 	cmd, err := Wrap(c, workspace, argv[0], argv[1:], []string{"PATH=" + os.Getenv("PATH")})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer cmd.Close()
 	x := exec.Command(cmd.Path, cmd.Args...)
-	x.Env, x.Dir = cmd.Env, workspace
-	out, err := x.CombinedOutput()
+	if how == "helper" {
+		p := Policy{Mode: c.Mode, Network: c.Network, Workspace: workspace, WritableRoots: c.WritableRoots,
+			DenyRead: c.DenyRead, TempDir: cmd.TempDir, BestEffort: c.BestEffort}
+		js, err := json.Marshal(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		x = exec.Command(helper(t), append([]string{HelperCommand, "--policy=" + string(js), "--"}, argv...)...)
+	}
+	var out bytes.Buffer
+	x.Env, x.Dir, x.Stdout, x.Stderr = cmd.Env, workspace, &out, &out
+	if how == "helper" {
+		err = x.Start()
+	} else {
+		err = startConfined(x, cmd.Confine)
+	}
+	if err != nil {
+		t.Fatalf("start %v: %v", argv, err)
+	}
+	err = x.Wait()
 	var ee *exec.ExitError
 	if err != nil && !errors.As(err, &ee) {
 		t.Fatalf("run %v: %v", argv, err)
 	}
-	return string(out), x.ProcessState.ExitCode()
+	return out.String(), x.ProcessState.ExitCode()
+}
+
+// startConfined starts x from a fresh locked thread that confine restricts
+// first, as proc.Spec.Confine does.
+func startConfined(x *exec.Cmd, confine func() error) error {
+	done := make(chan error, 1)
+	go func() {
+		runtime.LockOSThread() // never unlocked: the thread ends with the goroutine
+		if err := confine(); err != nil {
+			done <- err
+			return
+		}
+		done <- x.Start()
+	}()
+	return <-done
 }
 
 // TestSeccompSyscalls runs each filtered system call, and some that must
@@ -100,20 +140,22 @@ func TestSeccompSyscalls(t *testing.T) {
 			if want == "" {
 				continue // decided by the kernel and our privileges, not the filter
 			}
-			t.Run(map[bool]string{false: "no-network/", true: "network/"}[network]+c.probe, func(t *testing.T) {
-				out, _ := runIn(t, Config{Mode: ModeWorkspaceWrite, Network: network}, ws, exe, "probe", c.probe)
-				got := strings.TrimSpace(out)
-				switch want {
-				case notEPERM:
-					if got == eperm {
-						t.Errorf("%s: refused with EPERM, want the kernel's own answer", c.probe)
+			for _, how := range starters {
+				t.Run(how+"/"+map[bool]string{false: "no-network/", true: "network/"}[network]+c.probe, func(t *testing.T) {
+					out, _ := runIn(t, how, Config{Mode: ModeWorkspaceWrite, Network: network}, ws, exe, "probe", c.probe)
+					got := strings.TrimSpace(out)
+					switch want {
+					case notEPERM:
+						if got == eperm {
+							t.Errorf("%s: refused with EPERM, want the kernel's own answer", c.probe)
+						}
+					default:
+						if got != want {
+							t.Errorf("%s = %q, want %q", c.probe, got, want)
+						}
 					}
-				default:
-					if got != want {
-						t.Errorf("%s = %q, want %q", c.probe, got, want)
-					}
-				}
-			})
+				})
+			}
 		}
 	}
 }
@@ -167,16 +209,18 @@ func TestFilesystemRules(t *testing.T) {
 		{"read-only: write a writable root", ro, "echo x > " + extra + "/g", false},
 		{"read-only: temp dir", ro, `echo x > "$TMPDIR/f"`, true},
 	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			out, code := runIn(t, c.c, ws, "/bin/bash", "-c", c.script)
-			if c.allow && code != 0 {
-				t.Errorf("%q failed (%d), want it allowed:\n%s", c.script, code, out)
-			}
-			if !c.allow && code == 0 {
-				t.Errorf("%q succeeded: the sandbox was breached\n%s", c.script, out)
-			}
-		})
+	for _, how := range starters {
+		for _, c := range cases {
+			t.Run(how+"/"+c.name, func(t *testing.T) {
+				out, code := runIn(t, how, c.c, ws, "/bin/bash", "-c", c.script)
+				if c.allow && code != 0 {
+					t.Errorf("%q failed (%d), want it allowed:\n%s", c.script, code, out)
+				}
+				if !c.allow && code == 0 {
+					t.Errorf("%q succeeded: the sandbox was breached\n%s", c.script, out)
+				}
+			})
+		}
 	}
 	if b, _ := os.ReadFile(filepath.Join(outside, "f")); string(b) != "outside" {
 		t.Errorf("the file outside changed: %q", b)
@@ -187,31 +231,32 @@ func TestFilesystemRules(t *testing.T) {
 }
 
 func TestWrapOffIsUnchanged(t *testing.T) {
-	cmd, err := Wrap(Config{Mode: ModeOff, Helper: "/x/scv"}, "/ws", "/bin/bash", []string{"-c", "true"}, []string{"A=1"})
+	cmd, err := Wrap(Config{Mode: ModeOff}, "/ws", "/bin/bash", []string{"-c", "true"}, []string{"A=1"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cmd.Path != "/bin/bash" || strings.Join(cmd.Args, " ") != "-c true" || strings.Join(cmd.Env, " ") != "A=1" || cmd.TempDir != "" {
+	if cmd.Path != "/bin/bash" || strings.Join(cmd.Args, " ") != "-c true" || strings.Join(cmd.Env, " ") != "A=1" || cmd.TempDir != "" || cmd.Confine != nil {
 		t.Errorf("sandbox off changed the command: %+v", cmd)
 	}
 }
 
-func TestWrapBuildsHelperCommand(t *testing.T) {
+func TestWrapKeepsTheCommandLine(t *testing.T) {
 	requireLandlock(t)
-	cmd, err := Wrap(Config{Mode: ModeReadOnly, Helper: "/x/scv"}, "/ws", "/bin/bash", []string{"-c", "true"}, []string{"TMPDIR=/old", "A=1"})
+	cmd, err := Wrap(Config{Mode: ModeReadOnly}, "/ws", "/bin/bash", []string{"-c", "true"}, []string{"TMPDIR=/old", "A=1"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer cmd.Close()
-	if cmd.Path != "/x/scv" || cmd.Args[0] != HelperCommand || cmd.Args[2] != "--" || strings.Join(cmd.Args[3:], " ") != "/bin/bash -c true" {
-		t.Errorf("helper command: %q %q", cmd.Path, cmd.Args)
+	if cmd.Path != "/bin/bash" || strings.Join(cmd.Args, " ") != "-c true" || cmd.Confine == nil {
+		t.Errorf("sandboxed command: %q %q, confine set %v", cmd.Path, cmd.Args, cmd.Confine != nil)
 	}
 	if strings.Join(cmd.Env, " ") != "A=1 TMPDIR="+cmd.TempDir {
 		t.Errorf("env %q, want TMPDIR replaced by the command's temp dir %s", cmd.Env, cmd.TempDir)
 	}
-	p, argv, err := parseHelperArgs(cmd.Args[1:])
+	js, _ := json.Marshal(Policy{Mode: ModeReadOnly, Workspace: "/ws", TempDir: cmd.TempDir})
+	p, argv, err := parseHelperArgs([]string{"--policy=" + string(js), "--", "/bin/bash", "-c", "true"})
 	if err != nil || p.Mode != ModeReadOnly || p.Workspace != "/ws" || p.TempDir != cmd.TempDir || len(argv) != 3 {
-		t.Errorf("policy round trip: %+v %q %v", p, argv, err)
+		t.Errorf("helper policy round trip: %+v %q %v", p, argv, err)
 	}
 	dir := cmd.TempDir
 	cmd.Close()

@@ -289,8 +289,9 @@ func (t *agentTool) run(ctx context.Context, env tool.Env, rawCwd string, c *cal
 	par.progress = env.Progress
 	stderr := &tailBuffer{n: StderrTailBytes}
 	tr := t.opts.Tracker
-	// The sandbox only changes the command line: the group, deadline and
-	// delegation records below apply to the agent as they do unsandboxed.
+	// The sandbox only confines the thread the agent is started from: the
+	// group, deadline and delegation records below apply to the agent as
+	// they do unsandboxed.
 	sb := t.opts.Sandbox
 	sb.WritableRoots = append(slices.Clone(sb.WritableRoots), home)
 	cmd, err := sandbox.Wrap(sb, env.Workspace, t.exe, c.argv, c.env)
@@ -300,7 +301,7 @@ func (t *agentTool) run(ctx context.Context, env tool.Env, rawCwd string, c *cal
 	defer cmd.Close()
 	spec := proc.Spec{
 		Path: cmd.Path, Args: cmd.Args, Dir: dir, Env: cmd.Env,
-		Stdout: par, Stderr: stderr, Timeout: c.timeout, Contain: t.opts.Contain,
+		Stdout: par, Stderr: stderr, Timeout: c.timeout, Contain: t.opts.Contain, Confine: cmd.Confine,
 	}
 	// A contained run's scope holds every process it started; the sweep of
 	// every process's environment is then left to the reconcile.

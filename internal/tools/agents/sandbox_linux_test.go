@@ -20,10 +20,6 @@ func TestSandboxedAgent(t *testing.T) {
 	if rep := sandbox.Probe(); !rep.Available {
 		t.Skipf("the kernel cannot sandbox: %s", rep.Reason)
 	}
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
 	l, err := net.Listen("tcp4", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -71,7 +67,7 @@ func TestSandboxedAgent(t *testing.T) {
 		f.opts.Overrides["claude"] = Override{Command: "/bin/bash", Args: []string{"-c", script.String(), "fake"}, Permissions: "full"}
 		if sandboxed {
 			f.opts.Sandbox = sandbox.Config{Mode: sandbox.ModeWorkspaceWrite, Network: false, WritableRoots: []string{f.out},
-				DenyRead: []string{hidden, f.opts.Layout.Home}, Helper: exe}
+				DenyRead: []string{hidden, f.opts.Layout.Home}}
 		}
 		p, err := f.call(t, "claude", map[string]any{"prompt": "do it"})
 		if err != nil {

@@ -183,9 +183,9 @@ func (c call) run(ctx context.Context) tool.Result {
 	if c.progress != nil {
 		out = &progressWriter{w: capture, tail: proc.NewTail(progressTail), send: c.progress}
 	}
-	// The sandbox only changes the command line (its helper execs the
-	// shell in place), so the group, deadline and tag below apply as they
-	// do unsandboxed.
+	// The sandbox only confines the thread the shell is started from
+	// (proc.Spec.Confine), so the group, deadline and tag below apply as
+	// they do unsandboxed.
 	cmd, err := sandbox.Wrap(c.sandbox, c.dir, Shell, []string{c.flag, c.command}, c.env)
 	if err != nil {
 		return tool.Fail(tool.Failed, "cannot run the command: %v", err)
@@ -203,6 +203,7 @@ func (c call) run(ctx context.Context) tool.Result {
 		// tag, so they are stopped with it when the command ends.
 		Tag:     TagKey + "=" + rand.Text(),
 		Contain: c.contain,
+		Confine: cmd.Confine,
 	}
 	if c.recorder != nil {
 		// Recorded before the start, so no process of the call exists

@@ -37,6 +37,9 @@ type fixture struct {
 	victim                                           *exec.Cmd
 	victimGone                                       chan struct{}
 	cfg                                              sandbox.Config
+	// helper is an executable that runs `sandbox-exec` as SCV's does
+	// (this test binary).
+	helper string
 }
 
 type udpCounter struct {
@@ -101,7 +104,8 @@ func newFixture(t *testing.T, mode sandbox.Mode) *fixture {
 		deny = append(deny, filepath.Join(f.home, d))
 	}
 	deny = append(deny, f.scvHome)
-	f.cfg = sandbox.Config{Mode: mode, WritableRoots: []string{f.extra}, DenyRead: deny, Helper: testExe(t)}
+	f.cfg = sandbox.Config{Mode: mode, WritableRoots: []string{f.extra}, DenyRead: deny}
+	f.helper = testExe(t)
 	f.tcp = testutil.ListenOn(t, "tcp4", "127.0.0.1:0")
 	f.abs = testutil.ListenOn(t, "unix", "@scv-escape-"+rand.Text())
 	f.sock = testutil.ListenOn(t, "unix", filepath.Join(f.scvHome, "server.sock"))
@@ -156,7 +160,7 @@ func (f *fixture) expand(s string) string {
 		"{ABS}", strings.TrimPrefix(f.abs.NetAddr().String(), "@"),
 		"{SOCK}", filepath.Join(f.scvHome, "server.sock"),
 		"{VICTIM}", strconv.Itoa(f.victim.Process.Pid),
-		"{HELPER}", f.cfg.Helper).Replace(s)
+		"{HELPER}", f.helper).Replace(s)
 }
 
 // breaches lists what the attempt reached that the sandbox must keep out
