@@ -1,31 +1,27 @@
 package model_test
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"net/http"
 	"os"
 	"path/filepath"
 	"regexp"
-	"slices"
 	"strings"
 	"testing"
-	"unicode"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/scv-agent/scv/internal/model"
+	"github.com/scv-agent/scv/internal/testutil"
 )
 
 // The recorded provider streams of testdata/provider-streams (see the
 // README and MANIFEST files there for their origins) are replayed through
-// the client, each in several framings. What the client must make of a
-// stream comes from reader below, an independent reading of the stream
-// written for this test: it never looks at the client's output.
+// the client, each in several framings, and compared with one golden file
+// per stream under testdata/replay.
 
 const streamsDir = "testdata/provider-streams"
 
@@ -78,16 +74,21 @@ func recordings(t *testing.T) []recording {
 	return out
 }
 
-// outcome is what a correct client makes of a stream.
-type outcome struct {
-	Content string
-	Calls   []model.ToolCall
-	Usage   *model.Usage
-	// Reasoning is the reasoning text with all white space removed (the
-	// client may set reasoning parts apart; nothing else may change).
-	Reasoning string
-	// Err is a part of the provider_error message; "" means success.
-	Err string
+// replayed is what the client made of a stream: the golden file holds it
+// as JSON. A failing stream keeps only its error.
+type replayed struct {
+	Content   string           `json:"content,omitempty"`
+	Reasoning string           `json:"reasoning,omitempty"`
+	ToolCalls []model.ToolCall `json:"tool_calls,omitempty"`
+	// ThinkingBlocks counts the signed thinking blocks (Anthropic wire).
+	ThinkingBlocks int          `json:"thinking_blocks,omitempty"`
+	Usage          *model.Usage `json:"usage,omitempty"`
+	Error          *replayError `json:"error,omitempty"`
+}
+
+type replayError struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
 }
 
 // framings rewrite a recorded body into an equivalent one.
@@ -131,20 +132,29 @@ type smallReads struct {
 
 func (s *smallReads) Read(p []byte) (int, error) { return s.r.Read(p[:min(len(p), s.n)]) }
 
-func TestRecordedStreams(t *testing.T) {
+// TestReplayRecordedStreams replays every recorded stream in every framing
+// and compares the result with the stream's golden file,
+// testdata/replay/<name>.want.json (anthropic/ for the Messages wire).
+// `go test ./internal/model -run TestReplay -update` writes them from the
+// stream as recorded; review them with git diff.
+func TestReplayRecordedStreams(t *testing.T) {
 	recs := recordings(t)
+	checkNoOrphanWants(t, recs)
 	failures, empties := 0, 0
 	for _, rec := range recs {
 		body, err := os.ReadFile(rec.path)
 		if err != nil {
 			t.Fatal(err)
 		}
-		want := reader(rec.wire, body)
-		if want.Err != "" {
-			failures++
+		want, ok := loadWant(t, rec, body)
+		if !ok {
+			continue
 		}
-		if strings.Contains(want.Err, "empty answer") {
-			empties++
+		if want.Error != nil {
+			failures++
+			if strings.Contains(want.Error.Message, "empty answer") {
+				empties++
+			}
 		}
 		t.Run(rec.name, func(t *testing.T) {
 			t.Parallel()
@@ -157,9 +167,7 @@ func TestRecordedStreams(t *testing.T) {
 					if fr.edit != nil {
 						b = fr.edit(bytes.Clone(body))
 					}
-					hc := &http.Client{Transport: replayTransport{body: b, chunk: fr.chunk}}
-					c, _ := newClient(t, rec.wire, "http://provider.invalid/v1", func(o *model.Options) { o.MaxRetries = 0; o.HTTPClient = hc })
-					checkReplay(t, c, want)
+					checkReplay(t, replayClient(t, rec.wire, b, fr.chunk), want)
 				})
 			}
 			t.Run("over http", func(t *testing.T) {
@@ -174,530 +182,93 @@ func TestRecordedStreams(t *testing.T) {
 	}
 }
 
-func checkReplay(t *testing.T, c model.Client, want outcome) {
+func replayClient(t *testing.T, wire string, body []byte, chunk int) model.Client {
+	hc := &http.Client{Transport: replayTransport{body: body, chunk: chunk}}
+	c, _ := newClient(t, wire, "http://provider.invalid/v1", func(o *model.Options) { o.MaxRetries = 0; o.HTTPClient = hc })
+	return c
+}
+
+const wantDir = "testdata/replay"
+
+// wantPath is the golden file of rec: the stream's path under wantDir.
+func wantPath(rec recording) string {
+	rel, _ := filepath.Rel(streamsDir, rec.path)
+	return filepath.Join(wantDir, strings.TrimSuffix(rel, ".sse")+".want.json")
+}
+
+// loadWant reads rec's golden file; with -update it first writes it from
+// the stream as recorded. A missing or unreadable file is an error saying
+// how to make it.
+func loadWant(t *testing.T, rec recording, body []byte) (replayed, bool) {
+	t.Helper()
+	path := wantPath(rec)
+	if testutil.Update() {
+		got := replay(t, replayClient(t, rec.wire, body, 0))
+		var buf bytes.Buffer
+		enc := json.NewEncoder(&buf)
+		enc.SetEscapeHTML(false) // keep <, > and & readable in the diff
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(got); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Errorf("%s has no golden file (%v); write it with `go test ./internal/model -run TestReplay -update` and review it with git diff", rec.path, err)
+		return replayed{}, false
+	}
+	var w replayed
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&w); err != nil {
+		t.Errorf("%s: %v; rewrite it with `go test ./internal/model -run TestReplay -update`", path, err)
+		return replayed{}, false
+	}
+	return w, true
+}
+
+// checkNoOrphanWants fails for a golden file whose stream is gone.
+func checkNoOrphanWants(t *testing.T, recs []recording) {
+	t.Helper()
+	have := map[string]bool{}
+	for _, r := range recs {
+		have[wantPath(r)] = true
+	}
+	files, _ := filepath.Glob(filepath.Join(wantDir, "*.want.json"))
+	more, _ := filepath.Glob(filepath.Join(wantDir, "anthropic", "*.want.json"))
+	for _, f := range append(files, more...) {
+		if !have[f] {
+			t.Errorf("%s belongs to no recorded stream in %s; delete it or restore its stream", f, streamsDir)
+		}
+	}
+}
+
+// replay streams hello through c and returns what came out.
+func replay(t *testing.T, c model.Client) replayed {
 	t.Helper()
 	r, text, reasoning, err := stream(t, c, hello)
-	if want.Err != "" {
-		var me *model.Error
-		if !errors.As(err, &me) || me.Code != model.CodeProvider || !strings.Contains(me.Message, want.Err) {
-			t.Fatalf("Stream = %+v, %v; want provider_error containing %q", r, err, want.Err)
-		}
-		return
-	}
 	if err != nil {
-		t.Fatalf("Stream: %v (want content %.80q)", err, want.Content)
-	}
-	got := outcome{Content: r.Content, Calls: r.ToolCalls, Usage: r.Usage, Reasoning: squeeze(reasoning)}
-	if d := cmp.Diff(want, got); d != "" {
-		t.Errorf("response (-want +got):\n%s", d)
+		var me *model.Error
+		if !errors.As(err, &me) {
+			t.Fatalf("Stream error %v (%T) is not a *model.Error", err, err)
+		}
+		return replayed{Error: &replayError{Code: me.Code, Message: me.Message}}
 	}
 	if text != r.Content {
 		t.Errorf("answer deltas add up to %.80q, content is %.80q", text, r.Content)
 	}
+	return replayed{Content: r.Content, Reasoning: reasoning, ToolCalls: r.ToolCalls, ThinkingBlocks: len(r.Thinking), Usage: r.Usage}
 }
 
-func squeeze(s string) string {
-	return strings.Map(func(r rune) rune {
-		if unicode.IsSpace(r) {
-			return -1
-		}
-		return r
-	}, s)
-}
-
-// ---- the independent reader ----
-
-// events yields each data payload of an SSE body, decoded as generic JSON,
-// with the event name in effect ("[DONE]" payloads as the string).
-func events(body []byte) []jsonEvent {
-	var out []jsonEvent
-	name := ""
-	sc := bufio.NewScanner(bytes.NewReader(body))
-	sc.Buffer(nil, 8<<20)
-	for sc.Scan() {
-		line := strings.TrimSuffix(sc.Text(), "\r")
-		switch {
-		case line == "":
-			name = ""
-		case strings.HasPrefix(line, "event:"):
-			name = strings.TrimSpace(strings.TrimPrefix(line, "event:"))
-		case strings.HasPrefix(line, "data:"):
-			payload := strings.TrimSpace(strings.TrimPrefix(line, "data:"))
-			var v map[string]any
-			if payload == "[DONE]" || json.Unmarshal([]byte(payload), &v) != nil {
-				out = append(out, jsonEvent{typ: payload})
-				continue
-			}
-			typ, _ := v["type"].(string)
-			if typ == "" {
-				typ = name
-			}
-			out = append(out, jsonEvent{typ: typ, v: v})
-		}
-	}
-	return out
-}
-
-type jsonEvent struct {
-	typ string
-	v   map[string]any
-}
-
-// get walks keys through nested objects; array indexes are ints.
-func get(v any, keys ...any) any {
-	for _, k := range keys {
-		switch k := k.(type) {
-		case string:
-			m, _ := v.(map[string]any)
-			v = m[k]
-		case int:
-			a, _ := v.([]any)
-			if k >= len(a) {
-				return nil
-			}
-			v = a[k]
-		}
-	}
-	return v
-}
-
-func str(v any, keys ...any) string {
-	s, _ := get(v, keys...).(string)
-	return s
-}
-
-func list(v any, keys ...any) []any {
-	a, _ := get(v, keys...).([]any)
-	return a
-}
-
-func num(v any, keys ...any) (int64, bool) {
-	f, ok := get(v, keys...).(float64)
-	return int64(f), ok
-}
-
-// answer accumulates the result the way the rules in docs/model.md say.
-type answer struct {
-	text      strings.Builder
-	lastPart  string
-	reasoning strings.Builder
-	calls     []*readCall
-	byID      map[string]*readCall
-	cited     []string
-	usage     *model.Usage
-	unused    bool
-	done      bool
-	err       string
-}
-
-type readCall struct {
-	id, name      string
-	deltas, final string
-}
-
-func (a *answer) addText(part, s string) {
-	if s == "" {
-		return
-	}
-	if a.text.Len() > 0 && part != a.lastPart {
-		a.text.WriteString("\n\n")
-	}
-	a.lastPart = part
-	a.text.WriteString(s)
-}
-
-func (a *answer) call(id, name string) *readCall {
-	if c := a.byID[id]; id != "" && c != nil {
-		return c
-	}
-	c := &readCall{id: id, name: name}
-	a.calls = append(a.calls, c)
-	if id != "" {
-		a.byID[id] = c
-	}
-	return c
-}
-
-func (a *answer) cite(url string) {
-	if url != "" && !slices.Contains(a.cited, url) {
-		a.cited = append(a.cited, url)
-	}
-}
-
-func (a *answer) outcome() outcome {
-	o := outcome{Reasoning: squeeze(a.reasoning.String()), Usage: a.usage}
-	switch {
-	case a.err != "":
-		o.Err = a.err
-		return o
-	case !a.done:
-		o.Err = "stream ended before the response completed"
-		return o
-	}
-	for i, c := range a.calls {
-		args := strings.TrimSpace(c.deltas)
-		if args == "" {
-			args = strings.TrimSpace(c.final)
-		}
-		if args == "" {
-			args = "{}"
-		}
-		if !json.Valid([]byte(args)) {
-			o.Err = "invalid JSON arguments"
-			return o
-		}
-		id := c.id
-		if id == "" {
-			id = fmt.Sprintf("call_%d", i)
-		}
-		o.Calls = append(o.Calls, model.ToolCall{ID: id, Name: c.name, Arguments: args})
-	}
-	text := a.text.String()
-	var src []string
-	for _, u := range a.cited {
-		if !strings.Contains(text, u) {
-			src = append(src, "- "+u)
-		}
-	}
-	if len(src) > 0 {
-		if text != "" {
-			text += "\n\n"
-		}
-		text += "Sources:\n" + strings.Join(src, "\n")
-	}
-	o.Content = text
-	if text == "" && len(o.Calls) == 0 {
-		o.Err = "the model returned an empty answer"
-		if a.unused {
-			o.Err += " (its only output was"
-		}
-	}
-	return o
-}
-
-func reader(wire string, body []byte) outcome {
-	a := &answer{byID: map[string]*readCall{}}
-	evs := events(body)
-	switch wire {
-	case model.WireResponses:
-		readResponses(a, evs)
-	case model.WireChat:
-		readChat(a, evs)
-	case model.WireAnthropic:
-		readAnthropic(a, evs)
-	}
-	return a.outcome()
-}
-
-func readResponses(a *answer, evs []jsonEvent) {
-	ids := map[string]string{} // item id → key
-	key := func(v any, id string) string {
-		k := "id:" + id
-		if i, ok := num(v, "output_index"); ok {
-			k = fmt.Sprint("#", i)
-		}
-		if id != "" {
-			ids[id] = k
-		}
-		return k
-	}
-	sawText := map[string]bool{}
-	sawReason := map[string]bool{}
-	calls := map[string]*readCall{}
-	item := func(k string, it any) {
-		switch str(it, "type") {
-		case "function_call":
-			c := calls[k]
-			if c == nil {
-				c = a.call(str(it, "call_id"), str(it, "name"))
-				calls[k] = c
-			}
-			if c.name == "" {
-				c.name = str(it, "name")
-			}
-			if args := str(it, "arguments"); args != "" {
-				c.final = args
-			}
-		case "message":
-			for _, p := range list(it, "content") {
-				for _, an := range list(p, "annotations") {
-					if str(an, "type") == "url_citation" {
-						a.cite(str(an, "url"))
-					}
-				}
-			}
-			if !sawText[k] {
-				sawText[k] = true
-				for _, p := range list(it, "content") {
-					a.addText(k, str(p, "text")+str(p, "refusal"))
-				}
-			}
-		case "reasoning":
-			if !sawReason[k] {
-				sawReason[k] = true
-				for _, p := range append(list(it, "summary"), list(it, "content")...) {
-					a.reasoning.WriteString(str(p, "text"))
-				}
-			}
-		case "web_search_call", "":
-		default:
-			a.unused = true
-		}
-	}
-	for _, ev := range evs {
-		v := ev.v
-		switch ev.typ {
-		case "response.output_text.delta", "response.refusal.delta":
-			k := key(v, str(v, "item_id"))
-			sawText[k] = true
-			a.addText(k, str(v, "delta"))
-		case "response.reasoning_summary_text.delta", "response.reasoning_text.delta":
-			sawReason[key(v, str(v, "item_id"))] = true
-			a.reasoning.WriteString(str(v, "delta"))
-		case "response.function_call_arguments.delta":
-			k := key(v, str(v, "item_id"))
-			if calls[k] == nil {
-				calls[k] = a.call("", "")
-			}
-			calls[k].deltas += str(v, "delta")
-		case "response.output_text.annotation.added":
-			if str(v, "annotation", "type") == "url_citation" {
-				a.cite(str(v, "annotation", "url"))
-			}
-		case "response.output_item.added", "response.output_item.done":
-			item(key(v, str(v, "item", "id")), v["item"])
-		case "response.completed":
-			for i, it := range list(v, "response", "output") {
-				k, ok := ids[str(it, "id")]
-				if !ok {
-					k = fmt.Sprint("#", i)
-				}
-				item(k, it)
-			}
-			if u := get(v, "response", "usage"); u != nil {
-				in, _ := num(u, "input_tokens")
-				out, _ := num(u, "output_tokens")
-				total, _ := num(u, "total_tokens")
-				cached, _ := num(u, "input_tokens_details", "cached_tokens")
-				if total == 0 {
-					total = in + out
-				}
-				a.usage = &model.Usage{InputTokens: in, OutputTokens: out, TotalTokens: total, CacheReadTokens: cached}
-			}
-			a.done = true
-			return
-		case "response.failed":
-			a.err = str(v, "response", "error", "message")
-			return
-		case "response.incomplete":
-			a.err = "the response is incomplete: " + str(v, "response", "incomplete_details", "reason")
-			return
-		case "error":
-			a.err = str(v, "message")
-			if a.err == "" {
-				a.err = str(v, "error", "message")
-			}
-			return
-		}
-	}
-}
-
-func readChat(a *answer, evs []jsonEvent) {
-	var last *readCall
-	byIndex := map[int64]*readCall{}
-	finish := ""
-	for _, ev := range evs {
-		if ev.typ == "[DONE]" {
-			a.done = true
-			break
-		}
-		v := ev.v
-		if e := v["error"]; e != nil {
-			a.err = str(e, "message")
-			return
-		}
-		if u, ok := v["usage"].(map[string]any); ok {
-			in, _ := num(u, "prompt_tokens")
-			out, _ := num(u, "completion_tokens")
-			total, _ := num(u, "total_tokens")
-			cached, _ := num(u, "prompt_tokens_details", "cached_tokens")
-			if total == 0 {
-				total = in + out
-			}
-			a.usage = &model.Usage{InputTokens: in, OutputTokens: out, TotalTokens: total, CacheReadTokens: cached}
-		}
-		for _, ch := range list(v, "choices") {
-			if i, _ := num(ch, "index"); i != 0 {
-				continue
-			}
-			d := get(ch, "delta")
-			a.reasoning.WriteString(str(d, "reasoning_content") + str(d, "reasoning"))
-			switch c := get(d, "content").(type) {
-			case string:
-				a.addText("", c)
-			case []any:
-				for _, p := range c {
-					if t := str(p, "type"); t == "text" {
-						a.addText("", str(p, "text"))
-					}
-				}
-			}
-			a.addText("", str(d, "refusal"))
-			for _, tc := range list(d, "tool_calls") {
-				id := str(tc, "id")
-				c := last
-				idx, hasIdx := num(tc, "index")
-				if hasIdx {
-					c = byIndex[idx]
-				}
-				if c == nil || (id != "" && c.id != "" && c.id != id) {
-					c = a.call(id, "")
-					if hasIdx {
-						byIndex[idx] = c
-					}
-				}
-				if c.id == "" {
-					c.id = id
-				}
-				if c.name == "" {
-					c.name = str(tc, "function", "name")
-				}
-				c.deltas += str(tc, "function", "arguments")
-				last = c
-			}
-			if f := str(ch, "finish_reason"); f != "" {
-				finish = f
-			}
-		}
-	}
-	if finish != "" {
-		a.done = true
-	}
-	if finish == "length" {
-		a.err = `finish_reason "length"`
-	}
-}
-
-func readAnthropic(a *answer, evs []jsonEvent) {
-	type block struct {
-		kind    string
-		call    *readCall
-		input   string
-		partial bool
-	}
-	blocks := map[int64]*block{}
-	usage := map[string]int64{}
-	stop, explanation := "", ""
-	run := 0 // counts non-text blocks: text of a new run is a new part
-	start := func(i int64, cb any) {
-		b := &block{kind: str(cb, "type")}
-		blocks[i] = b
-		switch b.kind {
-		case "text":
-			for _, c := range list(cb, "citations") {
-				a.cite(str(c, "url"))
-			}
-			a.addText(fmt.Sprint(run), str(cb, "text"))
-			return
-		case "tool_use":
-			b.call = a.call(str(cb, "id"), str(cb, "name"))
-			in, _ := json.Marshal(get(cb, "input"))
-			b.input = string(in)
-		case "thinking":
-			a.reasoning.WriteString(str(cb, "thinking"))
-		case "server_tool_use":
-			if str(cb, "name") != "web_search" {
-				a.unused = true
-			}
-		case "web_search_tool_result", "redacted_thinking":
-		default:
-			a.unused = true
-		}
-		run++
-	}
-	takeUsage := func(u any) {
-		for _, f := range []string{"input_tokens", "output_tokens", "cache_creation_input_tokens", "cache_read_input_tokens"} {
-			if n, ok := num(u, f); ok {
-				usage[f] = n
-			}
-		}
-	}
-	for _, ev := range evs {
-		v := ev.v
-		switch ev.typ {
-		case "message_start":
-			takeUsage(get(v, "message", "usage"))
-			if s := str(v, "message", "stop_reason"); s != "" {
-				stop = s
-			}
-			for i, cb := range list(v, "message", "content") {
-				start(int64(-1-i), cb)
-			}
-		case "content_block_start":
-			i, _ := num(v, "index")
-			start(i, v["content_block"])
-		case "content_block_delta":
-			i, _ := num(v, "index")
-			b := blocks[i]
-			if b == nil {
-				continue
-			}
-			switch str(v, "delta", "type") {
-			case "text_delta":
-				if b.kind == "text" {
-					a.addText(fmt.Sprint(run), str(v, "delta", "text"))
-				}
-			case "input_json_delta":
-				if b.call != nil {
-					b.partial = true
-					b.call.deltas += str(v, "delta", "partial_json")
-				}
-			case "thinking_delta":
-				a.reasoning.WriteString(str(v, "delta", "thinking"))
-			case "citations_delta":
-				a.cite(str(v, "delta", "citation", "url"))
-			}
-		case "message_delta":
-			takeUsage(v["usage"])
-			if s := str(v, "delta", "stop_reason"); s != "" {
-				stop = s
-			}
-			explanation = str(v, "delta", "stop_details", "explanation")
-		case "error":
-			a.err = str(v, "error", "message")
-			return
-		case "message_stop":
-			a.done = true
-		}
-		if a.done {
-			break
-		}
-	}
-	for _, b := range blocks {
-		if b.call != nil && !b.partial {
-			b.call.final = b.input
-		}
-	}
-	_, hasIn := usage["input_tokens"]
-	_, hasOut := usage["output_tokens"]
-	if hasIn || hasOut {
-		u := &model.Usage{OutputTokens: usage["output_tokens"], CacheReadTokens: usage["cache_read_input_tokens"], CacheWriteTokens: usage["cache_creation_input_tokens"]}
-		u.InputTokens = usage["input_tokens"] + u.CacheReadTokens + u.CacheWriteTokens
-		u.TotalTokens = u.InputTokens + u.OutputTokens
-		a.usage = u
-	}
-	switch stop {
-	case "max_tokens":
-		a.err = `stop_reason "max_tokens"`
-	case "model_context_window_exceeded":
-		a.err = `stop_reason "model_context_window_exceeded"`
-	case "refusal":
-		a.calls = nil
-		if a.text.Len() == 0 {
-			a.err = "declined to answer"
-			if explanation != "" {
-				a.err += ` (stop_reason "refusal"): ` + explanation
-			}
-		}
+func checkReplay(t *testing.T, c model.Client, want replayed) {
+	t.Helper()
+	if d := cmp.Diff(want, replay(t, c)); d != "" {
+		t.Errorf("response (-want +got):\n%s", d)
 	}
 }
