@@ -10,6 +10,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 
@@ -17,6 +18,7 @@ import (
 
 	"github.com/scv-agent/scv/internal/approval"
 	"github.com/scv-agent/scv/internal/hooks"
+	"github.com/scv-agent/scv/internal/mention"
 	"github.com/scv-agent/scv/internal/model"
 	"github.com/scv-agent/scv/internal/proto"
 	"github.com/scv-agent/scv/internal/redact"
@@ -64,9 +66,11 @@ type Options struct {
 	// Hooks runs the user's hooks; nil: none.
 	Hooks *hooks.Runner
 	// Mentions expands a prompt's `@path` mentions when its turn starts:
-	// the text appended to the prompt the model gets, and the mentions
-	// turn.started reports. nil: a prompt is sent as written.
-	Mentions func(ctx context.Context, prompt string) (string, []proto.Mention)
+	// the text appended to the prompt the model gets, the mentions
+	// turn.started reports, and the mentioned image files, which join the
+	// prompt's input images (carried are the sizes of the images it
+	// already has). nil: a prompt is sent as written.
+	Mentions func(ctx context.Context, prompt string, carried []int64) mention.Expansion
 	// Describe says what is known of a model: its context window (0:
 	// Context.MaxTokens) and prices (a completed turn's usage carries
 	// its cost when they are known). nil: nothing is known.
@@ -224,6 +228,44 @@ func (s *Session) RunTurn(ctx context.Context, turnID, prompt string, emit Emit)
 // RunTurnImages is RunTurn with input images attached to the prompt (read
 // and checked by the caller, with their bytes).
 func (s *Session) RunTurnImages(ctx context.Context, turnID, prompt string, images []model.Image, emit Emit) {
+	s.RunTurnAttached(ctx, turnID, prompt, s.Attach(ctx, prompt, images), emit)
+}
+
+// Attached is a prompt's input images and what its `@` mentions attach,
+// as the turn will send them.
+type Attached struct {
+	// Images are the prompt's input images: turn.start's, then the
+	// mentioned image files.
+	Images   []model.Image
+	text     string
+	mentions []proto.Mention
+}
+
+// Attach expands prompt's `@` mentions (Options.Mentions) now, so the
+// caller can record the turn's images before it runs; images are the
+// prompt's own (turn.start's).
+func (s *Session) Attach(ctx context.Context, prompt string, images []model.Image) Attached {
+	a := Attached{Images: images}
+	if s.opts.Mentions == nil {
+		return a
+	}
+	carried := make([]int64, len(images))
+	for i, im := range images {
+		carried[i] = im.Size
+	}
+	x := s.opts.Mentions(ctx, prompt, carried)
+	a.text, a.mentions = x.Text, x.Mentions
+	if len(x.Images) > 0 {
+		a.Images = slices.Clip(slices.Clone(images))
+		for _, f := range x.Images {
+			a.Images = append(a.Images, model.Image{Path: f.Path, MediaType: f.MediaType, Size: f.Size, SHA256: f.SHA256, Data: f.Data})
+		}
+	}
+	return a
+}
+
+// RunTurnAttached is RunTurn for a prompt whose attachments Attach made.
+func (s *Session) RunTurnAttached(ctx context.Context, turnID, prompt string, att Attached, emit Emit) {
 	ev := func(e proto.TurnEvent) {
 		e.Turn().TurnID = turnID
 		emit(e)
@@ -231,11 +273,8 @@ func (s *Session) RunTurnImages(ctx context.Context, turnID, prompt string, imag
 	saved := s.hist.snapshot()
 	s.changes = nil
 	s.turnID = turnID
-	var attached string
-	started := &proto.TurnStarted{}
-	if s.opts.Mentions != nil {
-		attached, started.Mentions = s.opts.Mentions(ctx, prompt)
-	}
+	attached, images := att.text, att.Images
+	started := &proto.TurnStarted{Mentions: att.mentions}
 	ev(started)
 	end := func(e proto.TurnEvent) {
 		s.turnEndHooks(ctx, e, ev)

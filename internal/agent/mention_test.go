@@ -7,6 +7,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/scv-agent/scv/internal/approval"
+	"github.com/scv-agent/scv/internal/mention"
 	"github.com/scv-agent/scv/internal/model"
 	"github.com/scv-agent/scv/internal/proto"
 )
@@ -18,9 +19,9 @@ func TestMentionsAttachedAtTurnStart(t *testing.T) {
 	fm := &fakeModel{script: []step{text("ok"), failWith(model.CodeProvider)}}
 	s := newSession(t, fm, testTools(t, nil), approval.AskOnRisk)
 	var asked []string
-	s.opts.Mentions = func(_ context.Context, prompt string) (string, []proto.Mention) {
+	s.opts.Mentions = func(_ context.Context, prompt string, _ []int64) mention.Expansion {
 		asked = append(asked, prompt)
-		return "\n\n<file path=\"a.go\">A</file>", []proto.Mention{{Path: "a.go", Kind: proto.MentionFile, Bytes: 1}}
+		return mention.Expansion{Text: "\n\n<file path=\"a.go\">A</file>", Mentions: []proto.Mention{{Path: "a.go", Kind: proto.MentionFile, Bytes: 1}}}
 	}
 	var r recorder
 	s.RunTurn(t.Context(), "t1", "look at @a.go", r.emit)

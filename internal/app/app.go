@@ -30,7 +30,6 @@ import (
 	"github.com/scv-agent/scv/internal/netguard"
 	"github.com/scv-agent/scv/internal/paths"
 	"github.com/scv-agent/scv/internal/proc"
-	"github.com/scv-agent/scv/internal/proto"
 	"github.com/scv-agent/scv/internal/server"
 	"github.com/scv-agent/scv/internal/skill"
 	"github.com/scv-agent/scv/internal/store"
@@ -415,7 +414,7 @@ func (a *App) NewSession(ctx context.Context, id string, req server.SessionReque
 	hk := a.Hooks(cfg, req.Cwd, id)
 	// A tool-free session (a remote chat sender's) reads no workspace
 	// file, so its prompts' @path mentions stay text.
-	var mentions func(context.Context, string) (string, []proto.Mention)
+	var mentions func(context.Context, string, []int64) mention.Expansion
 	if !req.NoTools {
 		mentions = mention.Expander{Workspace: req.Cwd, Limit: cfg.Tools.OutputLimitBytes, Source: fs.MentionSource(req.Cwd)}.Expand
 	}

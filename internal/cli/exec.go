@@ -16,6 +16,7 @@ import (
 	"github.com/scv-agent/scv/internal/approval"
 	"github.com/scv-agent/scv/internal/client"
 	"github.com/scv-agent/scv/internal/config"
+	"github.com/scv-agent/scv/internal/imagefile"
 	"github.com/scv-agent/scv/internal/proto"
 	"github.com/scv-agent/scv/internal/server"
 	"github.com/scv-agent/scv/internal/termtext"
@@ -678,6 +679,8 @@ func mentionNote(m proto.Mention) string {
 	switch {
 	case m.Refused != "":
 		return "not attached @" + p + ": " + termtext.Line(m.Refused)
+	case m.Kind == proto.MentionImage:
+		return fmt.Sprintf("attached @%s (image, %s)", p, imagefile.Size(m.Bytes))
 	case m.Truncated:
 		return fmt.Sprintf("attached @%s (first %d bytes)", p, m.Bytes)
 	}

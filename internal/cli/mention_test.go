@@ -13,8 +13,10 @@ import (
 
 // `scv exec "explain @main.go"` attaches main.go to the prompt the model
 // gets; a mentioned secret-like file, binary file and image are named as
-// not attached (with why) and their bytes never reach the model; stderr
-// says what was attached.
+// not attached (with why) and their bytes never reach the model; a
+// mentioned image file reaches it as an input image of the prompt, while
+// one that is no image by its content is refused with why; stderr says
+// what was attached.
 func TestExecAttachesMentions(t *testing.T) {
 	fake := modeltest.New(t)
 	fake.Script(modeltest.Text("explained"))
@@ -23,7 +25,8 @@ func TestExecAttachesMentions(t *testing.T) {
 		"main.go":     "package main\n\nfunc main() { println(\"mention-marker-42\") }\n",
 		".env":        "API_TOKEN=env-secret-value-77\n",
 		"blob.bin":    "bin\x00ary-secret-88",
-		"shot.png":    "\x89PNG image-bytes-99",
+		"fake.png":    "\x89PNG image-bytes-99",
+		"shot.png":    realPNG,
 		"pkg/a.go":    "package pkg\n",
 		"pkg/b/c.txt": "c\n",
 	}
@@ -42,7 +45,7 @@ func TestExecAttachesMentions(t *testing.T) {
 	}
 	env := Env{"HOME": t.TempDir(), "OPENAI_API_KEY": "sk-test", "PATH": "/usr/bin:/bin"}
 	var out, errb bytes.Buffer
-	prompt := "explain @main.go, compare @.env @blob.bin @shot.png and @pkg; mail me at a@main.go"
+	prompt := "explain @main.go, compare @.env @blob.bin @fake.png and @pkg, look at @shot.png; mail me at a@main.go"
 	code := Run(t.Context(), []string{"--scv-home", home, "exec", "--workspace", ws, prompt}, Stdio{In: strings.NewReader(""), Out: &out, Err: &errb}, env)
 	if code != ExitOK {
 		t.Fatalf("exit %d: %s", code, errb.String())
@@ -68,12 +71,16 @@ func TestExecAttachesMentions(t *testing.T) {
 		"attached @main.go (59 bytes)",
 		"not attached @.env: it looks like it holds secrets",
 		"not attached @blob.bin: binary",
-		"not attached @shot.png: an image; images: attach with -i",
+		"not attached @fake.png: image fake.png is ",
+		"attached @shot.png (image, 112 B)",
 		"attached @pkg/ (",
 	} {
 		if !strings.Contains(stderr, want) {
 			t.Errorf("stderr lacks %q:\n%s", want, stderr)
 		}
+	}
+	if ims := reqs[0].Images(); len(ims) != 1 || ims[0].MediaType != "image/png" || string(ims[0].Data) != realPNG {
+		t.Errorf("the model got images %+v, want shot.png's bytes", ims)
 	}
 	if strings.Contains(stderr, "@main.go,") || strings.Contains(stderr, "a@main.go") {
 		t.Errorf("a mention kept its punctuation, or a@… counted as one:\n%s", stderr)
@@ -82,3 +89,6 @@ func TestExecAttachesMentions(t *testing.T) {
 		t.Errorf("stdout = %q", got)
 	}
 }
+
+// realPNG starts as a PNG file does: 112 bytes, 100 of them pixels.
+var realPNG = "\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" + strings.Repeat("\x01", 96)

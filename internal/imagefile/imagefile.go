@@ -84,6 +84,12 @@ func Read(path string) (File, error) {
 		return File{}, openError(path, err)
 	}
 	defer f.Close()
+	return ReadOpened(path, f)
+}
+
+// ReadOpened is Read for a file the caller opened itself (through an
+// os.Root, say); path is the name errors give it and the File's Path.
+func ReadOpened(path string, f *os.File) (File, error) {
 	st, err := f.Stat()
 	if err != nil {
 		return File{}, fmt.Errorf("image %s: %w", path, err)

@@ -7,10 +7,12 @@ import (
 	"io/fs"
 	"os"
 	"path"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 
+	"github.com/scv-agent/scv/internal/imagefile"
 	"github.com/scv-agent/scv/internal/proto"
 )
 
@@ -19,12 +21,26 @@ import (
 const DefaultMaxMentions = 10
 
 // File is what a Source gives for one mentioned file: its content (at
-// most the limit asked for), or why it is refused.
+// most the limit asked for), the image it holds, or why it is refused.
 type File struct {
 	Content   string
 	Total     int64 // the file's size
 	Truncated bool
 	Refused   string
+	// Image is set for an image file (PNG, JPEG, GIF or WebP by its
+	// content, read with imagefile's limits): it goes to the model as an
+	// input image of the prompt, not as text.
+	Image *imagefile.File
+}
+
+// Expansion is what a prompt's mentions attach: Text to append to the
+// prompt, one Mention per distinct mentioned path (for the client's
+// chips), and the mentioned image files, in the order of the prompt,
+// their Path absolute.
+type Expansion struct {
+	Text     string
+	Mentions []proto.Mention
+	Images   []imagefile.File
 }
 
 // Source reads mentioned files and judges mentioned directories with the
@@ -92,18 +108,21 @@ func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\
 const trailing = ".,;:!?)]}'\"`"
 
 // Expand finds the prompt's mentions and returns the text to append to
-// the prompt for the model (empty when nothing is mentioned) and what was
+// the prompt for the model (empty when nothing is mentioned), what was
 // attached or refused, one entry per distinct mentioned path, for the
-// client's chips. A bare word that names nothing in the workspace and has
-// neither "/" nor "." (@alice) is no mention.
-func (e Expander) Expand(ctx context.Context, prompt string) (string, []proto.Mention) {
+// client's chips, and the mentioned images. carried are the sizes of the
+// images the prompt already carries (turn.start's images): a mentioned
+// image counts with them against imagefile.MaxPerPrompt and
+// imagefile.MaxTotalBytes. A bare word that names nothing in the
+// workspace and has neither "/" nor "." (@alice) is no mention.
+func (e Expander) Expand(ctx context.Context, prompt string, carried []int64) Expansion {
 	toks := Tokens(prompt)
 	if len(toks) == 0 || e.Workspace == "" || e.Source == nil {
-		return "", nil
+		return Expansion{}
 	}
 	root, err := os.OpenRoot(e.Workspace)
 	if err != nil {
-		return "", nil
+		return Expansion{}
 	}
 	defer root.Close()
 	maxN := e.MaxMentions
@@ -112,6 +131,7 @@ func (e Expander) Expand(ctx context.Context, prompt string) (string, []proto.Me
 	}
 	var b strings.Builder
 	var out []proto.Mention
+	ims := imageBudget{sizes: slices.Clone(carried)}
 	seen := map[string]bool{}
 	for _, t := range toks {
 		rel, fi, err := resolve(root, t)
@@ -132,7 +152,7 @@ func (e Expander) Expand(ctx context.Context, prompt string) (string, []proto.Me
 			m.Kind, m.Path = proto.MentionDir, rel+"/"
 			e.dir(ctx, rel, &m, &b)
 		default:
-			e.file(ctx, rel, &m, &b)
+			e.file(ctx, rel, &m, &b, &ims)
 		}
 		if m.Refused != "" {
 			fmt.Fprintf(&b, "<not-attached path=%s>%s</not-attached>\n", strconv.Quote(m.Path), m.Refused)
@@ -140,9 +160,32 @@ func (e Expander) Expand(ctx context.Context, prompt string) (string, []proto.Me
 		out = append(out, m)
 	}
 	if len(out) == 0 {
-		return "", nil
+		return Expansion{}
 	}
-	return "\n\nThe user mentioned these workspace paths with @; their content as of this prompt:\n\n" + b.String(), out
+	return Expansion{
+		Text:     "\n\nThe user mentioned these workspace paths with @; their content as of this prompt:\n\n" + b.String(),
+		Mentions: out,
+		Images:   ims.files,
+	}
+}
+
+// imageBudget counts a prompt's images against imagefile's limits.
+type imageBudget struct {
+	sizes []int64 // of every image of the prompt so far
+	files []imagefile.File
+}
+
+// take adds f to the prompt's images, or says why it cannot be.
+func (ib *imageBudget) take(f imagefile.File) string {
+	if len(ib.sizes) >= imagefile.MaxPerPrompt {
+		return fmt.Sprintf("the prompt would carry more than %d images, the most one prompt takes; send fewer", imagefile.MaxPerPrompt)
+	}
+	if err := imagefile.CheckTotal(append(slices.Clone(ib.sizes), f.Size)...); err != nil {
+		return err.Error()
+	}
+	ib.sizes = append(ib.sizes, f.Size)
+	ib.files = append(ib.files, f)
+	return ""
 }
 
 // resolve finds what a token names: its cleaned workspace-relative path
@@ -210,10 +253,22 @@ func statError(err error) error {
 	return fmt.Errorf("cannot be opened: %v", err)
 }
 
-func (e Expander) file(ctx context.Context, rel string, m *proto.Mention, b *strings.Builder) {
+func (e Expander) file(ctx context.Context, rel string, m *proto.Mention, b *strings.Builder, ims *imageBudget) {
 	f := e.Source.File(ctx, rel, e.Limit)
 	if f.Refused != "" {
 		m.Refused = f.Refused
+		return
+	}
+	if im := f.Image; im != nil {
+		m.Kind = proto.MentionImage
+		abs := *im
+		abs.Path = filepath.Join(e.Workspace, filepath.FromSlash(rel))
+		if m.Refused = ims.take(abs); m.Refused != "" {
+			return
+		}
+		m.Bytes = im.Size
+		fmt.Fprintf(b, "<image path=%s bytes=\"%d\" media_type=%s>attached to this message as an input image</image>\n",
+			strconv.Quote(rel), im.Size, strconv.Quote(im.MediaType))
 		return
 	}
 	m.Bytes, m.Truncated = int64(len(f.Content)), f.Truncated

@@ -79,13 +79,14 @@ type TurnStarted struct {
 
 // Mention kinds.
 const (
-	MentionFile = "file"
-	MentionDir  = "dir"
+	MentionFile  = "file"
+	MentionDir   = "dir"
+	MentionImage = "image" // an image file, sent as an input image of the prompt
 )
 
 // Mention is one `@path` of a prompt. Path is workspace-relative (a
 // directory's ends in "/"); Bytes is how much content (or listing) was
-// attached, Truncated whether that is less than the whole; Refused, when
+// attached (an image's whole size), Truncated whether that is less than the whole; Refused, when
 // set, says why nothing was attached.
 type Mention struct {
 	Path      string `json:"path"`

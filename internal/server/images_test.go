@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/scv-agent/scv/internal/app"
 	"github.com/scv-agent/scv/internal/client"
 	"github.com/scv-agent/scv/internal/model/modeltest"
@@ -135,5 +137,69 @@ func TestImagesStoredByPathAndHash(t *testing.T) {
 	}
 	if in := input(t, last); !strings.Contains(in, "[image "+shot+" changed since it was attached]") {
 		t.Errorf("the resumed request lacks the changed note:\n%s", in)
+	}
+}
+
+// TestMentionedImageStored: `@shot.png` in a prompt that also carries an
+// image of its own sends both to the model (the prompt's own first), the
+// turn.started mention says image, and the session database records both
+// with the turn by path and hash, so a resume lists them.
+func TestMentionedImageStored(t *testing.T) {
+	fake := modeltest.New(t)
+	fake.Script(modeltest.Text("two pictures"))
+	home := t.TempDir()
+	ws := testutil.TempDir(t)
+	cfg := fmt.Sprintf("[providers.openai]\nbase_url = %q\nmax_retries = 0\n", fake.URL())
+	if err := os.WriteFile(filepath.Join(home, "config.toml"), []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ap := app.New(app.Options{Layout: paths.Layout{Home: home}, Env: map[string]string{"OPENAI_API_KEY": "sk-test", "HOME": home, "PATH": os.Getenv("PATH")}})
+	srv := server.New(server.Options{Factory: ap, Version: "test", Store: openTestStore(t, home, nil)})
+	png := "\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" + strings.Repeat("\x05", 200)
+	gif := "GIF89a\x01\x00\x01\x00\x00\x00\x00;"
+	writeFile(t, ws, "shot.png", png)
+	writeFile(t, ws, "dot.gif", gif)
+
+	c, end := connect(t, srv)
+	started, err := c.StartSession(t.Context(), proto.SessionStart{Cwd: ws})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sid := started.SessionID
+	if err := c.Send(&proto.TurnStart{SessionID: sid, Prompt: "compare @shot.png", Images: []proto.Image{{Path: "dot.gif"}}}); err != nil {
+		t.Fatal(err)
+	}
+	var mentions []proto.Mention
+	for ev := range c.Events() {
+		if st, ok := ev.(*proto.TurnStarted); ok {
+			mentions = st.Mentions
+		}
+		if _, ok := ev.(*proto.TurnCompleted); ok {
+			break
+		}
+		if _, ok := ev.(*proto.TurnFailed); ok {
+			t.Fatalf("turn failed: %+v", ev)
+		}
+	}
+	if want := []proto.Mention{{Path: "shot.png", Kind: proto.MentionImage, Bytes: int64(len(png))}}; !cmp.Equal(mentions, want) {
+		t.Errorf("turn.started mentions %+v, want %+v", mentions, want)
+	}
+	got := fake.Requests()[0].Images()
+	if len(got) != 2 || string(got[0].Data) != gif || got[1].MediaType != "image/png" || string(got[1].Data) != png {
+		t.Fatalf("the model got images %+v, want dot.gif then shot.png", got)
+	}
+	end()
+
+	c, _ = connect(t, srv)
+	res, err := client.CallFor[*proto.SessionResumed](t.Context(), c, &proto.SessionResume{SessionID: sid})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Turns) != 1 || len(res.Turns[0].Images) != 2 {
+		t.Fatalf("session.resumed turns %+v, want one with two images", res.Turns)
+	}
+	ims := res.Turns[0].Images
+	if ims[0].Path != filepath.Join(ws, "dot.gif") || ims[1].Path != filepath.Join(ws, "shot.png") || ims[1].Size != int64(len(png)) || len(ims[1].SHA256) != 64 {
+		t.Errorf("stored images %+v", ims)
 	}
 }

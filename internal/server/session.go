@@ -117,6 +117,10 @@ func (s *session) run(c *conn) {
 			s.mu.Unlock()
 			continue
 		}
+		// The mentions are expanded before the turn is recorded, so the
+		// store keeps a mentioned image with the turn's own images.
+		att := s.agent.Attach(ctx, p.prompt, p.images)
+		p.images = att.Images
 		rec, err := c.beginRecord(ctx, s, p)
 		if err != nil {
 			c.refuseTurn(s, p, err)
@@ -124,7 +128,7 @@ func (s *session) run(c *conn) {
 			continue
 		}
 		first := true
-		s.agent.RunTurnImages(ctx, p.turnID, p.prompt, p.images, func(ev proto.TurnEvent) {
+		s.agent.RunTurnAttached(ctx, p.turnID, p.prompt, att, func(ev proto.TurnEvent) {
 			if first {
 				ev.Head().RequestID = p.requestID
 				first = false

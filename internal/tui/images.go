@@ -27,8 +27,8 @@ type attachedImage struct {
 
 // AttachImage attaches the image file at path (absolute, or relative to
 // the session's workspace) to the next prompt and shows its chip; the
-// error says why it was refused. An @ mention of an image file attaches
-// it through here.
+// error says why it was refused. An @ mention of an image file is the
+// server's to attach (docs/mentions.md), not this.
 func (m *Model) AttachImage(path string) error {
 	if len(m.images) >= imagefile.MaxPerPrompt {
 		return errors.New("the next prompt already carries " + itoa(imagefile.MaxPerPrompt) + " images, the most one prompt takes; send it first")
@@ -145,3 +145,25 @@ func storedChips(ims []proto.Image) string {
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
+
+// ownImages are the images a stored turn's prompt was sent with, without
+// the ones its `@` mentions attached: the server records those after the
+// prompt's own, and their chips are the mentions' (from turn.started).
+func ownImages(t proto.StoredTurn) []proto.Image {
+	n := 0
+	for _, raw := range t.Events {
+		ev, err := proto.DecodeEvent(raw)
+		if err != nil {
+			continue
+		}
+		if st, ok := ev.(*proto.TurnStarted); ok {
+			for _, m := range st.Mentions {
+				if m.Kind == proto.MentionImage && m.Refused == "" {
+					n++
+				}
+			}
+			break
+		}
+	}
+	return t.Images[:max(len(t.Images)-n, 0)]
+}

@@ -44,3 +44,28 @@ func TestImageUnderTmux(t *testing.T) {
 	p.keys("C-c")
 	p.assertRestored(0)
 }
+
+// TestMentionedImageUnderTmux: in the real binary, `@shot.png` in a
+// prompt sends the file's bytes to the model as an input image, and the
+// transcript shows its image chip.
+func TestMentionedImageUnderTmux(t *testing.T) {
+	scv := scvBinary(t)
+	requireRun(t, scv)
+	home, ws := t.TempDir(), t.TempDir()
+	png := append([]byte("\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR"), bytes.Repeat([]byte{9}, 5000)...)
+	if err := os.WriteFile(filepath.Join(ws, "shot.png"), png, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	fake := modeltest.New(t)
+	fake.Script(modeltest.Text("A striped square."))
+	p := openTUI(t, scv, home, ws, fake, 100, 30)
+	p.text("look at @shot.png ")
+	p.keys("Enter")
+	p.waitFor("A striped square.", "[@shot.png · image 4.9 KB]", "ready")
+	got := fake.Requests()[0].Images()
+	if len(got) != 1 || got[0].MediaType != "image/png" || !bytes.Equal(got[0].Data, png) {
+		t.Errorf("the model got images %+v, want shot.png", got)
+	}
+	p.keys("C-c")
+	p.assertRestored(0)
+}

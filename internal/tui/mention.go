@@ -9,6 +9,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 
+	"github.com/scv-agent/scv/internal/imagefile"
 	"github.com/scv-agent/scv/internal/mention"
 	"github.com/scv-agent/scv/internal/proto"
 	"github.com/scv-agent/scv/internal/termtext"
@@ -21,6 +22,8 @@ func mentionChip(m proto.Mention) string {
 	switch {
 	case m.Refused != "":
 		return "[@" + m.Path + " ✗]"
+	case m.Kind == proto.MentionImage:
+		return "[@" + m.Path + " · image " + imagefile.Size(m.Bytes) + "]"
 	case m.Truncated && m.Kind == proto.MentionDir:
 		return "[@" + m.Path + " · partial listing]"
 	case m.Truncated:

@@ -190,3 +190,34 @@ func TestMentionAbandonedWalk(t *testing.T) {
 		t.Errorf("the completion is not of the new workspace alone:\n%s", f)
 	}
 }
+
+// An @-mentioned image shows as an image chip, live and when resumed; a
+// resumed turn shows the prompt's own images (sent with /image) as image
+// chips and the mentioned one only as its mention chip, as live.
+func TestMentionedImageChip(t *testing.T) {
+	h := newHarness(t, nil)
+	h.typeText("look at @shot.png")
+	h.keys(enter)
+	ev := &proto.TurnStarted{TurnHeader: th("t1"), Mentions: []proto.Mention{{Path: "shot.png", Kind: proto.MentionImage, Bytes: 120 << 10}}}
+	h.ev(ev)
+	const chip = "[@shot.png · image 120 KB]"
+	if f := h.frame(); !strings.Contains(f, chip) {
+		t.Errorf("the live transcript lacks %q:\n%s", chip, f)
+	}
+
+	ev.SessionID, ev.Seq = "s1", 1
+	raw, err := proto.EncodeEvent(ev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := newHarness(t, nil)
+	r.m.replayTurn(proto.StoredTurn{TurnID: "t1", N: 1, Prompt: "look at @shot.png", State: proto.TurnStateCompleted, Events: []json.RawMessage{raw},
+		Images: []proto.Image{{Path: "/w/dot.gif", Size: 14}, {Path: "/w/shot.png", Size: 120 << 10}}})
+	f := r.frame()
+	if !strings.Contains(f, chip) || !strings.Contains(f, "[image dot.gif 14 B]") {
+		t.Errorf("the resumed transcript lacks %q or the /image chip:\n%s", chip, f)
+	}
+	if strings.Contains(f, "[image shot.png") {
+		t.Errorf("the resumed transcript shows the mentioned image twice:\n%s", f)
+	}
+}

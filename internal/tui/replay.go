@@ -208,7 +208,8 @@ func turnEnd(t proto.StoredTurn) time.Time {
 // through apply. A turn without its terminal event (interrupted by a
 // process that died) is closed the way a live turn ends, with a notice.
 func (m *Model) replayTurn(t proto.StoredTurn) {
-	m.pending = []pendingPrompt{{text: t.Prompt, chips: storedChips(t.Images)}}
+	own := ownImages(t)
+	m.pending = []pendingPrompt{{text: t.Prompt, chips: storedChips(own)}}
 	ended := false
 	for _, raw := range t.Events {
 		ev, err := proto.DecodeEvent(raw)
@@ -222,8 +223,8 @@ func (m *Model) replayTurn(t proto.StoredTurn) {
 	if len(m.pending) > 0 { // no turn.started among the events
 		m.pending = nil
 		m.addItem(&item{kind: kindUser, text: termtext.Block(t.Prompt)})
-		if len(t.Images) > 0 {
-			m.addItem(&item{kind: kindNotice, text: storedChips(t.Images)})
+		if len(own) > 0 {
+			m.addItem(&item{kind: kindNotice, text: storedChips(own)})
 		}
 		m.st.turns = append(m.st.turns, turnRef{id: t.TurnID, prompt: t.Prompt})
 	}

@@ -5,10 +5,12 @@ import (
 	"context"
 	"errors"
 	"io"
+	"os"
 	"path"
 	"strings"
 	"unicode/utf8"
 
+	"github.com/scv-agent/scv/internal/imagefile"
 	"github.com/scv-agent/scv/internal/mention"
 	"github.com/scv-agent/scv/internal/textcut"
 )
@@ -23,8 +25,8 @@ func MentionSource(workspace string) mention.Source { return mentionSource{ws: w
 
 type mentionSource struct{ ws string }
 
-// imageExts are the image types the images input takes; a mention of one
-// is refused here with the way to attach it.
+// imageExt says rel is named like an image file: such a file is read as
+// one (and refused with imagefile's reason when its content is none).
 func imageExt(rel string) bool {
 	switch strings.ToLower(path.Ext(rel)) {
 	case ".png", ".jpg", ".jpeg", ".gif", ".webp":
@@ -37,6 +39,16 @@ func imageExt(rel string) bool {
 const binarySniff = 8 << 10
 
 const secretRefusal = "it looks like it holds secrets, so it is never attached; ask the agent to read it, which asks you first"
+
+// sniffImage reports whether f's content starts like an accepted image
+// type, and leaves f at its start again.
+func sniffImage(f *os.File) bool {
+	head := make([]byte, 512)
+	n, _ := io.ReadFull(f, head)
+	_, ok := imagefile.Sniff(head[:n])
+	_, err := f.Seek(0, io.SeekStart)
+	return ok && err == nil
+}
 
 func (s mentionSource) DirRefused(rel string) string {
 	if SecretLike(rel) || secretTarget(s.ws, rel) {
@@ -53,9 +65,6 @@ func (s mentionSource) File(ctx context.Context, rel string, limit int) mention.
 	}
 	if SecretLike(c) || secretTarget(s.ws, c) {
 		return refuse(secretRefusal)
-	}
-	if imageExt(c) {
-		return refuse("an image; images: attach with -i")
 	}
 	if ctx.Err() != nil {
 		return refuse("cancelled")
@@ -82,6 +91,13 @@ func (s mentionSource) File(ctx context.Context, rel string, limit int) mention.
 	}
 	if openedSecret(f, s.ws) {
 		return refuse(secretRefusal)
+	}
+	if imageExt(c) || sniffImage(f) {
+		im, err := imagefile.ReadOpened(c, f)
+		if err != nil {
+			return refuse(err.Error())
+		}
+		return mention.File{Total: im.Size, Image: &im}
 	}
 	buf := make([]byte, min(int64(limit), fi.Size()))
 	n, err := io.ReadFull(f, buf)
