@@ -39,11 +39,7 @@ func (c *anthropicClient) Stream(ctx context.Context, req Request, onDelta func(
 	if err != nil {
 		return Response{}, c.newError(CodeProvider, err.Error(), err)
 	}
-	slots := newImageSlots()
-	body, err := json.Marshal(c.anthropicBody(req, budget, slots))
-	if err == nil {
-		body, err = slots.splice(body)
-	}
+	body, err := c.encode(func(slots *imageSlots) jsonObject { return c.anthropicBody(req, budget, slots) })
 	if err != nil {
 		return Response{}, c.newError(CodeProvider, "encode request: "+err.Error(), err)
 	}
