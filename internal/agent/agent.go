@@ -87,7 +87,7 @@ type Session struct {
 	fixed   int // tokens of the system prompt and tool schemas
 	lastCut int // removed_messages of the last context.compacted
 	// wire keeps the encoded history between this session's requests.
-	wire *model.HistoryCache
+	wire    *model.HistoryCache
 	secrets redact.Values
 	// changes are the files the current (or last) turn wrote.
 	changes []tool.FileChange
