@@ -122,48 +122,60 @@ func anthropicMessages(history []Message, thinking bool, slots *imageSlots) []js
 		msgs = append(msgs, jsonObject{"role": role, "content": blocks})
 	}
 	for i, m := range history {
-		switch m.Role {
-		case ToolRole:
-			out := m.Content
-			if out == "" {
-				out = "(no output)"
-			}
-			add("user", jsonObject{"type": "tool_result", "tool_use_id": m.ToolCallID, "content": out})
-		case Assistant:
-			var blocks []jsonObject
-			if thinking && i > lastPrompt {
-				for _, t := range m.Thinking {
-					if t.Redacted != "" {
-						blocks = append(blocks, jsonObject{"type": "redacted_thinking", "data": t.Redacted})
-					} else {
-						blocks = append(blocks, jsonObject{"type": "thinking", "thinking": t.Text, "signature": t.Signature})
-					}
-				}
-			}
-			if m.Content != "" {
-				blocks = append(blocks, jsonObject{"type": "text", "text": m.Content})
-			}
-			for _, tc := range m.ToolCalls {
-				blocks = append(blocks, jsonObject{"type": "tool_use", "id": tc.ID, "name": tc.Name, "input": inputObject(tc.Arguments)})
-			}
-			add("assistant", blocks...)
-		default:
-			var blocks []jsonObject
-			for _, im := range m.Images {
-				if im.sendable() {
-					blocks = append(blocks, jsonObject{"type": "image", "source": jsonObject{"type": "base64", "media_type": im.MediaType, "data": slots.base64(im)}})
-				}
-			}
-			if m.Content != "" {
-				blocks = append(blocks, jsonObject{"type": "text", "text": m.Content})
-			}
-			add("user", blocks...)
-		}
+		add(anthropicRole(m), anthropicBlocks(m, thinking && i > lastPrompt, slots)...)
 	}
 	if len(msgs) > 0 && msgs[0]["role"] != "user" {
 		msgs = append([]jsonObject{{"role": "user", "content": []jsonObject{{"type": "text", "text": "(earlier conversation omitted)"}}}}, msgs...)
 	}
 	return msgs
+}
+
+// anthropicRole is the role m's blocks are sent under.
+func anthropicRole(m Message) string {
+	if m.Role == Assistant {
+		return "assistant"
+	}
+	return "user"
+}
+
+// anthropicBlocks are m's content blocks, its thinking blocks first when
+// withThinking.
+func anthropicBlocks(m Message, withThinking bool, slots *imageSlots) []jsonObject {
+	var blocks []jsonObject
+	switch m.Role {
+	case ToolRole:
+		out := m.Content
+		if out == "" {
+			out = "(no output)"
+		}
+		return []jsonObject{{"type": "tool_result", "tool_use_id": m.ToolCallID, "content": out}}
+	case Assistant:
+		if withThinking {
+			for _, t := range m.Thinking {
+				if t.Redacted != "" {
+					blocks = append(blocks, jsonObject{"type": "redacted_thinking", "data": t.Redacted})
+				} else {
+					blocks = append(blocks, jsonObject{"type": "thinking", "thinking": t.Text, "signature": t.Signature})
+				}
+			}
+		}
+		if m.Content != "" {
+			blocks = append(blocks, jsonObject{"type": "text", "text": m.Content})
+		}
+		for _, tc := range m.ToolCalls {
+			blocks = append(blocks, jsonObject{"type": "tool_use", "id": tc.ID, "name": tc.Name, "input": inputObject(tc.Arguments)})
+		}
+		return blocks
+	}
+	for _, im := range m.Images {
+		if im.sendable() {
+			blocks = append(blocks, jsonObject{"type": "image", "source": jsonObject{"type": "base64", "media_type": im.MediaType, "data": slots.base64(im)}})
+		}
+	}
+	if m.Content != "" {
+		blocks = append(blocks, jsonObject{"type": "text", "text": m.Content})
+	}
+	return blocks
 }
 
 // inputObject is a call's arguments as the JSON object tool_use needs.
