@@ -41,14 +41,39 @@ func NewHistoryCache() *HistoryCache { return &HistoryCache{seed: maphash.MakeSe
 // at the same position (the common case: the history only grew); on a
 // miss the last request's messages are indexed by key once.
 func (h *HistoryCache) items(wire string, prefix []byte, msgs []Message, enc func(Message) ([]byte, error)) ([]byte, error) {
+	encs, err := h.encoded(wire, msgs, enc)
+	if err != nil {
+		return nil, err
+	}
+	size := len(prefix) + 2
+	for _, b := range encs {
+		size += len(b) + 1
+	}
+	out := make([]byte, 0, size)
+	out = append(out, '[')
+	out = append(out, prefix...)
+	for _, b := range encs {
+		if len(b) == 0 {
+			continue
+		}
+		if len(out) > 1 {
+			out = append(out, ',')
+		}
+		out = append(out, b...)
+	}
+	return append(out, ']'), nil
+}
+
+// encoded is each message's elements on wire, from the cache or from enc.
+func (h *HistoryCache) encoded(wire string, msgs []Message, enc func(Message) ([]byte, error)) ([][]byte, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.wire != wire {
 		h.wire, h.prev = wire, nil
 	}
 	next := make([]cachedMsg, len(msgs))
+	encs := make([][]byte, len(msgs))
 	var index map[uint64][]cachedMsg
-	size := len(prefix) + 2
 	for i, m := range msgs {
 		var b []byte
 		ok := false
@@ -71,22 +96,10 @@ func (h *HistoryCache) items(wire string, prefix []byte, msgs []Message, enc fun
 			}
 		}
 		next[i] = cachedMsg{m: m, enc: b}
-		size += len(b) + 1
-	}
-	out := make([]byte, 0, size)
-	out = append(out, '[')
-	out = append(out, prefix...)
-	for _, c := range next {
-		if len(c.enc) == 0 {
-			continue
-		}
-		if len(out) > 1 {
-			out = append(out, ',')
-		}
-		out = append(out, c.enc...)
+		encs[i] = b
 	}
 	h.prev = next
-	return append(out, ']'), nil
+	return encs, nil
 }
 
 func lookup(cs []cachedMsg, m Message) ([]byte, bool) {
@@ -122,9 +135,10 @@ func (h *HistoryCache) key(m Message) uint64 {
 	return d.Sum64()
 }
 
-// sameMessage reports whether a and b encode alike on the OpenAI wires.
+// sameMessage reports whether a and b encode alike on every wire (images
+// aside: messages with images are never cached).
 func sameMessage(a, b Message) bool {
-	return a.Role == b.Role && a.Content == b.Content && a.ToolCallID == b.ToolCallID && slices.Equal(a.ToolCalls, b.ToolCalls)
+	return a.Role == b.Role && a.Content == b.Content && a.ToolCallID == b.ToolCallID && slices.Equal(a.ToolCalls, b.ToolCalls) && slices.Equal(a.Thinking, b.Thinking)
 }
 
 // cacheable reports whether every message of msgs can come from the cache:

@@ -24,7 +24,11 @@ func randomMessage(r *rand.Rand, i int) Message {
 		if r.IntN(2) == 0 {
 			t = ""
 		}
-		return Message{Role: Assistant, Content: t, ToolCalls: calls}
+		var th []Thinking
+		if r.IntN(2) == 0 {
+			th = []Thinking{{Text: "think " + t, Signature: fmt.Sprint("s", i)}, {Redacted: "r<>"}}
+		}
+		return Message{Role: Assistant, Content: t, ToolCalls: calls, Thinking: th}
 	case 2:
 		return Message{Role: ToolRole, ToolCallID: fmt.Sprintf("c%d", i), Name: "bash", Content: t}
 	}
@@ -38,7 +42,7 @@ func randomMessage(r *rand.Rand, i int) Message {
 // images and a change of wire must all give the uncached bytes.
 func TestHistoryCacheBytesIdentical(t *testing.T) {
 	tools := []ToolSpec{{Name: "bash", Description: "run <cmd>", Parameters: json.RawMessage(`{"type":"object"}`)}}
-	for _, wire := range []string{WireResponses, WireChat} {
+	for _, wire := range []string{WireResponses, WireChat, WireAnthropic} {
 		t.Run(wire, func(t *testing.T) {
 			c, err := newCore(Options{BaseURL: "http://127.0.0.1:1", WireAPI: wire})
 			if err != nil {
@@ -47,7 +51,10 @@ func TestHistoryCacheBytesIdentical(t *testing.T) {
 			r := rand.New(rand.NewPCG(1, uint64(len(wire))))
 			cache := NewHistoryCache()
 			var hist []Message
+			cached := 0
 			for step := 0; step < 400; step++ {
+				sent := &hist
+				var withImage []Message
 				switch op := r.IntN(20); {
 				case op == 0 && len(hist) > 4: // compaction: a note replaces a prefix
 					cut := r.IntN(len(hist) - 2)
@@ -57,14 +64,17 @@ func TestHistoryCacheBytesIdentical(t *testing.T) {
 				case op == 2 && len(hist) > 0: // same position, new content
 					i := r.IntN(len(hist))
 					hist = append(hist[:i:i], append([]Message{randomMessage(r, step)}, hist[i+1:]...)...)
-				case op == 3:
-					hist = append(hist, Message{Role: User, Content: "see", Images: []Image{{MediaType: "image/png", Data: []byte{1, 2, 3}}}})
+				case op == 4 && len(hist) > 1: // a selection sent without its note
+					hist = hist[1:]
+				case op == 3: // this request only: a message with an image
+					withImage = append(hist[:len(hist):len(hist)], Message{Role: User, Content: "see", Images: []Image{{MediaType: "image/png", Data: []byte{1, 2, 3}}}})
+					sent = &withImage
 				default:
 					for k := 1 + r.IntN(3); k > 0; k-- {
 						hist = append(hist, randomMessage(r, step*10+k))
 					}
 				}
-				req := Request{Model: "m", Instructions: []string{"", "be <brief>"}[r.IntN(2)], Tools: tools, Messages: hist}
+				req := Request{Model: "m", Instructions: []string{"", "be <brief>"}[r.IntN(2)], Tools: tools, Messages: *sent, ReasoningEffort: []string{"", "low"}[r.IntN(2)]}
 				want, err := encodeRequest(c, wire, req)
 				if err != nil {
 					t.Fatal(err)
@@ -74,7 +84,7 @@ func TestHistoryCacheBytesIdentical(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if hasImages(hist) {
+				if hasImages(*sent) {
 					// Image placeholders carry a random nonce only while
 					// marshalling; the spliced bodies must still agree.
 					if !json.Valid(got) || len(got) != len(want) {
@@ -82,12 +92,16 @@ func TestHistoryCacheBytesIdentical(t *testing.T) {
 					}
 					continue
 				}
+				cached++
 				if !bytes.Equal(got, want) {
 					t.Fatalf("step %d: cached body differs:\n got %s\nwant %s", step, got, want)
 				}
 				if !json.Valid(got) {
 					t.Fatalf("step %d: invalid JSON %s", step, got)
 				}
+			}
+			if cached < 300 {
+				t.Fatalf("only %d of 400 steps compared byte for byte", cached)
 			}
 		})
 	}
@@ -107,7 +121,7 @@ func hasImages(msgs []Message) bool {
 func TestHistoryCacheWireChange(t *testing.T) {
 	cache := NewHistoryCache()
 	hist := []Message{{Role: User, Content: "hi"}, {Role: ToolRole, ToolCallID: "c1", Content: "out"}}
-	for _, wire := range []string{WireResponses, WireChat, WireResponses} {
+	for _, wire := range []string{WireResponses, WireChat, WireAnthropic, WireResponses} {
 		c, err := newCore(Options{BaseURL: "http://127.0.0.1:1", WireAPI: wire})
 		if err != nil {
 			t.Fatal(err)

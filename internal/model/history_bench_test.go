@@ -85,7 +85,7 @@ func encodeRequest(c *core, wire string, req Request) ([]byte, error) {
 		if err != nil {
 			return nil, err
 		}
-		return c.encode(func(s *imageSlots) jsonObject { return c.anthropicBody(req, budget, s) })
+		return c.encodeAnthropic(req, budget)
 	}
 	return c.encodeResponses(req)
 }
