@@ -16,8 +16,8 @@ import (
 // never by position, so compaction, rewind, fork and edited notes can
 // never reuse a stale encoding: a message that differs in any encoded
 // field is a miss. Entries the last request did not use are dropped, so
-// the cache holds at most one request's history. The Responses and Chat
-// Completions wires use it; messages with images are encoded every time
+// the cache holds at most one request's history. All three wires use it;
+// a request with images is encoded the old way every time
 // (their bytes are spliced in by imageSlots). Safe for concurrent use; a
 // nil *HistoryCache encodes everything every time.
 type HistoryCache struct {

@@ -111,8 +111,7 @@ type Request struct {
 	// provider's default.
 	MaxOutputTokens int
 	// Cache, when set, keeps the history's encoding between the requests
-	// of one session (Responses and Chat Completions wires); the body is
-	// byte-identical either way.
+	// of one session; the body is byte-identical either way.
 	Cache *HistoryCache
 }
 
