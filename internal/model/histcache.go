@@ -12,8 +12,10 @@ import (
 // HistoryCache keeps the wire encoding of one session's history messages
 // between its requests, so a step re-encodes only the messages that are new
 // since the last request instead of the whole history. A message is looked
-// up by what it holds (a hash of its fields, confirmed by comparing them),
-// never by position, so compaction, rewind, fork and edited notes can
+// up by what it holds (compared with the last request's message at the same
+// position, else found by a hash of its fields and confirmed by comparing
+// them), never by position alone, so compaction, rewind, fork and edited
+// notes can
 // never reuse a stale encoding: a message that differs in any encoded
 // field is a miss. Entries the last request did not use are dropped, so
 // the cache holds at most one request's history. All three wires use it;
