@@ -15,9 +15,8 @@ import (
 // up by what it holds (compared with the last request's message at the same
 // position, else found by a hash of its fields and confirmed by comparing
 // them), never by position alone, so compaction, rewind, fork and edited
-// notes can
-// never reuse a stale encoding: a message that differs in any encoded
-// field is a miss. Entries the last request did not use are dropped, so
+// notes can never reuse a stale encoding: a message that differs in any
+// encoded field is a miss. Entries the last request did not use are dropped, so
 // the cache holds at most one request's history. All three wires use it;
 // a request with images is encoded the old way every time
 // (their bytes are spliced in by imageSlots). Safe for concurrent use; a
