@@ -90,6 +90,8 @@ type Session struct {
 	tools   []model.ToolSpec
 	fixed   int // tokens of the system prompt and tool schemas
 	lastCut int // removed_messages of the last context.compacted
+	// wire keeps the encoded history between this session's requests.
+	wire    *model.HistoryCache
 	secrets redact.Values
 	// changes are the files the current (or last) turn wrote.
 	changes []tool.FileChange
@@ -110,7 +112,7 @@ type Session struct {
 
 // New returns an empty session.
 func New(opts Options) *Session {
-	s := &Session{opts: opts, broker: approval.NewBroker(), secrets: redact.NewValues(opts.Secrets), floor: opts.Policy}
+	s := &Session{opts: opts, broker: approval.NewBroker(), secrets: redact.NewValues(opts.Secrets), floor: opts.Policy, wire: model.NewHistoryCache()}
 	s.broker.AddRules(opts.Rules)
 	s.broker.UseRules(opts.Workspace, approval.NewRuleBook("u", opts.SavedRules), opts.RuleBook)
 	s.setRegistry(opts.Registry)
@@ -387,6 +389,7 @@ func (s *Session) loop(ctx context.Context, prompt model.Message, ev Emit) (int,
 			HostedWebSearch: s.opts.HostedWebSearch,
 			ReasoningEffort: setup.effort,
 			MaxOutputTokens: s.opts.Context.ReserveOutputTokens,
+			Cache:           s.wire,
 		}, func(d model.Delta) {
 			if d.Kind == model.DeltaReasoning {
 				ev(&proto.AssistantReasoning{Content: d.Text})

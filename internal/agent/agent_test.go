@@ -677,3 +677,25 @@ func TestToolsRefreshedPerRequest(t *testing.T) {
 		t.Errorf("events (-want +got):\n%s", d)
 	}
 }
+
+// TestRequestsShareHistoryCache checks every step of a session's turns
+// hands the model client one HistoryCache, so the history's encoding is
+// kept between its requests.
+func TestRequestsShareHistoryCache(t *testing.T) {
+	var order []string
+	fm := &fakeModel{script: []step{calls(call("c1", "echo", `{"text":"a"}`)), text("done"), text("again")}}
+	s := newSession(t, fm, testTools(t, &order), approval.AskOnRisk)
+	rec := &recorder{}
+	s.RunTurn(t.Context(), "t1", "go", rec.emit)
+	s.RunTurn(t.Context(), "t2", "more", rec.emit)
+	fm.mu.Lock()
+	defer fm.mu.Unlock()
+	if len(fm.requests) != 3 {
+		t.Fatalf("%d requests, want 3", len(fm.requests))
+	}
+	for i, r := range fm.requests {
+		if r.Cache == nil || r.Cache != fm.requests[0].Cache {
+			t.Fatalf("request %d: cache %p, want the session's one (%p)", i, r.Cache, fm.requests[0].Cache)
+		}
+	}
+}

@@ -39,11 +39,7 @@ func (c *anthropicClient) Stream(ctx context.Context, req Request, onDelta func(
 	if err != nil {
 		return Response{}, c.newError(CodeProvider, err.Error(), err)
 	}
-	slots := newImageSlots()
-	body, err := json.Marshal(c.anthropicBody(req, budget, slots))
-	if err == nil {
-		body, err = slots.splice(body)
-	}
+	body, err := c.encodeAnthropic(req, budget)
 	if err != nil {
 		return Response{}, c.newError(CodeProvider, "encode request: "+err.Error(), err)
 	}
@@ -126,48 +122,133 @@ func anthropicMessages(history []Message, thinking bool, slots *imageSlots) []js
 		msgs = append(msgs, jsonObject{"role": role, "content": blocks})
 	}
 	for i, m := range history {
-		switch m.Role {
-		case ToolRole:
-			out := m.Content
-			if out == "" {
-				out = "(no output)"
-			}
-			add("user", jsonObject{"type": "tool_result", "tool_use_id": m.ToolCallID, "content": out})
-		case Assistant:
-			var blocks []jsonObject
-			if thinking && i > lastPrompt {
-				for _, t := range m.Thinking {
-					if t.Redacted != "" {
-						blocks = append(blocks, jsonObject{"type": "redacted_thinking", "data": t.Redacted})
-					} else {
-						blocks = append(blocks, jsonObject{"type": "thinking", "thinking": t.Text, "signature": t.Signature})
-					}
-				}
-			}
-			if m.Content != "" {
-				blocks = append(blocks, jsonObject{"type": "text", "text": m.Content})
-			}
-			for _, tc := range m.ToolCalls {
-				blocks = append(blocks, jsonObject{"type": "tool_use", "id": tc.ID, "name": tc.Name, "input": inputObject(tc.Arguments)})
-			}
-			add("assistant", blocks...)
-		default:
-			var blocks []jsonObject
-			for _, im := range m.Images {
-				if im.sendable() {
-					blocks = append(blocks, jsonObject{"type": "image", "source": jsonObject{"type": "base64", "media_type": im.MediaType, "data": slots.base64(im)}})
-				}
-			}
-			if m.Content != "" {
-				blocks = append(blocks, jsonObject{"type": "text", "text": m.Content})
-			}
-			add("user", blocks...)
-		}
+		add(anthropicRole(m), anthropicBlocks(m, thinking && i > lastPrompt, slots)...)
 	}
 	if len(msgs) > 0 && msgs[0]["role"] != "user" {
 		msgs = append([]jsonObject{{"role": "user", "content": []jsonObject{{"type": "text", "text": "(earlier conversation omitted)"}}}}, msgs...)
 	}
 	return msgs
+}
+
+// encodeAnthropic is req's body, each message's blocks from req.Cache when
+// it can (a message whose thinking blocks are not replayed is looked up
+// without them). The last message's blocks are encoded afresh: its last
+// block carries the cache_control breakpoint.
+func (c *core) encodeAnthropic(req Request, budget int) ([]byte, error) {
+	if !cacheable(req.Cache, req.Messages) || len(req.Messages) == 0 {
+		return c.encode(func(slots *imageSlots) jsonObject { return c.anthropicBody(req, budget, slots) })
+	}
+	lastPrompt := -1
+	for i, m := range req.Messages {
+		if m.Role == User {
+			lastPrompt = i
+		}
+	}
+	msgs := make([]Message, len(req.Messages))
+	for i, m := range req.Messages {
+		if budget <= 0 || i <= lastPrompt {
+			m.Thinking = nil
+		}
+		msgs[i] = m
+	}
+	encs, err := req.Cache.encoded(WireAnthropic, msgs, func(m Message) ([]byte, error) {
+		return marshalJoined(anthropicBlocks(m, len(m.Thinking) > 0, nil)...)
+	})
+	if err != nil {
+		return nil, err
+	}
+	last := -1
+	for i, b := range encs {
+		if len(b) > 0 {
+			last = i
+		}
+	}
+	if last < 0 {
+		return c.encode(func(slots *imageSlots) jsonObject { return c.anthropicBody(req, budget, slots) })
+	}
+	blocks := anthropicBlocks(msgs[last], len(msgs[last].Thinking) > 0, nil)
+	blocks[len(blocks)-1]["cache_control"] = ephemeral()
+	if encs[last], err = marshalJoined(blocks...); err != nil {
+		return nil, err
+	}
+	size := 64
+	for _, b := range encs {
+		size += len(b) + 32
+	}
+	out := make([]byte, 0, size)
+	out = append(out, '[')
+	role := ""
+	for i, b := range encs {
+		if len(b) == 0 {
+			continue
+		}
+		r := anthropicRole(msgs[i])
+		if r == role {
+			out = append(out, ',')
+			out = append(out, b...)
+			continue
+		}
+		if role != "" {
+			out = append(out, `],"role":"`+role+`"},`...)
+		} else if r != "user" {
+			out = append(out, `{"content":[{"text":"(earlier conversation omitted)","type":"text"}],"role":"user"},`...)
+		}
+		role = r
+		out = append(out, `{"content":[`...)
+		out = append(out, b...)
+	}
+	out = append(out, `],"role":"`+role+`"}]`...)
+	bare := req
+	bare.Messages = nil
+	return spliceList(c.anthropicBody(bare, budget, nil), "messages", out)
+}
+
+// anthropicRole is the role m's blocks are sent under.
+func anthropicRole(m Message) string {
+	if m.Role == Assistant {
+		return "assistant"
+	}
+	return "user"
+}
+
+// anthropicBlocks are m's content blocks, its thinking blocks first when
+// withThinking.
+func anthropicBlocks(m Message, withThinking bool, slots *imageSlots) []jsonObject {
+	var blocks []jsonObject
+	switch m.Role {
+	case ToolRole:
+		out := m.Content
+		if out == "" {
+			out = "(no output)"
+		}
+		return []jsonObject{{"type": "tool_result", "tool_use_id": m.ToolCallID, "content": out}}
+	case Assistant:
+		if withThinking {
+			for _, t := range m.Thinking {
+				if t.Redacted != "" {
+					blocks = append(blocks, jsonObject{"type": "redacted_thinking", "data": t.Redacted})
+				} else {
+					blocks = append(blocks, jsonObject{"type": "thinking", "thinking": t.Text, "signature": t.Signature})
+				}
+			}
+		}
+		if m.Content != "" {
+			blocks = append(blocks, jsonObject{"type": "text", "text": m.Content})
+		}
+		for _, tc := range m.ToolCalls {
+			blocks = append(blocks, jsonObject{"type": "tool_use", "id": tc.ID, "name": tc.Name, "input": inputObject(tc.Arguments)})
+		}
+		return blocks
+	}
+	for _, im := range m.Images {
+		if im.sendable() {
+			blocks = append(blocks, jsonObject{"type": "image", "source": jsonObject{"type": "base64", "media_type": im.MediaType, "data": slots.base64(im)}})
+		}
+	}
+	if m.Content != "" {
+		blocks = append(blocks, jsonObject{"type": "text", "text": m.Content})
+	}
+	return blocks
 }
 
 // inputObject is a call's arguments as the JSON object tool_use needs.

@@ -13,11 +13,7 @@ import (
 type chatClient struct{ *core }
 
 func (c *chatClient) Stream(ctx context.Context, req Request, onDelta func(Delta)) (Response, error) {
-	slots := newImageSlots()
-	body, err := json.Marshal(c.chatBody(req, slots))
-	if err == nil {
-		body, err = slots.splice(body)
-	}
+	body, err := c.encodeChat(req)
 	if err != nil {
 		return Response{}, c.newError(CodeProvider, "encode request: "+err.Error(), err)
 	}
@@ -37,25 +33,7 @@ func (c *core) chatBody(req Request, slots *imageSlots) jsonObject {
 		msgs = append(msgs, jsonObject{"role": "system", "content": req.Instructions})
 	}
 	for _, m := range req.Messages {
-		switch m.Role {
-		case ToolRole:
-			msgs = append(msgs, jsonObject{"role": "tool", "tool_call_id": m.ToolCallID, "content": m.Content})
-		case Assistant:
-			am := jsonObject{"role": "assistant", "content": m.Content}
-			if len(m.ToolCalls) > 0 {
-				if m.Content == "" {
-					am["content"] = nil
-				}
-				calls := make([]jsonObject, 0, len(m.ToolCalls))
-				for _, tc := range m.ToolCalls {
-					calls = append(calls, jsonObject{"id": tc.ID, "type": "function", "function": jsonObject{"name": tc.Name, "arguments": argsOrEmpty(tc.Arguments)}})
-				}
-				am["tool_calls"] = calls
-			}
-			msgs = append(msgs, am)
-		default:
-			msgs = append(msgs, jsonObject{"role": string(m.Role), "content": chatUserContent(m, slots)})
-		}
+		msgs = append(msgs, chatMessage(m, slots))
 	}
 	body := jsonObject{
 		"model":          firstNonEmpty(req.Model, c.opts.Model),
@@ -74,6 +52,52 @@ func (c *core) chatBody(req Request, slots *imageSlots) jsonObject {
 		body["reasoning_effort"] = e
 	}
 	return body
+}
+
+// chatMessage is one history message on the Chat Completions wire.
+func chatMessage(m Message, slots *imageSlots) jsonObject {
+	switch m.Role {
+	case ToolRole:
+		return jsonObject{"role": "tool", "tool_call_id": m.ToolCallID, "content": m.Content}
+	case Assistant:
+		am := jsonObject{"role": "assistant", "content": m.Content}
+		if len(m.ToolCalls) > 0 {
+			if m.Content == "" {
+				am["content"] = nil
+			}
+			calls := make([]jsonObject, 0, len(m.ToolCalls))
+			for _, tc := range m.ToolCalls {
+				calls = append(calls, jsonObject{"id": tc.ID, "type": "function", "function": jsonObject{"name": tc.Name, "arguments": argsOrEmpty(tc.Arguments)}})
+			}
+			am["tool_calls"] = calls
+		}
+		return am
+	}
+	return jsonObject{"role": string(m.Role), "content": chatUserContent(m, slots)}
+}
+
+// encodeChat is req's body, its history from req.Cache when it can.
+func (c *core) encodeChat(req Request) ([]byte, error) {
+	if !cacheable(req.Cache, req.Messages) {
+		return c.encode(func(slots *imageSlots) jsonObject { return c.chatBody(req, slots) })
+	}
+	var system []byte
+	if req.Instructions != "" {
+		b, err := marshalJoined(jsonObject{"role": "system", "content": req.Instructions})
+		if err != nil {
+			return nil, err
+		}
+		system = b
+	}
+	list, err := req.Cache.items(WireChat, system, req.Messages, func(m Message) ([]byte, error) {
+		return marshalJoined(chatMessage(m, nil))
+	})
+	if err != nil {
+		return nil, err
+	}
+	bare := req
+	bare.Messages, bare.Instructions = nil, ""
+	return spliceList(c.chatBody(bare, nil), "messages", list)
 }
 
 // chatUserContent is a user message's content: its text, or with images

@@ -110,6 +110,9 @@ type Request struct {
 	// (0: 8192); thinking tokens are added on top. Other wires leave the
 	// provider's default.
 	MaxOutputTokens int
+	// Cache, when set, keeps the history's encoding between the requests
+	// of one session; the body is byte-identical either way.
+	Cache *HistoryCache
 }
 
 // Usage is token accounting reported by the provider: its final figure for

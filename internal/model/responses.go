@@ -10,11 +10,7 @@ import (
 type responsesClient struct{ *core }
 
 func (c *responsesClient) Stream(ctx context.Context, req Request, onDelta func(Delta)) (Response, error) {
-	slots := newImageSlots()
-	body, err := json.Marshal(c.responsesBody(req, slots))
-	if err == nil {
-		body, err = slots.splice(body)
-	}
+	body, err := c.encodeResponses(req)
 	if err != nil {
 		return Response{}, c.newError(CodeProvider, "encode request: "+err.Error(), err)
 	}
@@ -43,22 +39,36 @@ func (c *core) redact(err error) error {
 
 type jsonObject = map[string]any
 
+// encodeResponses is req's body, its history from req.Cache when it can.
+func (c *core) encodeResponses(req Request) ([]byte, error) {
+	if !cacheable(req.Cache, req.Messages) {
+		return c.encode(func(slots *imageSlots) jsonObject { return c.responsesBody(req, slots) })
+	}
+	list, err := req.Cache.items(WireResponses, nil, req.Messages, func(m Message) ([]byte, error) {
+		return marshalJoined(responsesItems(m, nil)...)
+	})
+	if err != nil {
+		return nil, err
+	}
+	bare := req
+	bare.Messages = nil
+	return spliceList(c.responsesBody(bare, nil), "input", list)
+}
+
+// encode marshals the body build makes and splices its images in.
+func (c *core) encode(build func(*imageSlots) jsonObject) ([]byte, error) {
+	slots := newImageSlots()
+	body, err := json.Marshal(build(slots))
+	if err == nil {
+		body, err = slots.splice(body)
+	}
+	return body, err
+}
+
 func (c *core) responsesBody(req Request, slots *imageSlots) jsonObject {
 	input := make([]jsonObject, 0, len(req.Messages))
 	for _, m := range req.Messages {
-		switch m.Role {
-		case ToolRole:
-			input = append(input, jsonObject{"type": "function_call_output", "call_id": m.ToolCallID, "output": m.Content})
-		case Assistant:
-			if m.Content != "" {
-				input = append(input, jsonObject{"type": "message", "role": "assistant", "content": m.Content})
-			}
-			for _, tc := range m.ToolCalls {
-				input = append(input, jsonObject{"type": "function_call", "call_id": tc.ID, "name": tc.Name, "arguments": argsOrEmpty(tc.Arguments)})
-			}
-		default:
-			input = append(input, jsonObject{"type": "message", "role": string(m.Role), "content": responsesUserContent(m, slots)})
-		}
+		input = append(input, responsesItems(m, slots)...)
 	}
 	body := jsonObject{
 		"model":  firstNonEmpty(req.Model, c.opts.Model),
@@ -83,6 +93,24 @@ func (c *core) responsesBody(req Request, slots *imageSlots) jsonObject {
 		body["reasoning"] = jsonObject{"effort": e}
 	}
 	return body
+}
+
+// responsesItems are the input items of one history message.
+func responsesItems(m Message, slots *imageSlots) []jsonObject {
+	switch m.Role {
+	case ToolRole:
+		return []jsonObject{{"type": "function_call_output", "call_id": m.ToolCallID, "output": m.Content}}
+	case Assistant:
+		var items []jsonObject
+		if m.Content != "" {
+			items = append(items, jsonObject{"type": "message", "role": "assistant", "content": m.Content})
+		}
+		for _, tc := range m.ToolCalls {
+			items = append(items, jsonObject{"type": "function_call", "call_id": tc.ID, "name": tc.Name, "arguments": argsOrEmpty(tc.Arguments)})
+		}
+		return items
+	}
+	return []jsonObject{{"type": "message", "role": string(m.Role), "content": responsesUserContent(m, slots)}}
 }
 
 // responsesUserContent is a user message's content: its text, or with
