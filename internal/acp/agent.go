@@ -86,6 +86,7 @@ func Serve(ctx context.Context, conn *client.Conn, in io.Reader, out io.Writer, 
 	go a.pump()
 	a.read(in)
 	close(a.closed)
+	a.wire.withdrawAll()
 	a.cancelAll()
 	waited := make(chan struct{})
 	go func() { a.handlers.Wait(); close(waited) }()

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"sync"
 )
@@ -75,6 +76,8 @@ type wire struct {
 	pmu     sync.Mutex
 	nextID  int
 	pending map[string]chan inbound
+	// withdrawn are the requests the client was told to drop.
+	withdrawn map[string]bool
 }
 
 func newWire(w io.Writer) *wire { return &wire{w: w, pending: map[string]chan inbound{}} }
@@ -139,12 +142,44 @@ func (c *wire) call(ctx context.Context, closed <-chan struct{}, method string, 
 		}
 		return in.Result, nil
 	case <-ctx.Done():
-		_ = c.notify(MethodCancelRequest, map[string]any{"requestId": id})
+		c.withdraw(id)
 		return nil, ctx.Err()
 	case <-closed:
 		// The client's input ended; it may still read what comes.
-		_ = c.notify(MethodCancelRequest, map[string]any{"requestId": id})
+		c.withdraw(id)
 		return nil, errors.New("the client closed the connection")
+	}
+}
+
+// withdraw tells the client, once, that request id is no longer wanted.
+func (c *wire) withdraw(id json.RawMessage) {
+	c.pmu.Lock()
+	defer c.pmu.Unlock()
+	if c.withdrawn[string(id)] {
+		return
+	}
+	if c.withdrawn == nil {
+		c.withdrawn = map[string]bool{}
+	}
+	c.withdrawn[string(id)] = true
+	_ = c.notify(MethodCancelRequest, map[string]any{"requestId": id})
+}
+
+// withdrawAll withdraws every request still waiting for the client, in
+// the order they were sent, before the caller goes on: at the end of
+// input the withdrawals come before anything the cancelled turns send.
+func (c *wire) withdrawAll() {
+	c.pmu.Lock()
+	ids := make([]int, 0, len(c.pending))
+	for k := range c.pending {
+		if n, err := strconv.Atoi(k); err == nil {
+			ids = append(ids, n)
+		}
+	}
+	c.pmu.Unlock()
+	slices.Sort(ids)
+	for _, n := range ids {
+		c.withdraw(json.RawMessage(strconv.Itoa(n)))
 	}
 }
 

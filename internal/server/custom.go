@@ -91,8 +91,10 @@ func (c *conn) sessionCompact(s *session, m *proto.SessionCompact) {
 
 // compact summarises the history, stores the summary as the whole history
 // (a stored session) and only then makes it the session's history, so the
-// database and the session never disagree.
-func (c *conn) compact(ctx context.Context, s *session, p pending) {
+// database and the session never disagree. It returns the answer, which
+// the turn loop sends only after the session is idle again: a client that
+// starts a turn on seeing session.compacted finds no compaction running.
+func (c *conn) compact(ctx context.Context, s *session, p pending) (answer func()) {
 	res, err := s.agent.Compact(ctx, p.prompt)
 	if err != nil {
 		code, msg := proto.ErrCompactFailed, "the conversation was not compacted: "+err.Error()
@@ -105,21 +107,24 @@ func (c *conn) compact(ctx context.Context, s *session, p pending) {
 		if errors.Is(err, agent.ErrNothingToCompact) {
 			code, msg = proto.ErrInvalidRequest, "nothing to compact: the conversation is empty"
 		}
-		c.reqError(p.requestID, code, msg, false)
-		return
+		return func() { c.reqError(p.requestID, code, msg, false) }
 	}
 	if st := c.srv.opts.Store; st != nil && !s.unstored() {
 		sctx, cancel := context.WithTimeout(context.WithoutCancel(c.ctx), storeTimeout)
 		err := st.UpdateHistory(sctx, s.id, store.HistoryUpdate{Replace: true, Append: []json.RawMessage{res.Note}})
 		cancel()
 		if err != nil {
-			c.reqError(p.requestID, proto.ErrStore, fmt.Sprintf("the conversation was not compacted: the session database refused the new history: %v", err), false)
-			return
+			return func() {
+				c.reqError(p.requestID, proto.ErrStore, fmt.Sprintf("the conversation was not compacted: the session database refused the new history: %v", err), false)
+			}
 		}
 	}
 	if err := s.agent.LoadHistory([]json.RawMessage{res.Note}); err != nil {
-		c.reqError(p.requestID, proto.ErrInternal, "the conversation was not compacted: "+err.Error(), false)
-		return
+		return func() {
+			c.reqError(p.requestID, proto.ErrInternal, "the conversation was not compacted: "+err.Error(), false)
+		}
 	}
-	c.reply(p.requestID, &proto.SessionCompacted{BeforeTokens: res.Before, AfterTokens: res.After, RemovedMessages: res.Removed, Usage: res.Usage}, s)
+	return func() {
+		c.reply(p.requestID, &proto.SessionCompacted{BeforeTokens: res.Before, AfterTokens: res.After, RemovedMessages: res.Removed, Usage: res.Usage}, s)
+	}
 }

@@ -110,11 +110,12 @@ func (s *session) run(c *conn) {
 		s.mu.Unlock()
 
 		if p.compact {
-			c.compact(ctx, s, p)
+			answer := c.compact(ctx, s, p)
 			cancel()
 			s.mu.Lock()
 			s.active, s.cancel = "", nil
 			s.mu.Unlock()
+			answer()
 			continue
 		}
 		// The mentions are expanded before the turn is recorded, so the
