@@ -146,21 +146,16 @@ func (s *Session) CancelApproval(approvalID string, cancel func()) bool {
 }
 
 // Grants lists the session's grants, oldest first.
-func (s *Session) Grants() []proto.Grant {
-	out := []proto.Grant{}
-	for _, g := range s.broker.Grants() {
-		pg := protoGrant(&g)
-		pg.GrantID = g.ID
-		out = append(out, *pg)
-	}
-	return out
-}
+func (s *Session) Grants() []proto.Grant { return protoGrants(s.broker.Grants()) }
 
 // SavedRules lists the saved rules that apply to the session (its
 // configuration's and those saved while the server runs), deny and allow.
-func (s *Session) SavedRules() []proto.Grant {
+func (s *Session) SavedRules() []proto.Grant { return protoGrants(s.broker.Rules()) }
+
+// protoGrants are gs as the protocol lists them, each with its id.
+func protoGrants(gs []approval.Grant) []proto.Grant {
 	out := []proto.Grant{}
-	for _, g := range s.broker.Rules() {
+	for _, g := range gs {
 		pg := protoGrant(&g)
 		pg.GrantID = g.ID
 		out = append(out, *pg)
