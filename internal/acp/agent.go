@@ -288,15 +288,21 @@ func (a *Agent) nextRequestID(prefix string) string {
 
 // cancelAll cancels every running turn (the end of input).
 func (a *Agent) cancelAll() {
+	for _, s := range a.sessionList() {
+		s.cancel(a)
+	}
+}
+
+// sessionList is a snapshot of the open sessions, to act on each without
+// holding the lock.
+func (a *Agent) sessionList() []*session {
 	a.mu.Lock()
+	defer a.mu.Unlock()
 	list := make([]*session, 0, len(a.sessions))
 	for _, s := range a.sessions {
 		list = append(list, s)
 	}
-	a.mu.Unlock()
-	for _, s := range list {
-		s.cancel(a)
-	}
+	return list
 }
 
 // pump translates the SCV connection's events until it ends.
@@ -305,13 +311,7 @@ func (a *Agent) pump() {
 	for ev := range a.conn.Events() {
 		a.event(ev)
 	}
-	a.mu.Lock()
-	list := make([]*session, 0, len(a.sessions))
-	for _, s := range a.sessions {
-		list = append(list, s)
-	}
-	a.mu.Unlock()
-	for _, s := range list {
+	for _, s := range a.sessionList() {
 		s.lost()
 	}
 }
