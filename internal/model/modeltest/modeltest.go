@@ -26,6 +26,11 @@ type Handler struct {
 	// in the OpenAI shape {"data":[{"id":…}]}; such a listing uses no
 	// script and is not recorded.
 	Models []string
+	// Respond, if set before serving, answers every request from its path
+	// and raw body instead of the script queue, and such requests are not
+	// recorded or decoded: a load driver's fake model keeps no state per
+	// request.
+	Respond func(path string, body []byte) []Step
 
 	mu       sync.Mutex
 	scripts  [][]Step
@@ -158,6 +163,10 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	raw, _ := io.ReadAll(io.LimitReader(r.Body, 64<<20))
+	if h.Respond != nil {
+		h.play(w, r, Recorded{Path: r.URL.Path}, h.Respond(r.URL.Path, raw))
+		return
+	}
 	rec := Recorded{Method: r.Method, Path: r.URL.Path, Header: r.Header.Clone(), Raw: raw}
 	_ = json.Unmarshal(raw, &rec.Body)
 	h.mu.Lock()
@@ -179,6 +188,11 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeJSONError(w, http.StatusInternalServerError, msg)
 		return
 	}
+	h.play(w, r, rec, steps)
+}
+
+// play answers one request with its steps on the request's wire.
+func (h *Handler) play(w http.ResponseWriter, r *http.Request, rec Recorded, steps []Step) {
 	for _, s := range steps {
 		if e := s.HTTPError; e != nil {
 			if e.RetryAfter != "" {

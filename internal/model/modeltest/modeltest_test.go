@@ -189,3 +189,30 @@ func TestReasoningAndStopOnOtherWires(t *testing.T) {
 		t.Errorf("responses events = %v", resp)
 	}
 }
+
+// TestRespondIsStateless: a Respond function answers every request from
+// its body, leaves the script queue alone and records nothing.
+func TestRespondIsStateless(t *testing.T) {
+	s := modeltest.New(t)
+	var bodies []string
+	s.Respond = func(path string, body []byte) []modeltest.Step {
+		bodies = append(bodies, path+" "+string(body))
+		return []modeltest.Step{modeltest.Text("echo:" + strings.TrimSuffix(path, "/chat/completions"))}
+	}
+	s.Script(modeltest.Text("queued"))
+	for range 2 {
+		status, data := events(t, s.URL()+"/v1/chat/completions")
+		if status != http.StatusOK || !slices.ContainsFunc(data, func(d string) bool { return strings.Contains(d, `echo:/v1`) }) {
+			t.Fatalf("status %d, stream %q: want the responder's text", status, data)
+		}
+	}
+	if len(bodies) != 2 || !strings.HasPrefix(bodies[0], "/v1/chat/completions {") {
+		t.Errorf("responder saw %q, want two bodies with their path", bodies)
+	}
+	if n := len(s.Requests()); n != 0 {
+		t.Errorf("%d requests recorded, want none", n)
+	}
+	if s.Pending() != 1 {
+		t.Errorf("the queued script was used: %d pending", s.Pending())
+	}
+}

@@ -1,0 +1,317 @@
+// scale measures one daemon under many concurrent sessions: for each N of
+// -sessions it starts the daemon given by -scv on a fresh home with a
+// stateless fake model in process (every turn is -steps `bash true` calls,
+// then an answer, decided from the request body alone), opens N sessions,
+// one protocol connection each, runs one warm-up turn in each and then
+// -turns measured turns per session (at least -total in all) concurrently, approving every call over
+// the protocol, and prints one line per N:
+//
+//	sessions=200 turns=400 turns/s=10.3 p50=18.9s p99=20.1s cpu/turn=41.0ms rss idle=17.5MiB peak=74.9MiB after=30.1MiB errors=0
+//
+// "idle" is the daemon's VmRSS before any session, "after" its VmRSS once every session is closed and -settle
+// has passed (memory given back after the burst). The daemon's
+// protocol.max_sessions is raised to N (it is 128 unless configured). It
+// kills every process it started (by PID) before it exits.
+//
+//	go build -o /tmp/scv ./cmd/scv
+//	go run ./bench/scale -scv /tmp/scv -sessions 1,10,50,200
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/scv-agent/scv/internal/client"
+	"github.com/scv-agent/scv/internal/model/modeltest"
+	"github.com/scv-agent/scv/internal/proto"
+)
+
+type options struct {
+	scv    string
+	steps  int
+	turns  int
+	total  int
+	settle time.Duration
+}
+
+func main() {
+	var o options
+	flag.StringVar(&o.scv, "scv", "", "scv binary to measure (required)")
+	sessions := flag.String("sessions", "1,10,50,200", "comma-separated numbers of concurrent sessions")
+	flag.IntVar(&o.steps, "steps", 5, "bash steps per turn")
+	flag.IntVar(&o.turns, "turns", 2, "measured turns per session (at least -total in all)")
+	flag.IntVar(&o.total, "total", 40, "measured turns in all at least (fewer sessions run more turns each)")
+	flag.DurationVar(&o.settle, "settle", 10*time.Second, "wait after the burst before reading the daemon's RSS")
+	flag.Parse()
+	if o.scv == "" {
+		fmt.Fprintln(os.Stderr, "scale: -scv is required")
+		os.Exit(2)
+	}
+	var ns []int
+	for _, f := range strings.Split(*sessions, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 1 {
+			fmt.Fprintf(os.Stderr, "scale: -sessions: %q is not a positive number\n", f)
+			os.Exit(2)
+		}
+		ns = append(ns, n)
+	}
+	if o.steps < 1 || o.turns < 1 {
+		fmt.Fprintln(os.Stderr, "scale: -steps and -turns must be at least 1")
+		os.Exit(2)
+	}
+	for _, n := range ns {
+		line, err := run(o, n)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "scale:", err)
+			os.Exit(1)
+		}
+		fmt.Println(line)
+	}
+}
+
+// respond is the stateless fake model: a request whose history holds fewer
+// tool results than steps × prompts gets the next `bash true` call, else the
+// answer. It reads only counts from the body, so any number of sessions
+// can share it.
+func respond(steps int) func(string, []byte) []modeltest.Step {
+	return func(_ string, body []byte) []modeltest.Step {
+		prompts := bytes.Count(body, []byte(`"role":"user"`))
+		results := bytes.Count(body, []byte(`"type":"function_call_output"`))
+		if results < prompts*steps {
+			return []modeltest.Step{modeltest.ToolCall(fmt.Sprintf("c%d", results), "bash", `{"command":"true"}`)}
+		}
+		return []modeltest.Step{modeltest.Text("done")}
+	}
+}
+
+func run(o options, n int) (string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
+	defer cancel()
+	root, err := os.MkdirTemp("", "scv-scale-")
+	if err != nil {
+		return "", err
+	}
+	defer os.RemoveAll(root)
+
+	h := modeltest.NewHandler()
+	h.Respond = respond(o.steps)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	srv := &http.Server{Handler: h}
+	go func() { _ = srv.Serve(ln) }()
+	defer srv.Close()
+
+	home, ws := filepath.Join(root, "home"), filepath.Join(root, "ws")
+	for _, d := range []string{home, ws} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			return "", err
+		}
+	}
+	cfg := fmt.Sprintf("[providers.openai]\nbase_url = %q\nmax_retries = 0\n\n[protocol]\nmax_sessions = %d\n",
+		"http://"+ln.Addr().String()+"/v1", max(n, 128))
+	if err := os.WriteFile(filepath.Join(home, "config.toml"), []byte(cfg), 0o600); err != nil {
+		return "", err
+	}
+	daemon := exec.Command(o.scv, "--scv-home", home, "run")
+	daemon.Dir = ws
+	daemon.Env = []string{"HOME=" + root, "PATH=/usr/local/bin:/usr/bin:/bin", "OPENAI_API_KEY=sk-bench"}
+	daemon.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	logf, err := os.Create(filepath.Join(root, "daemon.log"))
+	if err != nil {
+		return "", err
+	}
+	defer logf.Close()
+	daemon.Stderr = logf
+	if err := daemon.Start(); err != nil {
+		return "", err
+	}
+	defer func() {
+		_ = daemon.Process.Signal(syscall.SIGTERM)
+		_ = daemon.Wait()
+	}()
+	pid := daemon.Process.Pid
+
+	var rssIdle int64
+	conns := make([]*client.Conn, n)
+	sids := make([]string, n)
+	for i := range n {
+		c, err := dial(ctx, filepath.Join(home, "server.sock"))
+		if err != nil {
+			return "", fmt.Errorf("session %d: %w (daemon log: %s)", i, err, filepath.Join(root, "daemon.log"))
+		}
+		defer c.Close()
+		if i == 0 { // the idle figure: the daemon started, no session yet
+			time.Sleep(o.settle / 5)
+			rssIdle, _ = status(pid, "VmRSS")
+		}
+		st, err := c.StartSession(ctx, proto.SessionStart{Cwd: ws})
+		if err != nil {
+			return "", fmt.Errorf("session %d: %w", i, err)
+		}
+		conns[i], sids[i] = c, st.SessionID
+	}
+
+	// Warm-up: one turn per session, all at once.
+	if _, errs := burst(ctx, conns, sids, 1); errs > 0 {
+		return "", fmt.Errorf("%d warm-up turns failed (daemon log: %s)", errs, filepath.Join(root, "daemon.log"))
+	}
+	cpu0, err := cpuTime(pid)
+	if err != nil {
+		return "", err
+	}
+	t0 := time.Now()
+	lat, errs := burst(ctx, conns, sids, max(o.turns, (o.total+n-1)/n))
+	wall := time.Since(t0)
+	cpu1, err := cpuTime(pid)
+	if err != nil {
+		return "", err
+	}
+	peak, _ := status(pid, "VmHWM")
+	for _, c := range conns {
+		c.Close()
+	}
+	time.Sleep(o.settle)
+	after, _ := status(pid, "VmRSS")
+
+	slices.Sort(lat)
+	turns := len(lat)
+	return fmt.Sprintf("sessions=%d turns=%d turns/s=%.1f p50=%s p99=%s cpu/turn=%.1fms rss idle=%.1fMiB peak=%.1fMiB after=%.1fMiB errors=%d",
+		n, turns, float64(turns)/wall.Seconds(), pct(lat, 50), pct(lat, 99),
+		float64(cpu1-cpu0)/float64(max(turns, 1))/1e6, mib(rssIdle), mib(peak), mib(after), errs), nil
+}
+
+// burst runs turns turns in every session concurrently and returns each
+// completed turn's latency and the number of failed turns.
+func burst(ctx context.Context, conns []*client.Conn, sids []string, turns int) ([]time.Duration, int) {
+	var (
+		mu   sync.Mutex
+		lat  []time.Duration
+		errs int
+		wg   sync.WaitGroup
+	)
+	for i := range conns {
+		wg.Go(func() {
+			for range turns {
+				t := time.Now()
+				err := turn(ctx, conns[i], sids[i])
+				mu.Lock()
+				if err != nil {
+					errs++
+					fmt.Fprintf(os.Stderr, "scale: session %d: %v\n", i, err)
+				} else {
+					lat = append(lat, time.Since(t))
+				}
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	return lat, errs
+}
+
+// turn runs one turn, approving every call, until it completes.
+func turn(ctx context.Context, c *client.Conn, sid string) error {
+	if err := c.Send(&proto.TurnStart{SessionID: sid, Prompt: "go"}); err != nil {
+		return err
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case ev, ok := <-c.Events():
+			if !ok {
+				return fmt.Errorf("connection ended: %v", c.Err())
+			}
+			switch e := ev.(type) {
+			case *proto.ApprovalRequested:
+				if err := c.Send(&proto.ApprovalResolve{SessionID: sid, ApprovalID: e.ApprovalID, Approved: true}); err != nil {
+					return err
+				}
+			case *proto.TurnCompleted:
+				return nil
+			case *proto.TurnFailed:
+				return fmt.Errorf("turn failed: %+v", e)
+			case *proto.Error:
+				return fmt.Errorf("error: %s: %s", e.Code, e.Message)
+			}
+		}
+	}
+}
+
+func dial(ctx context.Context, sock string) (*client.Conn, error) {
+	for {
+		c, err := client.Dial(ctx, sock)
+		if err == nil {
+			if _, err = c.Initialize(ctx, "scale", "1"); err == nil {
+				return c, nil
+			}
+			c.Close()
+		}
+		select {
+		case <-ctx.Done():
+			return nil, errors.Join(ctx.Err(), err)
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
+func pct(sorted []time.Duration, p int) string {
+	if len(sorted) == 0 {
+		return "-"
+	}
+	i := min(len(sorted)-1, (len(sorted)*p+99)/100-1)
+	return sorted[max(i, 0)].Round(time.Millisecond).String()
+}
+
+func mib(kb int64) float64 { return float64(kb) / 1024 }
+
+// status is a "Name: N kB" field of /proc/<pid>/status, in kB.
+func status(pid int, name string) (int64, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0, err
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, name+":"); ok {
+			f := strings.Fields(v)
+			if len(f) > 0 {
+				return strconv.ParseInt(f[0], 10, 64)
+			}
+		}
+	}
+	return 0, fmt.Errorf("no %s in /proc/%d/status", name, pid)
+}
+
+// cpuTime is pid's own user + system time (fields 14 and 15 of its stat).
+func cpuTime(pid int) (time.Duration, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, err
+	}
+	s := string(b)
+	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+	if len(f) < 13 {
+		return 0, fmt.Errorf("short stat of %d", pid)
+	}
+	ut, _ := strconv.ParseInt(f[11], 10, 64)
+	st, _ := strconv.ParseInt(f[12], 10, 64)
+	const hz = 100 // USER_HZ on Linux
+	return time.Duration(ut+st) * time.Second / hz, nil
+}
