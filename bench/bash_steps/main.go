@@ -17,20 +17,13 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
-	"net"
-	"net/http"
 	"os"
 	"os/exec"
-	"path/filepath"
-	"strconv"
-	"strings"
-	"syscall"
 	"time"
 
-	"github.com/scv-agent/scv/internal/client"
+	"github.com/scv-agent/scv/bench/internal/benchd"
 	"github.com/scv-agent/scv/internal/model/modeltest"
 	"github.com/scv-agent/scv/internal/proto"
 )
@@ -55,12 +48,6 @@ func main() {
 func run(scv string, idle, turns, steps int, tracking string) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-	root, err := os.MkdirTemp("", "scv-bash-steps-")
-	if err != nil {
-		return err
-	}
-	defer os.RemoveAll(root)
-
 	h := modeltest.NewHandler()
 	for range turns + 1 {
 		for i := range steps {
@@ -68,75 +55,50 @@ func run(scv string, idle, turns, steps int, tracking string) error {
 		}
 		h.Script(modeltest.Text("done"))
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	url, stop, err := benchd.Serve(h)
 	if err != nil {
 		return err
 	}
-	srv := &http.Server{Handler: h}
-	go func() { _ = srv.Serve(ln) }()
-	defer srv.Close()
+	defer stop()
 
 	sleepers, err := startIdle(idle)
 	defer stopAll(sleepers)
 	if err != nil {
 		return err
 	}
-
-	home, ws := filepath.Join(root, "home"), filepath.Join(root, "ws")
-	for _, d := range []string{home, ws} {
-		if err := os.MkdirAll(d, 0o700); err != nil {
-			return err
-		}
-	}
-	cfg := fmt.Sprintf("[providers.openai]\nbase_url = %q\nmax_retries = 0\n", "http://"+ln.Addr().String()+"/v1")
-	if err := os.WriteFile(filepath.Join(home, "config.toml"), []byte(cfg), 0o600); err != nil {
-		return err
-	}
-	env := []string{"HOME=" + root, "PATH=/usr/local/bin:/usr/bin:/bin", "OPENAI_API_KEY=sk-bench"}
+	var env []string
 	if tracking != "" {
 		env = append(env, "SCV_PROCESS_TRACKING="+tracking)
 	}
-	daemon := exec.Command(scv, "--scv-home", home, "run")
-	daemon.Dir, daemon.Env = ws, env
-	daemon.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	logf, err := os.Create(filepath.Join(root, "daemon.log"))
+	d, err := benchd.Start(scv, url, "", env...)
 	if err != nil {
 		return err
 	}
-	defer logf.Close()
-	daemon.Stderr = logf
-	if err := daemon.Start(); err != nil {
-		return err
-	}
-	defer func() {
-		_ = daemon.Process.Signal(syscall.SIGTERM)
-		_ = daemon.Wait()
-	}()
-
-	c, err := dial(ctx, filepath.Join(home, "server.sock"))
+	defer d.Stop()
+	c, err := d.Dial(ctx, "bash_steps")
 	if err != nil {
 		return err
 	}
 	defer c.Close()
-	st, err := c.StartSession(ctx, proto.SessionStart{Cwd: ws})
+	st, err := c.StartSession(ctx, proto.SessionStart{Cwd: d.WS})
 	if err != nil {
 		return err
 	}
-	if err := turn(ctx, c, st.SessionID); err != nil { // warm-up
+	if err := benchd.Turn(ctx, c, st.SessionID); err != nil { // warm-up
 		return err
 	}
-	cpu0, err := cpuTime(daemon.Process.Pid)
+	cpu0, err := benchd.CPUTime(d.Pid)
 	if err != nil {
 		return err
 	}
 	t0 := time.Now()
 	for range turns {
-		if err := turn(ctx, c, st.SessionID); err != nil {
+		if err := benchd.Turn(ctx, c, st.SessionID); err != nil {
 			return err
 		}
 	}
 	wall := time.Since(t0)
-	cpu1, err := cpuTime(daemon.Process.Pid)
+	cpu1, err := benchd.CPUTime(d.Pid)
 	if err != nil {
 		return err
 	}
@@ -148,67 +110,6 @@ func run(scv string, idle, turns, steps int, tracking string) error {
 	fmt.Printf("idle=%d tracking=%s turns=%d steps=%d cpu/step=%.2fms wall/turn=%.1fms\n",
 		idle, mech, turns, steps, float64(perStep)/1e6, float64(wall)/float64(turns)/1e6)
 	return nil
-}
-
-// turn runs one turn, approving every call, until it completes.
-func turn(ctx context.Context, c *client.Conn, sid string) error {
-	if err := c.Send(&proto.TurnStart{SessionID: sid, Prompt: "go"}); err != nil {
-		return err
-	}
-	for {
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case ev, ok := <-c.Events():
-			if !ok {
-				return fmt.Errorf("connection ended: %v", c.Err())
-			}
-			switch e := ev.(type) {
-			case *proto.ApprovalRequested:
-				if err := c.Send(&proto.ApprovalResolve{SessionID: sid, ApprovalID: e.ApprovalID, Approved: true}); err != nil {
-					return err
-				}
-			case *proto.TurnCompleted:
-				return nil
-			case *proto.TurnFailed:
-				return fmt.Errorf("turn failed: %+v", e)
-			}
-		}
-	}
-}
-
-func dial(ctx context.Context, sock string) (*client.Conn, error) {
-	for {
-		c, err := client.Dial(ctx, sock)
-		if err == nil {
-			if _, err = c.Initialize(ctx, "bash_steps", "1"); err == nil {
-				return c, nil
-			}
-			c.Close()
-		}
-		select {
-		case <-ctx.Done():
-			return nil, errors.Join(ctx.Err(), err)
-		case <-time.After(20 * time.Millisecond):
-		}
-	}
-}
-
-// cpuTime is pid's own user + system time (fields 14 and 15 of its stat).
-func cpuTime(pid int) (time.Duration, error) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return 0, err
-	}
-	s := string(b)
-	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-	if len(f) < 13 {
-		return 0, fmt.Errorf("short stat of %d", pid)
-	}
-	ut, _ := strconv.ParseInt(f[11], 10, 64)
-	st, _ := strconv.ParseInt(f[12], 10, 64)
-	const hz = 100 // USER_HZ on Linux
-	return time.Duration(ut+st) * time.Second / hz, nil
 }
 
 func startIdle(n int) ([]*exec.Cmd, error) {

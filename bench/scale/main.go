@@ -20,21 +20,16 @@ package main
 import (
 	"bytes"
 	"context"
-	"errors"
 	"flag"
 	"fmt"
-	"net"
-	"net/http"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
+	"github.com/scv-agent/scv/bench/internal/benchd"
 	"github.com/scv-agent/scv/internal/client"
 	"github.com/scv-agent/scv/internal/model/modeltest"
 	"github.com/scv-agent/scv/internal/proto"
@@ -102,66 +97,33 @@ func respond(steps int) func(string, []byte) []modeltest.Step {
 func run(o options, n int) (string, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
 	defer cancel()
-	root, err := os.MkdirTemp("", "scv-scale-")
-	if err != nil {
-		return "", err
-	}
-	defer os.RemoveAll(root)
-
 	h := modeltest.NewHandler()
 	h.Respond = respond(o.steps)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	url, stop, err := benchd.Serve(h)
 	if err != nil {
 		return "", err
 	}
-	srv := &http.Server{Handler: h}
-	go func() { _ = srv.Serve(ln) }()
-	defer srv.Close()
-
-	home, ws := filepath.Join(root, "home"), filepath.Join(root, "ws")
-	for _, d := range []string{home, ws} {
-		if err := os.MkdirAll(d, 0o700); err != nil {
-			return "", err
-		}
-	}
-	cfg := fmt.Sprintf("[providers.openai]\nbase_url = %q\nmax_retries = 0\n\n[protocol]\nmax_sessions = %d\n",
-		"http://"+ln.Addr().String()+"/v1", max(n, 128))
-	if err := os.WriteFile(filepath.Join(home, "config.toml"), []byte(cfg), 0o600); err != nil {
-		return "", err
-	}
-	daemon := exec.Command(o.scv, "--scv-home", home, "run")
-	daemon.Dir = ws
-	daemon.Env = []string{"HOME=" + root, "PATH=/usr/local/bin:/usr/bin:/bin", "OPENAI_API_KEY=sk-bench"}
-	daemon.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	logf, err := os.Create(filepath.Join(root, "daemon.log"))
+	defer stop()
+	d, err := benchd.Start(o.scv, url, fmt.Sprintf("[protocol]\nmax_sessions = %d\n", max(n, 128)))
 	if err != nil {
 		return "", err
 	}
-	defer logf.Close()
-	daemon.Stderr = logf
-	if err := daemon.Start(); err != nil {
-		return "", err
-	}
-	defer func() {
-		_ = daemon.Process.Signal(syscall.SIGTERM)
-		_ = daemon.Wait()
-	}()
-	pid := daemon.Process.Pid
+	defer d.Stop()
 
 	var rssIdle int64
 	conns := make([]*client.Conn, n)
 	sids := make([]string, n)
 	for i := range n {
-		c, err := dial(ctx, filepath.Join(home, "server.sock"))
+		c, err := d.Dial(ctx, "scale")
 		if err != nil {
-			return "", fmt.Errorf("session %d: %w (daemon log: %s)", i, err, filepath.Join(root, "daemon.log"))
+			return "", fmt.Errorf("session %d: %w (daemon log: %s)", i, err, d.LogPath())
 		}
 		defer c.Close()
 		if i == 0 { // the idle figure: the daemon started, no session yet
 			time.Sleep(o.settle / 5)
-			rssIdle, _ = status(pid, "VmRSS")
+			rssIdle, _ = benchd.StatusKB(d.Pid, "VmRSS")
 		}
-		st, err := c.StartSession(ctx, proto.SessionStart{Cwd: ws})
+		st, err := c.StartSession(ctx, proto.SessionStart{Cwd: d.WS})
 		if err != nil {
 			return "", fmt.Errorf("session %d: %w", i, err)
 		}
@@ -170,25 +132,25 @@ func run(o options, n int) (string, error) {
 
 	// Warm-up: one turn per session, all at once.
 	if _, errs := burst(ctx, conns, sids, 1); errs > 0 {
-		return "", fmt.Errorf("%d warm-up turns failed (daemon log: %s)", errs, filepath.Join(root, "daemon.log"))
+		return "", fmt.Errorf("%d warm-up turns failed", errs)
 	}
-	cpu0, err := cpuTime(pid)
+	cpu0, err := benchd.CPUTime(d.Pid)
 	if err != nil {
 		return "", err
 	}
 	t0 := time.Now()
 	lat, errs := burst(ctx, conns, sids, max(o.turns, (o.total+n-1)/n))
 	wall := time.Since(t0)
-	cpu1, err := cpuTime(pid)
+	cpu1, err := benchd.CPUTime(d.Pid)
 	if err != nil {
 		return "", err
 	}
-	peak, _ := status(pid, "VmHWM")
+	peak, _ := benchd.StatusKB(d.Pid, "VmHWM")
 	for _, c := range conns {
 		c.Close()
 	}
 	time.Sleep(o.settle)
-	after, _ := status(pid, "VmRSS")
+	after, _ := benchd.StatusKB(d.Pid, "VmRSS")
 
 	slices.Sort(lat)
 	turns := len(lat)
@@ -210,7 +172,7 @@ func burst(ctx context.Context, conns []*client.Conn, sids []string, turns int) 
 		wg.Go(func() {
 			for range turns {
 				t := time.Now()
-				err := turn(ctx, conns[i], sids[i])
+				err := benchd.Turn(ctx, conns[i], sids[i])
 				mu.Lock()
 				if err != nil {
 					errs++
@@ -226,52 +188,6 @@ func burst(ctx context.Context, conns []*client.Conn, sids []string, turns int) 
 	return lat, errs
 }
 
-// turn runs one turn, approving every call, until it completes.
-func turn(ctx context.Context, c *client.Conn, sid string) error {
-	if err := c.Send(&proto.TurnStart{SessionID: sid, Prompt: "go"}); err != nil {
-		return err
-	}
-	for {
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case ev, ok := <-c.Events():
-			if !ok {
-				return fmt.Errorf("connection ended: %v", c.Err())
-			}
-			switch e := ev.(type) {
-			case *proto.ApprovalRequested:
-				if err := c.Send(&proto.ApprovalResolve{SessionID: sid, ApprovalID: e.ApprovalID, Approved: true}); err != nil {
-					return err
-				}
-			case *proto.TurnCompleted:
-				return nil
-			case *proto.TurnFailed:
-				return fmt.Errorf("turn failed: %+v", e)
-			case *proto.Error:
-				return fmt.Errorf("error: %s: %s", e.Code, e.Message)
-			}
-		}
-	}
-}
-
-func dial(ctx context.Context, sock string) (*client.Conn, error) {
-	for {
-		c, err := client.Dial(ctx, sock)
-		if err == nil {
-			if _, err = c.Initialize(ctx, "scale", "1"); err == nil {
-				return c, nil
-			}
-			c.Close()
-		}
-		select {
-		case <-ctx.Done():
-			return nil, errors.Join(ctx.Err(), err)
-		case <-time.After(20 * time.Millisecond):
-		}
-	}
-}
-
 func pct(sorted []time.Duration, p int) string {
 	if len(sorted) == 0 {
 		return "-"
@@ -281,37 +197,3 @@ func pct(sorted []time.Duration, p int) string {
 }
 
 func mib(kb int64) float64 { return float64(kb) / 1024 }
-
-// status is a "Name: N kB" field of /proc/<pid>/status, in kB.
-func status(pid int, name string) (int64, error) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return 0, err
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(line, name+":"); ok {
-			f := strings.Fields(v)
-			if len(f) > 0 {
-				return strconv.ParseInt(f[0], 10, 64)
-			}
-		}
-	}
-	return 0, fmt.Errorf("no %s in /proc/%d/status", name, pid)
-}
-
-// cpuTime is pid's own user + system time (fields 14 and 15 of its stat).
-func cpuTime(pid int) (time.Duration, error) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return 0, err
-	}
-	s := string(b)
-	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-	if len(f) < 13 {
-		return 0, fmt.Errorf("short stat of %d", pid)
-	}
-	ut, _ := strconv.ParseInt(f[11], 10, 64)
-	st, _ := strconv.ParseInt(f[12], 10, 64)
-	const hz = 100 // USER_HZ on Linux
-	return time.Duration(ut+st) * time.Second / hz, nil
-}
