@@ -209,6 +209,13 @@ func addTools(s *sdk.Server, mark func(name, body string)) {
 			}
 			return text(body), nil, nil
 		})
+	addResultTools(s)
+	addOddTools(s)
+}
+
+// addResultTools are the tools whose results take every shape: media,
+// a tool error, progress, the server's own process, a tool list change.
+func addResultTools(s *sdk.Server) {
 	sdk.AddTool(s, &sdk.Tool{Name: "media", Description: "Return every kind of content."},
 		func(context.Context, *sdk.CallToolRequest, empty) (*sdk.CallToolResult, any, error) {
 			size := int64(2048)
@@ -253,6 +260,11 @@ func addTools(s *sdk.Server, mark func(name, body string)) {
 				})
 			return text("added " + in.Name), nil, nil
 		})
+}
+
+// addOddTools are the tools SCV must cope with: names it must sanitize and
+// a schema no validator can use.
+func addOddTools(s *sdk.Server) {
 	// Names that need sanitizing: characters model APIs refuse, a name too
 	// long, and two names that become the same.
 	for _, name := range []string{"weird name/with.dots!", LongName, "a.b", "a_b"} {
