@@ -84,7 +84,7 @@ func run(scv string, idle, turns, steps int, tracking string) error {
 	if err != nil {
 		return err
 	}
-	if err := benchd.Turn(ctx, c, st.SessionID); err != nil { // warm-up
+	if _, err := benchd.Turn(ctx, c, st.SessionID); err != nil { // warm-up
 		return err
 	}
 	cpu0, err := benchd.CPUTime(d.Pid)
@@ -93,7 +93,7 @@ func run(scv string, idle, turns, steps int, tracking string) error {
 	}
 	t0 := time.Now()
 	for range turns {
-		if err := benchd.Turn(ctx, c, st.SessionID); err != nil {
+		if _, err := benchd.Turn(ctx, c, st.SessionID); err != nil {
 			return err
 		}
 	}

@@ -131,7 +131,7 @@ func run(o options, n int) (string, error) {
 	}
 
 	// Warm-up: one turn per session, all at once.
-	if _, errs := burst(ctx, conns, sids, 1); errs > 0 {
+	if _, errs := burst(ctx, conns, sids, 1, o.steps); errs > 0 {
 		return "", fmt.Errorf("%d warm-up turns failed", errs)
 	}
 	cpu0, err := benchd.CPUTime(d.Pid)
@@ -139,7 +139,7 @@ func run(o options, n int) (string, error) {
 		return "", err
 	}
 	t0 := time.Now()
-	lat, errs := burst(ctx, conns, sids, max(o.turns, (o.total+n-1)/n))
+	lat, errs := burst(ctx, conns, sids, max(o.turns, (o.total+n-1)/n), o.steps)
 	wall := time.Since(t0)
 	cpu1, err := benchd.CPUTime(d.Pid)
 	if err != nil {
@@ -160,8 +160,9 @@ func run(o options, n int) (string, error) {
 }
 
 // burst runs turns turns in every session concurrently and returns each
-// completed turn's latency and the number of failed turns.
-func burst(ctx context.Context, conns []*client.Conn, sids []string, turns int) ([]time.Duration, int) {
+// completed turn's latency and the number of failed turns (a turn that did
+// not make steps calls counts as failed).
+func burst(ctx context.Context, conns []*client.Conn, sids []string, turns, steps int) ([]time.Duration, int) {
 	var (
 		mu   sync.Mutex
 		lat  []time.Duration
@@ -172,7 +173,10 @@ func burst(ctx context.Context, conns []*client.Conn, sids []string, turns int) 
 		wg.Go(func() {
 			for range turns {
 				t := time.Now()
-				err := benchd.Turn(ctx, conns[i], sids[i])
+				approved, err := benchd.Turn(ctx, conns[i], sids[i])
+				if err == nil && approved != steps {
+					err = fmt.Errorf("the turn made %d bash calls, want %d: the fake model no longer reads SCV's request body right", approved, steps)
+				}
 				mu.Lock()
 				if err != nil {
 					errs++

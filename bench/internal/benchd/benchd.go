@@ -120,30 +120,33 @@ func (d *Daemon) Dial(ctx context.Context, name string) (*client.Conn, error) {
 }
 
 // Turn runs one turn of session sid on c, approving every call, until it
-// completes; a failed turn or a protocol error is returned.
-func Turn(ctx context.Context, c *client.Conn, sid string) error {
+// completes, and returns how many calls it approved (so a driver can check
+// its fake model made the calls it meant to); a failed turn or a protocol
+// error is returned.
+func Turn(ctx context.Context, c *client.Conn, sid string) (approved int, err error) {
 	if err := c.Send(&proto.TurnStart{SessionID: sid, Prompt: "go"}); err != nil {
-		return err
+		return 0, err
 	}
 	for {
 		select {
 		case <-ctx.Done():
-			return ctx.Err()
+			return approved, ctx.Err()
 		case ev, ok := <-c.Events():
 			if !ok {
-				return fmt.Errorf("connection ended: %v", c.Err())
+				return approved, fmt.Errorf("connection ended: %v", c.Err())
 			}
 			switch e := ev.(type) {
 			case *proto.ApprovalRequested:
 				if err := c.Send(&proto.ApprovalResolve{SessionID: sid, ApprovalID: e.ApprovalID, Approved: true}); err != nil {
-					return err
+					return approved, err
 				}
+				approved++
 			case *proto.TurnCompleted:
-				return nil
+				return approved, nil
 			case *proto.TurnFailed:
-				return fmt.Errorf("turn failed: %+v", e)
+				return approved, fmt.Errorf("turn failed: %+v", e)
 			case *proto.Error:
-				return fmt.Errorf("error: %s: %s", e.Code, e.Message)
+				return approved, fmt.Errorf("error: %s: %s", e.Code, e.Message)
 			}
 		}
 	}
