@@ -214,7 +214,11 @@ func TestSessionResumedAfterDaemonRestart(t *testing.T) {
 	d := newRealDaemon(t, h, "")
 	h.settings("default", clawbot.Settings{Enabled: true, RemoteTools: clawbot.RemoteToolsOwner})
 	d.model.Script(modeltest.Text("Hello Ada"))
-	h.fake.Batch("c1", ilinktest.Text(1, "mallory@im.wechat", "my name is Ada"))
+	// Posted, not queued as a batch: the first supervisor's last long poll
+	// can outlive it at the fake server, and a queued batch it took would
+	// be lost with it; a posted message is delivered again to the next
+	// poll from the stored cursor, as the real service does.
+	h.fake.Post(ilinktest.Text(1, "mallory@im.wechat", "my name is Ada"))
 	h.start()
 	if sent := h.waitSent(1); sent[0].Text != "Hello Ada" {
 		t.Fatalf("first reply = %q", sent[0].Text)
@@ -228,7 +232,7 @@ func TestSessionResumedAfterDaemonRestart(t *testing.T) {
 
 	d2 := newRealDaemon(t, h, "")
 	d2.model.Script(modeltest.Text("You are Ada"))
-	h.fake.Batch("c2", ilinktest.Text(2, "mallory@im.wechat", "what is my name?"))
+	h.fake.Post(ilinktest.Text(2, "mallory@im.wechat", "what is my name?"))
 	h.start()
 	if sent := h.waitSent(2); sent[1].Text != "You are Ada" {
 		t.Fatalf("second reply = %q", sent[1].Text)

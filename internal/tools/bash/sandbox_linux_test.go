@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/scv-agent/scv/internal/sandbox"
 	"github.com/scv-agent/scv/internal/testutil"
@@ -43,9 +44,11 @@ type fixture struct {
 }
 
 type udpCounter struct {
-	pc net.PacketConn
-	n  atomic.Int64
-	wg sync.WaitGroup
+	pc   net.PacketConn
+	n    atomic.Int64
+	wg   sync.WaitGroup
+	mu   sync.Mutex
+	from map[string]bool // senders seen, so settled can find its probe
 }
 
 func countDatagrams(t *testing.T) *udpCounter {
@@ -54,20 +57,57 @@ func countDatagrams(t *testing.T) *udpCounter {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := &udpCounter{pc: pc}
+	c := &udpCounter{pc: pc, from: map[string]bool{}}
 	c.wg.Add(1)
 	go func() {
 		defer c.wg.Done()
 		buf := make([]byte, 64)
 		for {
-			if _, _, err := pc.ReadFrom(buf); err != nil {
+			n, from, err := pc.ReadFrom(buf)
+			if err != nil {
 				return
 			}
-			c.n.Add(1)
+			c.mu.Lock()
+			c.from[from.String()] = true
+			c.mu.Unlock()
+			if string(buf[:n]) != udpProbe {
+				c.n.Add(1)
+			}
 		}
 	}()
 	t.Cleanup(func() { pc.Close(); c.wg.Wait() })
 	return c
+}
+
+const udpProbe = "scv-escape-probe"
+
+// settled is the count once every datagram already sent has been read: a
+// probe sent now queues behind them, so when the reader has seen it, it
+// has seen them.
+func (c *udpCounter) settled(t *testing.T) int64 {
+	t.Helper()
+	conn, err := net.Dial("udp4", c.pc.LocalAddr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if _, err := conn.Write([]byte(udpProbe)); err != nil {
+		t.Fatal(err)
+	}
+	from := conn.LocalAddr().String()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		c.mu.Lock()
+		done := c.from[from]
+		c.mu.Unlock()
+		if done {
+			return c.n.Load()
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the test's own UDP socket did not receive a probe within 10 s")
+		}
+		time.Sleep(time.Millisecond)
+	}
 }
 
 func newFixture(t *testing.T, mode sandbox.Mode) *fixture {
@@ -164,8 +204,10 @@ func (f *fixture) expand(s string) string {
 }
 
 // breaches lists what the attempt reached that the sandbox must keep out
-// of reach.
-func (f *fixture) breaches(output string) []string {
+// of reach. The listeners are read once settled: a connection the attempt
+// made just before it exited may not have been accepted yet.
+func (f *fixture) breaches(t *testing.T, output string) []string {
+	t.Helper()
 	var out []string
 	if strings.Contains(output, secret) {
 		out = append(out, "read a hidden file: "+output)
@@ -191,7 +233,7 @@ func (f *fixture) breaches(output string) []string {
 		out = append(out, "killed a process outside the sandbox")
 	default:
 	}
-	for name, n := range map[string]int64{"TCP": f.tcp.Accepted(), "abstract unix": f.abs.Accepted(), "SCV socket": f.sock.Accepted(), "UDP": f.udp.n.Load()} {
+	for name, n := range map[string]int64{"TCP": f.tcp.Settled(t), "abstract unix": f.abs.Settled(t), "SCV socket": f.sock.Settled(t), "UDP": f.udp.settled(t)} {
 		if n != 0 {
 			out = append(out, strconv.FormatInt(n, 10)+" "+name+" connection(s) reached the test's listener")
 		}
@@ -240,6 +282,14 @@ func escapes() []struct{ name, script string } {
 	return e
 }
 
+// exitText is an exit code for a message: the number, or "none".
+func exitText(code *int) string {
+	if code == nil {
+		return "none"
+	}
+	return strconv.Itoa(*code)
+}
+
 func requireSandbox(t *testing.T) {
 	t.Helper()
 	if rep := sandbox.Probe(); !rep.Available {
@@ -277,15 +327,15 @@ func TestEscapeSuite(t *testing.T) {
 		t.Run(e.name, func(t *testing.T) {
 			f := newFixture(t, sandbox.ModeOff)
 			out, _ := f.runCall(t, sandbox.ModeOff, e.script)
-			if out.ExitCode == nil || *out.ExitCode != 0 || len(f.breaches(out.Output)) == 0 {
-				t.Fatalf("without the sandbox the attempt did not breach (exit %v, breaches %v), so it proves nothing:\n%s", out.ExitCode, f.breaches(out.Output), out.Output)
+			if b := f.breaches(t, out.Output); out.ExitCode == nil || *out.ExitCode != 0 || len(b) == 0 {
+				t.Fatalf("without the sandbox the attempt did not breach (exit %s, breaches %v), so it proves nothing:\n%s", exitText(out.ExitCode), b, out.Output)
 			}
 			f = newFixture(t, sandbox.ModeWorkspaceWrite)
 			out, _ = f.runCall(t, sandbox.ModeWorkspaceWrite, e.script)
 			if out.ExitCode != nil && *out.ExitCode == 0 {
 				t.Errorf("exit 0: the sandbox was breached\n%s", out.Output)
 			}
-			if b := f.breaches(out.Output); len(b) > 0 {
+			if b := f.breaches(t, out.Output); len(b) > 0 {
 				t.Errorf("breached: %s\noutput:\n%s", strings.Join(b, "; "), out.Output)
 			}
 		})
@@ -311,7 +361,7 @@ func TestSandboxAllows(t *testing.T) {
 			if out.ExitCode == nil || *out.ExitCode != 0 {
 				t.Errorf("failed in the sandbox (exit %v):\n%s", out.ExitCode, out.Output)
 			}
-			if b := f.breaches(out.Output); len(b) > 0 {
+			if b := f.breaches(t, out.Output); len(b) > 0 {
 				t.Errorf("breached: %s", strings.Join(b, "; "))
 			}
 		})
@@ -394,7 +444,7 @@ func TestSandboxGoBuild(t *testing.T) {
 	if out.ExitCode == nil || *out.ExitCode != 0 || !strings.Contains(out.Output, "built") {
 		t.Errorf("go build failed in the sandbox (exit %v):\n%s", out.ExitCode, out.Output)
 	}
-	if b := f.breaches(out.Output); len(b) > 0 {
+	if b := f.breaches(t, out.Output); len(b) > 0 {
 		t.Errorf("breached: %s", strings.Join(b, "; "))
 	}
 }
