@@ -89,6 +89,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 		Layout: a.opts.Layout, Server: d.Server, Logger: logger, Subreaper: a.Contain().Mechanism() != proc.MechSubreaper,
 		Reconcile: func(ctx context.Context) (int, error) { return Reconcile(ctx, a.opts.Tracker, a.Contain(), logger) },
 		Drain:     a.Close, Components: []func(context.Context){d.Supervisor.Run},
+		Idle: func() bool { return d.Server.Running() == 0 },
 		// Retention runs once the lock is ours: one daemon prunes.
 		Ready: func() { prune(ctx, d.Store, d.cfg.History, logger) },
 	})

@@ -50,6 +50,12 @@ type Options struct {
 	// lock, the socket and the reaper are still held (it stops what the
 	// sessions shared, such as MCP servers).
 	Drain func()
+	// ReclaimEvery is how often the daemon checks whether to give memory
+	// back after a burst (reclaim.go); 0 means every 2 s, negative never.
+	ReclaimEvery time.Duration
+	// Idle, if set, says no turn is running; memory is given back only
+	// then.
+	Idle func() bool
 	// Components run beside the server once the socket listens (the
 	// WeChat bridge's supervisor). Each must return soon after its ctx
 	// ends; the daemon joins them before Drain.
@@ -98,6 +104,12 @@ func Run(ctx context.Context, opts Options) error {
 	if opts.Reconcile != nil {
 		bg.Add(1)
 		go func() { defer bg.Done(); reconcileLoop(ctx, opts) }()
+	}
+	if opts.ReclaimEvery == 0 {
+		opts.ReclaimEvery = reclaimTick
+	}
+	if opts.ReclaimEvery > 0 {
+		bg.Go(func() { reclaimLoop(ctx, opts.ReclaimEvery, opts.Idle, opts.Logger) })
 	}
 	opts.Logger.Info("daemon listening", "socket", l.Socket(), "pid", os.Getpid())
 	var comps sync.WaitGroup

@@ -165,6 +165,9 @@ func TestEOFCancelsAndJoins(t *testing.T) {
 	sid := field(wait("session.started"), "session_id")
 	io.WriteString(cw, fmt.Sprintf(`{"type":"turn.start","request_id":"t","session_id":%q,"prompt":"sleep"}`+"\n", sid))
 	ap := field(wait("approval.requested"), "approval_id")
+	if n := srv.Running(); n != 1 {
+		t.Errorf("Running() = %d while the turn waits for its approval, want 1", n)
+	}
 	io.WriteString(cw, fmt.Sprintf(`{"type":"approval.resolve","request_id":"a","session_id":%q,"approval_id":%q,"approved":true}`+"\n", sid, ap))
 	wait("tool.started")
 	deadline := time.Now().Add(5 * time.Second)
@@ -181,6 +184,9 @@ func TestEOFCancelsAndJoins(t *testing.T) {
 		t.Fatal("Serve did not return after EOF")
 	}
 	for range lines {
+	}
+	if n := srv.Running(); n != 0 {
+		t.Errorf("Running() = %d after Serve returned, want 0", n)
 	}
 	if running(marker) {
 		t.Fatal("the command survived the connection's EOF")

@@ -167,7 +167,14 @@ type Server struct {
 	// place at a time.
 	liveMu sync.Mutex
 	live   map[string]string
+	// running counts the turns (and compactions) running now, on every
+	// connection.
+	running atomic.Int64
 }
+
+// Running is the number of turns running now on any connection (queued
+// ones are not counted). The daemon gives memory back only while it is 0.
+func (s *Server) Running() int64 { return s.running.Load() }
 
 // New returns a Server.
 func New(opts Options) *Server {

@@ -108,6 +108,7 @@ func (s *session) run(c *conn) {
 		ctx, cancel := context.WithCancel(c.ctx)
 		s.active, s.cancel = p.turnID, cancel
 		s.mu.Unlock()
+		c.srv.running.Add(1)
 
 		if p.compact {
 			answer := c.compact(ctx, s, p)
@@ -115,6 +116,7 @@ func (s *session) run(c *conn) {
 			s.mu.Lock()
 			s.active, s.cancel = "", nil
 			s.mu.Unlock()
+			c.srv.running.Add(-1)
 			answer()
 			continue
 		}
@@ -126,6 +128,7 @@ func (s *session) run(c *conn) {
 		if err != nil {
 			c.refuseTurn(s, p, err)
 			cancel()
+			c.srv.running.Add(-1)
 			continue
 		}
 		first := true
@@ -146,6 +149,7 @@ func (s *session) run(c *conn) {
 			}
 		}
 		s.mu.Unlock()
+		c.srv.running.Add(-1)
 	}
 }
 
