@@ -10,151 +10,131 @@ import (
 	"github.com/scv-agent/scv/internal/proto"
 )
 
-// handleKey routes a key press: approval panel first, then global keys,
-// then the composer.
+// handleKey routes a key press: the overlays top first (overlay.go), then
+// the global keys, then the composer.
 func (m *Model) handleKey(k tea.KeyPressMsg) tea.Cmd {
-	s := k.String()
-	if m.approval != nil && m.approval.mode != modeChoose {
-		m.editApproval(k)
-		return nil
-	}
-	if m.picker != nil {
-		return m.pickerKey(k)
-	}
-	if m.undo != nil {
-		if s == "ctrl+c" {
-			m.quitting = true
-			return tea.Quit
-		}
-		m.undoKey(s)
-		return nil
-	}
-	if cmd, ok := m.planKey(s); ok {
-		return cmd
-	}
-	// While the prompt history is browsed, Up/Down keep walking it even
-	// when the recalled text is a command.
-	browsing := m.histIdx < len(m.history) && (s == "up" || s == "down")
-	if !browsing && m.mentionOpen() {
-		if items := m.mentionItems(); len(items) > 0 {
-			if m.mentionKey(k, items) {
-				m.layout()
-				return nil
-			}
-		} else if s == "esc" {
-			m.at.closedAt = m.composer.Value()
-			return nil
-		}
-	}
-	if items := m.menuItems(); len(items) > 0 && !browsing {
-		if cmd, ok := m.menuKey(k, items); ok {
+	for _, o := range m.overlays() {
+		if handled, cmd := o.update(m, k); handled {
 			return cmd
 		}
 	}
-	if s == "y" && m.approval == nil && m.tr.sel != nil && m.composer.Value() == "" {
-		return m.copySelected()
+	if cmd, ok := m.globalKey(k); ok {
+		return cmd
 	}
-	if m.approval != nil {
-		switch s {
-		case "y", "Y":
-			m.resolveApproval(proto.ApprovalResolve{Approved: true})
-			return nil
-		case "n", "N":
-			m.resolveApproval(proto.ApprovalResolve{})
-			return nil
-		case "a", "A":
-			m.allowForSession()
-			return nil
-		case "s", "S":
-			m.saveRule()
-			return nil
-		case "r", "R":
-			m.approval.mode, m.approval.input = modeReason, ""
-			return nil
-		case "up", "down":
-			// A summary longer than the panel scrolls; the approver
-			// can read every line before answering.
-			d := 1
-			if s == "up" {
-				d = -1
-			}
-			if m.scrollApproval(d) {
-				return nil
-			}
-		}
+	m.composer.Update(k)
+	m.layout()
+	return m.mentionWalk()
+}
+
+// globalKey handles the keys that work whatever overlay is shown, when
+// none took the key; false leaves it to the composer.
+func (m *Model) globalKey(k tea.KeyPressMsg) (tea.Cmd, bool) {
+	s := k.String()
+	if s == "y" && m.approval == nil && m.tr.sel != nil && m.composer.Value() == "" {
+		return m.copySelected(), true
 	}
 	switch s {
 	case "enter":
-		return m.submit()
+		return m.submit(), true
 	case "esc":
-		if m.conn == reconnecting {
-			m.stopRedial()
-			return nil
-		}
-		if m.st.rewind != nil && m.approval == nil {
-			m.cancelRewind()
-			return nil
-		}
-		m.cancelTurn()
-		return nil
+		m.escape()
 	case "ctrl+p":
 		if m.conn == connected {
 			m.openSessions(false)
 		}
-		return nil
 	case "ctrl+r":
 		m.openRewind()
-		return nil
 	case "ctrl+c":
-		switch {
-		case m.composer.Value() != "":
-			m.composer.Reset()
-			m.histIdx = len(m.history)
-			m.layout()
-		case m.turnID != "" && m.conn == connected:
-			m.cancelTurn()
-		default:
-			m.quitting = true
-			return tea.Quit
-		}
-		return nil
+		return m.interrupt(), true
 	case "pgup":
 		if m.st.atTop {
 			m.loadOlder()
 		}
 		m.scroll += max(m.bodyHeight()-1, 1)
-		return nil
 	case "pgdown":
 		m.scroll = max(m.scroll-max(m.bodyHeight()-1, 1), 0)
-		return nil
 	case "ctrl+o":
 		m.toggleExpand()
-		return nil
-	case "alt+up", "alt+down":
-		d := 1
-		if s == "alt+up" {
-			d = -1
-		}
-		if m.tr.selectStep(d) {
-			if m.tr.sel == nil {
-				m.scroll, m.anchor = 0, nil // back to following the latest
-			} else {
-				m.showItem(m.tr.sel)
-			}
-		}
-		return nil
+	case "alt+up":
+		m.selectRow(-1)
+	case "alt+down":
+		m.selectRow(1)
 	case "up":
-		if m.composer.AtFirstRow() && m.historyStep(-1) {
-			return nil
-		}
+		return nil, m.composer.AtFirstRow() && m.historyStep(-1)
 	case "down":
-		if m.composer.AtLastRow() && m.historyStep(1) {
-			return nil
-		}
+		return nil, m.composer.AtLastRow() && m.historyStep(1)
+	default:
+		return nil, false
 	}
-	m.composer.Update(k)
-	m.layout()
-	return m.mentionWalk()
+	return nil, true
+}
+
+// escape is Esc with no overlay taking it: stop reconnecting, else leave
+// a rewind, else cancel the turn (denying a shown approval with it).
+func (m *Model) escape() {
+	switch {
+	case m.conn == reconnecting:
+		m.stopRedial()
+	case m.st.rewind != nil && m.approval == nil:
+		m.cancelRewind()
+	default:
+		m.cancelTurn()
+	}
+}
+
+// interrupt is Ctrl+C: clear the input, else cancel the turn, else quit.
+func (m *Model) interrupt() tea.Cmd {
+	switch {
+	case m.composer.Value() != "":
+		m.composer.Reset()
+		m.histIdx = len(m.history)
+		m.layout()
+	case m.turnID != "" && m.conn == connected:
+		m.cancelTurn()
+	default:
+		m.quitting = true
+		return tea.Quit
+	}
+	return nil
+}
+
+// selectRow moves the selection d tool rows or answers (Alt+Up/Down);
+// past the latest it goes back to following the transcript's end.
+func (m *Model) selectRow(d int) {
+	if !m.tr.selectStep(d) {
+		return
+	}
+	if m.tr.sel == nil {
+		m.scroll, m.anchor = 0, nil
+	} else {
+		m.showItem(m.tr.sel)
+	}
+}
+
+// approvalKey answers the shown approval with a key (y approve, n deny,
+// a allow for the session, s save a rule, r deny with a reason) or
+// scrolls its summary; false for other keys, and for an arrow when the
+// summary fits.
+func (m *Model) approvalKey(s string) bool {
+	switch s {
+	case "y", "Y":
+		m.resolveApproval(proto.ApprovalResolve{Approved: true})
+	case "n", "N":
+		m.resolveApproval(proto.ApprovalResolve{})
+	case "a", "A":
+		m.allowForSession()
+	case "s", "S":
+		m.saveRule()
+	case "r", "R":
+		m.approval.mode, m.approval.input = modeReason, ""
+	case "up":
+		return m.scrollApproval(-1)
+	case "down":
+		return m.scrollApproval(1)
+	default:
+		return false
+	}
+	return true
 }
 
 // resolveApproval sends the answer r to the shown approval (its ids are

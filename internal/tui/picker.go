@@ -463,3 +463,13 @@ func (m *Model) pickRowLines(r pickRow, selected bool) []string {
 	}
 	return []string{ansi.Truncate(first, m.width, "…"), st.dim.Render(ansi.Truncate("    "+second, m.width, "…"))}
 }
+
+// pickerOverlay is the picker (m.picker) on the overlay stack: it takes
+// the transcript's place and every key.
+type pickerOverlay struct{}
+
+func (pickerOverlay) update(m *Model, k tea.KeyPressMsg) (bool, tea.Cmd) {
+	return true, m.pickerKey(k)
+}
+
+func (pickerOverlay) view(m *Model) []string { return m.pickerLines(m.bodyHeight()) }

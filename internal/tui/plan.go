@@ -219,3 +219,15 @@ func (m *Model) todoLines() []string {
 	}
 	return out
 }
+
+// planOverlay is the plan view on the overlay stack, always there: the
+// todo list and the accept-plan offer, with Shift+Tab and Ctrl+T (and
+// every key while the offer is shown).
+type planOverlay struct{}
+
+func (planOverlay) update(m *Model, k tea.KeyPressMsg) (bool, tea.Cmd) {
+	cmd, ok := m.planKey(k.String())
+	return ok, cmd
+}
+
+func (planOverlay) view(m *Model) []string { return append(m.todoLines(), m.offerLines()...) }

@@ -334,3 +334,19 @@ func (m *Model) commandError(e *proto.Error) bool {
 	}
 	return false
 }
+
+// slashOverlay is the slash-command menu on the overlay stack: the
+// arrows select a command, Tab completes it, Enter runs it, Esc closes
+// the menu.
+type slashOverlay struct{}
+
+func (slashOverlay) update(m *Model, k tea.KeyPressMsg) (bool, tea.Cmd) {
+	items := m.menuItems()
+	if len(items) == 0 || m.browsingHistory(k) {
+		return false, nil
+	}
+	cmd, ok := m.menuKey(k, items)
+	return ok, cmd
+}
+
+func (slashOverlay) view(m *Model) []string { return m.menuLines() }

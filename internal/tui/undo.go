@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/scv-agent/scv/internal/proto"
@@ -198,3 +199,18 @@ func (m *Model) undoLines() []string {
 	rows = append(rows, st.dim.Render(ansi.Truncate(keys, inner, "…")))
 	return strings.Split(st.panel.Width(m.width).Render(strings.Join(rows, "\n")), "\n")
 }
+
+// undoOverlay is the undo confirmation (m.undo) on the overlay stack: it
+// takes every key, Ctrl+C quitting.
+type undoOverlay struct{}
+
+func (undoOverlay) update(m *Model, k tea.KeyPressMsg) (bool, tea.Cmd) {
+	if k.String() == "ctrl+c" {
+		m.quitting = true
+		return true, tea.Quit
+	}
+	m.undoKey(k.String())
+	return true, nil
+}
+
+func (undoOverlay) view(m *Model) []string { return m.undoLines() }
