@@ -599,3 +599,13 @@ func (approvalOverlay) update(m *Model, k tea.KeyPressMsg) (bool, tea.Cmd) {
 }
 
 func (approvalOverlay) view(m *Model) []string { return m.approvalLines() }
+
+// paste adds pasted text to a prefix or reason being typed.
+func (approvalOverlay) paste(m *Model, text string) bool {
+	a := m.approval
+	if a == nil || a.mode == modeChoose {
+		return false
+	}
+	a.appendInput(text, a.inputLimit())
+	return true
+}

@@ -200,10 +200,7 @@ func (m *Model) saveRule() {
 // editApproval handles a key while the prefix or the reason is edited.
 func (m *Model) editApproval(k tea.KeyPressMsg) {
 	a := m.approval
-	limit := proto.MaxReasonBytes
-	if a.mode == modePrefix {
-		limit = maxPrefixBytes
-	}
+	limit := a.inputLimit()
 	switch k.String() {
 	case "esc":
 		a.mode, a.input, a.save = modeChoose, "", false
@@ -260,6 +257,14 @@ func (a *approvalReq) appendInput(text string, limit int) {
 
 // maxPrefixBytes bounds a typed prefix (the server's own bound).
 const maxPrefixBytes = 256
+
+// inputLimit bounds the line typed: a prefix, or a reason.
+func (a *approvalReq) inputLimit() int {
+	if a.mode == modePrefix {
+		return maxPrefixBytes
+	}
+	return proto.MaxReasonBytes
+}
 
 // cancelTurn cancels the running turn. A shown approval is denied in the
 // same step (approval.resolve with cancel_turn), so the turn cannot go on
@@ -428,20 +433,13 @@ func (m *Model) wheel(b tea.MouseButton) {
 	if !up && b != tea.MouseWheelDown {
 		return
 	}
+	for _, o := range m.overlays() {
+		if w, ok := o.(wheelTaker); ok {
+			w.wheel(m, up)
+			return
+		}
+	}
 	switch {
-	case m.picker != nil:
-		p := m.picker
-		if up {
-			p.cursor = max(p.cursor-1, 0)
-		} else {
-			p.cursor = min(p.cursor+1, max(len(p.rows)-1, 0))
-		}
-	case m.undo != nil:
-		if up {
-			m.undo.scroll -= wheelLines
-		} else {
-			m.undo.scroll += wheelLines
-		}
 	case up:
 		if m.st.atTop {
 			m.loadOlder()

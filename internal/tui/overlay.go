@@ -17,6 +17,19 @@ type overlay interface {
 	view(m *Model) []string
 }
 
+// wheelTaker is an overlay the mouse wheel moves (the picker's cursor,
+// the undo panel's lines); the wheel scrolls the transcript when no
+// overlay on the stack takes it.
+type wheelTaker interface {
+	wheel(m *Model, up bool)
+}
+
+// pasteTaker is an overlay that takes pasted text; false leaves it to the
+// composer (an image's path attaches the image).
+type pasteTaker interface {
+	paste(m *Model, text string) bool
+}
+
 // overlays is the stack of the overlays shown, the top (the first to get
 // a key) first. It is derived from the state each overlay keeps (the
 // approval, the picker, the undo panel, the plan state, the composer's

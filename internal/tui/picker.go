@@ -473,3 +473,13 @@ func (pickerOverlay) update(m *Model, k tea.KeyPressMsg) (bool, tea.Cmd) {
 }
 
 func (pickerOverlay) view(m *Model) []string { return m.pickerLines(m.bodyHeight()) }
+
+// wheel moves the cursor a row.
+func (pickerOverlay) wheel(m *Model, up bool) {
+	p := m.picker
+	if up {
+		p.cursor = max(p.cursor-1, 0)
+	} else {
+		p.cursor = min(p.cursor+1, max(len(p.rows)-1, 0))
+	}
+}

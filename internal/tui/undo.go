@@ -214,3 +214,12 @@ func (undoOverlay) update(m *Model, k tea.KeyPressMsg) (bool, tea.Cmd) {
 }
 
 func (undoOverlay) view(m *Model) []string { return m.undoLines() }
+
+// wheel scrolls the files and diffs a wheel notch.
+func (undoOverlay) wheel(m *Model, up bool) {
+	if up {
+		m.undo.scroll -= wheelLines
+	} else {
+		m.undo.scroll += wheelLines
+	}
+}
