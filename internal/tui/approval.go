@@ -5,6 +5,7 @@ import (
 	"path"
 	"strings"
 
+	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/scv-agent/scv/internal/proto"
@@ -579,4 +580,32 @@ func (m *Model) compactPanel(room int) []string {
 		rows = append(rows, ansi.Truncate(l, inner, "…"))
 	}
 	return append(rows, keys...)
+}
+
+// approvalOverlay is the approval panel (m.approval) on the overlay
+// stack: y, n, a, s and r answer it and the arrows scroll it; while a
+// prefix or a reason is typed it takes every key.
+type approvalOverlay struct{}
+
+func (approvalOverlay) update(m *Model, k tea.KeyPressMsg) (bool, tea.Cmd) {
+	switch {
+	case m.approval == nil:
+		return false, nil
+	case m.approval.mode != modeChoose:
+		m.editApproval(k)
+		return true, nil
+	}
+	return m.approvalKey(k.String()), nil
+}
+
+func (approvalOverlay) view(m *Model) []string { return m.approvalLines() }
+
+// paste adds pasted text to a prefix or reason being typed.
+func (approvalOverlay) paste(m *Model, text string) bool {
+	a := m.approval
+	if a == nil || a.mode == modeChoose {
+		return false
+	}
+	a.appendInput(text, a.inputLimit())
+	return true
 }

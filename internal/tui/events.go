@@ -32,9 +32,19 @@ func (m *Model) handleEvent(ev proto.Event) tea.Cmd {
 // replayed (replay.go), through the same code.
 func (m *Model) apply(ev proto.Event) tea.Cmd {
 	m.planEvent(ev)
+	if cmd, ok := m.applyTurn(ev); ok {
+		return cmd
+	}
+	m.applySession(ev)
+	return nil
+}
+
+// applyTurn shows the events of a turn: its start and end, the answer
+// streamed and the tool calls; false for other events.
+func (m *Model) applyTurn(ev proto.Event) (tea.Cmd, bool) {
 	switch e := ev.(type) {
 	case *proto.TurnStarted:
-		return m.turnStarted(e)
+		return m.turnStarted(e), true
 	case *proto.QueueEnqueued:
 		for i := range m.pending {
 			if m.pending[i].requestID == e.RequestID {
@@ -62,28 +72,7 @@ func (m *Model) apply(ev proto.Event) tea.Cmd {
 	case *proto.ApprovalRequested:
 		m.approvalRequested(e)
 	case *proto.ToolStarted:
-		it := m.toolItem(e.CallID, e.Name)
-		it.state = toolRunning
-		if !it.asked {
-			it.summary = strings.Trim(e.Summary, "\n")
-		}
-		if e.Diff != nil {
-			it.diff = e.Diff
-		}
-		it.granted = e.GrantID != ""
-		if e.Rule != nil {
-			it.rule = ruleText(*e.Rule)
-		}
-		it.touch()
-		m.callMoved(e.CallID)
-		if e.Granted != nil && e.Granted.Decision != "" {
-			// The answer saved a rule ("always (save rule)").
-			m.addItem(&item{kind: kindNotice, text: "saved rule: " + ruleText(*e.Granted) + " · /approvals lists rules"})
-		} else if e.Granted != nil {
-			// The answer added a session grant: said live and on a
-			// resume alike, from the stored event.
-			m.addItem(&item{kind: kindNotice, text: "allowed for this session: " + grantText(*e.Granted) + " · /approvals lists and revokes grants"})
-		}
+		m.toolStarted(e)
 	case *proto.ToolProgress:
 		it := m.toolItem(e.CallID, "")
 		it.progress = e.Text
@@ -91,26 +80,10 @@ func (m *Model) apply(ev proto.Event) tea.Cmd {
 	case *proto.ToolCompleted:
 		m.callMoved(e.CallID)
 		m.toolCompleted(e)
-	case *proto.ApprovalGrantsReply:
-		m.grantsListed(e)
+	case *proto.HookRan:
+		m.hookRan(e)
 	case *proto.TurnCompleted:
-		m.turnEnded()
-		if e.NotStored {
-			m.addItem(&item{kind: kindError, text: notStoredNote})
-		}
-		if e.Usage != nil {
-			m.usage, m.haveUsage = *e.Usage, true
-			ts := turnSpend{id: e.TurnID, usage: *e.Usage}
-			if k := len(m.st.turns); k > 0 && m.st.turns[k-1].id == e.TurnID {
-				ts.n, ts.prompt = m.st.turns[k-1].n, m.st.turns[k-1].prompt
-			}
-			m.spend.turnDone(ts)
-		}
-		if e.ContextTokens > 0 {
-			// The server's estimate of the context is what compaction goes
-			// by; a turn's usage sums all of its requests and overstates it.
-			m.usage.InputTokens, m.haveUsage = int64(e.ContextTokens), true
-		}
+		m.turnCompleted(e)
 	case *proto.TurnCancelled:
 		m.turnEnded()
 		m.answered = nil
@@ -120,22 +93,27 @@ func (m *Model) apply(ev proto.Event) tea.Cmd {
 		m.turnEnded()
 		m.finishOpenTools(toolCancelled)
 		m.addItem(&item{kind: kindError, text: fmt.Sprintf("turn failed (%s): %s", e.Code, e.Message)})
+	default:
+		return nil, false
+	}
+	return nil, true
+}
+
+// applySession shows the events about the session and its context, and
+// the answers to the TUI's own requests.
+func (m *Model) applySession(ev proto.Event) {
+	switch e := ev.(type) {
+	case *proto.ApprovalGrantsReply:
+		m.grantsListed(e)
 	case *proto.ContextCompacted:
 		m.compacted++
 		m.addItem(&item{kind: kindNotice, text: fmt.Sprintf("context compacted: %s → %s tokens, %d earlier messages summarised",
 			tokens(e.BeforeTokens), tokens(e.AfterTokens), e.RemovedMessages)})
 		m.usage.InputTokens, m.haveUsage = int64(e.AfterTokens), true
-	case *proto.HookRan:
-		m.hookRan(e)
 	case *proto.SessionTrimmed:
 		m.addItem(&item{kind: kindNotice, text: fmt.Sprintf("history trimmed: %d oldest messages dropped (%s kept)", e.RemovedMessages, byteSize(e.HistoryBytes))})
 	case *proto.SessionCleared:
-		m.tr.reset()
-		m.streaming, m.scroll, m.haveUsage, m.usage = nil, 0, false, proto.Usage{}
-		m.thinking, m.turnThinking = nil, nil
-		m.anchor = nil
-		m.render.expanded = nil
-		m.addItem(&item{kind: kindNotice, text: "conversation cleared; the session starts afresh"})
+		m.sessionCleared()
 	case *proto.SessionClosed:
 		m.addItem(&item{kind: kindNotice, text: "session closed by the server"})
 	case *proto.SessionConfigured:
@@ -164,7 +142,65 @@ func (m *Model) apply(ev proto.Event) tea.Cmd {
 			m.requestError(e)
 		}
 	}
-	return nil
+}
+
+// toolStarted shows a call that runs: its summary and diff (unless the
+// approval showed them), the grant or rule that let it run, and the
+// grant or rule its approval added.
+func (m *Model) toolStarted(e *proto.ToolStarted) {
+	it := m.toolItem(e.CallID, e.Name)
+	it.state = toolRunning
+	if !it.asked {
+		it.summary = strings.Trim(e.Summary, "\n")
+	}
+	if e.Diff != nil {
+		it.diff = e.Diff
+	}
+	it.granted = e.GrantID != ""
+	if e.Rule != nil {
+		it.rule = ruleText(*e.Rule)
+	}
+	it.touch()
+	m.callMoved(e.CallID)
+	if e.Granted != nil && e.Granted.Decision != "" {
+		// The answer saved a rule ("always (save rule)").
+		m.addItem(&item{kind: kindNotice, text: "saved rule: " + ruleText(*e.Granted) + " · /approvals lists rules"})
+	} else if e.Granted != nil {
+		// The answer added a session grant: said live and on a
+		// resume alike, from the stored event.
+		m.addItem(&item{kind: kindNotice, text: "allowed for this session: " + grantText(*e.Granted) + " · /approvals lists and revokes grants"})
+	}
+}
+
+// turnCompleted ends a turn: its spend, and the context it leaves.
+func (m *Model) turnCompleted(e *proto.TurnCompleted) {
+	m.turnEnded()
+	if e.NotStored {
+		m.addItem(&item{kind: kindError, text: notStoredNote})
+	}
+	if e.Usage != nil {
+		m.usage, m.haveUsage = *e.Usage, true
+		ts := turnSpend{id: e.TurnID, usage: *e.Usage}
+		if k := len(m.st.turns); k > 0 && m.st.turns[k-1].id == e.TurnID {
+			ts.n, ts.prompt = m.st.turns[k-1].n, m.st.turns[k-1].prompt
+		}
+		m.spend.turnDone(ts)
+	}
+	if e.ContextTokens > 0 {
+		// The server's estimate of the context is what compaction goes
+		// by; a turn's usage sums all of its requests and overstates it.
+		m.usage.InputTokens, m.haveUsage = int64(e.ContextTokens), true
+	}
+}
+
+// sessionCleared empties the transcript of a session started afresh.
+func (m *Model) sessionCleared() {
+	m.tr.reset()
+	m.streaming, m.scroll, m.haveUsage, m.usage = nil, 0, false, proto.Usage{}
+	m.thinking, m.turnThinking = nil, nil
+	m.anchor = nil
+	m.render.expanded = nil
+	m.addItem(&item{kind: kindNotice, text: "conversation cleared; the session starts afresh"})
 }
 
 // notStoredNote marks a turn the server could not save (its session

@@ -10,155 +10,131 @@ import (
 	"github.com/scv-agent/scv/internal/proto"
 )
 
-// helpText is what /help shows.
-const helpText = `Keys: Enter send (queued while a turn runs) · Ctrl+J newline · Esc cancel the turn (denies a shown approval in the same step) · Ctrl+C clear input, else cancel the turn, else quit · PageUp/PageDown or the mouse wheel scroll (PageUp at the top loads earlier turns of a resumed session; select text with Shift held) · Up/Down prompt history · Ctrl+O expand/collapse the selected tool row's output or diff (else the latest) · Alt+Up/Alt+Down select a tool row or an answer (y copies it) · in an approval: y approve, a allow for this session, n deny, r deny with a reason, Up/Down scroll its summary and diff when they are longer than the panel · Ctrl+P stored sessions: ↑/↓, Enter open, Tab this workspace/all, Del delete, Esc close · Ctrl+R rewind: pick an earlier prompt, edit it, Enter sends it as a new session forked before that turn (Esc cancels) · @path attaches a workspace file (or a directory's listing) to the prompt; @ at a word's start opens the path completion: ↑/↓ select, Tab/Enter complete, Esc close.
-Commands (/ opens the menu: ↑/↓ select, Tab complete, Enter run, Esc close): /model lists the models and the other provider profiles, /model NAME [effort] switches the next turns' model, /model -p PROFILE [NAME] moves the session to another profile · /new a fresh session here · /clear start the conversation afresh (idle only) · /context context use · /compact [focus] replace the conversation with the model's summary, keeping focus (idle only) · /init have the model write or improve AGENTS.md (you approve the write) · /cost tokens and cost per turn · /approvals list the session's grants, /approvals revoke N (or all) · /undo restore the files the last turn wrote (asks first; bash and delegated agents are not tracked) · /copy the last answer to the clipboard (OSC 52), /copy code its last code block · /sessions or /resume (Ctrl+P) · /rewind (Ctrl+R) · /image PATH attach an image to the next prompt (or paste its path) · /quit leave. Custom commands (Markdown files in ~/.scv/commands/ and the workspace's .scv/commands/, marked (repo)) follow in the menu: /name [args]. An unknown /word is refused; //text sends /text; a first word with another slash (/etc/hosts …) is a prompt.`
-
-// handleKey routes a key press: approval panel first, then global keys,
-// then the composer.
+// handleKey routes a key press: the overlays top first (overlay.go), then
+// the global keys, then the composer.
 func (m *Model) handleKey(k tea.KeyPressMsg) tea.Cmd {
-	s := k.String()
-	if m.approval != nil && m.approval.mode != modeChoose {
-		m.editApproval(k)
-		return nil
-	}
-	if m.picker != nil {
-		return m.pickerKey(k)
-	}
-	if m.undo != nil {
-		if s == "ctrl+c" {
-			m.quitting = true
-			return tea.Quit
-		}
-		m.undoKey(s)
-		return nil
-	}
-	if cmd, ok := m.planKey(s); ok {
-		return cmd
-	}
-	// While the prompt history is browsed, Up/Down keep walking it even
-	// when the recalled text is a command.
-	browsing := m.histIdx < len(m.history) && (s == "up" || s == "down")
-	if !browsing && m.mentionOpen() {
-		if items := m.mentionItems(); len(items) > 0 {
-			if m.mentionKey(k, items) {
-				m.layout()
-				return nil
-			}
-		} else if s == "esc" {
-			m.at.closedAt = m.composer.Value()
-			return nil
-		}
-	}
-	if items := m.menuItems(); len(items) > 0 && !browsing {
-		if cmd, ok := m.menuKey(k, items); ok {
+	for _, o := range m.overlays() {
+		if handled, cmd := o.update(m, k); handled {
 			return cmd
 		}
 	}
-	if s == "y" && m.approval == nil && m.tr.sel != nil && m.composer.Value() == "" {
-		return m.copySelected()
+	if cmd, ok := m.globalKey(k); ok {
+		return cmd
 	}
-	if m.approval != nil {
-		switch s {
-		case "y", "Y":
-			m.resolveApproval(proto.ApprovalResolve{Approved: true})
-			return nil
-		case "n", "N":
-			m.resolveApproval(proto.ApprovalResolve{})
-			return nil
-		case "a", "A":
-			m.allowForSession()
-			return nil
-		case "s", "S":
-			m.saveRule()
-			return nil
-		case "r", "R":
-			m.approval.mode, m.approval.input = modeReason, ""
-			return nil
-		case "up", "down":
-			// A summary longer than the panel scrolls; the approver
-			// can read every line before answering.
-			d := 1
-			if s == "up" {
-				d = -1
-			}
-			if m.scrollApproval(d) {
-				return nil
-			}
-		}
+	m.composer.Update(k)
+	m.layout()
+	return m.mentionWalk()
+}
+
+// globalKey handles the keys that work whatever overlay is shown, when
+// none took the key; false leaves it to the composer.
+func (m *Model) globalKey(k tea.KeyPressMsg) (tea.Cmd, bool) {
+	s := k.String()
+	if s == "y" && m.approval == nil && m.tr.sel != nil && m.composer.Value() == "" {
+		return m.copySelected(), true
 	}
 	switch s {
 	case "enter":
-		return m.submit()
+		return m.submit(), true
 	case "esc":
-		if m.conn == reconnecting {
-			m.stopRedial()
-			return nil
-		}
-		if m.st.rewind != nil && m.approval == nil {
-			m.cancelRewind()
-			return nil
-		}
-		m.cancelTurn()
-		return nil
+		m.escape()
 	case "ctrl+p":
 		if m.conn == connected {
 			m.openSessions(false)
 		}
-		return nil
 	case "ctrl+r":
 		m.openRewind()
-		return nil
 	case "ctrl+c":
-		switch {
-		case m.composer.Value() != "":
-			m.composer.Reset()
-			m.histIdx = len(m.history)
-			m.layout()
-		case m.turnID != "" && m.conn == connected:
-			m.cancelTurn()
-		default:
-			m.quitting = true
-			return tea.Quit
-		}
-		return nil
+		return m.interrupt(), true
 	case "pgup":
 		if m.st.atTop {
 			m.loadOlder()
 		}
 		m.scroll += max(m.bodyHeight()-1, 1)
-		return nil
 	case "pgdown":
 		m.scroll = max(m.scroll-max(m.bodyHeight()-1, 1), 0)
-		return nil
 	case "ctrl+o":
 		m.toggleExpand()
-		return nil
-	case "alt+up", "alt+down":
-		d := 1
-		if s == "alt+up" {
-			d = -1
-		}
-		if m.tr.selectStep(d) {
-			if m.tr.sel == nil {
-				m.scroll, m.anchor = 0, nil // back to following the latest
-			} else {
-				m.showItem(m.tr.sel)
-			}
-		}
-		return nil
+	case "alt+up":
+		m.selectRow(-1)
+	case "alt+down":
+		m.selectRow(1)
 	case "up":
-		if m.composer.AtFirstRow() && m.historyStep(-1) {
-			return nil
-		}
+		return nil, m.composer.AtFirstRow() && m.historyStep(-1)
 	case "down":
-		if m.composer.AtLastRow() && m.historyStep(1) {
-			return nil
-		}
+		return nil, m.composer.AtLastRow() && m.historyStep(1)
+	default:
+		return nil, false
 	}
-	m.composer.Update(k)
-	m.layout()
-	return m.mentionWalk()
+	return nil, true
+}
+
+// escape is Esc with no overlay taking it: stop reconnecting, else leave
+// a rewind, else cancel the turn (denying a shown approval with it).
+func (m *Model) escape() {
+	switch {
+	case m.conn == reconnecting:
+		m.stopRedial()
+	case m.st.rewind != nil && m.approval == nil:
+		m.cancelRewind()
+	default:
+		m.cancelTurn()
+	}
+}
+
+// interrupt is Ctrl+C: clear the input, else cancel the turn, else quit.
+func (m *Model) interrupt() tea.Cmd {
+	switch {
+	case m.composer.Value() != "":
+		m.composer.Reset()
+		m.histIdx = len(m.history)
+		m.layout()
+	case m.turnID != "" && m.conn == connected:
+		m.cancelTurn()
+	default:
+		m.quitting = true
+		return tea.Quit
+	}
+	return nil
+}
+
+// selectRow moves the selection d tool rows or answers (Alt+Up/Down);
+// past the latest it goes back to following the transcript's end.
+func (m *Model) selectRow(d int) {
+	if !m.tr.selectStep(d) {
+		return
+	}
+	if m.tr.sel == nil {
+		m.scroll, m.anchor = 0, nil
+	} else {
+		m.showItem(m.tr.sel)
+	}
+}
+
+// approvalKey answers the shown approval with a key (y approve, n deny,
+// a allow for the session, s save a rule, r deny with a reason) or
+// scrolls its summary; false for other keys, and for an arrow when the
+// summary fits.
+func (m *Model) approvalKey(s string) bool {
+	switch s {
+	case "y", "Y":
+		m.resolveApproval(proto.ApprovalResolve{Approved: true})
+	case "n", "N":
+		m.resolveApproval(proto.ApprovalResolve{})
+	case "a", "A":
+		m.allowForSession()
+	case "s", "S":
+		m.saveRule()
+	case "r", "R":
+		m.approval.mode, m.approval.input = modeReason, ""
+	case "up":
+		return m.scrollApproval(-1)
+	case "down":
+		return m.scrollApproval(1)
+	default:
+		return false
+	}
+	return true
 }
 
 // resolveApproval sends the answer r to the shown approval (its ids are
@@ -224,10 +200,7 @@ func (m *Model) saveRule() {
 // editApproval handles a key while the prefix or the reason is edited.
 func (m *Model) editApproval(k tea.KeyPressMsg) {
 	a := m.approval
-	limit := proto.MaxReasonBytes
-	if a.mode == modePrefix {
-		limit = maxPrefixBytes
-	}
+	limit := a.inputLimit()
 	switch k.String() {
 	case "esc":
 		a.mode, a.input, a.save = modeChoose, "", false
@@ -284,6 +257,14 @@ func (a *approvalReq) appendInput(text string, limit int) {
 
 // maxPrefixBytes bounds a typed prefix (the server's own bound).
 const maxPrefixBytes = 256
+
+// inputLimit bounds the line typed: a prefix, or a reason.
+func (a *approvalReq) inputLimit() int {
+	if a.mode == modePrefix {
+		return maxPrefixBytes
+	}
+	return proto.MaxReasonBytes
+}
 
 // cancelTurn cancels the running turn. A shown approval is denied in the
 // same step (approval.resolve with cancel_turn), so the turn cannot go on
@@ -452,20 +433,13 @@ func (m *Model) wheel(b tea.MouseButton) {
 	if !up && b != tea.MouseWheelDown {
 		return
 	}
+	for _, o := range m.overlays() {
+		if w, ok := o.(wheelTaker); ok {
+			w.wheel(m, up)
+			return
+		}
+	}
 	switch {
-	case m.picker != nil:
-		p := m.picker
-		if up {
-			p.cursor = max(p.cursor-1, 0)
-		} else {
-			p.cursor = min(p.cursor+1, max(len(p.rows)-1, 0))
-		}
-	case m.undo != nil:
-		if up {
-			m.undo.scroll -= wheelLines
-		} else {
-			m.undo.scroll += wheelLines
-		}
 	case up:
 		if m.st.atTop {
 			m.loadOlder()

@@ -22,86 +22,109 @@ type piece struct {
 // end a line. Each line is styled piece by piece, so no styling crosses a
 // line end.
 func (m *markdown) layout(spans []mdSpan, width int) []string {
-	width = max(width, 1)
-	var lines [][]piece
-	var cur, word []piece
-	curW, wordW := 0, 0
-	space, spaceAttr := false, attr(0)
-	endLine := func() {
-		lines = append(lines, cur)
-		cur, curW = nil, 0
-	}
-	flush := func() {
-		if wordW > 0 {
-			if space && len(cur) > 0 {
-				if curW+1+wordW > width {
-					endLine()
-				} else {
-					cur = append(cur, piece{" ", spaceAttr, 1})
-					curW++
-				}
-			}
-			for _, p := range word {
-				for curW+p.w > width {
-					head := ansi.Truncate(p.text, width-curW, "")
-					if head == "" {
-						if len(cur) > 0 {
-							endLine()
-							continue
-						}
-						_, size := firstRune(p.text)
-						head = p.text[:size]
-					}
-					hw := ansi.StringWidth(head)
-					cur = append(cur, piece{head, p.a, hw})
-					p.text, p.w = p.text[len(head):], p.w-hw
-					endLine()
-				}
-				if p.w > 0 {
-					cur = append(cur, p)
-					curW += p.w
-				}
-			}
-		}
-		word, wordW, space = nil, 0, false
-	}
+	b := &breaker{width: max(width, 1)}
 	for _, s := range spans {
-		t := s.text
-		for t != "" {
-			i := strings.IndexAny(t, " \n")
-			if i < 0 {
-				i = len(t)
-			}
-			if i > 0 {
-				w := ansi.StringWidth(t[:i])
-				word = append(word, piece{t[:i], s.a, w})
-				wordW += w
-			}
-			if i == len(t) {
-				break
-			}
-			if t[i] == '\n' {
-				flush()
-				endLine()
-			} else {
-				hadWord := wordW > 0
-				flush()
-				if hadWord || len(cur) > 0 {
-					space, spaceAttr = true, s.a
-				}
-			}
-			t = t[i+1:]
-		}
+		b.read(s)
 	}
-	flush()
-	if len(cur) > 0 || len(lines) == 0 {
-		endLine()
+	b.flush()
+	if len(b.cur) > 0 || len(b.lines) == 0 {
+		b.endLine()
 	}
-	out := make([]string, len(lines))
-	for i, l := range lines {
+	out := make([]string, len(b.lines))
+	for i, l := range b.lines {
 		out[i] = m.line(l)
 	}
 	return out
+}
+
+// breaker is layout's state: the lines done, the line being filled (cur,
+// curW cells) and the word being read (word, wordW cells), and whether a
+// space (of spaceAttr's styling) comes before that word.
+type breaker struct {
+	width       int
+	lines       [][]piece
+	cur, word   []piece
+	curW, wordW int
+	space       bool
+	spaceAttr   attr
+}
+
+// read takes one span: its words, spaces and line ends.
+func (b *breaker) read(s mdSpan) {
+	t := s.text
+	for t != "" {
+		i := strings.IndexAny(t, " \n")
+		if i < 0 {
+			i = len(t)
+		}
+		if i > 0 {
+			w := ansi.StringWidth(t[:i])
+			b.word = append(b.word, piece{t[:i], s.a, w})
+			b.wordW += w
+		}
+		if i == len(t) {
+			return
+		}
+		if t[i] == '\n' {
+			b.flush()
+			b.endLine()
+		} else {
+			hadWord := b.wordW > 0
+			b.flush()
+			if hadWord || len(b.cur) > 0 {
+				b.space, b.spaceAttr = true, s.a
+			}
+		}
+		t = t[i+1:]
+	}
+}
+
+func (b *breaker) endLine() {
+	b.lines = append(b.lines, b.cur)
+	b.cur, b.curW = nil, 0
+}
+
+// flush puts the word read on the line, after its space, or on the next
+// line when it does not fit.
+func (b *breaker) flush() {
+	if b.wordW > 0 {
+		if b.space && len(b.cur) > 0 {
+			if b.curW+1+b.wordW > b.width {
+				b.endLine()
+			} else {
+				b.cur = append(b.cur, piece{" ", b.spaceAttr, 1})
+				b.curW++
+			}
+		}
+		for _, p := range b.word {
+			b.place(p)
+		}
+	}
+	b.word, b.wordW, b.space = nil, 0, false
+}
+
+// place puts a piece of a word on the line, breaking it where it reaches
+// the line's end (a word longer than a line).
+func (b *breaker) place(p piece) {
+	for b.curW+p.w > b.width {
+		head := ansi.Truncate(p.text, b.width-b.curW, "")
+		if head == "" {
+			if len(b.cur) > 0 {
+				b.endLine()
+				continue
+			}
+			_, size := firstRune(p.text)
+			head = p.text[:size]
+		}
+		hw := ansi.StringWidth(head)
+		b.cur = append(b.cur, piece{head, p.a, hw})
+		p.text, p.w = p.text[len(head):], p.w-hw
+		b.endLine()
+	}
+	if p.w > 0 {
+		b.cur = append(b.cur, p)
+		b.curW += p.w
+	}
 }
 
 // line renders pieces, merging neighbours of the same styling.

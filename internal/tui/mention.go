@@ -275,3 +275,27 @@ func (m *Model) mentionPopupLines() []string {
 	}
 	return append(out, st.dim.Render(ansi.Truncate(hint, m.width, "…")))
 }
+
+// mentionOverlay is the @-completion popup on the overlay stack: the
+// arrows select a path, Tab and Enter complete it, Esc closes the popup.
+type mentionOverlay struct{}
+
+func (mentionOverlay) update(m *Model, k tea.KeyPressMsg) (bool, tea.Cmd) {
+	if m.browsingHistory(k) {
+		return false, nil
+	}
+	if items := m.mentionItems(); len(items) > 0 {
+		if !m.mentionKey(k, items) {
+			return false, nil
+		}
+		m.layout()
+		return true, nil
+	}
+	if k.String() == "esc" {
+		m.at.closedAt = m.composer.Value()
+		return true, nil
+	}
+	return false, nil
+}
+
+func (mentionOverlay) view(m *Model) []string { return m.mentionPopupLines() }

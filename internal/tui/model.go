@@ -312,24 +312,27 @@ func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.wheel(msg.Button)
 		return m, nil
 	case tea.PasteMsg:
-		if a := m.approval; a != nil && a.mode != modeChoose {
-			limit := proto.MaxReasonBytes
-			if a.mode == modePrefix {
-				limit = maxPrefixBytes
-			}
-			a.appendInput(msg.Content, limit)
-			return m, nil
-		}
-		if m.pasteImages(msg.Content) {
-			return m, nil
-		}
-		if refused := m.composer.Update(msg); refused != "" {
-			m.addItem(&item{kind: kindError, text: refused})
-		}
-		m.layout()
-		return m, m.mentionWalk()
+		return m, m.paste(msg)
 	}
 	return m, nil
+}
+
+// paste gives pasted text to the first overlay that takes it, else
+// attaches the images it names, else puts it in the composer.
+func (m *Model) paste(msg tea.PasteMsg) tea.Cmd {
+	for _, o := range m.overlays() {
+		if p, ok := o.(pasteTaker); ok && p.paste(m, msg.Content) {
+			return nil
+		}
+	}
+	if m.pasteImages(msg.Content) {
+		return nil
+	}
+	if refused := m.composer.Update(msg); refused != "" {
+		m.addItem(&item{kind: kindError, text: refused})
+	}
+	m.layout()
+	return m.mentionWalk()
 }
 
 func tick() tea.Cmd {

@@ -463,3 +463,23 @@ func (m *Model) pickRowLines(r pickRow, selected bool) []string {
 	}
 	return []string{ansi.Truncate(first, m.width, "…"), st.dim.Render(ansi.Truncate("    "+second, m.width, "…"))}
 }
+
+// pickerOverlay is the picker (m.picker) on the overlay stack: it takes
+// the transcript's place and every key.
+type pickerOverlay struct{}
+
+func (pickerOverlay) update(m *Model, k tea.KeyPressMsg) (bool, tea.Cmd) {
+	return true, m.pickerKey(k)
+}
+
+func (pickerOverlay) view(m *Model) []string { return m.pickerLines(m.bodyHeight()) }
+
+// wheel moves the cursor a row.
+func (pickerOverlay) wheel(m *Model, up bool) {
+	p := m.picker
+	if up {
+		p.cursor = max(p.cursor-1, 0)
+	} else {
+		p.cursor = min(p.cursor+1, max(len(p.rows)-1, 0))
+	}
+}

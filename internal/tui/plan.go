@@ -16,9 +16,6 @@ import (
 // carry it out; the model's todo list is a checklist above the composer
 // that Ctrl+T folds to one line.
 
-// planHelp is /help's line about them.
-const planHelp = `Plan mode: Shift+Tab or /plan switches between the default mode and plan mode (only read-only tools run; the model answers with a plan, shown as Markdown). Leaving plan mode after a plan offers: y carry it out (the default mode, with the plan sent as the next prompt) · n just leave plan mode · Esc keep planning. The model's todo list shows above the composer: ☐ pending, ◐ in progress, ☑ completed; Ctrl+T folds it to one line and back.`
-
 // acceptPrefix starts the prompt that carries out an accepted plan.
 const acceptPrefix = "Carry out this plan:\n\n"
 
@@ -222,3 +219,15 @@ func (m *Model) todoLines() []string {
 	}
 	return out
 }
+
+// planOverlay is the plan view on the overlay stack, always there: the
+// todo list and the accept-plan offer, with Shift+Tab and Ctrl+T (and
+// every key while the offer is shown).
+type planOverlay struct{}
+
+func (planOverlay) update(m *Model, k tea.KeyPressMsg) (bool, tea.Cmd) {
+	cmd, ok := m.planKey(k.String())
+	return ok, cmd
+}
+
+func (planOverlay) view(m *Model) []string { return append(m.todoLines(), m.offerLines()...) }

@@ -1,6 +1,7 @@
 package tui
 
 import (
+	_ "embed"
 	"fmt"
 	"strings"
 
@@ -18,6 +19,12 @@ import (
 //     path, so the text is a prompt;
 //   - any other "/word" must name a command; an unknown one is refused
 //     with a hint and nothing is sent.
+
+// helpFile is what /help shows: the keys, the commands and plan mode,
+// one paragraph a line (its final newline is not shown).
+//
+//go:embed help.txt
+var helpFile string
 
 // slashCmd is one command of the menu.
 type slashCmd struct {
@@ -219,7 +226,7 @@ func (m *Model) runCommand(name string, args []string) tea.Cmd {
 	m.remember(strings.Join(append([]string{name}, args...), " "))
 	switch name {
 	case "/help":
-		m.addItem(&item{kind: kindNotice, text: helpText + "\n" + planHelp})
+		m.addItem(&item{kind: kindNotice, text: strings.TrimSuffix(helpFile, "\n")})
 	case "/quit":
 		m.quitting = true
 		return tea.Quit
@@ -327,3 +334,19 @@ func (m *Model) commandError(e *proto.Error) bool {
 	}
 	return false
 }
+
+// slashOverlay is the slash-command menu on the overlay stack: the
+// arrows select a command, Tab completes it, Enter runs it, Esc closes
+// the menu.
+type slashOverlay struct{}
+
+func (slashOverlay) update(m *Model, k tea.KeyPressMsg) (bool, tea.Cmd) {
+	items := m.menuItems()
+	if len(items) == 0 || m.browsingHistory(k) {
+		return false, nil
+	}
+	cmd, ok := m.menuKey(k, items)
+	return ok, cmd
+}
+
+func (slashOverlay) view(m *Model) []string { return m.menuLines() }

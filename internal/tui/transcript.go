@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"charm.land/lipgloss/v2"
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/scv-agent/scv/internal/proto"
@@ -342,22 +343,42 @@ func ctrlOHint(v toolView, verb string) string {
 	return "select with alt+↑/↓, then ctrl+o to " + verb
 }
 
+// renderTool is a tool call's row: its head, summary, diff, progress
+// and output.
 func renderTool(it *item, width int, v toolView, r *renderer) []string {
-	expanded := v.expanded
 	st := r.styles
-	mark, stateStyle := "○", st.dim
-	switch it.state {
-	case toolAwaiting:
-		mark, stateStyle = "?", st.warn
-	case toolRunning:
-		mark, stateStyle = "◐", st.accent
-	case toolDone:
-		mark, stateStyle = "●", st.ok
-	case toolDenied, toolFailed:
-		mark, stateStyle = "✗", st.err
-	case toolCancelled:
-		mark, stateStyle = "■", st.warn
+	lines := append([]string{toolHead(it, width, v, st)}, toolSummary(it, width, st)...)
+	if it.diff != nil {
+		lines = append(lines, diffRows(it.diff, width, v, st)...)
 	}
+	if it.state == toolRunning && it.progress != "" {
+		lines = append(lines, st.dim.Render("  │ "+ansi.Truncate(strings.ReplaceAll(it.progress, "\t", " "), max(width-4, 8), "…")))
+	}
+	return append(lines, toolOutput(it, width, v, st)...)
+}
+
+// toolMark is the mark of a call's state and the style of its mark and
+// tag.
+func toolMark(state toolState, st styles) (string, lipgloss.Style) {
+	switch state {
+	case toolAwaiting:
+		return "?", st.warn
+	case toolRunning:
+		return "◐", st.accent
+	case toolDone:
+		return "●", st.ok
+	case toolDenied, toolFailed:
+		return "✗", st.err
+	case toolCancelled:
+		return "■", st.warn
+	}
+	return "○", st.dim
+}
+
+// toolHead is a call's first line: the selection mark, the state's mark,
+// the tool's name, its arguments cut to the width and the state's tag.
+func toolHead(it *item, width int, v toolView, st styles) string {
+	mark, stateStyle := toolMark(it.state, st)
 	state := it.state.String()
 	if it.state == toolFailed && it.errKind != "" && it.errKind != "failed" {
 		state = "failed: " + it.errKind
@@ -372,7 +393,13 @@ func renderTool(it *item, width int, v toolView, r *renderer) []string {
 	if it.args != "" && room > 4 {
 		head += " " + ansi.Truncate(it.args, room, "…")
 	}
-	lines := []string{sel + stateStyle.Render(mark) + " " + st.bold.Render(it.name) + strings.TrimPrefix(head, mark+" "+it.name) + stateStyle.Render(tag)}
+	return sel + stateStyle.Render(mark) + " " + st.bold.Render(it.name) + strings.TrimPrefix(head, mark+" "+it.name) + stateStyle.Render(tag)
+}
+
+// toolSummary is the call's summary, wrapped (at most ExpandedLines
+// lines), then the saved rule or session grant that let it run.
+func toolSummary(it *item, width int, st styles) []string {
+	var lines []string
 	if it.summary != "" {
 		// Wrapped, never cut on the row: a URL's query is where data
 		// would leave.
@@ -402,24 +429,27 @@ func renderTool(it *item, width int, v toolView, r *renderer) []string {
 	case it.granted:
 		lines = append(lines, st.dim.Render("  ✓ allowed by a session grant (/approvals lists them)"))
 	}
-	if it.diff != nil {
-		lines = append(lines, diffRows(it.diff, width, v, st)...)
-	}
-	if it.state == toolRunning && it.progress != "" {
-		lines = append(lines, st.dim.Render("  │ "+ansi.Truncate(strings.ReplaceAll(it.progress, "\t", " "), max(width-4, 8), "…")))
-	}
+	return lines
+}
+
+// toolOutput is the call's output: PreviewLines lines (ExpandedLines
+// expanded), each cut to the width, then what more there is (lines not
+// shown, the call's notes, the tool's truncation) on one line.
+func toolOutput(it *item, width int, v toolView, st styles) []string {
 	if it.output == "" {
 		if len(it.notes) > 0 {
-			lines = append(lines, st.dim.Render("  ⎿ "+ansi.Truncate(strings.Join(it.notes, " · "), max(width-4, 8), "…")))
+			return []string{st.dim.Render("  ⎿ " + ansi.Truncate(strings.Join(it.notes, " · "), max(width-4, 8), "…"))}
 		}
-		return lines
+		return nil
 	}
+	expanded := v.expanded
 	out := strings.Split(strings.TrimRight(it.output, "\n"), "\n")
 	limit := PreviewLines
 	if expanded {
 		limit = ExpandedLines
 	}
 	shown := out[:min(len(out), limit)]
+	var lines []string
 	for i, l := range shown {
 		pre := "    "
 		if i == 0 {

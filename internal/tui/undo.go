@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/scv-agent/scv/internal/proto"
@@ -197,4 +198,28 @@ func (m *Model) undoLines() []string {
 	}
 	rows = append(rows, st.dim.Render(ansi.Truncate(keys, inner, "…")))
 	return strings.Split(st.panel.Width(m.width).Render(strings.Join(rows, "\n")), "\n")
+}
+
+// undoOverlay is the undo confirmation (m.undo) on the overlay stack: it
+// takes every key, Ctrl+C quitting.
+type undoOverlay struct{}
+
+func (undoOverlay) update(m *Model, k tea.KeyPressMsg) (bool, tea.Cmd) {
+	if k.String() == "ctrl+c" {
+		m.quitting = true
+		return true, tea.Quit
+	}
+	m.undoKey(k.String())
+	return true, nil
+}
+
+func (undoOverlay) view(m *Model) []string { return m.undoLines() }
+
+// wheel scrolls the files and diffs a wheel notch.
+func (undoOverlay) wheel(m *Model, up bool) {
+	if up {
+		m.undo.scroll -= wheelLines
+	} else {
+		m.undo.scroll += wheelLines
+	}
 }

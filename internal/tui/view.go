@@ -19,9 +19,19 @@ func (m *Model) layout() {
 // bodyHeight is what is left for the transcript.
 func (m *Model) bodyHeight() int {
 	fixed := 1 + 1 + 1 + m.composer.Height() + 1 // header, rule, rule, composer, status
-	fixed += len(m.approvalLines()) + len(m.undoLines()) + len(m.menuLines()) + len(m.mentionPopupLines())
-	fixed += len(m.queueLines()) + len(m.todoLines()) + len(m.offerLines())
+	for _, p := range m.panels() {
+		fixed += len(p)
+	}
 	return max(m.height-fixed, 1)
+}
+
+// panels are the lines between the transcript and the composer, in
+// screen order (not the overlay stack's key order): the approval panel,
+// the undo panel, the queued prompts, the slash menu, the plan view and
+// the @-completion. An overlay not shown has no lines.
+func (m *Model) panels() [][]string {
+	return [][]string{approvalOverlay{}.view(m), undoOverlay{}.view(m), m.queueLines(),
+		slashOverlay{}.view(m), planOverlay{}.view(m), mentionOverlay{}.view(m)}
 }
 
 // View implements tea.Model.
@@ -50,9 +60,10 @@ func (m *Model) Render() string {
 	rule := st.rule.Render(strings.Repeat("─", m.width))
 	b.WriteString(rule)
 	b.WriteByte('\n')
+	// The picker takes the transcript's place.
 	var body []string
 	if m.picker != nil {
-		body = m.pickerLines(m.bodyHeight())
+		body = pickerOverlay{}.view(m)
 	} else {
 		body = m.body(m.bodyHeight())
 	}
@@ -60,25 +71,11 @@ func (m *Model) Render() string {
 		b.WriteString(l)
 		b.WriteByte('\n')
 	}
-	for _, l := range m.approvalLines() {
-		b.WriteString(l)
-		b.WriteByte('\n')
-	}
-	for _, l := range m.undoLines() {
-		b.WriteString(l)
-		b.WriteByte('\n')
-	}
-	for _, l := range m.queueLines() {
-		b.WriteString(l)
-		b.WriteByte('\n')
-	}
-	for _, l := range m.menuLines() {
-		b.WriteString(l)
-		b.WriteByte('\n')
-	}
-	for _, l := range append(append(m.todoLines(), m.offerLines()...), m.mentionPopupLines()...) {
-		b.WriteString(l)
-		b.WriteByte('\n')
+	for _, p := range m.panels() {
+		for _, l := range p {
+			b.WriteString(l)
+			b.WriteByte('\n')
+		}
 	}
 	b.WriteString(rule)
 	b.WriteByte('\n')

@@ -14,84 +14,136 @@ import (
 // it from the approver). Multi-line fields keep their newlines; the others
 // become one line. Identifiers are left alone (they are sent back to the
 // server), and arguments stay raw JSON: argSummary makes their text
-// visible. Every event type has its case; TestEveryTextFieldMadeVisible
+// visible. Every event type has its case in one of the three switches
+// below (turn, session, server); TestEveryTextFieldMadeVisible
 // fails when a type or a text field is missing here.
 func visibleEvent[T proto.Event](ev T) T {
-	line := func(fs ...*string) {
-		for _, f := range fs {
-			*f = termtext.Line(*f)
-		}
+	e := any(ev)
+	if !visibleTurnEvent(e) && !visibleSessionEvent(e) {
+		visibleServerEvent(e)
 	}
-	block := func(fs ...*string) {
-		for _, f := range fs {
-			*f = termtext.Block(*f)
-		}
+	return ev
+}
+
+// asLine makes each field one visible line.
+func asLine(fs ...*string) {
+	for _, f := range fs {
+		*f = termtext.Line(*f)
 	}
-	switch e := any(ev).(type) {
-	case *proto.Initialized:
-		line(&e.Server.Name, &e.Server.Version)
-	case *proto.Error:
-		line(&e.Code)
-		block(&e.Message)
-	case *proto.DaemonStatusReply:
-		block(&e.Message)
-		if e.Status != nil {
-			line(&e.Status.Version, &e.Status.ProcessTracking)
-			if e.Status.Database != nil {
-				line(&e.Status.Database.Path)
-			}
-			if p := e.Status.Provider; p != nil {
-				line(&p.Profile, &p.WireAPI, &p.Model, &p.BaseURL, &p.KeyEnv)
-				for i := range p.ConfigFiles {
-					line(&p.ConfigFiles[i])
-				}
-			}
-			for i := range e.Status.Clawbot {
-				a := &e.Status.Clawbot[i]
-				line(&a.Account, &a.BotID, &a.OwnerUserID, &a.Workspace, &a.RemoteTools, &a.State, &a.LastError, &a.LastPoll)
-			}
-		}
-	case *proto.SessionStarted:
-		line(&e.Cwd, &e.Model)
-		for i := range e.Tools {
-			line(&e.Tools[i])
-		}
+}
+
+// asBlock makes each field visible, keeping its newlines.
+func asBlock(fs ...*string) {
+	for _, f := range fs {
+		*f = termtext.Block(*f)
+	}
+}
+
+// visibleTurnEvent makes the events of a running turn visible; false for
+// other events.
+func visibleTurnEvent(ev any) bool {
+	switch e := ev.(type) {
 	case *proto.TurnStarted:
 		for i := range e.Mentions {
-			line(&e.Mentions[i].Path, &e.Mentions[i].Kind, &e.Mentions[i].Refused)
+			asLine(&e.Mentions[i].Path, &e.Mentions[i].Kind, &e.Mentions[i].Refused)
 		}
-	case *proto.CommandsListed:
-		for i := range e.Commands {
-			line(&e.Commands[i].Name, &e.Commands[i].Description, &e.Commands[i].Source)
-		}
-		for i := range e.Skipped {
-			line(&e.Skipped[i].File, &e.Skipped[i].Reason)
-		}
-	case *proto.SessionCleared, *proto.SessionClosed, *proto.SessionCompacted, *proto.QueueEnqueued,
-		*proto.ContextCompacted, *proto.SessionTrimmed, *proto.TurnCompleted, *proto.TurnCancelled:
+	case *proto.QueueEnqueued, *proto.TurnCompleted, *proto.TurnCancelled:
 		// identifiers and numbers only
 	case *proto.AssistantReasoning:
-		block(&e.Content)
+		asBlock(&e.Content)
 	case *proto.AssistantDelta:
-		block(&e.Content)
+		asBlock(&e.Content)
 	case *proto.AssistantCompleted:
-		block(&e.Content)
+		asBlock(&e.Content)
 	case *proto.TurnFailed:
-		line(&e.Code)
-		block(&e.Message)
+		asLine(&e.Code)
+		asBlock(&e.Message)
 	case *proto.ToolProposed:
-		line(&e.Name)
+		asLine(&e.Name)
 	case *proto.ApprovalRequested:
-		line(&e.Cwd, &e.Name, &e.Risk, &e.Reason)
-		block(&e.Summary)
+		asLine(&e.Cwd, &e.Name, &e.Risk, &e.Reason)
+		asBlock(&e.Summary)
 		visibleDiff(e.Diff)
 		visibleGrant(e.Grant)
 	case *proto.ToolStarted:
-		line(&e.Name)
-		block(&e.Summary)
+		asLine(&e.Name)
+		asBlock(&e.Summary)
 		visibleDiff(e.Diff)
 		visibleGrant(e.Granted)
 		visibleGrant(e.Rule)
+	case *proto.ToolProgress:
+		// Progress lines are often columns; a tab there is only spacing.
+		e.Text = strings.ReplaceAll(e.Text, "\t", " ")
+		asLine(&e.Text)
+	case *proto.ToolCompleted:
+		asLine(&e.Name, &e.Error)
+		asBlock(&e.Output)
+	case *proto.HookRan:
+		asLine(&e.Hook, &e.Event, &e.Tool, &e.Outcome)
+		asBlock(&e.Reason, &e.Stderr)
+	case *proto.TodoUpdated:
+		for i := range e.Items {
+			asLine(&e.Items[i].Content, &e.Items[i].Status)
+		}
+	default:
+		return false
+	}
+	return true
+}
+
+// visibleSessionEvent makes the events about the session itself (its
+// start, listing, resume, settings, grants, commands, undo) visible;
+// false for other events.
+func visibleSessionEvent(ev any) bool {
+	switch e := ev.(type) {
+	case *proto.SessionStarted:
+		asLine(&e.Cwd, &e.Model)
+		for i := range e.Tools {
+			asLine(&e.Tools[i])
+		}
+	case *proto.SessionCleared, *proto.SessionClosed, *proto.SessionCompacted,
+		*proto.ContextCompacted, *proto.SessionTrimmed, *proto.SessionDeleted:
+		// identifiers and numbers only
+	case *proto.SessionMode:
+		asLine(&e.Mode)
+	case *proto.SessionListed:
+		asLine(&e.Next) // a cursor, sent back, but never shown raw
+		for i := range e.Sessions {
+			s := &e.Sessions[i]
+			asLine(&s.Title, &s.Cwd, &s.Provider, &s.Model, &s.Origin, &s.State, &s.Created, &s.Updated, &s.ForkedFrom, &s.ForkedAt, &s.LiveIn, &s.LastTurn, &s.FirstPrompt)
+		}
+	case *proto.SessionResumed:
+		asLine(&e.Cwd, &e.Model, &e.Title, &e.Origin, &e.ForkedFrom, &e.ForkedAt, &e.BaseURL, &e.PreviousBaseURL, &e.Mode)
+		for i := range e.Tools {
+			asLine(&e.Tools[i])
+		}
+		for i := range e.Todos {
+			asLine(&e.Todos[i].Content, &e.Todos[i].Status)
+		}
+		storedTurns(e.Turns)
+	case *proto.SessionTurnsReply:
+		storedTurns(e.Turns)
+	case *proto.SessionRenamed:
+		asLine(&e.Title)
+	case *proto.SessionConfigured:
+		asLine(&e.Model, &e.ReasoningEffort, &e.ApprovalPolicy, &e.Provider, &e.BaseURL, &e.PreviousBaseURL)
+	case *proto.ModelsListed:
+		asLine(&e.Current, &e.Provider)
+		for i := range e.Models {
+			asLine(&e.Models[i])
+		}
+		for i := range e.Profiles {
+			p := &e.Profiles[i]
+			asLine(&p.Name, &p.WireAPI, &p.BaseURL, &p.Model)
+		}
+	case *proto.SessionUndone:
+		asLine(&e.TurnID)
+		asBlock(&e.Note)
+		for i := range e.Files {
+			f := &e.Files[i]
+			asLine(&f.Path, &f.Action)
+			visibleDiff(f.Diff)
+		}
 	case *proto.ApprovalGrantsReply:
 		for i := range e.Grants {
 			visibleGrant(&e.Grants[i])
@@ -99,64 +151,48 @@ func visibleEvent[T proto.Event](ev T) T {
 		for i := range e.Rules {
 			visibleGrant(&e.Rules[i])
 		}
-	case *proto.ToolProgress:
-		// Progress lines are often columns; a tab there is only spacing.
-		e.Text = strings.ReplaceAll(e.Text, "\t", " ")
-		line(&e.Text)
-	case *proto.ToolCompleted:
-		line(&e.Name, &e.Error)
-		block(&e.Output)
-	case *proto.HookRan:
-		line(&e.Hook, &e.Event, &e.Tool, &e.Outcome)
-		block(&e.Reason, &e.Stderr)
-	case *proto.SessionMode:
-		line(&e.Mode)
-	case *proto.TodoUpdated:
-		for i := range e.Items {
-			line(&e.Items[i].Content, &e.Items[i].Status)
+	case *proto.CommandsListed:
+		for i := range e.Commands {
+			asLine(&e.Commands[i].Name, &e.Commands[i].Description, &e.Commands[i].Source)
 		}
-	case *proto.SessionListed:
-		line(&e.Next) // a cursor, sent back, but never shown raw
-		for i := range e.Sessions {
-			s := &e.Sessions[i]
-			line(&s.Title, &s.Cwd, &s.Provider, &s.Model, &s.Origin, &s.State, &s.Created, &s.Updated, &s.ForkedFrom, &s.ForkedAt, &s.LiveIn, &s.LastTurn, &s.FirstPrompt)
+		for i := range e.Skipped {
+			asLine(&e.Skipped[i].File, &e.Skipped[i].Reason)
 		}
-	case *proto.SessionResumed:
-		line(&e.Cwd, &e.Model, &e.Title, &e.Origin, &e.ForkedFrom, &e.ForkedAt, &e.BaseURL, &e.PreviousBaseURL, &e.Mode)
-		for i := range e.Tools {
-			line(&e.Tools[i])
+	default:
+		return false
+	}
+	return true
+}
+
+// visibleServerEvent makes the events about the connection and the
+// daemon visible (initialized, error, daemon status).
+func visibleServerEvent(ev any) {
+	switch e := ev.(type) {
+	case *proto.Initialized:
+		asLine(&e.Server.Name, &e.Server.Version)
+	case *proto.Error:
+		asLine(&e.Code)
+		asBlock(&e.Message)
+	case *proto.DaemonStatusReply:
+		asBlock(&e.Message)
+		if e.Status == nil {
+			return
 		}
-		for i := range e.Todos {
-			line(&e.Todos[i].Content, &e.Todos[i].Status)
+		asLine(&e.Status.Version, &e.Status.ProcessTracking)
+		if e.Status.Database != nil {
+			asLine(&e.Status.Database.Path)
 		}
-		storedTurns(e.Turns)
-	case *proto.SessionTurnsReply:
-		storedTurns(e.Turns)
-	case *proto.SessionRenamed:
-		line(&e.Title)
-	case *proto.SessionDeleted:
-		// identifiers only
-	case *proto.SessionConfigured:
-		line(&e.Model, &e.ReasoningEffort, &e.ApprovalPolicy, &e.Provider, &e.BaseURL, &e.PreviousBaseURL)
-	case *proto.ModelsListed:
-		line(&e.Current, &e.Provider)
-		for i := range e.Models {
-			line(&e.Models[i])
+		if p := e.Status.Provider; p != nil {
+			asLine(&p.Profile, &p.WireAPI, &p.Model, &p.BaseURL, &p.KeyEnv)
+			for i := range p.ConfigFiles {
+				asLine(&p.ConfigFiles[i])
+			}
 		}
-		for i := range e.Profiles {
-			p := &e.Profiles[i]
-			line(&p.Name, &p.WireAPI, &p.BaseURL, &p.Model)
-		}
-	case *proto.SessionUndone:
-		line(&e.TurnID)
-		block(&e.Note)
-		for i := range e.Files {
-			f := &e.Files[i]
-			line(&f.Path, &f.Action)
-			visibleDiff(f.Diff)
+		for i := range e.Status.Clawbot {
+			a := &e.Status.Clawbot[i]
+			asLine(&a.Account, &a.BotID, &a.OwnerUserID, &a.Workspace, &a.RemoteTools, &a.State, &a.LastError, &a.LastPoll)
 		}
 	}
-	return ev
 }
 
 // storedTurns makes a stored turn's own text fields visible; its events
