@@ -22,11 +22,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strings"
 	"syscall"
 	"time"
 
+	"github.com/scv-agent/scv/bench/internal/benchd"
 	"github.com/scv-agent/scv/internal/model/modeltest"
 )
 
@@ -45,19 +45,44 @@ func main() {
 }
 
 func run(scv string, runs int) error {
-	work, err := os.MkdirTemp("", "exec_start")
+	t, err := benchd.NewTree("exec_start")
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(work)
-	home, ws, user := filepath.Join(work, "home"), filepath.Join(work, "ws"), filepath.Join(work, "user")
-	for _, d := range []string{home, ws, user} {
-		if err := os.MkdirAll(d, 0o700); err != nil {
-			return err
-		}
+	defer t.Remove()
+	addr, arrived, stop, err := serveModel(runs + 1)
+	if err != nil {
+		return err
 	}
+	defer stop()
+	cfg := fmt.Sprintf("[providers.openai]\nbase_url = \"http://%s\"\nmax_retries = 0\n", addr)
+	if err := os.WriteFile(filepath.Join(t.Home, "config.toml"), []byte(cfg), 0o600); err != nil {
+		return err
+	}
+	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.User, "OPENAI_API_KEY=sk-test"}
 
-	arrived := make(chan time.Time, 1)
+	var all []execSample
+	for i := range runs + 1 {
+		s, err := execOnce(scv, t.Home, t.WS, env, arrived)
+		if err != nil {
+			return fmt.Errorf("run %d: %w", i, err)
+		}
+		if i == 0 {
+			continue // warm-up
+		}
+		all = append(all, s)
+		fmt.Printf("run %2d: first request %6.1f ms, exit %6.1f ms, cpu %6.1f ms, peak RSS %.1f MiB; scv version %6.1f ms\n",
+			i, ms(s.first), ms(s.whole), ms(s.cpu), float64(s.peakKiB)/1024, ms(s.version))
+	}
+	printExecReport(all)
+	return nil
+}
+
+// serveModel serves a scripted model on 127.0.0.1 that answers "ok" to
+// each of n requests; arrived gets the time of a request as it comes (one
+// waits; the others are dropped).
+func serveModel(n int) (addr string, arrived chan time.Time, stop func(), err error) {
+	arrived = make(chan time.Time, 1)
 	h := modeltest.NewHandler()
 	h.OnRequest = func(modeltest.Recorded) {
 		select {
@@ -65,82 +90,91 @@ func run(scv string, runs int) error {
 		default:
 		}
 	}
-	for range runs + 1 {
+	for range n {
 		h.Script(modeltest.Text("ok"))
 	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		return err
+		return "", nil, nil, err
 	}
 	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
 	go srv.Serve(ln)
-	defer srv.Close()
-
-	cfg := fmt.Sprintf("[providers.openai]\nbase_url = \"http://%s\"\nmax_retries = 0\n", ln.Addr())
-	if err := os.WriteFile(filepath.Join(home, "config.toml"), []byte(cfg), 0o600); err != nil {
-		return err
-	}
-	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + user, "OPENAI_API_KEY=sk-test"}
-
-	var first, whole, cpu, version []time.Duration
-	var ratio []float64
-	var peak []int64
-	for i := range runs + 1 {
-		vstart := time.Now()
-		if out, err := exec.Command(scv, "version").CombinedOutput(); err != nil {
-			return fmt.Errorf("scv version: %v: %s", err, out)
-		}
-		vwall := time.Since(vstart)
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		cmd := exec.CommandContext(ctx, scv, "--scv-home", home, "exec", "say ok")
-		cmd.Dir, cmd.Env = ws, env
-		var out strings.Builder
-		cmd.Stdout, cmd.Stderr = &out, &out
-		start := time.Now()
-		if err := cmd.Start(); err != nil {
-			cancel()
-			return err
-		}
-		var got time.Time
-		select {
-		case got = <-arrived:
-		case <-ctx.Done():
-		}
-		err := cmd.Wait()
-		end := time.Now()
-		cancel()
-		if err != nil || strings.TrimSpace(out.String()) != "ok" || got.IsZero() {
-			return fmt.Errorf("run %d: %v, output %q", i, err, out.String())
-		}
-		ru := cmd.ProcessState.SysUsage().(*syscall.Rusage)
-		c := time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-		if i == 0 {
-			continue // warm-up
-		}
-		first = append(first, got.Sub(start))
-		whole = append(whole, end.Sub(start))
-		cpu = append(cpu, c)
-		peak = append(peak, ru.Maxrss)
-		version = append(version, vwall)
-		ratio = append(ratio, float64(got.Sub(start))/float64(vwall))
-		fmt.Printf("run %2d: first request %6.1f ms, exit %6.1f ms, cpu %6.1f ms, peak RSS %.1f MiB; scv version %6.1f ms\n",
-			i, ms(got.Sub(start)), ms(end.Sub(start)), ms(c), float64(ru.Maxrss)/1024, ms(vwall))
-	}
-	report("start → first model request", first)
-	report("start → exit", whole)
-	report("cpu (user+sys, children included)", cpu)
-	report("scv version (paired run)", version)
-	slices.Sort(ratio)
-	fmt.Printf("%-36s min %6.2f  median %6.2f  max %6.2f\n", "first request / version, per pair", ratio[0], ratio[len(ratio)/2], ratio[len(ratio)-1])
-	slices.Sort(peak)
-	fmt.Printf("%-36s min %6.1f  median %6.1f  max %6.1f MiB\n", "peak RSS", float64(peak[0])/1024,
-		float64(peak[len(peak)/2])/1024, float64(peak[len(peak)-1])/1024)
-	return nil
+	return ln.Addr().String(), arrived, func() { srv.Close() }, nil
 }
 
+// execSample is one run: from the exec's start to its first model request
+// and to its exit, its CPU time and peak RSS (wait4's, children included),
+// and the wall time of the `scv version` run paired with it.
+type execSample struct {
+	first, whole, cpu, version time.Duration
+	peakKiB                    int64
+}
+
+// execOnce times `scv version`, then one `scv exec "say ok"` that must
+// print "ok" after its model request arrived.
+func execOnce(scv, home, ws string, env []string, arrived <-chan time.Time) (execSample, error) {
+	vstart := time.Now()
+	if out, err := exec.Command(scv, "version").CombinedOutput(); err != nil {
+		return execSample{}, fmt.Errorf("scv version: %v: %s", err, out)
+	}
+	vwall := time.Since(vstart)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, scv, "--scv-home", home, "exec", "say ok")
+	cmd.Dir, cmd.Env = ws, env
+	var out strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &out
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		return execSample{}, err
+	}
+	var got time.Time
+	select {
+	case got = <-arrived:
+	case <-ctx.Done():
+	}
+	err := cmd.Wait()
+	end := time.Now()
+	if err != nil || strings.TrimSpace(out.String()) != "ok" || got.IsZero() {
+		return execSample{}, fmt.Errorf("%v, output %q", err, out.String())
+	}
+	ru := cmd.ProcessState.SysUsage().(*syscall.Rusage)
+	return execSample{first: got.Sub(start), whole: end.Sub(start), cpu: time.Duration(ru.Utime.Nano() + ru.Stime.Nano()),
+		version: vwall, peakKiB: ru.Maxrss}, nil
+}
+
+// printExecReport prints min / median / max of every figure of the runs,
+// and of the first request's time over the paired version's.
+func printExecReport(all []execSample) {
+	pick := func(f func(execSample) time.Duration) []time.Duration {
+		d := make([]time.Duration, len(all))
+		for i, s := range all {
+			d[i] = f(s)
+		}
+		return d
+	}
+	report("start → first model request", pick(func(s execSample) time.Duration { return s.first }))
+	report("start → exit", pick(func(s execSample) time.Duration { return s.whole }))
+	report("cpu (user+sys, children included)", pick(func(s execSample) time.Duration { return s.cpu }))
+	report("scv version (paired run)", pick(func(s execSample) time.Duration { return s.version }))
+	ratio, peak := make([]float64, len(all)), make([]float64, len(all))
+	for i, s := range all {
+		ratio[i], peak[i] = float64(s.first)/float64(s.version), float64(s.peakKiB)/1024
+	}
+	lo, mid, hi := benchd.Spread(ratio)
+	fmt.Printf("%-36s min %6.2f  median %6.2f  max %6.2f\n", "first request / version, per pair", lo, mid, hi)
+	lo, mid, hi = benchd.Spread(peak)
+	fmt.Printf("%-36s min %6.1f  median %6.1f  max %6.1f MiB\n", "peak RSS", lo, mid, hi)
+}
+
+// report prints min / median / max of d in milliseconds.
 func report(what string, d []time.Duration) {
-	slices.Sort(d)
-	fmt.Printf("%-36s min %6.1f  median %6.1f  max %6.1f ms\n", what, ms(d[0]), ms(d[len(d)/2]), ms(d[len(d)-1]))
+	v := make([]float64, len(d))
+	for i := range d {
+		v[i] = ms(d[i])
+	}
+	lo, mid, hi := benchd.Spread(v)
+	fmt.Printf("%-36s min %6.1f  median %6.1f  max %6.1f ms\n", what, lo, mid, hi)
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }

@@ -26,6 +26,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/scv-agent/scv/bench/internal/benchd"
 )
 
 type sample struct {
@@ -49,65 +51,93 @@ func main() {
 	}
 }
 
+// job is one command line timed in every round, built for a binary.
+type job struct {
+	name string
+	argv func(bin string) []string
+}
+
+// helloJob names the Go hello-world, timed once per round (not per binary).
+const helloJob = "Go hello-world"
+
 func run(scv, before string, runs, daemonRuns int) error {
-	work, err := os.MkdirTemp("", "startup")
+	t, err := benchd.NewTree("startup")
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(work)
-	home, ws, user := filepath.Join(work, "home"), filepath.Join(work, "ws"), filepath.Join(work, "user")
-	for _, d := range []string{home, ws, user} {
-		if err := os.MkdirAll(d, 0o700); err != nil {
-			return err
-		}
-	}
-	if err := os.WriteFile(filepath.Join(ws, "small.txt"), []byte(strings.Repeat("0123456789abcdef\n", 12)[:200]), 0o644); err != nil {
+	defer t.Remove()
+	if err := os.WriteFile(filepath.Join(t.WS, "small.txt"), []byte(strings.Repeat("0123456789abcdef\n", 12)[:200]), 0o644); err != nil {
 		return err
 	}
-	hello, err := buildHello(work)
+	hello, err := buildHello(t.Root)
 	if err != nil {
 		return err
 	}
-	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + user, "SCV_HOME=" + home}
+	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.User, "SCV_HOME=" + t.Home}
 
 	bins := []string{scv}
 	if before != "" {
 		bins = append(bins, before)
 	}
-	type job struct {
-		name string
-		argv func(bin string) []string
+	jobs := startupJobs(hello)
+	results, err := rounds(jobs, bins, runs, t.WS, env)
+	if err != nil {
+		return err
 	}
-	jobs := []job{
-		{"Go hello-world", func(string) []string { return []string{hello} }},
+	fmt.Printf("%d rounds; min / median / max\n", runs)
+	printRounds(jobs, bins, results)
+	printRatios(bins, results)
+	if daemonRuns <= 0 {
+		return nil
+	}
+	return daemonReport(bins, daemonRuns, t.Root, t.WS, env)
+}
+
+// startupJobs are the command lines timed: the hello-world, then scv's.
+func startupJobs(hello string) []job {
+	return []job{
+		{helloJob, func(string) []string { return []string{hello} }},
 		{"scv --version", func(bin string) []string { return []string{bin, versionFlag(bin)} }},
 		{"scv tools list", func(bin string) []string { return []string{bin, "tools", "list"} }},
 		{"scv tools call read", func(bin string) []string {
 			return []string{bin, "tools", "call", "read", `{"path":"small.txt"}`}
 		}},
 	}
+}
+
+// resultKey is the key of a job's samples on one binary.
+func resultKey(j, bin string) string { return j + " | " + bin }
+
+// rounds runs every job on every binary (the hello-world on the first
+// only), one run of each in turn, runs+1 times, and returns the samples
+// of all rounds but the first (the warm-up) by resultKey.
+func rounds(jobs []job, bins []string, runs int, ws string, env []string) (map[string][]sample, error) {
 	results := map[string][]sample{}
-	key := func(j, bin string) string { return j + " | " + bin }
 	for round := range runs + 1 {
 		for _, j := range jobs {
 			for _, bin := range bins {
-				if j.name == "Go hello-world" && bin != scv {
+				if j.name == helloJob && bin != bins[0] {
 					continue
 				}
 				s, err := measure(j.argv(bin), ws, env)
 				if err != nil {
-					return fmt.Errorf("%s (%s): %w", j.name, bin, err)
+					return nil, fmt.Errorf("%s (%s): %w", j.name, bin, err)
 				}
 				if round > 0 {
-					results[key(j.name, bin)] = append(results[key(j.name, bin)], s)
+					results[resultKey(j.name, bin)] = append(results[resultKey(j.name, bin)], s)
 				}
 			}
 		}
 	}
-	fmt.Printf("%d rounds; min / median / max\n", runs)
+	return results, nil
+}
+
+// printRounds prints the wall time, CPU time and peak RSS of each job on
+// each binary.
+func printRounds(jobs []job, bins []string, results map[string][]sample) {
 	for _, j := range jobs {
 		for _, bin := range bins {
-			ss, ok := results[key(j.name, bin)]
+			ss, ok := results[resultKey(j.name, bin)]
 			if !ok {
 				continue
 			}
@@ -117,20 +147,27 @@ func run(scv, before string, runs, daemonRuns int) error {
 				spread(ss, func(s sample) float64 { return float64(s.rssKiB) / 1024 }, "MiB"))
 		}
 	}
+}
+
+// printRatios prints, for each binary, its --version wall time over the
+// hello-world's of the same round.
+func printRatios(bins []string, results map[string][]sample) {
 	for _, bin := range bins {
-		hs, vs := results[key("Go hello-world", scv)], results[key("scv --version", bin)]
+		hs, vs := results[resultKey(helloJob, bins[0])], results[resultKey("scv --version", bin)]
 		ratios := make([]float64, len(vs))
 		for i := range vs {
 			ratios[i] = float64(vs[i].wall) / float64(hs[i].wall)
 		}
-		slices.Sort(ratios)
+		lo, mid, hi := benchd.Spread(ratios)
 		fmt.Printf("scv --version / hello-world wall, per round (%s): min %.2f  median %.2f  max %.2f\n",
-			filepath.Base(bin), ratios[0], ratios[len(ratios)/2], ratios[len(ratios)-1])
+			filepath.Base(bin), lo, mid, hi)
 	}
+}
+
+// daemonReport starts each binary's daemon daemonRuns times and prints its
+// idle memory.
+func daemonReport(bins []string, daemonRuns int, work, ws string, env []string) error {
 	for _, bin := range bins {
-		if daemonRuns <= 0 {
-			break
-		}
 		var rss, hwm, anon, file []float64
 		for range daemonRuns {
 			m, err := daemonIdle(bin, work, ws, env)
@@ -140,11 +177,12 @@ func run(scv, before string, runs, daemonRuns int) error {
 			rss, hwm = append(rss, m.rss), append(hwm, m.hwm)
 			anon, file = append(anon, m.anon), append(file, m.file)
 		}
-		for _, v := range [][]float64{rss, hwm, anon, file} {
-			slices.Sort(v)
-		}
+		lo, mid, hi := benchd.Spread(rss)
+		_, hwmMid, _ := benchd.Spread(hwm)
+		_, anonMid, _ := benchd.Spread(anon)
+		_, fileMid, _ := benchd.Spread(file)
 		fmt.Printf("daemon idle %-28s VmRSS min %.1f median %.1f max %.1f MiB; VmHWM median %.1f MiB; RssAnon median %.1f, RssFile median %.1f MiB\n",
-			filepath.Base(bin), rss[0], rss[len(rss)/2], rss[len(rss)-1], hwm[len(hwm)/2], anon[len(anon)/2], file[len(file)/2])
+			filepath.Base(bin), lo, mid, hi, hwmMid, anonMid, fileMid)
 	}
 	return nil
 }
@@ -248,8 +286,8 @@ func spread(ss []sample, f func(sample) float64, unit string) string {
 	for i, s := range ss {
 		v[i] = f(s)
 	}
-	slices.Sort(v)
-	return fmt.Sprintf("%.1f / %.1f / %.1f %s", v[0], v[len(v)/2], v[len(v)-1], unit)
+	lo, mid, hi := benchd.Spread(v)
+	return fmt.Sprintf("%.1f / %.1f / %.1f %s", lo, mid, hi, unit)
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }

@@ -357,11 +357,7 @@ func (s *Session) loop(ctx context.Context, prompt model.Message, ev Emit) (int,
 	var usage *proto.Usage
 	for step := 0; ; step++ {
 		if step >= s.opts.MaxSteps {
-			setting := s.opts.MaxStepsSetting
-			if setting == "" {
-				setting = "agent.max_steps"
-			}
-			return step, usage, fail(proto.FailStep, "stopped after %d model requests without a final answer (%s)", s.opts.MaxSteps, setting)
+			return step, usage, s.stepsExhausted()
 		}
 		if err := ctx.Err(); err != nil {
 			return step, usage, err
@@ -375,28 +371,9 @@ func (s *Session) loop(ctx context.Context, prompt model.Message, ev Emit) (int,
 		if err != nil {
 			return step, usage, err
 		}
-		msgs = s.requestImages(msgs)
-		resp, err := setup.client.Stream(ctx, model.Request{
-			Model:           setup.model,
-			Instructions:    s.instructions(),
-			Messages:        msgs,
-			Tools:           s.tools,
-			HostedWebSearch: s.opts.HostedWebSearch,
-			ReasoningEffort: setup.effort,
-			MaxOutputTokens: s.opts.Context.ReserveOutputTokens,
-			Cache:           s.wire,
-		}, func(d model.Delta) {
-			if d.Kind == model.DeltaReasoning {
-				ev(&proto.AssistantReasoning{Content: d.Text})
-				return
-			}
-			ev(&proto.AssistantDelta{Content: d.Text})
-		})
+		resp, err := s.request(ctx, setup, s.requestImages(msgs), ev)
 		if err != nil {
-			if ctx.Err() != nil {
-				return step, usage, ctx.Err()
-			}
-			return step, usage, modelFailure(err, s.secrets)
+			return step, usage, err
 		}
 		usage = addUsage(usage, resp.Usage)
 		msg := model.Message{Role: model.Assistant, Content: resp.Content, ToolCalls: resp.ToolCalls}
@@ -422,25 +399,73 @@ func (s *Session) loop(ctx context.Context, prompt model.Message, ev Emit) (int,
 			setup.cost(usage)
 			return step + 1, usage, nil
 		}
-		for _, call := range resp.ToolCalls {
-			res, err := s.call(ctx, call, ev)
-			if err != nil {
-				if ctx.Err() != nil && res.Output != "" {
-					// What the cancelled call reported stays with it
-					// (keepInterrupted keeps the turn).
-					s.hist.append(model.Message{Role: model.ToolRole, ToolCallID: call.ID, Name: call.Name, Content: res.Output}, false)
-				}
-				return step + 1, usage, err
-			}
-			s.hist.append(model.Message{Role: model.ToolRole, ToolCallID: call.ID, Name: call.Name, Content: res.Output}, true)
-			if ctx.Err() != nil {
-				return step + 1, usage, ctx.Err()
-			}
+		if err := s.runCalls(ctx, resp.ToolCalls, ev); err != nil {
+			return step + 1, usage, err
 		}
 		if err := s.trim(ev); err != nil {
 			return step + 1, usage, err
 		}
 	}
+}
+
+// stepsExhausted is the failure of a turn that used its model requests
+// without a final answer, naming the setting that capped them.
+func (s *Session) stepsExhausted() error {
+	setting := s.opts.MaxStepsSetting
+	if setting == "" {
+		setting = "agent.max_steps"
+	}
+	return fail(proto.FailStep, "stopped after %d model requests without a final answer (%s)", s.opts.MaxSteps, setting)
+}
+
+// request streams one model request of msgs, emitting its text and
+// reasoning as they come; a failed request is the context's error when it
+// was cancelled, or the model's failure with its secrets redacted.
+func (s *Session) request(ctx context.Context, setup turnSetup, msgs []model.Message, ev Emit) (model.Response, error) {
+	resp, err := setup.client.Stream(ctx, model.Request{
+		Model:           setup.model,
+		Instructions:    s.instructions(),
+		Messages:        msgs,
+		Tools:           s.tools,
+		HostedWebSearch: s.opts.HostedWebSearch,
+		ReasoningEffort: setup.effort,
+		MaxOutputTokens: s.opts.Context.ReserveOutputTokens,
+		Cache:           s.wire,
+	}, func(d model.Delta) {
+		if d.Kind == model.DeltaReasoning {
+			ev(&proto.AssistantReasoning{Content: d.Text})
+			return
+		}
+		ev(&proto.AssistantDelta{Content: d.Text})
+	})
+	if err != nil {
+		if ctx.Err() != nil {
+			return resp, ctx.Err()
+		}
+		return resp, modelFailure(err, s.secrets)
+	}
+	return resp, nil
+}
+
+// runCalls runs a response's tool calls one after another, each result
+// appended to the history, and stops at the first error or cancellation.
+func (s *Session) runCalls(ctx context.Context, calls []model.ToolCall, ev Emit) error {
+	for _, call := range calls {
+		res, err := s.call(ctx, call, ev)
+		if err != nil {
+			if ctx.Err() != nil && res.Output != "" {
+				// What the cancelled call reported stays with it
+				// (keepInterrupted keeps the turn).
+				s.hist.append(model.Message{Role: model.ToolRole, ToolCallID: call.ID, Name: call.Name, Content: res.Output}, false)
+			}
+			return err
+		}
+		s.hist.append(model.Message{Role: model.ToolRole, ToolCallID: call.ID, Name: call.Name, Content: res.Output}, true)
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+	}
+	return nil
 }
 
 // modelFailure turns a provider error into the turn's failure; the message

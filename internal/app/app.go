@@ -368,39 +368,12 @@ func (a *App) NewSession(ctx context.Context, id string, req server.SessionReque
 	if err != nil {
 		return nil, server.SessionInfo{}, err
 	}
-	var client model.Client
-	var modelName string
-	env, keyErr := a.sessionKey(cfg, req.Cwd, over, req.SessionStart)
-	if keyErr == nil {
-		_, keyErr = cfg.APIKey(env) // a missing key: the message names the variable
-	}
-	switch {
-	case keyErr == nil:
-		client, modelName, err = a.modelClient(cfg, env)
-	case a.opts.KeyOptional:
-		_, prof := cfg.ActiveProvider()
-		client, modelName = keyless{keyErr}, prof.Model
-	default:
-		err = keyErr
-	}
+	client, modelName, env, err := a.sessionModel(cfg, over, req)
 	if err != nil {
 		ts.Release()
 		return nil, server.SessionInfo{}, err
 	}
-	if env == nil {
-		env = a.opts.Env
-	}
-	instructions, err := agent.ReadInstructions(a.opts.Layout.Home, req.Cwd)
-	if err != nil {
-		a.opts.Logger.Warn("read instruction files", "err", err)
-	}
-	skills := ""
-	if !req.NoTools {
-		skills = ts.Skills.PromptSection()
-	}
-	if _, ok := ts.Registry.Get("todo_write"); ok {
-		skills = strings.TrimSpace(todo.Guidance + "\n\n" + skills)
-	}
+	instructions, skills := a.promptParts(req.Cwd, req.NoTools, ts)
 	policy, err := approval.Parse(cfg.Tools.ApprovalPolicy)
 	if err != nil {
 		ts.Release()
@@ -454,6 +427,55 @@ func (a *App) userCommands() string {
 
 // Sessions is the number of open sessions built by this app.
 func (a *App) Sessions() int { return int(a.sessions.Load()) }
+
+// sessionModel is the model client of a session on cfg, its model name and
+// the environment its key came from (the process's when the session brings
+// no key of its own). Without a key the session still opens when the app's
+// KeyOptional says so, on a client whose every request fails naming it.
+func (a *App) sessionModel(cfg *config.Config, over config.Overrides, req server.SessionRequest) (model.Client, string, map[string]string, error) {
+	var client model.Client
+	var modelName string
+	var err error
+	env, keyErr := a.sessionKey(cfg, req.Cwd, over, req.SessionStart)
+	if keyErr == nil {
+		_, keyErr = cfg.APIKey(env) // a missing key: the message names the variable
+	}
+	switch {
+	case keyErr == nil:
+		client, modelName, err = a.modelClient(cfg, env)
+	case a.opts.KeyOptional:
+		_, prof := cfg.ActiveProvider()
+		client, modelName = keyless{keyErr}, prof.Model
+	default:
+		err = keyErr
+	}
+	if err != nil {
+		return nil, "", nil, err
+	}
+	if env == nil {
+		env = a.opts.Env
+	}
+	return client, modelName, env, nil
+}
+
+// promptParts are the instruction files of workspace (an unreadable one is
+// logged, not fatal) and the system prompt's guidance section: the skills
+// (none for a tool-free session) after the todo list's guidance when
+// todo_write is a tool.
+func (a *App) promptParts(workspace string, noTools bool, ts Toolset) (agent.Instructions, string) {
+	instructions, err := agent.ReadInstructions(a.opts.Layout.Home, workspace)
+	if err != nil {
+		a.opts.Logger.Warn("read instruction files", "err", err)
+	}
+	skills := ""
+	if !noTools {
+		skills = ts.Skills.PromptSection()
+	}
+	if _, ok := ts.Registry.Get("todo_write"); ok {
+		skills = strings.TrimSpace(todo.Guidance + "\n\n" + skills)
+	}
+	return instructions, skills
+}
 
 // modelClient builds the active provider's client with the key taken from
 // env; a missing key is an error that names the variable to set.

@@ -45,84 +45,107 @@ func newExecCmd(g *globals) *cobra.Command {
 			"2 usage error; 3 answered, but one or more tool calls were denied; 130 interrupted (Ctrl+C, SIGTERM).",
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if r.cont && r.resume != "" {
-				return usageErr("--continue and --resume name the session two ways; pass one")
-			}
-			if r.quiet && r.verbose {
-				return usageErr("--quiet and --verbose contradict each other; pass one")
-			}
-			prompt, err := g.readPrompt(args)
+			rules, err := r.parse(g, args, workspace, cmd.Flags().Changed("max-steps"))
 			if err != nil {
 				return err
 			}
-			r.prompt = prompt
-			if r.imagePaths, err = checkImages(r.images); err != nil {
-				return err
-			}
-			if r.ws, err = workspaceDir(workspace); err != nil {
-				return startupErr(execWorkspaceError, err)
-			}
-			rules, err := allowRules(r.allow)
-			if err != nil {
-				return err
-			}
-			if cmd.Flags().Changed("max-steps") && r.maxSteps < 1 {
-				return usageErr("--max-steps %d: give at least 1 (the number of model requests the turn may make)", r.maxSteps)
-			}
-			logger := g.consoleLogger(r.quiet)
-			// Fail early, with the config's own message, before anything runs.
-			a, layout, tr, err := g.newAppWith(logger, true, func(o *app.Options) { o.Allow, o.MaxSteps = rules, r.maxSteps })
-			if err != nil {
-				return startupErr(execConfigError, err)
-			}
-			// The app owns the MCP servers the turn starts; closing it
-			// stops them (and what they spawned) before exec exits.
-			defer a.Close()
-			if r.verbose {
-				fmt.Fprintf(g.stdio.Err, "scv: process tracking: %s\n", termtext.Line(a.Contain().Describe()))
-			}
-			loaded, err := a.LoadConfig(r.ws, app.NoOverrides)
-			if err != nil {
-				return startupErr(execConfigError, err)
-			}
-			if _, err := loaded.Config.APIKey(g.env); err != nil {
-				return startupErr(execNoAPIKey, err)
-			}
-			if limit := loaded.Config.Session.MaxPromptBytes; len(prompt) > limit {
-				return usageErr("%s", promptTooLong(len(prompt), limit))
-			}
-			// Like every server, stop what dead owners left behind first.
-			if n, err := reconcile(g.ctx, tr, a.Contain(), logger); err != nil {
-				logger.Warn("reconcile delegations", "err", err)
-			} else if n > 0 {
-				logger.Info("stopped orphaned delegations", "count", n)
-			}
-			st, err := openStore(g.ctx, layout, "scv exec", logger)
-			if err != nil {
-				return startupErr(execStoreError, err)
-			}
-			defer closeStore(st, logger)
-			srv := newServer(a, logger, &loaded.Config, st, "scv exec", nil, nil)
-			// The user's explicit settings go with the session like the
-			// TUI's, so a resumed session keeps its stored endpoint unless
-			// they name another; the key stays this process's own.
-			r.over = g.sessionOverrides(r.ws)
-			r.over.ProviderKey, r.over.ProviderKeyEnv, r.over.ProviderKeyBaseURL = "", "", ""
-			return g.runExec(srv, r)
+			return g.startExec(r, rules)
 		},
 	}
+	addExecFlags(cmd, g, &r, &workspace)
+	return cmd
+}
+
+// addExecFlags declares exec's flags into r, g.execJSON and workspace.
+func addExecFlags(cmd *cobra.Command, g *globals, r *execRun, workspace *string) {
 	cmd.Flags().BoolVar(&r.cont, "continue", false, "add the turn to the last session of the workspace")
 	cmd.Flags().StringVar(&r.resume, "resume", "", "add the turn to session ID (scv sessions list shows the ids)")
 	cmd.Flags().BoolVar(&r.yes, "yes", false, "approve every approval request")
 	cmd.Flags().BoolVar(&g.execJSON, "json", false, "print every protocol event (and every error) as a JSON line")
 	cmd.Flags().BoolVar(&r.quiet, "quiet", false, "print only the answer: nothing on stderr but fatal errors")
 	cmd.Flags().BoolVar(&r.verbose, "verbose", false, "also print the output of each bash call on stderr when it ends, and the progress of other calls as it comes")
-	cmd.Flags().StringVar(&workspace, "workspace", "", "workspace directory (default: current directory)")
+	cmd.Flags().StringVar(workspace, "workspace", "", "workspace directory (default: current directory)")
 	cmd.Flags().StringArrayVar(&r.allow, "allow", nil, "allow calls without asking for this run; `RULE` is bash:PREFIX (commands starting with PREFIX), write or write:DIR/ (writes, guarded paths excepted), web_fetch:HOST, or a tool name; repeatable")
 	cmd.Flags().StringArrayVarP(&r.images, "image", "i", nil, "send the image `FILE` (PNG, JPEG, GIF or WebP by content, at most 8 MiB) with the prompt; repeatable")
 	cmd.Flags().BoolVar(&r.plan, "plan", false, "run the turn in plan mode: only read-only tools run, and the model answers with a plan")
 	cmd.Flags().IntVar(&r.maxSteps, "max-steps", 0, "cap the turn at `N` model requests (default: agent.max_steps)")
-	return cmd
+}
+
+// parse checks exec's flags and arguments into r (the prompt, the images,
+// the workspace) in the order their errors are reported, and returns the
+// --allow rules; maxStepsSet says --max-steps was given.
+func (r *execRun) parse(g *globals, args []string, workspace string, maxStepsSet bool) ([]approval.Grant, error) {
+	if r.cont && r.resume != "" {
+		return nil, usageErr("--continue and --resume name the session two ways; pass one")
+	}
+	if r.quiet && r.verbose {
+		return nil, usageErr("--quiet and --verbose contradict each other; pass one")
+	}
+	prompt, err := g.readPrompt(args)
+	if err != nil {
+		return nil, err
+	}
+	r.prompt = prompt
+	if r.imagePaths, err = checkImages(r.images); err != nil {
+		return nil, err
+	}
+	if r.ws, err = workspaceDir(workspace); err != nil {
+		return nil, startupErr(execWorkspaceError, err)
+	}
+	rules, err := allowRules(r.allow)
+	if err != nil {
+		return nil, err
+	}
+	if maxStepsSet && r.maxSteps < 1 {
+		return nil, usageErr("--max-steps %d: give at least 1 (the number of model requests the turn may make)", r.maxSteps)
+	}
+	return rules, nil
+}
+
+// startExec builds the app, checks the configuration and the key, stops
+// orphaned delegations, opens the store and runs the turn in an in-process
+// server.
+func (g *globals) startExec(r execRun, rules []approval.Grant) error {
+	logger := g.consoleLogger(r.quiet)
+	// Fail early, with the config's own message, before anything runs.
+	a, layout, tr, err := g.newAppWith(logger, true, func(o *app.Options) { o.Allow, o.MaxSteps = rules, r.maxSteps })
+	if err != nil {
+		return startupErr(execConfigError, err)
+	}
+	// The app owns the MCP servers the turn starts; closing it
+	// stops them (and what they spawned) before exec exits.
+	defer a.Close()
+	if r.verbose {
+		fmt.Fprintf(g.stdio.Err, "scv: process tracking: %s\n", termtext.Line(a.Contain().Describe()))
+	}
+	loaded, err := a.LoadConfig(r.ws, app.NoOverrides)
+	if err != nil {
+		return startupErr(execConfigError, err)
+	}
+	if _, err := loaded.Config.APIKey(g.env); err != nil {
+		return startupErr(execNoAPIKey, err)
+	}
+	if limit := loaded.Config.Session.MaxPromptBytes; len(r.prompt) > limit {
+		return usageErr("%s", promptTooLong(len(r.prompt), limit))
+	}
+	// Like every server, stop what dead owners left behind first.
+	if n, err := reconcile(g.ctx, tr, a.Contain(), logger); err != nil {
+		logger.Warn("reconcile delegations", "err", err)
+	} else if n > 0 {
+		logger.Info("stopped orphaned delegations", "count", n)
+	}
+	st, err := openStore(g.ctx, layout, "scv exec", logger)
+	if err != nil {
+		return startupErr(execStoreError, err)
+	}
+	defer closeStore(st, logger)
+	srv := newServer(a, logger, &loaded.Config, st, "scv exec", nil, nil)
+	// The user's explicit settings go with the session like the
+	// TUI's, so a resumed session keeps its stored endpoint unless
+	// they name another; the key stays this process's own.
+	r.over = g.sessionOverrides(r.ws)
+	r.over.ProviderKey, r.over.ProviderKeyEnv, r.over.ProviderKeyBaseURL = "", "", ""
+	return g.runExec(srv, r)
 }
 
 // allowRules parses the --allow values into the rules the session starts
@@ -438,17 +461,7 @@ func (t *execTurn) handle(ev proto.Event) (code int, done bool) {
 			t.todoChanges(e.Items)
 		}
 	case *proto.HookRan:
-		// A failed hook is always said; what the others decided shows in
-		// the call's or the turn's own lines, and with --verbose here.
-		switch {
-		case e.Outcome == proto.HookFailed:
-			t.note("hook %s (%s) failed: %s", termtext.Line(e.Hook), termtext.Line(e.Event), termtext.Line(clip(e.Reason, 300)))
-			if e.Stderr != "" {
-				t.note("  | %s", termtext.Line(clip(lastLine(e.Stderr), 300)))
-			}
-		case t.r.verbose:
-			t.note("hook %s (%s): %s %d ms", termtext.Line(e.Hook), termtext.Line(e.Event), termtext.Line(e.Outcome), e.DurationMS)
-		}
+		t.hookRan(e)
 	case *proto.TurnCompleted:
 		if e.NotStored {
 			// Said even with --quiet: the run did not do what it promises.
@@ -477,6 +490,21 @@ func (t *execTurn) handle(ev proto.Event) (code int, done bool) {
 		t.note("%s: %s", termtext.Line(e.Code), termtext.Line(e.Message))
 	}
 	return 0, false
+}
+
+// hookRan notes a hook that ran. A failed hook is always said; what the
+// others decided shows in the call's or the turn's own lines, and with
+// --verbose here.
+func (t *execTurn) hookRan(e *proto.HookRan) {
+	switch {
+	case e.Outcome == proto.HookFailed:
+		t.note("hook %s (%s) failed: %s", termtext.Line(e.Hook), termtext.Line(e.Event), termtext.Line(clip(e.Reason, 300)))
+		if e.Stderr != "" {
+			t.note("  | %s", termtext.Line(clip(lastLine(e.Stderr), 300)))
+		}
+	case t.r.verbose:
+		t.note("hook %s (%s): %s %d ms", termtext.Line(e.Hook), termtext.Line(e.Event), termtext.Line(e.Outcome), e.DurationMS)
+	}
 }
 
 // started notes a call that runs now (progress for long runs). A call that

@@ -126,67 +126,18 @@ func (c *conn) sendTurnEvent(s *session, rec *recorder, ev proto.TurnEvent) {
 // record stores ev's line b and returns the line to send: b, or for a
 // terminal event that could not be stored, a turn.failed saying so.
 func (c *conn) record(s *session, rec *recorder, ev proto.TurnEvent, b []byte) []byte {
-	seq := ev.Session().Seq
-	line := store.Event{Seq: seq, Data: b}
+	line := store.Event{Seq: ev.Session().Seq, Data: b}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(c.ctx), storeTimeout)
 	defer cancel()
-	log := c.srv.opts.Logger
 	switch e := ev.(type) {
 	case *proto.ToolProgress:
 		return b // transient: never stored
 	case *proto.TurnCompleted:
-		appended, drop, err := s.agent.HistoryChange(rec.mark)
-		if err == nil {
-			err = rec.log.Complete(ctx, store.Completion{Events: []store.Event{line},
-				History: store.HistoryUpdate{Append: appended, Drop: drop}, Usage: storeUsage(e.Usage), Answer: rec.answerText(),
-				Files: storeFiles(s.agent.TurnChanges())})
-		}
-		if err == nil {
-			return b
-		}
-		if errors.Is(err, store.ErrGone) {
-			// The database went away during the turn: the turn stays
-			// in the session's memory, and says it is not saved.
-			c.goneNotice(s, e.TurnID, err)
-			e.NotStored = true
-			return c.encode(e)
-		}
-		log.Error("store: complete turn", "session", s.id, "turn", e.TurnID, "err", err)
-		s.agent.Rewind(rec.mark)
-		return c.storeFailure(ctx, s, rec, e.TurnID, seq,
-			fmt.Sprintf("the turn completed, but it could not be saved to the session database, so it is not part of the session: %v", err))
+		return c.recordCompleted(ctx, s, rec, e, line)
 	case *proto.TurnFailed:
-		err := rec.log.End(ctx, store.TurnEnd{State: store.TurnFailed, Code: e.Code, Message: e.Message, Events: []store.Event{line}, Answer: rec.answerText(),
-			Files: storeFiles(s.agent.TurnChanges())})
-		if err == nil {
-			return b
-		}
-		if errors.Is(err, store.ErrGone) {
-			c.goneNotice(s, e.TurnID, err)
-			return b
-		}
-		log.Error("store: end turn", "session", s.id, "turn", e.TurnID, "err", err)
-		return c.storeFailure(ctx, s, rec, e.TurnID, seq,
-			fmt.Sprintf("the turn failed (%s: %s), and it could not be saved to the session database: %v", e.Code, e.Message, err))
+		return c.recordFailed(ctx, s, rec, e, line)
 	case *proto.TurnCancelled:
-		// The agent keeps a cancelled turn in the history, marked
-		// interrupted; the store keeps it too, or the agent forgets it.
-		appended, drop, err := s.agent.HistoryChange(rec.mark)
-		if err == nil {
-			err = rec.log.End(ctx, store.TurnEnd{State: store.TurnCancelled, Events: []store.Event{line}, Answer: rec.answerText(),
-				Files: storeFiles(s.agent.TurnChanges()), History: store.HistoryUpdate{Append: appended, Drop: drop}})
-		}
-		if err == nil {
-			return b
-		}
-		if errors.Is(err, store.ErrGone) {
-			c.goneNotice(s, e.TurnID, err)
-			return b // kept in memory, as a completed turn is
-		}
-		s.agent.Rewind(rec.mark)
-		log.Error("store: end turn", "session", s.id, "turn", e.TurnID, "err", err)
-		return c.storeFailure(ctx, s, rec, e.TurnID, seq,
-			fmt.Sprintf("the turn was cancelled, and it could not be saved to the session database: %v", err))
+		return c.recordCancelled(ctx, s, rec, e, line)
 	case *proto.TodoUpdated:
 		c.storeTodos(ctx, s, e)
 	case *proto.AssistantCompleted:
@@ -194,6 +145,79 @@ func (c *conn) record(s *session, rec *recorder, ev proto.TurnEvent, b []byte) [
 			rec.answer = append(rec.answer, e.Content)
 		}
 	}
+	c.appendEvent(ctx, s, rec, ev, line)
+	return b
+}
+
+// recordCompleted writes turn.completed (line) with the turn's history in
+// one transaction and returns the line to send: line itself, the event
+// marked not_stored when the database is gone, or a store failure.
+func (c *conn) recordCompleted(ctx context.Context, s *session, rec *recorder, e *proto.TurnCompleted, line store.Event) []byte {
+	appended, drop, err := s.agent.HistoryChange(rec.mark)
+	if err == nil {
+		err = rec.log.Complete(ctx, store.Completion{Events: []store.Event{line},
+			History: store.HistoryUpdate{Append: appended, Drop: drop}, Usage: storeUsage(e.Usage), Answer: rec.answerText(),
+			Files: storeFiles(s.agent.TurnChanges())})
+	}
+	if err == nil {
+		return line.Data
+	}
+	if errors.Is(err, store.ErrGone) {
+		// The database went away during the turn: the turn stays
+		// in the session's memory, and says it is not saved.
+		c.goneNotice(s, e.TurnID, err)
+		e.NotStored = true
+		return c.encode(e)
+	}
+	c.srv.opts.Logger.Error("store: complete turn", "session", s.id, "turn", e.TurnID, "err", err)
+	s.agent.Rewind(rec.mark)
+	return c.storeFailure(ctx, s, rec, e.TurnID, line.Seq,
+		fmt.Sprintf("the turn completed, but it could not be saved to the session database, so it is not part of the session: %v", err))
+}
+
+// recordFailed writes turn.failed (line) and returns the line to send.
+func (c *conn) recordFailed(ctx context.Context, s *session, rec *recorder, e *proto.TurnFailed, line store.Event) []byte {
+	err := rec.log.End(ctx, store.TurnEnd{State: store.TurnFailed, Code: e.Code, Message: e.Message, Events: []store.Event{line}, Answer: rec.answerText(),
+		Files: storeFiles(s.agent.TurnChanges())})
+	if err == nil {
+		return line.Data
+	}
+	if errors.Is(err, store.ErrGone) {
+		c.goneNotice(s, e.TurnID, err)
+		return line.Data
+	}
+	c.srv.opts.Logger.Error("store: end turn", "session", s.id, "turn", e.TurnID, "err", err)
+	return c.storeFailure(ctx, s, rec, e.TurnID, line.Seq,
+		fmt.Sprintf("the turn failed (%s: %s), and it could not be saved to the session database: %v", e.Code, e.Message, err))
+}
+
+// recordCancelled writes turn.cancelled (line) with the turn's history and
+// returns the line to send. The agent keeps a cancelled turn in the
+// history, marked interrupted; the store keeps it too, or the agent
+// forgets it.
+func (c *conn) recordCancelled(ctx context.Context, s *session, rec *recorder, e *proto.TurnCancelled, line store.Event) []byte {
+	appended, drop, err := s.agent.HistoryChange(rec.mark)
+	if err == nil {
+		err = rec.log.End(ctx, store.TurnEnd{State: store.TurnCancelled, Events: []store.Event{line}, Answer: rec.answerText(),
+			Files: storeFiles(s.agent.TurnChanges()), History: store.HistoryUpdate{Append: appended, Drop: drop}})
+	}
+	if err == nil {
+		return line.Data
+	}
+	if errors.Is(err, store.ErrGone) {
+		c.goneNotice(s, e.TurnID, err)
+		return line.Data // kept in memory, as a completed turn is
+	}
+	s.agent.Rewind(rec.mark)
+	c.srv.opts.Logger.Error("store: end turn", "session", s.id, "turn", e.TurnID, "err", err)
+	return c.storeFailure(ctx, s, rec, e.TurnID, line.Seq,
+		fmt.Sprintf("the turn was cancelled, and it could not be saved to the session database: %v", err))
+}
+
+// appendEvent appends a turn's event (line) to its log, flushed when the
+// turn now waits for an approval; the first write error is kept in
+// rec.failed (retried when the turn ends).
+func (c *conn) appendEvent(ctx context.Context, s *session, rec *recorder, ev proto.TurnEvent, line store.Event) {
 	err := rec.log.Append(ctx, line)
 	if err == nil {
 		if _, waits := ev.(*proto.ApprovalRequested); waits {
@@ -204,9 +228,8 @@ func (c *conn) record(s *session, rec *recorder, ev proto.TurnEvent, b []byte) [
 	}
 	if err != nil && rec.failed == nil {
 		rec.failed = err
-		log.Error("store: write turn events (retried when the turn ends)", "session", s.id, "turn", ev.Turn().TurnID, "err", err)
+		c.srv.opts.Logger.Error("store: write turn events (retried when the turn ends)", "session", s.id, "turn", ev.Turn().TurnID, "err", err)
 	}
-	return b
 }
 
 // storeFailure is the turn.failed sent in place of a terminal event the

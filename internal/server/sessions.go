@@ -12,6 +12,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/scv-agent/scv/internal/agent"
 	"github.com/scv-agent/scv/internal/paths"
 	"github.com/scv-agent/scv/internal/proto"
 	"github.com/scv-agent/scv/internal/store"
@@ -256,24 +257,8 @@ func (c *conn) openStored(ctx context.Context, st *store.Store, requestID, id st
 	if maxTurns == 0 {
 		maxTurns = proto.DefaultResumeTurns
 	}
-	x, err := st.Session(ctx, id)
-	if err != nil {
-		c.storeError(requestID, id, err)
-		return
-	}
-	c.mu.Lock()
-	_, here := c.sessions[id]
-	c.mu.Unlock()
-	if origin, open := c.srv.claimedBy(id); open {
-		c.reqError(requestID, proto.ErrSessionBusy, c.srv.busyHere(id, origin, here), false)
-		return
-	}
-	if !c.reserve(requestID) {
-		return
-	}
-	if !c.srv.claim(id, string(x.Origin)) {
-		c.srv.sessions.Add(-1)
-		c.reqError(requestID, proto.ErrSessionBusy, c.srv.busyHere(id, string(x.Origin), false), false)
+	x, ok := c.leaseStored(ctx, st, requestID, id)
+	if !ok {
 		return
 	}
 	info := SessionInfo{}
@@ -283,12 +268,6 @@ func (c *conn) openStored(ctx context.Context, st *store.Store, requestID, id st
 			c.srv.opts.Logger.Warn("store: release session", "session", id, "err", rerr)
 		}
 		c.reqError(requestID, code, msg, false)
-	}
-	origin := x.Origin
-	if x, err = st.Acquire(ctx, id); err != nil {
-		c.abandon(id, info) // the lease is someone else's: not released
-		c.storeError(requestID, id, fmt.Errorf("%w (it was started from %s)", err, origin))
-		return
 	}
 	cwd, err := paths.CanonicalDir(x.Workspace)
 	if err != nil {
@@ -311,40 +290,98 @@ func (c *conn) openStored(ctx context.Context, st *store.Store, requestID, id st
 		return
 	}
 	now := Endpoint{Provider: info.Provider, WireAPI: info.WireAPI, BaseURL: info.BaseURL, Model: info.Model}
-	l, err := st.Load(ctx, id, store.LoadOptions{TailTurns: maxTurns, MaxEventBytes: c.srv.opts.MaxServerFrame})
-	if err == nil {
-		err = ag.LoadHistory(l.History)
-	}
-	var total store.Usage
-	if err == nil {
-		total, err = st.SessionUsage(ctx, id)
-	}
-	if err == nil && now != stored && now.Provider != "" && now.Model != "" {
-		err = st.SetEndpoint(ctx, id, store.Endpoint(now))
-	}
-	var mode string
-	var todos []proto.TodoItem
-	if err == nil {
-		mode, todos, err = resumeState(ctx, st, ag, l.Session)
-	}
-	if err == nil {
-		err = st.SetState(ctx, id, store.SessionOpen)
-	}
+	r, err := c.restore(ctx, st, ag, id, maxTurns, stored, now)
 	if err != nil {
 		fail(proto.ErrStore, fmt.Sprintf("cannot resume session %s: %v", id, err))
 		return
 	}
 	s := newSession(id, ag, info)
-	s.seq = l.Session.LastSeq
-	ev := &proto.SessionResumed{SessionID: id, Cwd: info.Cwd, Model: info.Model, ContextMaxTokens: info.ContextMaxTokens, Tools: info.Tools,
-		Title: l.Session.Title, Origin: string(l.Session.Origin), ForkedFrom: l.Session.ForkedFrom, ForkedAt: l.Session.ForkedAt, Seq: s.seq,
-		MaxPromptBytes: info.promptLimit(), BaseURL: info.BaseURL, Mode: mode, Todos: todos, Usage: protoUsage(total)}
+	s.seq = r.l.Session.LastSeq
+	ev := r.event(id, info, s.seq)
 	if stored.BaseURL != "" && stored.BaseURL != info.BaseURL {
 		ev.PreviousBaseURL = stored.BaseURL
 		c.srv.opts.Logger.Info("session endpoint changed", "session", id, "from", stored.BaseURL, "to", info.BaseURL)
 	}
-	ev.Turns, ev.Before = c.fitTurns(ev, l.Turns, l.Before)
+	ev.Turns, ev.Before = c.fitTurns(ev, r.l.Turns, r.l.Before)
 	c.attach(s, requestID, ev)
+}
+
+// leaseStored claims stored session id for this connection, reserves its
+// place among the server's sessions and takes its lease in the store; it
+// answers requestID with the error and reports false when any of them
+// fails (undoing what it took).
+func (c *conn) leaseStored(ctx context.Context, st *store.Store, requestID, id string) (store.Session, bool) {
+	x, err := st.Session(ctx, id)
+	if err != nil {
+		c.storeError(requestID, id, err)
+		return x, false
+	}
+	c.mu.Lock()
+	_, here := c.sessions[id]
+	c.mu.Unlock()
+	if origin, open := c.srv.claimedBy(id); open {
+		c.reqError(requestID, proto.ErrSessionBusy, c.srv.busyHere(id, origin, here), false)
+		return x, false
+	}
+	if !c.reserve(requestID) {
+		return x, false
+	}
+	if !c.srv.claim(id, string(x.Origin)) {
+		c.srv.sessions.Add(-1)
+		c.reqError(requestID, proto.ErrSessionBusy, c.srv.busyHere(id, string(x.Origin), false), false)
+		return x, false
+	}
+	origin := x.Origin
+	if x, err = st.Acquire(ctx, id); err != nil {
+		c.abandon(id, SessionInfo{}) // the lease is someone else's: not released
+		c.storeError(requestID, id, fmt.Errorf("%w (it was started from %s)", err, origin))
+		return x, false
+	}
+	return x, true
+}
+
+// restored is what a resume read back from the store: the session's last
+// turns, its usage so far, and the mode and todo list it was left in.
+type restored struct {
+	l     store.Loaded
+	total store.Usage
+	mode  string
+	todos []proto.TodoItem
+}
+
+// restore loads session id's last maxTurns turns into ag, reads its usage,
+// mode and todos, stores the endpoint it moved to (now, when it is not the
+// stored one) and marks the session open.
+func (c *conn) restore(ctx context.Context, st *store.Store, ag *agent.Session, id string, maxTurns int, stored, now Endpoint) (restored, error) {
+	var r restored
+	var err error
+	if r.l, err = st.Load(ctx, id, store.LoadOptions{TailTurns: maxTurns, MaxEventBytes: c.srv.opts.MaxServerFrame}); err != nil {
+		return r, err
+	}
+	if err = ag.LoadHistory(r.l.History); err != nil {
+		return r, err
+	}
+	if r.total, err = st.SessionUsage(ctx, id); err != nil {
+		return r, err
+	}
+	if now != stored && now.Provider != "" && now.Model != "" {
+		if err = st.SetEndpoint(ctx, id, store.Endpoint(now)); err != nil {
+			return r, err
+		}
+	}
+	if r.mode, r.todos, err = resumeState(ctx, st, ag, r.l.Session); err != nil {
+		return r, err
+	}
+	return r, st.SetState(ctx, id, store.SessionOpen)
+}
+
+// event is the session.resumed of session id opened with info at seq,
+// without its turns.
+func (r restored) event(id string, info SessionInfo, seq uint64) *proto.SessionResumed {
+	l := r.l
+	return &proto.SessionResumed{SessionID: id, Cwd: info.Cwd, Model: info.Model, ContextMaxTokens: info.ContextMaxTokens, Tools: info.Tools,
+		Title: l.Session.Title, Origin: string(l.Session.Origin), ForkedFrom: l.Session.ForkedFrom, ForkedAt: l.Session.ForkedAt, Seq: seq,
+		MaxPromptBytes: info.promptLimit(), BaseURL: info.BaseURL, Mode: r.mode, Todos: r.todos, Usage: protoUsage(r.total)}
 }
 
 // fitTurns converts stored turns and keeps the newest of them that fit one

@@ -205,36 +205,8 @@ func turnImages(ctx context.Context, tx *sql.Tx, row int64) ([]Image, error) {
 // returns them oldest first with the cursor of the rest; withEvents says
 // whether to read their events.
 func turnsBefore(ctx context.Context, tx *sql.Tx, sid int64, before, limit, maxBytes int, withEvents bool) ([]Turn, int, error) {
-	q := `SELECT ` + turnCols + ` FROM turns WHERE sid = ?`
-	args := []any{sid}
-	if before > 0 {
-		q += ` AND n < ?`
-		args = append(args, before)
-	}
-	q += ` ORDER BY n DESC`
-	if limit > 0 {
-		q += ` LIMIT ?`
-		args = append(args, limit)
-	}
-	rows, err := tx.QueryContext(ctx, q, args...)
+	ts, rids, err := newestTurns(ctx, tx, sid, before, limit)
 	if err != nil {
-		return nil, 0, err
-	}
-	var (
-		ts   []Turn
-		rids []int64
-	)
-	for rows.Next() {
-		t, row, err := scanTurn(rows)
-		if err != nil {
-			rows.Close()
-			return nil, 0, err
-		}
-		ts = append(ts, t)
-		rids = append(rids, row)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
 		return nil, 0, err
 	}
 	if !withEvents {
@@ -249,26 +221,11 @@ func turnsBefore(ctx context.Context, tx *sql.Tx, sid int64, before, limit, maxB
 	total := 0
 	kept := 0
 	for i := range ts {
-		er, err := ev.QueryContext(ctx, rids[i])
-		if err != nil {
+		var size int
+		if ts[i].Events, size, err = turnEvents(ctx, ev, rids[i]); err != nil {
 			return nil, 0, err
 		}
-		for er.Next() {
-			var e Event
-			var seq int64
-			var b []byte
-			if err := er.Scan(&seq, &b); err != nil {
-				er.Close()
-				return nil, 0, err
-			}
-			e.Seq, e.Data = uint64(seq), b
-			ts[i].Events = append(ts[i].Events, e)
-			total += len(b)
-		}
-		er.Close()
-		if err := er.Err(); err != nil {
-			return nil, 0, err
-		}
+		total += size
 		if !ts[i].Undone.IsZero() {
 			if ts[i].Undid, err = undidFiles(ctx, tx, rids[i]); err != nil {
 				return nil, 0, err
@@ -289,6 +246,66 @@ func turnsBefore(ctx context.Context, tx *sql.Tx, sid int64, before, limit, maxB
 		next = ts[0].N
 	}
 	return ts, next, nil
+}
+
+// newestTurns reads session sid's turns before turn number before (all of
+// them when 0), newest first, at most limit (no limit when 0), with the
+// row ids their events are kept under.
+func newestTurns(ctx context.Context, tx *sql.Tx, sid int64, before, limit int) ([]Turn, []int64, error) {
+	q := `SELECT ` + turnCols + ` FROM turns WHERE sid = ?`
+	args := []any{sid}
+	if before > 0 {
+		q += ` AND n < ?`
+		args = append(args, before)
+	}
+	q += ` ORDER BY n DESC`
+	if limit > 0 {
+		q += ` LIMIT ?`
+		args = append(args, limit)
+	}
+	rows, err := tx.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer rows.Close()
+	var (
+		ts   []Turn
+		rids []int64
+	)
+	for rows.Next() {
+		t, row, err := scanTurn(rows)
+		if err != nil {
+			return nil, nil, err
+		}
+		ts = append(ts, t)
+		rids = append(rids, row)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, nil, err
+	}
+	return ts, rids, nil
+}
+
+// turnEvents reads the events of the turn in row rid with ev (the
+// prepared events query), in order, and their total size in bytes.
+func turnEvents(ctx context.Context, ev *sql.Stmt, rid int64) ([]Event, int, error) {
+	rows, err := ev.QueryContext(ctx, rid)
+	if err != nil {
+		return nil, 0, err
+	}
+	defer rows.Close()
+	var out []Event
+	size := 0
+	for rows.Next() {
+		var seq int64
+		var b []byte
+		if err := rows.Scan(&seq, &b); err != nil {
+			return nil, 0, err
+		}
+		out = append(out, Event{Seq: uint64(seq), Data: b})
+		size += len(b)
+	}
+	return out, size, rows.Err()
 }
 
 // Turn returns one turn with its events.

@@ -398,6 +398,23 @@ func forkTx(ctx context.Context, tx *sql.Tx, id, turnID, newID string, origin Or
 		SELECT ?, pos - ?, data FROM messages WHERE sid = ? AND pos >= ? AND pos < ?`, nsid, base, sid, base, hi); err != nil {
 		return err
 	}
+	if err := copyTurns(ctx, tx, sid, nsid, n, base); err != nil {
+		return err
+	}
+	// Counters of the copy.
+	_, err = tx.ExecContext(ctx, `UPDATE sessions SET
+			turns = (SELECT count(*) FROM turns WHERE sid = ?1),
+			last_seq = coalesce((SELECT max(e.seq) FROM events e JOIN turns t ON e.turn = t.id WHERE t.sid = ?1), 0),
+			bytes = coalesce((SELECT sum(length(e.data)) FROM events e JOIN turns t ON e.turn = t.id WHERE t.sid = ?1), 0)
+				+ coalesce((SELECT sum(length(data)) FROM messages WHERE sid = ?1), 0)
+		WHERE sid = ?1`, nsid)
+	return err
+}
+
+// copyTurns copies the turns of session sid before turn number n into
+// session nsid, with their events and images, their history windows
+// shifted down by base; a turn that was running is copied interrupted.
+func copyTurns(ctx context.Context, tx *sql.Tx, sid, nsid int64, n int, base int64) error {
 	rows, err := tx.QueryContext(ctx, `SELECT id FROM turns WHERE sid = ? AND n < ? ORDER BY n`, sid, n)
 	if err != nil {
 		return err
@@ -416,30 +433,30 @@ func forkTx(ctx context.Context, tx *sql.Tx, id, turnID, newID string, origin Or
 		return err
 	}
 	for _, t := range old {
-		res, err := tx.ExecContext(ctx, `INSERT INTO turns (sid, turn_id, n, prompt, answer, state, error_code, error_msg,
-				input_tokens, output_tokens, total_tokens, cache_read_tokens, cache_write_tokens, cost_usd, started_ns, ended_ns, hist_lo, hist_hi)
-			SELECT ?, turn_id, n, prompt, answer, CASE state WHEN 'running' THEN 'interrupted' ELSE state END, error_code, error_msg, input_tokens, output_tokens, total_tokens,
-				cache_read_tokens, cache_write_tokens, cost_usd, started_ns, ended_ns, hist_lo - ?, hist_hi - ? FROM turns WHERE id = ?`, nsid, base, base, t)
-		if err != nil {
-			return err
-		}
-		nt, err := res.LastInsertId()
-		if err != nil {
-			return err
-		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO events (turn, seq, data) SELECT ?, seq, data FROM events WHERE turn = ?`, nt, t); err != nil {
-			return err
-		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO turn_images (turn, n, path, media_type, size, sha256) SELECT ?, n, path, media_type, size, sha256 FROM turn_images WHERE turn = ?`, nt, t); err != nil {
+		if err := copyTurn(ctx, tx, t, nsid, base); err != nil {
 			return err
 		}
 	}
-	// Counters of the copy.
-	_, err = tx.ExecContext(ctx, `UPDATE sessions SET
-			turns = (SELECT count(*) FROM turns WHERE sid = ?1),
-			last_seq = coalesce((SELECT max(e.seq) FROM events e JOIN turns t ON e.turn = t.id WHERE t.sid = ?1), 0),
-			bytes = coalesce((SELECT sum(length(e.data)) FROM events e JOIN turns t ON e.turn = t.id WHERE t.sid = ?1), 0)
-				+ coalesce((SELECT sum(length(data)) FROM messages WHERE sid = ?1), 0)
-		WHERE sid = ?1`, nsid)
+	return nil
+}
+
+// copyTurn copies the turn in row t, its events and its images into
+// session nsid (see copyTurns).
+func copyTurn(ctx context.Context, tx *sql.Tx, t, nsid, base int64) error {
+	res, err := tx.ExecContext(ctx, `INSERT INTO turns (sid, turn_id, n, prompt, answer, state, error_code, error_msg,
+			input_tokens, output_tokens, total_tokens, cache_read_tokens, cache_write_tokens, cost_usd, started_ns, ended_ns, hist_lo, hist_hi)
+		SELECT ?, turn_id, n, prompt, answer, CASE state WHEN 'running' THEN 'interrupted' ELSE state END, error_code, error_msg, input_tokens, output_tokens, total_tokens,
+			cache_read_tokens, cache_write_tokens, cost_usd, started_ns, ended_ns, hist_lo - ?, hist_hi - ? FROM turns WHERE id = ?`, nsid, base, base, t)
+	if err != nil {
+		return err
+	}
+	nt, err := res.LastInsertId()
+	if err != nil {
+		return err
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO events (turn, seq, data) SELECT ?, seq, data FROM events WHERE turn = ?`, nt, t); err != nil {
+		return err
+	}
+	_, err = tx.ExecContext(ctx, `INSERT INTO turn_images (turn, n, path, media_type, size, sha256) SELECT ?, n, path, media_type, size, sha256 FROM turn_images WHERE turn = ?`, nt, t)
 	return err
 }

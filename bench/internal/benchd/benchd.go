@@ -1,7 +1,9 @@
 // Package benchd holds what the daemon benchmark drivers under bench/
 // share: a fake model served on 127.0.0.1, a daemon started on a fresh
 // home against it, a protocol connection, a turn whose every call is
-// approved, and a process's own CPU time and memory from /proc.
+// approved, a process's own CPU time and memory from /proc; and what the
+// process drivers (startup.go, exec_start.go) share: a temporary tree of
+// directories and the min / median / max of their samples.
 package benchd
 
 import (

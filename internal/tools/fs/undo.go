@@ -65,47 +65,11 @@ func Undo(ctx context.Context, workspace string, changes []tool.FileChange, dryR
 	// not refused.
 	done := make([]bool, len(changes))
 	for i, c := range changes {
-		if _, terr := cleanPath(c.Path); terr != nil {
-			return nil, &tool.UndoConflict{Reason: fmt.Sprintf("%s: %s", c.Path, terr.Message)}
-		}
-		if c.Unkept != "" {
-			return nil, &tool.UndoConflict{Reason: fmt.Sprintf("%s cannot be undone: %s", c.Path, c.Unkept)}
-		}
-		u := tool.FileUndo{Path: c.Path, Remove: !c.Existed}
-		already := &tool.Diff{Path: c.Path, Note: "already as it was before the turn (an earlier undo stopped before it was recorded)"}
-		if _, err := root.Lstat(c.Path); !c.Existed && errors.Is(err, fs.ErrNotExist) {
-			u.Diff, done[i] = already, true
-			out = append(out, u)
-			continue
-		}
-		fi, res, ok := existingFile(root, c.Path)
-		if !ok {
-			return nil, &tool.UndoConflict{Reason: fmt.Sprintf("%s changed since the turn wrote it (%s); nothing was undone", c.Path, res.Output)}
-		}
-		perms[i] = fi.Mode().Perm()
-		cur, err := readBounded(root, c.Path)
+		u, perm, already, err := checkUndo(root, c)
 		if err != nil {
-			return nil, &tool.UndoConflict{Reason: fmt.Sprintf("%s changed since the turn wrote it (%v); nothing was undone", c.Path, err)}
+			return nil, err
 		}
-		if sum := sha256.Sum256(cur); hex.EncodeToString(sum[:]) != c.After {
-			if c.Existed && bytes.Equal(cur, c.Before) {
-				u.Diff, done[i] = already, true
-				out = append(out, u)
-				continue
-			}
-			return nil, &tool.UndoConflict{Reason: fmt.Sprintf("%s changed since the turn wrote it; nothing was undone (restore it yourself, or undo after putting back what the turn wrote)", c.Path)}
-		}
-		var r diff.Result
-		if c.Existed {
-			r = diff.Replace(c.Path, cur, true, c.Before, diff.Bounds{})
-		} else {
-			r = diff.Replace(c.Path, cur, true, nil, diff.Bounds{})
-		}
-		u.Diff = &tool.Diff{Path: c.Path, Text: r.Text, Note: r.Note, Added: r.Added, Removed: r.Removed, Omitted: r.Omitted}
-		if SecretLike(c.Path) {
-			u.Diff = &tool.Diff{Path: c.Path, Note: "a secret-like file: no diff is shown"}
-		}
-		out = append(out, u)
+		out, perms[i], done[i] = append(out, u), perm, already
 	}
 	if dryRun {
 		return out, nil
@@ -118,26 +82,82 @@ func Undo(ctx context.Context, workspace string, changes []tool.FileChange, dryR
 		if done[i] {
 			continue
 		}
-		if !c.Existed {
-			if err := root.Remove(c.Path); err != nil && !errors.Is(err, fs.ErrNotExist) {
-				return out[:i], fmt.Errorf("remove %s: %w (%d of %d files were undone)", c.Path, err, i, len(changes))
-			}
-			syncDir(root, path.Dir(c.Path))
-			continue
+		if err := revert(ctx, w, root, c, perms[i]); err != nil {
+			return out[:i], fmt.Errorf("%w (%d of %d files were undone)", err, i, len(changes))
 		}
-		dir := path.Dir(c.Path)
-		tmp, err := w.writeTemp(ctx, root, dir, string(c.Before), perms[i], true)
-		if err == nil {
-			if err = root.Rename(tmp, c.Path); err != nil {
-				_ = root.Remove(tmp)
-			}
-		}
-		if err != nil {
-			return out[:i], fmt.Errorf("restore %s: %w (%d of %d files were undone)", c.Path, err, i, len(changes))
-		}
-		syncDir(root, dir)
 	}
 	return out, nil
+}
+
+// checkUndo checks that change c can be undone and returns what undoing it
+// does, with its diff, the file's permissions, and done when the file is
+// already as it was before the turn. A file that cannot
+// be undone is an *tool.UndoConflict.
+func checkUndo(root *os.Root, c tool.FileChange) (u tool.FileUndo, perm fs.FileMode, done bool, err error) {
+	if _, terr := cleanPath(c.Path); terr != nil {
+		return u, 0, false, &tool.UndoConflict{Reason: fmt.Sprintf("%s: %s", c.Path, terr.Message)}
+	}
+	if c.Unkept != "" {
+		return u, 0, false, &tool.UndoConflict{Reason: fmt.Sprintf("%s cannot be undone: %s", c.Path, c.Unkept)}
+	}
+	u = tool.FileUndo{Path: c.Path, Remove: !c.Existed}
+	already := &tool.Diff{Path: c.Path, Note: "already as it was before the turn (an earlier undo stopped before it was recorded)"}
+	if _, err := root.Lstat(c.Path); !c.Existed && errors.Is(err, fs.ErrNotExist) {
+		u.Diff = already
+		return u, 0, true, nil
+	}
+	fi, res, ok := existingFile(root, c.Path)
+	if !ok {
+		return u, 0, false, &tool.UndoConflict{Reason: fmt.Sprintf("%s changed since the turn wrote it (%s); nothing was undone", c.Path, res.Output)}
+	}
+	perm = fi.Mode().Perm()
+	cur, err := readBounded(root, c.Path)
+	if err != nil {
+		return u, 0, false, &tool.UndoConflict{Reason: fmt.Sprintf("%s changed since the turn wrote it (%v); nothing was undone", c.Path, err)}
+	}
+	if sum := sha256.Sum256(cur); hex.EncodeToString(sum[:]) != c.After {
+		if c.Existed && bytes.Equal(cur, c.Before) {
+			u.Diff = already
+			return u, perm, true, nil
+		}
+		return u, 0, false, &tool.UndoConflict{Reason: fmt.Sprintf("%s changed since the turn wrote it; nothing was undone (restore it yourself, or undo after putting back what the turn wrote)", c.Path)}
+	}
+	var r diff.Result
+	if c.Existed {
+		r = diff.Replace(c.Path, cur, true, c.Before, diff.Bounds{})
+	} else {
+		r = diff.Replace(c.Path, cur, true, nil, diff.Bounds{})
+	}
+	u.Diff = &tool.Diff{Path: c.Path, Text: r.Text, Note: r.Note, Added: r.Added, Removed: r.Removed, Omitted: r.Omitted}
+	if SecretLike(c.Path) {
+		u.Diff = &tool.Diff{Path: c.Path, Note: "a secret-like file: no diff is shown"}
+	}
+	return u, perm, false, nil
+}
+
+// revert undoes checked change c: a created file is removed, a replaced
+// one gets its earlier content back (with perm) by the write tool's atomic
+// install; the directory is synced either way.
+func revert(ctx context.Context, w *writer, root *os.Root, c tool.FileChange, perm fs.FileMode) error {
+	dir := path.Dir(c.Path)
+	if !c.Existed {
+		if err := root.Remove(c.Path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("remove %s: %w", c.Path, err)
+		}
+		syncDir(root, dir)
+		return nil
+	}
+	tmp, err := w.writeTemp(ctx, root, dir, string(c.Before), perm, true)
+	if err == nil {
+		if err = root.Rename(tmp, c.Path); err != nil {
+			_ = root.Remove(tmp)
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("restore %s: %w", c.Path, err)
+	}
+	syncDir(root, dir)
+	return nil
 }
 
 // readBounded reads a file the turn wrote; one larger than a write can
