@@ -73,6 +73,9 @@ func Run(ctx context.Context, opts Options) error {
 	if opts.ReconcileEvery <= 0 {
 		opts.ReconcileEvery = 60 * time.Second
 	}
+	if opts.ReclaimEvery == 0 {
+		opts.ReclaimEvery = reclaimTick
+	}
 	l := opts.Layout
 	if err := l.Ensure(); err != nil {
 		return err
@@ -104,9 +107,6 @@ func Run(ctx context.Context, opts Options) error {
 	if opts.Reconcile != nil {
 		bg.Add(1)
 		go func() { defer bg.Done(); reconcileLoop(ctx, opts) }()
-	}
-	if opts.ReclaimEvery == 0 {
-		opts.ReclaimEvery = reclaimTick
 	}
 	if opts.ReclaimEvery > 0 {
 		bg.Go(func() { reclaimLoop(ctx, opts.ReclaimEvery, opts.Idle, opts.Logger) })
