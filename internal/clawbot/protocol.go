@@ -4,9 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"strings"
-	"sync"
 	"time"
 
 	"github.com/scv-agent/scv/internal/client"
@@ -62,7 +59,7 @@ type Outcome struct {
 }
 
 // ServeFunc serves one protocol connection (server.Server.Serve).
-type ServeFunc func(ctx context.Context, r io.Reader, w io.Writer) error
+type ServeFunc = client.ServeFunc
 
 // ProtocolDaemon is a Daemon that serves each conversation's connection
 // in this process: one in-memory connection per session.
@@ -73,29 +70,18 @@ type ProtocolDaemon struct {
 }
 
 // cancelWait bounds how long Run waits for a cancelled turn to end.
-const cancelWait = 10 * time.Second
+const cancelWait = client.DefaultCancelWait
 
 // Open implements Daemon.
 func (d ProtocolDaemon) Open(ctx context.Context, spec SessionSpec) (Session, error) {
 	// The connection lives until Close, or until ctx (the bridge's life)
 	// ends.
-	sctx, cancel := context.WithCancel(ctx)
-	toServer, fromClient := io.Pipe()
-	toClient, fromServer := io.Pipe()
-	served := make(chan struct{})
-	go func() {
-		defer close(served)
-		_ = d.Serve(sctx, toServer, fromServer)
-		fromServer.Close()
-		toServer.Close()
-	}()
-	conn := client.NewConn(toClient, fromClient)
-	s := &protoSession{conn: conn, cancel: cancel, served: served}
+	s := &protoSession{conn: client.ServeInProcess(ctx, d.Serve)}
 	fail := func(err error) (Session, error) {
 		s.Close()
 		return nil, err
 	}
-	if _, err := conn.Initialize(ctx, "scv-clawbot", d.Version); err != nil {
+	if _, err := s.conn.Initialize(ctx, "scv-clawbot", d.Version); err != nil {
 		return fail(err)
 	}
 	if spec.Resume != "" {
@@ -107,7 +93,7 @@ func (d ProtocolDaemon) Open(ctx context.Context, spec SessionSpec) (Session, er
 			return s, nil
 		}
 	}
-	ev, err := conn.StartSession(ctx, proto.SessionStart{Cwd: spec.Workspace, NoTools: spec.NoTools, Origin: proto.OriginClawbot})
+	ev, err := s.conn.StartSession(ctx, proto.SessionStart{Cwd: spec.Workspace, NoTools: spec.NoTools, Origin: proto.OriginClawbot})
 	if err != nil {
 		return fail(err)
 	}
@@ -116,27 +102,23 @@ func (d ProtocolDaemon) Open(ctx context.Context, spec SessionSpec) (Session, er
 }
 
 type protoSession struct {
-	conn    *client.Conn
+	conn    *client.InProcess
 	id      string
 	resumed bool
-	cancel  context.CancelFunc
-	served  chan struct{}
-	once    sync.Once
 }
 
 // resume asks the daemon to resume spec.Resume, without tools when the
 // conversation is tool-free (no_tools is not stored with a session, so it
 // is said again). It reports false (start a new session) when the daemon
-// cannot: it does not know session.resume (unsupported, or an unknown
-// message type), not this session, or the session is open elsewhere.
+// cannot: it does not know this session, or the session is open
+// elsewhere. (The daemon is this process's own server, so it always
+// knows session.resume.)
 func (s *protoSession) resume(ctx context.Context, spec SessionSpec) (bool, error) {
 	ev, err := s.conn.Call(ctx, &proto.SessionResume{SessionID: spec.Resume, NoTools: spec.NoTools, MaxTurns: 1})
 	var re *client.RequestError
 	if errors.As(err, &re) {
-		switch {
-		case re.Code == proto.ErrUnsupported,
-			re.Code == proto.ErrInvalidRequest && strings.Contains(re.Message, "unknown message type"),
-			re.Code == proto.ErrSessionNotFound, re.Code == proto.ErrSessionBusy:
+		switch re.Code {
+		case proto.ErrUnsupported, proto.ErrSessionNotFound, proto.ErrSessionBusy:
 			return false, nil
 		}
 	}
@@ -170,79 +152,48 @@ func (s *protoSession) Resumed() bool { return s.resumed }
 
 // Close ends the session's connection (the server closes the session with
 // it) and waits for the connection to be served out.
-func (s *protoSession) Close() {
-	s.once.Do(func() {
-		s.conn.Close()
-		select {
-		case <-s.served:
-		case <-time.After(cancelWait):
-			s.cancel()
-			<-s.served
-		}
-		s.cancel()
-	})
-}
+func (s *protoSession) Close() { s.conn.Close() }
 
 // Run implements Session.
 func (s *protoSession) Run(ctx context.Context, prompt string, grant bool) (Outcome, error) {
-	start, err := s.conn.Call(ctx, &proto.TurnStart{SessionID: s.id, Prompt: prompt})
-	if err != nil {
-		var re *client.RequestError
-		if errors.As(err, &re) && re.Code == proto.ErrInvalidRequest {
-			// The server refused the prompt itself (too long, ...).
-			return Outcome{State: TurnFailed, Code: re.Code}, nil
-		}
-		return Outcome{}, fmt.Errorf("start a turn: %w", err)
-	}
-	var turnID string
-	switch ev := start.(type) {
-	case *proto.TurnStarted:
-		turnID = ev.TurnID
-	case *proto.QueueEnqueued:
-		turnID = ev.QueueID
-	default:
-		return Outcome{}, fmt.Errorf("start a turn: unexpected answer %q", start.EventType())
-	}
 	var out Outcome
-	done, cancelled := ctx.Done(), false
-	var deadline <-chan time.Time
-	for {
-		select {
-		case ev, ok := <-s.conn.Events():
-			if !ok {
-				return out, fmt.Errorf("the session's connection ended: %v", s.conn.Err())
-			}
-			if te, ok := ev.(proto.TurnEvent); ok && te.Turn().TurnID != turnID {
-				continue
-			}
+	end, err := client.RunTurn(ctx, s.conn.Conn, client.Turn{
+		Start:      proto.TurnStart{SessionID: s.id, Prompt: prompt},
+		CancelWait: cancelWait,
+		On: func(ev proto.Event) {
 			switch ev := ev.(type) {
 			case *proto.ApprovalRequested:
 				_ = s.conn.Send(&proto.ApprovalResolve{SessionID: s.id, ApprovalID: ev.ApprovalID, Approved: grant})
 			case *proto.AssistantCompleted:
 				out.Answer = ev.Content
-			case *proto.TurnCompleted:
-				out.State = TurnCompleted
-				return out, nil
-			case *proto.TurnFailed:
-				return Outcome{State: TurnFailed, Code: ev.Code}, nil
-			case *proto.TurnCancelled:
-				return Outcome{State: TurnCancelled}, nil
-			case *proto.Error:
-				if ev.Fatal {
-					return out, fmt.Errorf("the daemon ended the session's connection: %s", ev.Code)
-				}
 			}
-		case <-done:
-			done = nil
-			if !cancelled {
-				cancelled = true
-				_ = s.conn.Send(&proto.TurnCancel{SessionID: s.id, TurnID: turnID})
-				deadline = time.After(cancelWait)
-			}
-		case <-deadline:
-			return Outcome{State: TurnCancelled}, errors.New("the cancelled turn did not end in time")
+		},
+	})
+	switch ev := end.(type) {
+	case *proto.TurnCompleted:
+		out.State = TurnCompleted
+		return out, nil
+	case *proto.TurnFailed:
+		return Outcome{State: TurnFailed, Code: ev.Code}, nil
+	case *proto.TurnCancelled:
+		return Outcome{State: TurnCancelled}, nil
+	case *proto.Error:
+		switch {
+		case ev.Fatal:
+			return out, fmt.Errorf("the daemon ended the session's connection: %s", ev.Code)
+		case ev.Code == proto.ErrInvalidRequest:
+			// The server refused the prompt itself (too long, ...).
+			return Outcome{State: TurnFailed, Code: ev.Code}, nil
 		}
+		return Outcome{}, fmt.Errorf("start a turn: %w", &client.RequestError{Code: ev.Code, Message: ev.Message})
 	}
+	switch {
+	case errors.Is(err, client.ErrCancelTimeout):
+		return Outcome{State: TurnCancelled}, err
+	case errors.Is(err, client.ErrNotStarted):
+		return Outcome{}, fmt.Errorf("start a turn: %w", ctx.Err())
+	}
+	return out, fmt.Errorf("the session's connection ended: %w", err)
 }
 
 // ProtoStatus is the clawbot section of daemon.status.

@@ -3,11 +3,11 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"strings"
-	"time"
 
 	"github.com/charmbracelet/x/term"
 	"github.com/spf13/cobra"
@@ -300,29 +300,24 @@ func (g *globals) execTurn(conn *client.Conn, r execRun) int {
 			return t.fail(execStartupError, fmt.Sprintf("set the session's mode: %v", err))
 		}
 	}
-	if err := conn.Send(&proto.TurnStart{Envelope: proto.Envelope{RequestID: execTurnRequest}, SessionID: sid, Prompt: r.prompt, Images: protoImageRefs(r.imagePaths)}); err != nil {
-		return t.fail(execStartupError, err.Error())
-	}
-	interrupted := g.ctx.Done()
-	for {
-		select {
-		case <-interrupted:
-			interrupted = nil
+	var code int
+	end, err := client.RunTurn(g.ctx, conn, client.Turn{
+		Start: proto.TurnStart{Envelope: proto.Envelope{RequestID: execTurnRequest}, SessionID: sid, Prompt: r.prompt, Images: protoImageRefs(r.imagePaths)},
+		On:    func(ev proto.Event) { code, _ = t.handle(ev) },
+		OnCancel: func() {
 			t.interrupted = true
-			if t.turnID == "" {
-				return t.fail(execInterrupted, "interrupted before the turn started")
-			}
 			t.note("interrupted; cancelling the turn")
-			_ = conn.Send(&proto.TurnCancel{SessionID: sid, TurnID: t.turnID})
-		case ev, ok := <-conn.Events():
-			if !ok {
-				return t.fail(execConnectionLost, fmt.Sprintf("the server ended before the turn finished: %v", conn.Err()))
-			}
-			if code, done := t.handle(ev); done {
-				return code
-			}
-		}
+		},
+	})
+	switch {
+	case end != nil:
+		return code
+	case errors.Is(err, client.ErrNotStarted):
+		return t.fail(execInterrupted, err.Error())
+	case errors.Is(err, client.ErrCancelTimeout):
+		return t.fail(execInterrupted, err.Error())
 	}
+	return t.fail(execConnectionLost, fmt.Sprintf("the server ended before the turn finished: %v", conn.Err()))
 }
 
 // openExecSession starts exec's session, or resumes the one --continue or
@@ -680,25 +675,9 @@ func isTerminal(w io.Writer) bool {
 // is answered with turn.cancel through the protocol, not by tearing the
 // server down under the turn.
 func serveInProcess(srv *server.Server, use func(*client.Conn)) {
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	toServer, fromClient := io.Pipe()
-	toClient, fromServer := io.Pipe()
-	served := make(chan error, 1)
-	go func() {
-		served <- srv.Serve(ctx, toServer, fromServer)
-		fromServer.Close() // the client's reader sees EOF
-		toServer.Close()   // and the server's reader ends
-	}()
-	conn := client.NewConn(toClient, fromClient)
-	use(conn)
-	conn.Close() // EOF for the server: it cancels what still runs and returns
-	select {
-	case <-served:
-	case <-time.After(10 * time.Second):
-		cancel()
-		<-served
-	}
+	p := client.ServeInProcess(context.Background(), srv.Serve)
+	use(p.Conn)
+	p.Close() // EOF for the server: it cancels what still runs and returns
 }
 
 // mentionNote is the line that says what one `@` mention attached.

@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"fmt"
-	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -204,47 +203,37 @@ func (g *globals) runTUIInProcess(layout paths.Layout, opts tui.Options) (tui.Re
 	return tui.Run(g.ctx, opts)
 }
 
-// pipeServer serves protocol connections of srv over in-memory pipes, one
-// Serve per connection (the TUI opens another after a lost connection).
+// pipeServer serves protocol connections of srv in this process, one
+// client.InProcess per connection (the TUI opens another after a lost
+// connection).
 type pipeServer struct {
-	srv    *server.Server
-	ctx    context.Context
-	cancel context.CancelFunc
-	served sync.WaitGroup
+	srv   *server.Server
+	mu    sync.Mutex
+	conns []*client.InProcess
 }
 
-func newPipeServer(srv *server.Server) *pipeServer {
-	// Its own context: the TUI's Ctrl+C cancels turns through the
-	// protocol, it does not tear the server down under them.
-	ctx, cancel := context.WithCancel(context.Background())
-	return &pipeServer{srv: srv, ctx: ctx, cancel: cancel}
-}
+func newPipeServer(srv *server.Server) *pipeServer { return &pipeServer{srv: srv} }
 
 func (p *pipeServer) dial(context.Context) (*client.Conn, error) {
-	toServer, fromClient := io.Pipe()
-	toClient, fromServer := io.Pipe()
-	p.served.Add(1)
-	go func() {
-		defer p.served.Done()
-		_ = p.srv.Serve(p.ctx, toServer, fromServer)
-		fromServer.Close() // the client's reader sees EOF
-		toServer.Close()   // and the server's reader ends
-	}()
-	return client.NewConn(toClient, fromClient), nil
+	// Its own context: the TUI's Ctrl+C cancels turns through the
+	// protocol, it does not tear the server down under them.
+	c := client.ServeInProcess(context.Background(), p.srv.Serve)
+	p.mu.Lock()
+	p.conns = append(p.conns, c)
+	p.mu.Unlock()
+	return c.Conn, nil
 }
 
-// close waits for the connections, which the client's EOF ends (the
-// server cancels what still runs), at most 10 s before tearing them down.
+// close ends every connection and waits for each to be served out: the
+// client's EOF makes the server cancel what still runs; each is torn down
+// after client.InProcessCloseWait.
 func (p *pipeServer) close() {
-	done := make(chan struct{})
-	go func() { p.served.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(10 * time.Second):
-		p.cancel()
-		<-done
+	p.mu.Lock()
+	conns := p.conns
+	p.mu.Unlock()
+	for _, c := range conns {
+		c.Close()
 	}
-	p.cancel()
 }
 
 // tuiOptions are the TUI's options for the workspace cwd.
