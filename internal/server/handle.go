@@ -230,6 +230,7 @@ func (c *conn) attach(s *session, requestID string, opened proto.Event) {
 	c.mu.Lock()
 	c.sessions[s.id] = s
 	c.mu.Unlock()
+	c.srv.opened(s)
 	if c.srv.opts.OnSessions != nil {
 		c.srv.opts.OnSessions(1)
 	}

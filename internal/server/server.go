@@ -44,6 +44,9 @@ type SessionInfo struct {
 	// MaxPromptBytes is session.max_prompt_bytes of the session's
 	// configuration; 0 takes proto.MaxPromptBytes.
 	MaxPromptBytes int
+	// ReportTurns is agent.report_turns = "auto": a background job's
+	// report starts a turn when the session has nothing else queued.
+	ReportTurns bool
 	// UserCommands is the user's custom commands directory ("" for
 	// none); the workspace's are read from Cwd (commands.list).
 	UserCommands string
@@ -146,6 +149,10 @@ type Options struct {
 	// Name says what this server is ("daemon", "scv exec", ...) in the
 	// messages that name where a session is open.
 	Name string
+	// SessionDeleted, when set, is told of every session.delete done, so
+	// what the process keeps for the session (its background jobs) goes
+	// too.
+	SessionDeleted func(id string)
 }
 
 // Defaults of the bounds (session.max_queued_turns,
@@ -167,6 +174,9 @@ type Server struct {
 	// place at a time.
 	liveMu sync.Mutex
 	live   map[string]string
+	// open holds the sessions open on any connection, by id, for Report
+	// (guarded by liveMu).
+	open map[string]*session
 }
 
 // New returns a Server.

@@ -488,5 +488,8 @@ func (c *conn) sessionDelete(ctx context.Context, st *store.Store, m *proto.Sess
 		c.storeError(m.RequestID, m.SessionID, err)
 		return
 	}
+	if f := c.srv.opts.SessionDeleted; f != nil {
+		f(m.SessionID)
+	}
 	c.reply(m.RequestID, &proto.SessionDeleted{SessionID: m.SessionID}, nil)
 }

@@ -93,6 +93,8 @@ func (m *Model) apply(ev proto.Event) tea.Cmd {
 		m.toolCompleted(e)
 	case *proto.ApprovalGrantsReply:
 		m.grantsListed(e)
+	case *proto.JobReported:
+		m.addItem(&item{kind: kindNotice, text: jobNotice(e)})
 	case *proto.TurnCompleted:
 		m.turnEnded()
 		if e.NotStored {

@@ -111,6 +111,9 @@ func visibleEvent[T proto.Event](ev T) T {
 		block(&e.Reason, &e.Stderr)
 	case *proto.SessionMode:
 		line(&e.Mode)
+	case *proto.JobReported:
+		line(&e.Job, &e.Agent, &e.Status, &e.Reason)
+		block(&e.Text)
 	case *proto.TodoUpdated:
 		for i := range e.Items {
 			line(&e.Items[i].Content, &e.Items[i].Status)
