@@ -62,7 +62,7 @@ func NewDaemon(ctx context.Context, opts Options) (*Daemon, error) {
 	d := &Daemon{App: a, Store: st, cfg: &loaded.Config, started: time.Now(), quit: make(chan struct{})}
 	so := a.serverOptions(d.cfg, st, "daemon", d.Status, d.shutdown)
 	so.Admin = d.Admin
-	jobs := a.newJobs(d.cfg, func() *server.Server { return d.Server })
+	jobs := a.newJobs(d.cfg, st, func() *server.Server { return d.Server })
 	so.SessionDeleted = jobs.CancelSession
 	d.Server = server.New(so)
 	d.Supervisor = a.newClawbot(d.Server, st, d.cfg)

@@ -72,7 +72,7 @@ func newAgentsPsCmd(g *globals) *cobra.Command {
 				return nil
 			}
 			w := tabwriter.NewWriter(g.stdio.Out, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(w, "HANDLE\tAGENT\tSTATE\tPID\tOWNER\tSESSION\tAGE\tCWD")
+			fmt.Fprintln(w, "HANDLE\tAGENT\tSTATE\tPID\tOWNER\tSESSION\tJOB\tAGE\tCWD")
 			for _, e := range list {
 				state := "running"
 				if e.Orphan {
@@ -85,8 +85,12 @@ func newAgentsPsCmd(g *globals) *cobra.Command {
 				// Records are files anyone with the home can edit, and the
 				// cwd comes from the model: nothing in them may act on the
 				// terminal.
-				fmt.Fprintf(w, "%s\t%s\t%s\t%d\t%d\t%s\t%s\t%s\n", termtext.Line(e.Handle), termtext.Line(e.Agent), state, e.PID, e.OwnerPID,
-					termtext.Line(e.Session), age, termtext.Line(e.Cwd))
+				job := "-" // a call its turn waits for
+				if e.Job != "" {
+					job = termtext.Line(e.Job)
+				}
+				fmt.Fprintf(w, "%s\t%s\t%s\t%d\t%d\t%s\t%s\t%s\t%s\n", termtext.Line(e.Handle), termtext.Line(e.Agent), state, e.PID, e.OwnerPID,
+					termtext.Line(e.Session), job, age, termtext.Line(e.Cwd))
 			}
 			return w.Flush()
 		},

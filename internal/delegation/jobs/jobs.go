@@ -88,7 +88,16 @@ type Options struct {
 	Logger *slog.Logger
 	// Now is the clock (time.Now when nil).
 	Now func() time.Time
+	// Gone, when set, says a session no longer exists (deleted from the
+	// session database by another process, or pruned): while a session
+	// has running jobs it is asked every CheckEvery (DefaultCheckEvery
+	// when 0), and a gone session's jobs stop as with CancelSession.
+	Gone       func(ctx context.Context, session string) bool
+	CheckEvery time.Duration
 }
+
+// DefaultCheckEvery is how often a running job's session is looked for.
+const DefaultCheckEvery = time.Second
 
 // Errors of the table.
 var (
@@ -133,6 +142,9 @@ func New(opts Options) *Table {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
+	if opts.CheckEvery <= 0 {
+		opts.CheckEvery = DefaultCheckEvery
+	}
 	return &Table{opts: opts, next: map[string]int{}, jobs: map[string]map[string]*job{}}
 }
 
@@ -167,7 +179,31 @@ func (t *Table) Start(session, agent string, run Run) (Info, error) {
 	t.jobs[session][id] = j
 	t.wg.Add(1)
 	go t.run(ctx, j, run)
+	if t.opts.Gone != nil {
+		t.wg.Add(1)
+		go t.watch(ctx, j)
+	}
 	return j.info, nil
+}
+
+// watch stops the jobs of j's session once the session is gone; it ends
+// with j.
+func (t *Table) watch(ctx context.Context, j *job) {
+	defer t.wg.Done()
+	tick := time.NewTicker(t.opts.CheckEvery)
+	defer tick.Stop()
+	for {
+		select {
+		case <-j.done:
+			return
+		case <-tick.C:
+			if t.opts.Gone(ctx, j.info.Session) {
+				t.opts.Logger.Info("stopping the background jobs of a deleted session", "session", j.info.Session)
+				t.CancelSession(j.info.Session)
+				return
+			}
+		}
+	}
 }
 
 func (t *Table) run(ctx context.Context, j *job, run Run) {
