@@ -263,3 +263,32 @@ func TestBackgroundJobsStopWithSessionAndDaemon(t *testing.T) {
 		t.Errorf("delegation records left: %v", ents)
 	}
 }
+
+// TestReportTurnsAuto: with agent.report_turns = "auto", a job ending
+// while its session is open and idle starts a turn whose prompt is the
+// report.
+func TestReportTurnsAuto(t *testing.T) {
+	fm := modeltest.New(t)
+	fm.Script(backgroundCall("b1", "finish"))
+	fm.Script(modeltest.Text("started it"))
+	in, root := jobInstance(t, fm, "[agent]", `report_turns = "auto"`)
+	in.startDaemon(in.env)
+	c := in.connect()
+	sid := in.startSession(c, proto.SessionStart{}).SessionID
+	startJob(t, c, sid)
+	fm.Script(modeltest.Text("acting on the report"))
+	if err := os.WriteFile(filepath.Join(root, "go"), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	rep := last[*proto.JobReported](t, until(t, c, proto.EventJobReported))
+	if !rep.Turn || rep.Status != "completed" {
+		t.Errorf("job.reported = %+v, want a turn", rep)
+	}
+	evs := until(t, c, proto.EventTurnCompleted)
+	if len(ofType[*proto.TurnStarted](evs)) != 1 {
+		t.Errorf("report turn events: %v", eventTypes(evs))
+	}
+	if !lastRequestHas(fm, "[scv] job-1 (codex) completed: job-reply-marker") {
+		t.Error("the report turn's request lacks the report")
+	}
+}
