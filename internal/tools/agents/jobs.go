@@ -154,10 +154,16 @@ type CancelParams struct {
 }
 
 func jobTools(opts Options) []tool.Tool {
+	return []tool.Tool{
+		tool.WithRiskClass(statusTool(opts), string(tool.ReadOnly)),
+		tool.WithRiskClass(waitTool(opts), string(tool.ReadOnly)),
+		tool.WithRiskClass(cancelTool(opts), string(tool.Process)),
+	}
+}
+
+func statusTool(opts Options) tool.Tool {
 	tab := opts.Jobs
-	maxWait := float64(opts.MaxTimeout / time.Second)
-	min1 := 1.0
-	status := tool.MustDefine("agent_status", statusDescription, nil, func(env tool.Env, p JobParams) (tool.Plan, error) {
+	return tool.MustDefine("agent_status", statusDescription, nil, func(env tool.Env, p JobParams) (tool.Plan, error) {
 		id, err := jobHandle(p.Job, true)
 		if err != nil {
 			return tool.Plan{}, err
@@ -184,16 +190,23 @@ func jobTools(opts Options) []tool.Tool {
 			return jobResult(info, env.OutputLimit, opts.OutputLimit)
 		}}, nil
 	})
-	wait := tool.MustDefine("agent_wait", waitDescription, func(s *jsonschema.Schema) {
+}
+
+func waitTool(opts Options) tool.Tool {
+	tab := opts.Jobs
+	maxWait := float64(opts.MaxTimeout / time.Second)
+	min1 := 1.0
+	def := min(DefaultWaitSeconds, int(maxWait))
+	return tool.MustDefine("agent_wait", waitDescription, func(s *jsonschema.Schema) {
 		ts := s.Properties["timeout_seconds"]
 		ts.Minimum, ts.Maximum = &min1, &maxWait
-		ts.Description = "seconds to wait at most; default " + strconv.Itoa(min(DefaultWaitSeconds, int(maxWait))) + ", at most " + strconv.Itoa(int(maxWait))
+		ts.Description = "seconds to wait at most; default " + strconv.Itoa(def) + ", at most " + strconv.Itoa(int(maxWait))
 	}, func(env tool.Env, p WaitParams) (tool.Plan, error) {
 		id, err := jobHandle(p.Job, false)
 		if err != nil {
 			return tool.Plan{}, err
 		}
-		d := time.Duration(min(DefaultWaitSeconds, int(maxWait))) * time.Second
+		d := time.Duration(def) * time.Second
 		if p.TimeoutSeconds != 0 {
 			d = time.Duration(p.TimeoutSeconds) * time.Second
 		}
@@ -213,7 +226,11 @@ func jobTools(opts Options) []tool.Tool {
 			return jobResult(info, env.OutputLimit, opts.OutputLimit)
 		}}, nil
 	})
-	cancel := tool.MustDefine("agent_cancel", cancelDescription, nil, func(env tool.Env, p CancelParams) (tool.Plan, error) {
+}
+
+func cancelTool(opts Options) tool.Tool {
+	tab := opts.Jobs
+	return tool.MustDefine("agent_cancel", cancelDescription, nil, func(env tool.Env, p CancelParams) (tool.Plan, error) {
 		id, err := jobHandle(p.Job, false)
 		if err != nil {
 			return tool.Plan{}, err
@@ -231,11 +248,6 @@ func jobTools(opts Options) []tool.Tool {
 			return jobResult(info, env.OutputLimit, opts.OutputLimit)
 		}}, nil
 	})
-	return []tool.Tool{
-		tool.WithRiskClass(status, string(tool.ReadOnly)),
-		tool.WithRiskClass(wait, string(tool.ReadOnly)),
-		tool.WithRiskClass(cancel, string(tool.Process)),
-	}
 }
 
 // jobHandle checks a job argument: job-<n>.
