@@ -31,6 +31,11 @@ type JobReport struct {
 	Wanted func() bool
 }
 
+// reportActive is the session's active "turn" while a report is
+// delivered, so undo, clear and compaction wait (the report changes the
+// history): no turn id has this form.
+const reportActive = "report"
+
 func (r *JobReport) wanted() bool { return r.Wanted == nil || r.Wanted() }
 
 // Report delivers a job's report to its session. It does not wait for
@@ -110,6 +115,11 @@ func (srv *Server) storeReport(r *JobReport) {
 // else queued) or a message the next turn's model reads; either way the
 // client sees job.reported first.
 func (c *conn) deliverReport(s *session, r *JobReport) {
+	defer func() {
+		s.mu.Lock()
+		s.active = ""
+		s.mu.Unlock()
+	}()
 	if !r.wanted() {
 		return
 	}

@@ -112,6 +112,7 @@ func (s *session) run(c *conn) {
 		p := s.queue[0]
 		s.queue = s.queue[1:]
 		if p.report != nil {
+			s.active = reportActive // deliverReport clears it
 			s.mu.Unlock()
 			c.deliverReport(s, p.report)
 			continue
