@@ -262,6 +262,19 @@ func TestBackgroundJobsStopWithSessionAndDaemon(t *testing.T) {
 	if ents, _ := os.ReadDir(filepath.Join(in.home, "run", "delegations")); len(ents) != 0 {
 		t.Errorf("delegation records left: %v", ents)
 	}
+
+	// The stopped job's report is in its session's history.
+	fm.Script(modeltest.Text("noted"))
+	in.startDaemon(in.env)
+	c = in.connect()
+	if _, err := client.CallFor[*proto.SessionResumed](t.Context(), c, &proto.SessionResume{SessionID: b}); err != nil {
+		t.Fatalf("session.resume: %v", err)
+	}
+	sendTurn(t, c, b, "what happened?")
+	until(t, c, proto.EventTurnCompleted)
+	if !lastRequestHas(fm, "[scv] job-1 (codex) cancelled (SCV stopped)") {
+		t.Error("the request after the restart lacks the stopped job's report")
+	}
 }
 
 // TestReportTurnsAuto: with agent.report_turns = "auto", a job ending
