@@ -235,6 +235,7 @@ func (c *conn) attach(s *session, requestID string, opened proto.Event) {
 		c.srv.opts.OnSessions(1)
 	}
 	c.reply(requestID, opened, nil)
+	c.sendMissed(s)
 	c.wg.Add(1)
 	go func() {
 		defer c.wg.Done()

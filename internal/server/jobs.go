@@ -108,6 +108,39 @@ func (srv *Server) storeReport(r *JobReport) {
 		return
 	}
 	log.Info("background job reported to a closed session")
+	srv.liveMu.Lock()
+	defer srv.liveMu.Unlock()
+	if srv.missed == nil {
+		srv.missed = map[string][]*JobReport{}
+	}
+	if m := srv.missed[r.Session]; len(m) < maxMissedReports {
+		srv.missed[r.Session] = append(m, r)
+	}
+}
+
+// maxMissedReports bounds the reports a closed session keeps for its next
+// client.
+const maxMissedReports = 16
+
+// sendMissed tells the client that just opened s of the reports the
+// session's stored history gained while no client had it open (this
+// process's only: they are not stored as events).
+func (c *conn) sendMissed(s *session) {
+	srv := c.srv
+	srv.liveMu.Lock()
+	missed := srv.missed[s.id]
+	delete(srv.missed, s.id)
+	srv.liveMu.Unlock()
+	for _, r := range missed {
+		c.sendSession(s, &proto.JobReported{Job: r.Job, Agent: r.Agent, Status: r.Status, Text: r.Text, Reason: r.Reason})
+	}
+}
+
+// forgetMissed drops the kept reports of a deleted session.
+func (srv *Server) forgetMissed(id string) {
+	srv.liveMu.Lock()
+	defer srv.liveMu.Unlock()
+	delete(srv.missed, id)
 }
 
 // deliverReport runs in the session's turn loop with no turn running: the

@@ -55,6 +55,15 @@ func TestReportDoor(t *testing.T) {
 	if _, err := client.CallFor[*proto.SessionResumed](t.Context(), c, &proto.SessionResume{SessionID: sid}); err != nil {
 		t.Fatal(err)
 	}
+	// The client that opens it is told what it missed.
+	select {
+	case ev := <-c.Events():
+		if rep, ok := ev.(*proto.JobReported); !ok || rep.Job != "job-3" || !strings.Contains(rep.Text, "closed-marker") {
+			t.Errorf("first event after session.resumed = %#v, want job-3's report", ev)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("no job.reported after the resume")
+	}
 	turn(t, c, sid, "anything?")
 	reqs = fake.Requests()
 	in = input(t, reqs[len(reqs)-1])

@@ -177,6 +177,9 @@ type Server struct {
 	// open holds the sessions open on any connection, by id, for Report
 	// (guarded by liveMu).
 	open map[string]*session
+	// missed holds, per session, the job reports stored while no client
+	// had the session open, for the next one (jobs.go; liveMu).
+	missed map[string][]*JobReport
 }
 
 // New returns a Server.
