@@ -135,6 +135,9 @@ func TestBackgroundJobReportedWhileDetached(t *testing.T) {
 	if _, err := client.CallFor[*proto.SessionResumed](t.Context(), c, &proto.SessionResume{SessionID: sid}); err != nil {
 		t.Fatalf("session.resume: %v", err)
 	}
+	if rep := last[*proto.JobReported](t, until(t, c, proto.EventJobReported)); rep.Job != "job-1" || rep.Status != "completed" {
+		t.Errorf("job.reported after the resume = %+v", rep)
+	}
 	sendTurn(t, c, sid, "anything new?")
 	until(t, c, proto.EventTurnCompleted)
 	if !lastRequestHas(fm, "[scv] job-1 (codex) completed: job-reply-marker") {
