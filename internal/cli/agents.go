@@ -103,11 +103,11 @@ func newAgentsPsCmd(g *globals) *cobra.Command {
 func newAgentsKillCmd(g *globals) *cobra.Command {
 	var orphans bool
 	cmd := &cobra.Command{
-		Use:   "kill <handle> | --orphans",
+		Use:   "kill <handle> | <job> | --orphans",
 		Short: "Stop a delegated run and everything it started, or every orphan",
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if orphans == (len(args) == 1) || len(args) > 1 {
-				return usageErr("give one handle (see `scv agents ps`) or --orphans")
+				return usageErr("give one handle or background job (see `scv agents ps`) or --orphans")
 			}
 			tr, err := g.tracker()
 			if err != nil {
@@ -121,7 +121,11 @@ func newAgentsKillCmd(g *globals) *cobra.Command {
 				fmt.Fprintf(g.stdio.Out, "stopped %d orphaned delegation(s)\n", n)
 				return nil
 			}
-			if err := tr.Kill(g.ctx, args[0]); err != nil {
+			handle, err := runOf(tr, args[0])
+			if err != nil {
+				return err
+			}
+			if err := tr.Kill(g.ctx, handle); err != nil {
 				return err
 			}
 			fmt.Fprintf(g.stdio.Out, "stopped %s\n", args[0])

@@ -195,7 +195,7 @@ func TestBackgroundJobsCancelAndLimit(t *testing.T) {
 	}
 	gone(t, "agent_cancel", one)
 
-	// scv agents kill stops job-2, named by its run's handle.
+	// scv agents kill stops job-2, named as the job (one session runs it).
 	ps := in.run(in.env, "", "agents", "ps", "--json")
 	var recs []struct{ Handle, Job string }
 	if err := json.Unmarshal([]byte(ps.stdout), &recs); err != nil || len(recs) != 1 || recs[0].Job != "job-2" {
@@ -204,8 +204,11 @@ func TestBackgroundJobsCancelAndLimit(t *testing.T) {
 	if table := in.run(in.env, "", "agents", "ps"); !strings.Contains(table.stdout, "job-2") {
 		t.Errorf("agents ps does not show the job:\n%s", table.stdout)
 	}
-	if k := in.run(in.env, "", "agents", "kill", recs[0].Handle); k.code != 0 {
-		t.Fatalf("agents kill: %d %s", k.code, k.stderr)
+	if k := in.run(in.env, "", "agents", "kill", "job-3"); k.code == 0 || !strings.Contains(k.stderr, "no running background job job-3") {
+		t.Errorf("agents kill of a job that does not run: %d %s", k.code, k.stderr)
+	}
+	if k := in.run(in.env, "", "agents", "kill", "job-2"); k.code != 0 || k.stdout != "stopped job-2\n" {
+		t.Fatalf("agents kill job-2: %d %q %s", k.code, k.stdout, k.stderr)
 	}
 	rep := last[*proto.JobReported](t, until(t, c, proto.EventJobReported))
 	if rep.Job != "job-2" || rep.Status != "cancelled" || !strings.HasPrefix(rep.Text, "[scv] job-2 (codex) cancelled") || rep.Turn {
