@@ -23,6 +23,7 @@ import (
 	"github.com/scv-agent/scv/internal/catalog"
 	"github.com/scv-agent/scv/internal/config"
 	"github.com/scv-agent/scv/internal/delegation"
+	"github.com/scv-agent/scv/internal/delegation/jobs"
 	"github.com/scv-agent/scv/internal/hooks"
 	"github.com/scv-agent/scv/internal/mcp"
 	"github.com/scv-agent/scv/internal/mention"
@@ -91,6 +92,9 @@ type App struct {
 	// convs are the conversation registries, one per session store.
 	convMu sync.Mutex
 	convs  map[*store.Store]*delegation.Registry
+	// jobs are the background jobs of delegated agents (the daemon's
+	// only; nil elsewhere, where background calls are refused).
+	jobs *jobs.Table
 }
 
 // DeprecatedMessage is the message of the record LoadConfig logs for a
@@ -225,6 +229,7 @@ func (a *App) tools(cfg *config.Config, workspace string, depth int, noTools boo
 	if a.opts.Tracker != nil && depth < cfg.Agent.MaxDelegationDepth {
 		opts := a.agentOptions(cfg, depth)
 		opts.Conversations = a.conversations(cfg, st)
+		opts.Jobs = a.jobs
 		list = append(list, agents.Available(opts)...)
 	}
 	r, err := tool.NewRegistry(list...)
@@ -411,8 +416,8 @@ func (a *App) NewSession(ctx context.Context, id string, req server.SessionReque
 		Switch: a.switcher(req.Cwd, req.SessionStart), Profiles: a.profiles(req.Cwd), ListProfile: a.profileLister(req.Cwd, req.SessionStart),
 		WireAPI: prof.WireAPI, BaseURL: prof.BaseURL,
 		MaxQueuedTurns: queued, MaxPromptBytes: cfg.Session.MaxPromptBytes, Provider: profName, DelegationDepth: depth,
-		UserCommands: a.userCommands(),
-		Close:        func() { a.sessionHooks(context.Background(), hk, hooks.SessionEnd); ts.Release(); a.sessions.Add(-1) }}
+		UserCommands: a.userCommands(), ReportTurns: cfg.Agent.ReportTurns == config.ReportTurnsAuto,
+		Close: func() { a.sessionHooks(context.Background(), hk, hooks.SessionEnd); ts.Release(); a.sessions.Add(-1) }}
 	return sess, info, nil
 }
 

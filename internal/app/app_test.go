@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/scv-agent/scv/internal/delegation"
+	"github.com/scv-agent/scv/internal/delegation/jobs"
 	"github.com/scv-agent/scv/internal/model/modeltest"
 	"github.com/scv-agent/scv/internal/paths"
 	"github.com/scv-agent/scv/internal/proto"
@@ -103,6 +104,33 @@ func TestToolsPerConfig(t *testing.T) {
 
 // Every built-in tool states its risk class for `scv tools list`, so none
 // is listed with the fallback "per call".
+// TestToolsWithJobs: where background jobs exist (the daemon) an offered
+// agent brings agent_status, agent_wait and agent_cancel; without an
+// agent they are not offered.
+func TestToolsWithJobs(t *testing.T) {
+	for _, codex := range []bool{false, true} {
+		f := newFixture(t, "")
+		f.app.jobs = jobs.New(jobs.Options{})
+		if codex {
+			bin := filepath.Join(f.user, ".local", "bin")
+			if err := os.MkdirAll(bin, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(bin, "codex"), []byte("#!/bin/sh\n"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}
+		got, _ := f.names(t, 0, false)
+		want := []string{"bash", "read", "todo_write", "web_fetch", "write"}
+		if codex {
+			want = []string{"agent_cancel", "agent_codex", "agent_status", "agent_wait", "bash", "read", "todo_write", "web_fetch", "write"}
+		}
+		if d := cmp.Diff(want, got); d != "" {
+			t.Errorf("codex %v: tools (-want +got):\n%s", codex, d)
+		}
+	}
+}
+
 func TestToolsDeclareRiskClass(t *testing.T) {
 	f := newFixture(t, "[web]\nsearch = \"searxng\"\nsearxng_url = \"http://127.0.0.1:9\"\n")
 	bin := filepath.Join(f.user, ".local", "bin")
@@ -122,6 +150,8 @@ func TestToolsDeclareRiskClass(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// As in the daemon, which has background jobs.
+	f.app.jobs = jobs.New(jobs.Options{})
 	ts, err := f.app.Tools(&l.Config, f.ws, 0, false)
 	if err != nil {
 		t.Fatal(err)
@@ -139,6 +169,10 @@ func TestToolsDeclareRiskClass(t *testing.T) {
 		"web_search":  "read_only",
 		"read_skill":  "read_only",
 		"agent_codex": "delegate",
+		// The background jobs' tools (the daemon's only).
+		"agent_status": "read_only",
+		"agent_wait":   "read_only",
+		"agent_cancel": "process",
 	}
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("risk classes (-want +got):\n%s", d)

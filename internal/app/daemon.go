@@ -62,6 +62,8 @@ func NewDaemon(ctx context.Context, opts Options) (*Daemon, error) {
 	d := &Daemon{App: a, Store: st, cfg: &loaded.Config, started: time.Now(), quit: make(chan struct{})}
 	so := a.serverOptions(d.cfg, st, "daemon", d.Status, d.shutdown)
 	so.Admin = d.Admin
+	jobs := a.newJobs(d.cfg, st, func() *server.Server { return d.Server })
+	so.SessionDeleted = jobs.CancelSession
 	d.Server = server.New(so)
 	d.Supervisor = a.newClawbot(d.Server, st, d.cfg)
 	return d, nil
@@ -88,8 +90,10 @@ func (d *Daemon) Run(ctx context.Context) error {
 		// daemon a subreaper and reaps for it.
 		Layout: a.opts.Layout, Server: d.Server, Logger: logger, Subreaper: a.Contain().Mechanism() != proc.MechSubreaper,
 		Reconcile: func(ctx context.Context) (int, error) { return Reconcile(ctx, a.opts.Tracker, a.Contain(), logger) },
-		Drain:     a.Close, Components: []func(context.Context){d.Supervisor.Run},
-		Idle: func() bool { return d.Server.Running() == 0 },
+		// The jobs stop first: their reports go to the database, still
+		// open.
+		Drain: func() { a.jobs.Close(); a.Close() }, Components: []func(context.Context){d.Supervisor.Run},
+		Idle:  func() bool { return d.Server.Running() == 0 },
 		// Retention runs once the lock is ours: one daemon prunes.
 		Ready: func() { prune(ctx, d.Store, d.cfg.History, logger) },
 	})
@@ -99,6 +103,9 @@ func (d *Daemon) Run(ctx context.Context) error {
 // stops what the app still runs (Run's drain has stopped it already
 // unless Run failed before).
 func (d *Daemon) Close() {
+	if d.App.jobs != nil {
+		d.App.jobs.Close()
+	}
 	CloseStore(d.Store, d.App.opts.Logger)
 	d.App.Close()
 }

@@ -72,7 +72,7 @@ func newAgentsPsCmd(g *globals) *cobra.Command {
 				return nil
 			}
 			w := tabwriter.NewWriter(g.stdio.Out, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(w, "HANDLE\tAGENT\tSTATE\tPID\tOWNER\tSESSION\tAGE\tCWD")
+			fmt.Fprintln(w, "HANDLE\tAGENT\tSTATE\tPID\tOWNER\tSESSION\tJOB\tAGE\tCWD")
 			for _, e := range list {
 				state := "running"
 				if e.Orphan {
@@ -85,8 +85,12 @@ func newAgentsPsCmd(g *globals) *cobra.Command {
 				// Records are files anyone with the home can edit, and the
 				// cwd comes from the model: nothing in them may act on the
 				// terminal.
-				fmt.Fprintf(w, "%s\t%s\t%s\t%d\t%d\t%s\t%s\t%s\n", termtext.Line(e.Handle), termtext.Line(e.Agent), state, e.PID, e.OwnerPID,
-					termtext.Line(e.Session), age, termtext.Line(e.Cwd))
+				job := "-" // a call its turn waits for
+				if e.Job != "" {
+					job = termtext.Line(e.Job)
+				}
+				fmt.Fprintf(w, "%s\t%s\t%s\t%d\t%d\t%s\t%s\t%s\t%s\n", termtext.Line(e.Handle), termtext.Line(e.Agent), state, e.PID, e.OwnerPID,
+					termtext.Line(e.Session), job, age, termtext.Line(e.Cwd))
 			}
 			return w.Flush()
 		},
@@ -99,11 +103,11 @@ func newAgentsPsCmd(g *globals) *cobra.Command {
 func newAgentsKillCmd(g *globals) *cobra.Command {
 	var orphans bool
 	cmd := &cobra.Command{
-		Use:   "kill <handle> | --orphans",
+		Use:   "kill <handle> | <job> | --orphans",
 		Short: "Stop a delegated run and everything it started, or every orphan",
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if orphans == (len(args) == 1) || len(args) > 1 {
-				return usageErr("give one handle (see `scv agents ps`) or --orphans")
+				return usageErr("give one handle or background job (see `scv agents ps`) or --orphans")
 			}
 			tr, err := g.tracker()
 			if err != nil {
@@ -117,7 +121,11 @@ func newAgentsKillCmd(g *globals) *cobra.Command {
 				fmt.Fprintf(g.stdio.Out, "stopped %d orphaned delegation(s)\n", n)
 				return nil
 			}
-			if err := tr.Kill(g.ctx, args[0]); err != nil {
+			handle, err := runOf(tr, args[0])
+			if err != nil {
+				return err
+			}
+			if err := tr.Kill(g.ctx, handle); err != nil {
 				return err
 			}
 			fmt.Fprintf(g.stdio.Out, "stopped %s\n", args[0])

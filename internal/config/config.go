@@ -175,7 +175,17 @@ type Agent struct {
 	// conversations with delegated agents a session keeps.
 	MaxConversations        int `toml:"max_conversations"`
 	ConversationIdleSeconds int `toml:"conversation_idle_seconds"`
+	// MaxBackground bounds a session's running background jobs;
+	// ReportTurns is ReportTurnsWait or ReportTurnsAuto.
+	MaxBackground int    `toml:"max_background"`
+	ReportTurns   string `toml:"report_turns"`
 }
+
+// Values of agent.report_turns.
+const (
+	ReportTurnsWait = "wait"
+	ReportTurnsAuto = "auto"
+)
 
 // DefaultMaxPromptBytes is session.max_prompt_bytes unless configured,
 // and MaxPromptBytesLimit the largest value it may take (a prompt on
@@ -443,9 +453,10 @@ func Defaults(skillsDir string) Config {
 	return Config{
 		Provider:  ProviderChoice{Active: DefaultProfile},
 		Providers: map[string]Provider{DefaultProfile: defaultProvider(), AnthropicProfile: anthropicProvider()},
-		Agent:     Agent{MaxSteps: 128, SystemPrompt: DefaultSystemPrompt, MaxDelegationDepth: 2, MaxConversations: 8, ConversationIdleSeconds: 86400},
-		Session:   Session{MaxHistoryBytes: 16777216, MaxMessages: 10000, MaxQueuedTurns: 16, MaxPromptBytes: DefaultMaxPromptBytes},
-		History:   History{MaxSessions: 2000, MaxAgeDays: 180},
+		Agent: Agent{MaxSteps: 128, SystemPrompt: DefaultSystemPrompt, MaxDelegationDepth: 2, MaxConversations: 8, ConversationIdleSeconds: 86400,
+			MaxBackground: 4, ReportTurns: ReportTurnsWait},
+		Session: Session{MaxHistoryBytes: 16777216, MaxMessages: 10000, MaxQueuedTurns: 16, MaxPromptBytes: DefaultMaxPromptBytes},
+		History: History{MaxSessions: 2000, MaxAgeDays: 180},
 		Context: Context{MaxTokens: 128000, ReserveOutputTokens: 8192, SafetyMarginTokens: 2048,
 			BytesPerToken: 3, SummaryMaxChars: 6000},
 		Tools: Tools{ApprovalPolicy: PolicyAskOnRisk, CommandTimeoutSeconds: 600, AgentTimeoutSeconds: 3600,

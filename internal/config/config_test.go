@@ -46,6 +46,7 @@ func TestDefaultValues(t *testing.T) {
 		"providers.anthropic.timeout_seconds": 600, "providers.anthropic.max_retries": 2, "providers.anthropic.reasoning_effort": "",
 		"agent.max_steps": 128, "agent.system_prompt": DefaultSystemPrompt, "agent.max_delegation_depth": 2,
 		"agent.max_conversations": 8, "agent.conversation_idle_seconds": 86400,
+		"agent.max_background": 4, "agent.report_turns": "wait",
 		"session.max_history_bytes": 16777216, "session.max_messages": 10000, "session.max_queued_turns": 16,
 		"history.max_sessions": 2000, "history.max_age_days": 180,
 		"context.max_tokens": 128000, "context.reserve_output_tokens": 8192, "context.safety_margin_tokens": 2048,

@@ -55,6 +55,8 @@ var specs = map[string]keySpec{
 	"agent.max_delegation_depth":      limit("Deepest delegation chain that still offers agent tools (0 disables delegation).", 0),
 	"agent.max_conversations":         limit("Most conversations with delegated agents a session keeps; a new one closes the least recently used.", 1),
 	"agent.conversation_idle_seconds": limit("Seconds a conversation with a delegated agent may stay unused before it closes.", 1),
+	"agent.max_background":            limit("Most background jobs of delegated agents (agent_* with background: true) running at once in one session.", 1),
+	"agent.report_turns":              {doc: `What a background job's end does in its session: "wait" adds its report to the history for the next prompt; "auto" also starts a turn for it when the session is open and idle. User config only.`, check: enum(ReportTurnsWait, ReportTurnsAuto)},
 
 	"session.max_history_bytes": limit("Most bytes of history kept by a session.", 1),
 	"session.max_messages":      limit("Most messages kept by a session.", 1),

@@ -18,8 +18,11 @@ type Record struct {
 	Handle  string `json:"handle"`
 	Agent   string `json:"agent"`
 	Session string `json:"session"`
-	Cwd     string `json:"cwd"`
-	Depth   int    `json:"depth"`
+	// Job is the background job the run is (job-<n> of Session), "" for
+	// a call the turn waits for.
+	Job   string `json:"job,omitempty"`
+	Cwd   string `json:"cwd"`
+	Depth int    `json:"depth"`
 	// PID and PIDStart identify the agent process (its group leader).
 	PID      int    `json:"pid"`
 	PIDStart uint64 `json:"pid_start"`

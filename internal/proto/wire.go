@@ -311,6 +311,8 @@ func NewEvent(typ string) Event {
 		return new(CommandsListed)
 	case EventSessionCompacted:
 		return new(SessionCompacted)
+	case EventJobReported:
+		return new(JobReported)
 	}
 	return nil
 }
@@ -331,5 +333,6 @@ func EventTypes() []string {
 		EventHookRan,
 		EventSessionMode, EventTodoUpdated,
 		EventCommandsListed, EventSessionCompacted,
+		EventJobReported,
 	}
 }

@@ -230,10 +230,12 @@ func (c *conn) attach(s *session, requestID string, opened proto.Event) {
 	c.mu.Lock()
 	c.sessions[s.id] = s
 	c.mu.Unlock()
+	c.srv.opened(s)
 	if c.srv.opts.OnSessions != nil {
 		c.srv.opts.OnSessions(1)
 	}
 	c.reply(requestID, opened, nil)
+	c.sendMissed(s)
 	c.wg.Add(1)
 	go func() {
 		defer c.wg.Done()

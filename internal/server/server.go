@@ -44,6 +44,9 @@ type SessionInfo struct {
 	// MaxPromptBytes is session.max_prompt_bytes of the session's
 	// configuration; 0 takes proto.MaxPromptBytes.
 	MaxPromptBytes int
+	// ReportTurns is agent.report_turns = "auto": a background job's
+	// report starts a turn when the session has nothing else queued.
+	ReportTurns bool
 	// UserCommands is the user's custom commands directory ("" for
 	// none); the workspace's are read from Cwd (commands.list).
 	UserCommands string
@@ -146,6 +149,10 @@ type Options struct {
 	// Name says what this server is ("daemon", "scv exec", ...) in the
 	// messages that name where a session is open.
 	Name string
+	// SessionDeleted, when set, is told of every session.delete done, so
+	// what the process keeps for the session (its background jobs) goes
+	// too.
+	SessionDeleted func(id string)
 }
 
 // Defaults of the bounds (session.max_queued_turns,
@@ -170,6 +177,12 @@ type Server struct {
 	// running counts the turns (and compactions) running now, on every
 	// connection.
 	running atomic.Int64
+	// open holds the sessions open on any connection, by id, for Report
+	// (guarded by liveMu).
+	open map[string]*session
+	// missed holds, per session, the job reports stored while no client
+	// had the session open, for the next one (jobs.go; liveMu).
+	missed map[string][]*JobReport
 }
 
 // Running is the number of turns running now on any connection (queued

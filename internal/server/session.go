@@ -21,6 +21,9 @@ type pending struct {
 	// images are the prompt's input images, read when it was submitted.
 	images  []model.Image
 	compact bool
+	// report is a background job's report (jobs.go), delivered between
+	// turns.
+	report *JobReport
 }
 
 // session is one protocol session: an agent session plus its prompt queue.
@@ -49,6 +52,9 @@ type session struct {
 	// undo holds the turns whose writes can be undone, oldest first, when
 	// there is no store (the store keeps them otherwise).
 	undo []undoTurn
+	// reports are the job reports still queued when the session shut
+	// down: release stores them.
+	reports []*JobReport
 }
 
 func newSession(id string, ag *agent.Session, info SessionInfo) *session {
@@ -105,6 +111,12 @@ func (s *session) run(c *conn) {
 		}
 		p := s.queue[0]
 		s.queue = s.queue[1:]
+		if p.report != nil {
+			s.active = reportActive // deliverReport clears it
+			s.mu.Unlock()
+			c.deliverReport(s, p.report)
+			continue
+		}
 		ctx, cancel := context.WithCancel(c.ctx)
 		s.active, s.cancel = p.turnID, cancel
 		s.mu.Unlock()
@@ -208,6 +220,11 @@ func (s *session) clear(save func() error) error {
 func (s *session) shutdown() {
 	s.mu.Lock()
 	s.closing = true
+	for _, p := range s.queue {
+		if p.report != nil {
+			s.reports = append(s.reports, p.report)
+		}
+	}
 	s.queue = nil
 	if s.cancel != nil {
 		s.cancel()
@@ -227,6 +244,14 @@ func (s *session) release(srv *Server) {
 	s.mu.Unlock()
 	if already {
 		return
+	}
+	srv.closed(s)
+	s.mu.Lock()
+	reports := s.reports
+	s.reports = nil
+	s.mu.Unlock()
+	for _, r := range reports {
+		srv.storeReport(r)
 	}
 	if s.info.Close != nil {
 		s.info.Close()

@@ -525,5 +525,9 @@ func (c *conn) sessionDelete(ctx context.Context, st *store.Store, m *proto.Sess
 		c.storeError(m.RequestID, m.SessionID, err)
 		return
 	}
+	c.srv.forgetMissed(m.SessionID)
+	if f := c.srv.opts.SessionDeleted; f != nil {
+		f(m.SessionID)
+	}
 	c.reply(m.RequestID, &proto.SessionDeleted{SessionID: m.SessionID}, nil)
 }

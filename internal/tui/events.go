@@ -82,6 +82,8 @@ func (m *Model) applyTurn(ev proto.Event) (tea.Cmd, bool) {
 		m.toolCompleted(e)
 	case *proto.HookRan:
 		m.hookRan(e)
+	case *proto.JobReported:
+		m.addItem(&item{kind: kindNotice, text: jobNotice(e)})
 	case *proto.TurnCompleted:
 		m.turnCompleted(e)
 	case *proto.TurnCancelled:

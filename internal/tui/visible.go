@@ -151,6 +151,9 @@ func visibleSessionEvent(ev any) bool {
 		for i := range e.Rules {
 			visibleGrant(&e.Rules[i])
 		}
+	case *proto.JobReported:
+		asLine(&e.Job, &e.Agent, &e.Status, &e.Reason)
+		asBlock(&e.Text)
 	case *proto.CommandsListed:
 		for i := range e.Commands {
 			asLine(&e.Commands[i].Name, &e.Commands[i].Description, &e.Commands[i].Source)

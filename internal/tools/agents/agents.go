@@ -17,6 +17,7 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 
 	"github.com/scv-agent/scv/internal/delegation"
+	"github.com/scv-agent/scv/internal/delegation/jobs"
 	"github.com/scv-agent/scv/internal/paths"
 	"github.com/scv-agent/scv/internal/proc"
 	"github.com/scv-agent/scv/internal/sandbox"
@@ -66,6 +67,10 @@ type Options struct {
 	// delegated agents (the `session` argument); nil keeps them in memory
 	// for the tools of this call of Available only.
 	Conversations *delegation.Registry
+	// Jobs holds the background jobs (`background: true`) and adds
+	// agent_status, agent_wait and agent_cancel; nil refuses background
+	// calls.
+	Jobs *jobs.Table
 }
 
 // Defaults of the [tools] keys (docs/configuration.md).
@@ -125,6 +130,9 @@ func Available(opts Options) []tool.Tool {
 		}
 		out = append(out, newTool(opts, a, exe))
 	}
+	if opts.Jobs != nil && len(out) > 0 {
+		out = append(out, jobTools(opts)...)
+	}
 	return out
 }
 
@@ -136,6 +144,7 @@ type Params struct {
 	Model          string `json:"model,omitempty"`
 	Effort         string `json:"effort,omitempty"`
 	Session        string `json:"session,omitempty"`
+	Background     bool   `json:"background,omitempty" jsonschema:"run as a background job of this session: the call returns at once with a job handle; agent_status, agent_wait and agent_cancel follow it, and its end is reported to you in a later message"`
 }
 
 func newTool(opts Options, a Adapter, exe string) tool.Tool {
@@ -145,7 +154,7 @@ func newTool(opts Options, a Adapter, exe string) tool.Tool {
 		conv = "`session` (such as {{name}}-1) names the agent's conversation: pass it back as `session` to give a follow-up that builds on what the agent already did and knows (the call runs in that conversation's directory; `turn` counts its calls). A conversation takes one call at a time (session_busy otherwise) and closes when unused for long or when the session keeps too many; a call naming a closed one says so: start a new one."
 	}
 	desc := strings.NewReplacer("{{fields}}", fields, "{{conversation}}", conv).Replace(descriptionTemplate)
-	desc = strings.NewReplacer("{{name}}", a.Name, "{{title}}", a.Title).Replace(desc)
+	desc = strings.NewReplacer("{{name}}", a.Name, "{{title}}", a.Title).Replace(desc) + backgroundNote(opts)
 	t := &agentTool{opts: opts, a: a, exe: exe}
 	return tool.WithRiskClass(tool.MustDefine("agent_"+a.Name, desc, t.adjustSchema, t.plan), string(tool.Delegate))
 }
@@ -176,5 +185,6 @@ func (t *agentTool) adjustSchema(s *jsonschema.Schema) {
 	} else {
 		s.Properties["session"].Description = t.a.Title + " cannot continue a conversation: leave this out (a call with it is refused); every call starts fresh"
 	}
+	t.adjustBackground(s)
 	s.Required = slices.DeleteFunc(s.Required, func(r string) bool { return r != "prompt" })
 }

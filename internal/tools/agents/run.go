@@ -36,6 +36,8 @@ type call struct {
 	// conv is the conversation the call continues ("" for a new one),
 	// convCwd the directory the call named for it ("" to keep its own).
 	conv, convCwd string
+	// job is the background job the run is ("" in the foreground).
+	job string
 }
 
 // summaryPromptBytes bounds the prompt shown in an approval summary.
@@ -101,7 +103,7 @@ func (t *agentTool) plan(env tool.Env, p Params) (tool.Plan, error) {
 		Parent: delegation.Tag(t.opts.ParentChain, t.opts.InstanceID, env.SessionID, handle),
 		Depth:  t.opts.Depth + 1, Remove: t.opts.KeyVars,
 	})
-	return tool.Plan{
+	return t.background(env, p.Background, rawCwd, c, tool.Plan{
 		Risk:    tool.Delegate,
 		Summary: t.summary(env, c),
 		// An agent with its own approvals switched off is asked about
@@ -109,7 +111,7 @@ func (t *agentTool) plan(env tool.Env, p Params) (tool.Plan, error) {
 		NoGrant:    t.a.Full,
 		NoGrantWhy: "the agent runs with its own approvals switched off (permissions = \"full\"): asked every time and never covered by a grant",
 		Run:        func(ctx context.Context) tool.Result { return t.run(ctx, env, rawCwd, c) },
-	}, nil
+	})
 }
 
 // conversationTimeout bounds a read or write of the conversation registry's
@@ -313,7 +315,7 @@ func (t *agentTool) run(ctx context.Context, env tool.Env, rawCwd string, c *cal
 		if tr == nil {
 			return
 		}
-		err := tr.Start(delegation.Record{Handle: c.handle, Agent: t.a.Name, Session: env.SessionID, Cwd: dir, Depth: t.opts.Depth + 1, PID: pid})
+		err := tr.Start(delegation.Record{Handle: c.handle, Agent: t.a.Name, Session: env.SessionID, Job: c.job, Cwd: dir, Depth: t.opts.Depth + 1, PID: pid})
 		if err != nil {
 			t.opts.Logger.Warn("cannot record delegation", "handle", c.handle, "err", err)
 		}
