@@ -66,6 +66,9 @@ type Options struct {
 	// delegated agents (the `session` argument); nil keeps them in memory
 	// for the tools of this call of Available only.
 	Conversations *delegation.Registry
+	// ACP holds the running ACP adapters of transport = "acp" agents
+	// (acp.go); nil makes one for the tools of this call of Available.
+	ACP *ACPPool
 }
 
 // Defaults of the [tools] keys (docs/configuration.md).
@@ -95,6 +98,9 @@ func (o *Options) fill() {
 	}
 	if o.Conversations == nil {
 		o.Conversations = delegation.NewRegistry(delegation.RegistryOptions{})
+	}
+	if o.ACP == nil {
+		o.ACP = NewACPPool(o.Conversations.Max())
 	}
 }
 
