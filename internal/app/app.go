@@ -91,6 +91,8 @@ type App struct {
 	// convs are the conversation registries, one per session store.
 	convMu sync.Mutex
 	convs  map[*store.Store]*delegation.Registry
+	// acp holds the running ACP adapters of delegated agents.
+	acp *agents.ACPPool
 }
 
 // DeprecatedMessage is the message of the record LoadConfig logs for a
@@ -225,6 +227,7 @@ func (a *App) tools(cfg *config.Config, workspace string, depth int, noTools boo
 	if a.opts.Tracker != nil && depth < cfg.Agent.MaxDelegationDepth {
 		opts := a.agentOptions(cfg, depth)
 		opts.Conversations = a.conversations(cfg, st)
+		opts.ACP = a.acpPool(cfg)
 		list = append(list, agents.Available(opts)...)
 	}
 	r, err := tool.NewRegistry(list...)
@@ -303,7 +306,7 @@ func agentOverride(o config.AgentOverride) agents.Override {
 		return append([]string{}, (*p)...)
 	}
 	return agents.Override{Command: o.Command, Args: clone(o.Args), PromptArgs: clone(o.PromptArgs),
-		ModelArgs: clone(o.ModelArgs), EffortArgs: clone(o.EffortArgs), Permissions: o.Permissions}
+		ModelArgs: clone(o.ModelArgs), EffortArgs: clone(o.EffortArgs), Permissions: o.Permissions, Transport: o.Transport}
 }
 
 // recorder records bash calls in the tracker's home (none without one).
