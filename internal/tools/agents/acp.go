@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -515,6 +516,10 @@ func (a *acpTurn) permission(ctx context.Context, r acpclient.PermissionRequest)
 	}
 	if ps := locations(r.ToolCall); len(ps) > 0 {
 		step.Summary += "\nPaths: " + strings.Join(ps, ", ")
+		step.Paths, step.NoGrant = workspacePaths(a.env.Workspace, ps)
+		if step.NoGrant {
+			step.NoGrantWhy = "the step names a path outside the workspace: asked every time"
+		}
 	}
 	step.Summary += fmt.Sprintf("\nAsked by %s, delegated from this session's agent_%s call.", a.t.a.Title, a.t.a.Name)
 	ok, why := a.env.Ask(ctx, step)
@@ -526,6 +531,24 @@ func (a *acpTurn) permission(ctx context.Context, r acpclient.PermissionRequest)
 		return reject
 	}
 	return allow
+}
+
+// workspacePaths are the workspace-relative slash paths of a step's
+// locations (what a session grant's path matches); outside says one lies
+// outside the workspace, where no grant may cover the step.
+func workspacePaths(workspace string, paths []string) (rel []string, outside bool) {
+	ws, err := filepath.EvalSymlinks(workspace)
+	if err != nil {
+		ws = workspace
+	}
+	for _, p := range paths {
+		r, err := filepath.Rel(ws, filepath.Clean(p))
+		if !filepath.IsAbs(p) || err != nil || r == ".." || strings.HasPrefix(r, "../") {
+			return nil, true
+		}
+		rel = append(rel, filepath.ToSlash(r))
+	}
+	return rel, false
 }
 
 func oneLineOf(s string) string {

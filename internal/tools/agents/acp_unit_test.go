@@ -80,3 +80,18 @@ func TestApplyTransport(t *testing.T) {
 		}
 	}
 }
+
+// TestWorkspacePaths: a step's locations become workspace-relative paths
+// for grants; one outside the workspace makes the step never grantable.
+func TestWorkspacePaths(t *testing.T) {
+	ws := t.TempDir()
+	rel, out := workspacePaths(ws, []string{ws + "/src/a.go", ws + "/b.txt"})
+	if out || strings.Join(rel, ",") != "src/a.go,b.txt" {
+		t.Errorf("inside: %v %v", rel, out)
+	}
+	for _, p := range []string{"/etc/passwd", ws + "/../x", "relative.txt"} {
+		if _, out := workspacePaths(ws, []string{p}); !out {
+			t.Errorf("%s counted as inside the workspace", p)
+		}
+	}
+}
