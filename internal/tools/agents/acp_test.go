@@ -23,7 +23,7 @@ const acpInstallHint = "run .ci/npm-install internal/tools/agents/acpclient/test
 // requireACPAdapter finds the installed adapter bin (claude-agent-acp or
 // codex-acp): the test skips without Node.js, fails when the locked
 // packages are not installed, and skips when the adapter cannot run here.
-func requireACPAdapter(t *testing.T, bin string) string {
+func requireACPAdapter(t testing.TB, bin string) string {
 	t.Helper()
 	_, _, dest := mcptest.RequireLockedInstall(t, "internal/tools/agents/acpclient/testdata/npm", ".cache/acpclient-npm",
 		"the tests with the real ACP adapters", "the ACP adapter packages", acpInstallHint)
@@ -123,7 +123,7 @@ func codexExec(id, command string) modeltest.Step {
 	return modeltest.ToolCall(id, "exec_command", string(args))
 }
 
-func writeFile(t *testing.T, path, content string) {
+func writeFile(t testing.TB, path, content string) {
 	t.Helper()
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		t.Fatal(err)
