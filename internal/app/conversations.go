@@ -16,7 +16,7 @@ func (a *App) acpPool(cfg *config.Config) *agents.ACPPool {
 	a.convMu.Lock()
 	defer a.convMu.Unlock()
 	if a.acp == nil {
-		a.acp = agents.NewACPPool(cfg.Agent.MaxConversations)
+		a.acp = agents.NewACPPool(cfg.Agent.MaxConversations, time.Duration(cfg.Agent.ConversationIdleSeconds)*time.Second)
 	}
 	return a.acp
 }

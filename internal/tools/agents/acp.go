@@ -76,17 +76,26 @@ const ACPGrace = 2 * time.Second
 type ACPPool struct {
 	mu     sync.Mutex
 	max    int
+	idle   time.Duration
 	live   map[string]*acpLive
 	closed bool
+	wg     sync.WaitGroup // adapters being stopped in the background
 }
 
 // NewACPPool returns an empty pool keeping at most max adapters running
-// (the least recently used is stopped past it; 0 means 8).
-func NewACPPool(max int) *ACPPool {
+// (the least recently used is stopped past it; 0 means 8), each stopped
+// once unused for idle (0: only by the bound and Close).
+func NewACPPool(max int, idle time.Duration) *ACPPool {
 	if max <= 0 {
 		max = 8
 	}
-	return &ACPPool{max: max, live: map[string]*acpLive{}}
+	return &ACPPool{max: max, idle: idle, live: map[string]*acpLive{}}
+}
+
+// stopLater stops l in the background; Close waits for it. The caller
+// holds p.mu (so no stop starts after Close began waiting).
+func (p *ACPPool) stopLater(l *acpLive) {
+	p.wg.Go(l.stop)
 }
 
 // acpLive is one running adapter and its ACP session.
@@ -97,6 +106,8 @@ type acpLive struct {
 	stderr  *lockedTail
 	used    time.Time
 	cleanup func()
+	// idle stops the adapter once unused for the pool's idle time.
+	idle *time.Timer
 	// turn receives the updates and permission requests of the running
 	// prompt (nil between prompts: those are dropped, and permissions
 	// refused).
@@ -113,8 +124,11 @@ func (p *ACPPool) take(session, handle string) *acpLive {
 	defer p.mu.Unlock()
 	l := p.live[poolKey(session, handle)]
 	delete(p.live, poolKey(session, handle))
+	if l != nil && l.idle != nil {
+		l.idle.Stop()
+	}
 	if l != nil && l.exited() {
-		go l.stop()
+		p.stopLater(l)
 		return nil
 	}
 	return l
@@ -130,10 +144,14 @@ func (p *ACPPool) put(session, handle string, l *acpLive) {
 		l.stop()
 		return
 	}
-	if old := p.live[poolKey(session, handle)]; old != nil && old != l {
-		go old.stop()
+	key := poolKey(session, handle)
+	if old := p.live[key]; old != nil && old != l {
+		p.stopLater(old)
 	}
-	p.live[poolKey(session, handle)] = l
+	p.live[key] = l
+	if p.idle > 0 {
+		l.idle = time.AfterFunc(p.idle, func() { p.expire(key, l) })
+	}
 	var evict *acpLive
 	if len(p.live) > p.max {
 		var oldest string
@@ -151,6 +169,17 @@ func (p *ACPPool) put(session, handle string, l *acpLive) {
 	}
 }
 
+// expire stops l if it is still the idle adapter of key.
+func (p *ACPPool) expire(key string, l *acpLive) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.live[key] != l || p.closed {
+		return
+	}
+	delete(p.live, key)
+	p.stopLater(l)
+}
+
 // Close stops every adapter and makes the pool stop any handed back.
 func (p *ACPPool) Close() {
 	p.mu.Lock()
@@ -163,9 +192,13 @@ func (p *ACPPool) Close() {
 	p.mu.Unlock()
 	var wg sync.WaitGroup
 	for _, l := range all {
+		if l.idle != nil {
+			l.idle.Stop()
+		}
 		wg.Go(l.stop)
 	}
 	wg.Wait()
+	p.wg.Wait()
 }
 
 // Len is the number of running adapters.
@@ -357,7 +390,7 @@ func (t *agentTool) runACP(ctx context.Context, env tool.Env, rawCwd string, c *
 		if ctx.Err() != nil {
 			r.Status = StatusCancelled
 		}
-		t.signInHint(&r, "")
+		t.signInHint(&r, "", err)
 		return encodeResult(false, tool.Failed, r, limit)
 	}
 	turn := &acpTurn{t: t, env: env, label: cmpOr(c.conv, c.handle), limit: limit}
@@ -652,14 +685,20 @@ func (a *acpTurn) result(status string, res acpclient.PromptResult, err error, s
 		}
 	}
 	if r.Status == StatusFailed {
-		a.t.signInHint(&r, stderr)
+		a.t.signInHint(&r, stderr, err)
 	}
 	return r
 }
 
-// signInHint sets the hint of a failed run that looks signed out.
-func (t *agentTool) signInHint(r *Result, stderr string) {
-	if signInProblem(r.Reply, stderr) {
+// ACPAuthRequired is the ACP error code of a request the agent refuses
+// until it is signed in.
+const ACPAuthRequired = -32000
+
+// signInHint sets the hint of a failed run that looks signed out: the
+// adapter's "authentication required", or the CLI's own sign-in texts.
+func (t *agentTool) signInHint(r *Result, stderr string, err error) {
+	var rpc *acpclient.RPCError
+	if errors.As(err, &rpc) && rpc.Code == ACPAuthRequired || signInProblem(r.Reply, stderr) {
 		r.Hint = fmt.Sprintf("%s does not seem to be signed in on the SCV host. Ask the user to run `scv agents login %s` there (the agent's own advice, such as /login, cannot be followed from here).", t.a.Title, t.a.Name)
 	}
 }

@@ -69,7 +69,7 @@ func benchClaude(b *testing.B, o Override, url string) (tool.Tool, tool.Env, *AC
 	if err != nil {
 		b.Fatal(err)
 	}
-	pool := NewACPPool(1) // a fresh call's adapter replaces the last one
+	pool := NewACPPool(1, 0) // a fresh call's adapter replaces the last one
 	opts := Options{
 		Layout: paths.Layout{Home: filepath.Join(root, "scv")}, UserHome: root,
 		Env:       []string{"PATH=" + os.Getenv("PATH")},

@@ -156,7 +156,7 @@ func testACPConversation(t *testing.T, tc acpCase) {
 	f.opts.Overrides = map[string]Override{tc.agent: {Command: bin, Transport: TransportACP}}
 	f.opts.MaxTimeout = 600 * time.Second
 	tc.setup(t, f.opts.Layout.Adapter(tc.agent), fake.URL())
-	pool := NewACPPool(4)
+	pool := NewACPPool(4, 0)
 	f.opts.ACP = pool
 	defer pool.Close()
 	approved, denied := filepath.Join(f.workspace, "approved.txt"), filepath.Join(f.workspace, "denied.txt")
@@ -255,5 +255,24 @@ func testACPConversation(t *testing.T, tc acpCase) {
 	}
 	if pool.Len() != 0 {
 		t.Errorf("%d adapters running after the cancel, want 0", pool.Len())
+	}
+}
+
+// TestACPSignedOut: codex-acp with no key in its private home refuses the
+// session; the result says so with the `scv agents login` hint.
+func TestACPSignedOut(t *testing.T) {
+	t.Parallel()
+	bin := requireACPAdapter(t, "codex-acp")
+	f := newFixture(t, "codex")
+	f.opts.Overrides = map[string]Override{"codex": {Command: bin, Transport: TransportACP}}
+	pool := NewACPPool(1, 0)
+	f.opts.ACP = pool
+	defer pool.Close()
+	res, r := f.run(t, "codex", map[string]any{"prompt": "hello"})
+	if res.Success || r.Status != StatusFailed || !strings.Contains(r.Hint, "scv agents login codex") {
+		t.Errorf("signed-out run: %+v", r)
+	}
+	if pool.Len() != 0 {
+		t.Errorf("%d adapters left running", pool.Len())
 	}
 }

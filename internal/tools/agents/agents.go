@@ -100,7 +100,7 @@ func (o *Options) fill() {
 		o.Conversations = delegation.NewRegistry(delegation.RegistryOptions{})
 	}
 	if o.ACP == nil {
-		o.ACP = NewACPPool(o.Conversations.Max())
+		o.ACP = NewACPPool(o.Conversations.Max(), o.Conversations.Idle())
 	}
 }
 
