@@ -534,18 +534,19 @@ func (a *acpTurn) permission(ctx context.Context, r acpclient.PermissionRequest)
 	if stopping || a.env.Ask == nil || allow == "" {
 		return reject
 	}
-	title := strings.TrimSpace(r.ToolCall.Title)
+	title, _ := boundText(oneLineOf(r.ToolCall.Title), acpTitleBytes)
 	if title == "" {
 		title = "a step"
 	}
-	kind := cmpOr(r.ToolCall.Kind, "other")
+	kind, _ := boundText(oneLineOf(cmpOr(r.ToolCall.Kind, "other")), 40)
 	step := tool.Plan{
 		Risk:    ACPRisk(kind, title, r.ToolCall.RawInput, locations(r.ToolCall)),
 		Summary: fmt.Sprintf("[%s] %s (%s)", a.label, title, kind),
 	}
 	if cmd := rawCommand(r.ToolCall.RawInput); kind == "execute" && cmd != "" {
 		step.Command = cmd
-		step.Summary += "\nCommand: " + cmd
+		shown, _ := boundPrompt(cmd)
+		step.Summary += "\nCommand: " + shown
 	}
 	if ps := locations(r.ToolCall); len(ps) > 0 {
 		step.Summary += "\nPaths: " + strings.Join(ps, ", ")
@@ -583,6 +584,9 @@ func workspacePaths(workspace string, paths []string) (rel []string, outside boo
 	}
 	return rel, false
 }
+
+// acpTitleBytes bounds the agent's title of a step in an approval.
+const acpTitleBytes = 300
 
 func oneLineOf(s string) string {
 	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
