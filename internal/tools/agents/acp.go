@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -393,7 +394,7 @@ func (t *agentTool) runACP(ctx context.Context, env tool.Env, rawCwd string, c *
 		t.signInHint(&r, "", err)
 		return encodeResult(false, tool.Failed, r, limit)
 	}
-	turn := &acpTurn{t: t, env: env, label: cmpOr(c.conv, c.handle), limit: limit}
+	turn := &acpTurn{t: t, env: env, label: t.conversationLabel(ctx, env, c), limit: limit}
 	r := t.promptACP(ctx, l, turn, c)
 	keep := r.Status == StatusCompleted || r.Status == StatusFailed && !l.exited()
 	t.recordTurn(ctx, lease, l.session, &r)
@@ -412,6 +413,29 @@ func (t *agentTool) runACP(ctx context.Context, env tool.Env, rawCwd string, c *
 		kind = tool.Cancelled
 	}
 	return encodeResult(r.Status == StatusCompleted, kind, r, limit)
+}
+
+// conversationLabel names the call's conversation in its nested
+// approvals: its handle, or for a new one the handle it is about to get
+// (another new conversation of the agent finishing first could take it;
+// the run handle when the registry cannot be read).
+func (t *agentTool) conversationLabel(ctx context.Context, env tool.Env, c *call) string {
+	if c.conv != "" {
+		return c.conv
+	}
+	lctx, cancel := context.WithTimeout(ctx, conversationTimeout)
+	defer cancel()
+	all, err := t.opts.Conversations.List(lctx, env.SessionID)
+	if err != nil {
+		return c.handle
+	}
+	n := 0
+	for _, conv := range all {
+		if conv.Agent == t.a.Name {
+			n = max(n, conv.N)
+		}
+	}
+	return t.a.Name + "-" + strconv.Itoa(n+1)
 }
 
 // promptACP runs one prompt turn: cancellation and the deadline send

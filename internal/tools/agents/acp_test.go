@@ -206,7 +206,7 @@ func testACPConversation(t *testing.T, tc acpCase) {
 		t.Errorf("the approved step did not make its file: %v", err)
 	}
 	mu.Lock()
-	if len(asks) != 1 || !strings.HasPrefix(asks[0].summary, "["+r1.Session+"] ") && !strings.HasPrefix(asks[0].summary, "["+tc.agent+"-") || asks[0].risk != tc.risk {
+	if len(asks) != 1 || !strings.HasPrefix(asks[0].summary, "["+r1.Session+"] ") || asks[0].risk != tc.risk {
 		t.Errorf("asks after the first call: %+v (want one, risk %s)", asks, tc.risk)
 	}
 	allow = false

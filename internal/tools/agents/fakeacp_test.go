@@ -100,6 +100,11 @@ func acpLog(t *testing.T, path string) (pids map[string]bool, methods []string) 
 		pids[pid] = true
 		methods = append(methods, method)
 	}
+	// The answer to the last prompt's fs request may reach the agent after
+	// the call returned: it is left out.
+	if n := len(methods); n > 0 && methods[n-1] == "reply-error -32601" {
+		methods = methods[:n-1]
+	}
 	return pids, methods
 }
 
@@ -133,7 +138,7 @@ func TestACPFakeAgent(t *testing.T) {
 		t.Fatalf("follow-up: %+v", r2)
 	}
 	pids, methods := acpLog(t, log)
-	want := "initialize,session/new,session/prompt,reply-error -32601,session/prompt,reply-error -32601"
+	want := "initialize,session/new,session/prompt,reply-error -32601,session/prompt"
 	if strings.Join(methods, ",") != want || len(pids) != 1 {
 		t.Errorf("the agent saw %v from %d processes, want %s from one", methods, len(pids), want)
 	}
@@ -148,7 +153,7 @@ func TestACPFakeAgent(t *testing.T) {
 		t.Fatalf("follow-up after the adapter stopped: %+v", r3)
 	}
 	pids, methods = acpLog(t, log)
-	if len(pids) != 2 || !strings.HasSuffix(strings.Join(methods, ","), "initialize,session/load,session/prompt,reply-error -32601") {
+	if len(pids) != 2 || !strings.HasSuffix(strings.Join(methods, ","), "reply-error -32601,initialize,session/load,session/prompt") {
 		t.Errorf("after the adapter stopped the agent saw %v from %d processes", methods, len(pids))
 	}
 }
