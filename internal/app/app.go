@@ -95,6 +95,8 @@ type App struct {
 	// jobs are the background jobs of delegated agents (the daemon's
 	// only; nil elsewhere, where background calls are refused).
 	jobs *jobs.Table
+	// acp holds the running ACP adapters of delegated agents.
+	acp *agents.ACPPool
 }
 
 // DeprecatedMessage is the message of the record LoadConfig logs for a
@@ -230,6 +232,7 @@ func (a *App) tools(cfg *config.Config, workspace string, depth int, noTools boo
 		opts := a.agentOptions(cfg, depth)
 		opts.Conversations = a.conversations(cfg, st)
 		opts.Jobs = a.jobs
+		opts.ACP = a.acpPool(cfg)
 		list = append(list, agents.Available(opts)...)
 	}
 	r, err := tool.NewRegistry(list...)
@@ -308,7 +311,7 @@ func agentOverride(o config.AgentOverride) agents.Override {
 		return append([]string{}, (*p)...)
 	}
 	return agents.Override{Command: o.Command, Args: clone(o.Args), PromptArgs: clone(o.PromptArgs),
-		ModelArgs: clone(o.ModelArgs), EffortArgs: clone(o.EffortArgs), Permissions: o.Permissions}
+		ModelArgs: clone(o.ModelArgs), EffortArgs: clone(o.EffortArgs), Permissions: o.Permissions, Transport: o.Transport}
 }
 
 // recorder records bash calls in the tracker's home (none without one).

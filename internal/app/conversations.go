@@ -7,7 +7,19 @@ import (
 	"github.com/scv-agent/scv/internal/config"
 	"github.com/scv-agent/scv/internal/delegation"
 	"github.com/scv-agent/scv/internal/store"
+	"github.com/scv-agent/scv/internal/tools/agents"
 )
+
+// acpPool is the process's pool of running ACP adapters (transport =
+// "acp"), one per open conversation, stopped by Close.
+func (a *App) acpPool(cfg *config.Config) *agents.ACPPool {
+	a.convMu.Lock()
+	defer a.convMu.Unlock()
+	if a.acp == nil {
+		a.acp = agents.NewACPPool(cfg.Agent.MaxConversations, time.Duration(cfg.Agent.ConversationIdleSeconds)*time.Second)
+	}
+	return a.acp
+}
 
 // conversations is the process's registry of conversations with delegated
 // agents, kept in st (in memory when nil), with the bounds of cfg. One

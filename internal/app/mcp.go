@@ -221,6 +221,12 @@ func (a *App) withMCP(ts *Toolset, builtins []tool.Tool, servers []mcp.Server, w
 // Close stops the MCP servers this app started; call it when the process
 // is done serving.
 func (a *App) Close() {
+	a.convMu.Lock()
+	pool := a.acp
+	a.convMu.Unlock()
+	if pool != nil {
+		pool.Close()
+	}
 	a.mcp.Close()
 	a.opts.Contain.Close()
 }

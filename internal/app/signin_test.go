@@ -19,6 +19,27 @@ func TestKnownAgentsAreTheAdapters(t *testing.T) {
 	}
 }
 
+// TestACPAgentsHaveAdapters: the agents config lets use transport = "acp"
+// are those with an ACP adapter, and each accepts the transport.
+func TestACPAgentsHaveAdapters(t *testing.T) {
+	var want []string
+	for _, name := range agents.Names() {
+		d, _ := agents.Lookup(name)
+		_, err := agents.Apply(d, agents.Override{Transport: agents.TransportACP})
+		if d.ACPCommand != "" {
+			want = append(want, name)
+			if err != nil {
+				t.Errorf("%s refuses transport = \"acp\": %v", name, err)
+			}
+		} else if err == nil {
+			t.Errorf("%s accepts transport = \"acp\" without an ACP adapter", name)
+		}
+	}
+	if d := cmp.Diff(want, config.ACPAgents); d != "" {
+		t.Errorf("config.ACPAgents differs from the adapters with an ACP command (-adapters +config):\n%s", d)
+	}
+}
+
 // TestSignInForEveryAdapter: the app builds a sign-in for every adapter
 // and refuses a name that is none.
 func TestSignInForEveryAdapter(t *testing.T) {

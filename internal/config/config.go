@@ -362,6 +362,7 @@ type AgentOverride struct {
 	ModelArgs   *[]string `toml:"model_args"`
 	EffortArgs  *[]string `toml:"effort_args"`
 	Permissions string    `toml:"permissions"`
+	Transport   string    `toml:"transport"`
 }
 
 // KnownAgents are the agent names an [agents.<name>] table may use: the
@@ -386,6 +387,9 @@ const (
 
 	PermissionsDefault = "default"
 	PermissionsFull    = "full"
+
+	TransportPrint = "print"
+	TransportACP   = "acp"
 
 	SearchOff      = "off"
 	SearchProvider = "provider"
@@ -442,7 +446,9 @@ func anthropicProvider() Provider {
 	return p
 }
 
-func defaultAgent() AgentOverride { return AgentOverride{Permissions: PermissionsDefault} }
+func defaultAgent() AgentOverride {
+	return AgentOverride{Permissions: PermissionsDefault, Transport: TransportPrint}
+}
 
 // Defaults is the built-in layer; skillsDir is the instance skills/ root.
 func Defaults(skillsDir string) Config {

@@ -88,6 +88,7 @@ func TestDefaultValues(t *testing.T) {
 			want["agents."+a+"."+k] = zero
 		}
 		want["agents."+a+".permissions"] = "default"
+		want["agents."+a+".transport"] = "print"
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("defaults (-want +got):\n%s", diff)
@@ -295,7 +296,7 @@ func TestAgentOverridesUnsetVersusEmpty(t *testing.T) {
 	f.user(t, "[agents.codex]\ncommand = \"/opt/codex\"\nmodel_args = []\nargs = [\"exec\", \"--json\"]\npermissions = \"full\"\n")
 	l := mustLoad(t, f.opts())
 	empty, args := []string{}, []string{"exec", "--json"}
-	want := AgentOverride{Command: "/opt/codex", Args: &args, ModelArgs: &empty, Permissions: "full"}
+	want := AgentOverride{Command: "/opt/codex", Args: &args, ModelArgs: &empty, Permissions: "full", Transport: "print"}
 	if diff := cmp.Diff(want, l.Config.Agents["codex"]); diff != "" {
 		t.Errorf("codex (-want +got):\n%s", diff)
 	}

@@ -136,6 +136,7 @@ func writeAgentTable(b *strings.Builder, table string) {
 		}
 	}
 	fmt.Fprintf(b, "\n# [%s]\n## %s\n# permissions = \"default\"\n", table, specs["agents.*.permissions"].doc)
+	fmt.Fprintf(b, "## %s\n# transport = \"print\"\n", specs["agents.*.transport"].doc)
 }
 
 const templateHead = `## SCV user configuration ($SCV_HOME/config.toml), written by ` + "`scv config init`" + `.

@@ -119,6 +119,8 @@ var specs = map[string]keySpec{
 	"agents.*.model_args":  {doc: "Model selection template holding {model}; empty means no model option.", example: `model_args = ["--model", "{model}"]`},
 	"agents.*.effort_args": {doc: "Effort selection template holding {effort}; empty means no effort option.", example: `effort_args = ["--effort", "{effort}"]`},
 	"agents.*.permissions": {doc: `"default" adds nothing; "full" opts in to the CLI's own full-autonomy switches.`, check: enum(PermissionsDefault, PermissionsFull)},
+	"agents.*.transport": {doc: `"print" runs the CLI's one-shot command line; "acp" runs its ACP adapter (claude-agent-acp, codex-acp, pi-acp) and relays the agent's permission requests to SCV's approvals.`,
+		check: enum(TransportPrint, TransportACP), example: `transport = "acp"`},
 
 	"hooks.allow_workspace": {doc: "Let a workspace's .scv/config.toml define hooks too (a hook runs a command); only the user config may turn it on."},
 	"hooks.run": {doc: "Hooks: [[hooks.run]] tables with event, match (a tool-name glob), command (argv), timeout_seconds and on_error (docs/hooks.md).",

@@ -224,6 +224,7 @@ func (l *Loaded) crossField(env map[string]string) []Problem {
 	le("provider_limits.max_assistant_bytes", pl.MaxAssistantBytes, "provider_limits.max_response_bytes", pl.MaxResponseBytes)
 	le("provider_limits.max_tool_arguments_bytes", pl.MaxToolArgumentsBytes, "provider_limits.max_response_bytes", pl.MaxResponseBytes)
 	l.mcpProblems(fail)
+	l.transportProblems(fail)
 	switch c.Web.Search {
 	case SearchSearXNG:
 		if c.Web.SearXNGURL == "" {
@@ -245,6 +246,28 @@ func (l *Loaded) crossField(env map[string]string) []Problem {
 			p.BaseURL, joinKey([]string{name}), l.Origin(joinKey([]string{"providers", name, "wire_api"}))))
 	}
 	return probs
+}
+
+// ACPAgents are the agents with an ACP adapter (transport = "acp"); the
+// adapters' table in internal/tools/agents names the same ones.
+var ACPAgents = []string{"claude", "codex", "pi"}
+
+// transportProblems: transport = "acp" needs an agent with an ACP adapter,
+// and replaces permissions = "full" (every step goes to SCV's approvals).
+func (l *Loaded) transportProblems(fail func(key, msg string)) {
+	for _, name := range KnownAgents {
+		o, ok := l.Config.Agents[name]
+		if !ok || o.Transport != TransportACP {
+			continue
+		}
+		key := joinKey([]string{"agents", name, "transport"})
+		if !slices.Contains(ACPAgents, name) {
+			fail(key, fmt.Sprintf(`%s has no ACP adapter SCV knows (those of %s do): use "print"`, name, strings.Join(ACPAgents, ", ")))
+		} else if o.Permissions == PermissionsFull {
+			fail(key, fmt.Sprintf(`"acp" sends every step the agent asks permission for to SCV's approvals, which permissions = "full" (%s) would bypass: remove one of them`,
+				l.Origin(joinKey([]string{"agents", name, "permissions"}))))
+		}
+	}
 }
 
 // deprecatedAlias replaces a deprecated name of an approval policy by the

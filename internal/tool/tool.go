@@ -66,6 +66,12 @@ type Env struct {
 	// Todos, when non-nil, receives the session's new todo list from a
 	// todo_write call (the server keeps it and tells the clients).
 	Todos func([]TodoItem)
+	// Ask, when non-nil, asks a nested approval while the call runs: a
+	// step the call's own child wants to take (a delegated agent's
+	// permission request), judged by the session's policy and, when the
+	// policy asks, by the same approver as the call itself. It returns
+	// whether the step may go ahead and, when not, why. nil denies.
+	Ask func(ctx context.Context, step Plan) (approved bool, why string)
 }
 
 // TodoItem is one entry of a session's todo list: what the step is and

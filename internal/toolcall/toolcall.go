@@ -104,6 +104,9 @@ const PlanRefusal = "plan mode: read-only; the session is in plan mode, where on
 // failure of the runtime, not of the call: Run then returns a failed result
 // saying the tool crashed and an error, which ends an agent turn.
 func Run(ctx context.Context, c Call) (tool.Result, error) {
+	if c.Env.Ask == nil {
+		c.Env.Ask = c.nested
+	}
 	plan, res, ok := c.Registry.Prepare(c.Env, c.Name, c.Args)
 	if !ok {
 		return Bound(res, c.Env.OutputLimit), nil
@@ -163,6 +166,19 @@ func (c Call) approve(ctx context.Context, plan tool.Plan, v Verdict) (ans Answe
 		return ans, asked, tool.Fail(tool.Cancelled, "cancelled before it started"), true
 	}
 	return ans, asked, tool.Result{}, false
+}
+
+// nested is the door of tool.Env.Ask: one step of a running call (a
+// delegated agent's own permission request) goes through the policy and
+// the approver exactly as a call does, under the call's name and id; no
+// hook runs for it. A denial says why in words the agent's result can
+// carry.
+func (c Call) nested(ctx context.Context, step tool.Plan) (bool, string) {
+	_, _, res, stop := c.approve(ctx, step, Verdict{})
+	if !stop {
+		return true, ""
+	}
+	return false, res.Output
 }
 
 // runRecovered runs the plan; a panicking tool becomes a failed result and

@@ -3,6 +3,7 @@ package toolcall
 import (
 	"context"
 	"encoding/json"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -215,5 +216,85 @@ func TestCheck(t *testing.T) {
 				t.Errorf("approvals asked: %+v, want forced %q", seen, tc.forced)
 			}
 		})
+	}
+}
+
+// TestNestedApproval: a running call's step (tool.Env.Ask) goes through the
+// policy and the call's approver under the call's name and id: read_only
+// runs unasked, a denying policy refuses without asking, an approver's
+// answer decides, and with no approver the step is refused with a reason.
+func TestNestedApproval(t *testing.T) {
+	yes := func(context.Context, Request) Answer { return Answer{Approved: true} }
+	no := func(context.Context, Request) Answer { return Answer{Reason: "not that file"} }
+	tests := []struct {
+		name    string
+		policy  approval.Policy
+		approve Approver
+		step    tool.Plan
+		ok      bool
+		why     string
+		asked   bool
+	}{
+		{"read_only unasked", approval.AskOnRisk, no, tool.Plan{Risk: tool.ReadOnly, Summary: "[codex-1] Read a (read)"}, true, "", false},
+		{"approved", approval.AskOnRisk, yes, tool.Plan{Risk: tool.Filesystem, Summary: "[codex-1] Edit a (edit)"}, true, "", true},
+		{"denied with a reason", approval.AskOnRisk, no, tool.Plan{Risk: tool.Filesystem, Summary: "[codex-1] Edit a (edit)"}, false,
+			"denied: the user did not approve this deleg call. The user's reason: not that file", true},
+		{"policy denies", approval.DenyOnRisk, yes, tool.Plan{Risk: tool.Process, Summary: "[codex-1] ls (execute)"}, false,
+			`denied: the approval policy "deny-on-risk" does not allow deleg calls (risk process); do not retry this call`, false},
+		{"no approver", approval.AskOnRisk, nil, tool.Plan{Risk: tool.Network, Summary: "[codex-1] fetch (fetch)"}, false,
+			"denied: the user did not approve this deleg call", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var seen []Request
+			c := Call{Policy: tt.policy, Env: tool.Env{CallID: "c1"}, Name: "deleg"}
+			if tt.approve != nil {
+				c.Approve = func(ctx context.Context, r Request) Answer {
+					seen = append(seen, r)
+					return tt.approve(ctx, r)
+				}
+			}
+			ok, why := c.nested(t.Context(), tt.step)
+			if ok != tt.ok || why != tt.why {
+				t.Errorf("Ask = %v, %q; want %v, %q", ok, why, tt.ok, tt.why)
+			}
+			if tt.asked && (len(seen) != 1 || seen[0].CallID != "c1" || seen[0].Name != "deleg" || seen[0].Summary != tt.step.Summary || seen[0].Risk != tt.step.Risk) {
+				t.Errorf("approver saw %+v, want one request for the step", seen)
+			}
+			if !tt.asked && len(seen) != 0 {
+				t.Errorf("approver was asked %+v", seen)
+			}
+		})
+	}
+}
+
+// TestRunOpensTheNestedDoor: a tool run through Run finds tool.Env.Ask
+// set, answered by the call's approver.
+func TestRunOpensTheNestedDoor(t *testing.T) {
+	var asked []string
+	answer := ""
+	reg, err := tool.NewRegistry(tool.MustDefine("deleg", "delegates", nil, func(env tool.Env, _ params) (tool.Plan, error) {
+		return tool.Plan{Risk: tool.Delegate, Summary: "deleg", Run: func(ctx context.Context) tool.Result {
+			if env.Ask == nil {
+				return tool.Fail(tool.Failed, "no door")
+			}
+			ok, _ := env.Ask(ctx, tool.Plan{Risk: tool.Filesystem, Summary: "[codex-1] Edit a (edit)"})
+			answer = strconv.FormatBool(ok)
+			return tool.Result{Success: true}
+		}}, nil
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	approve := func(_ context.Context, r Request) Answer {
+		asked = append(asked, r.Summary)
+		return Answer{Approved: r.Summary == "deleg"}
+	}
+	res, err := Run(t.Context(), Call{Registry: reg, Policy: approval.AskOnRisk, Approve: approve, Env: tool.Env{CallID: "c1"}, Name: "deleg", Args: json.RawMessage(`{}`)})
+	if err != nil || !res.Success {
+		t.Fatalf("Run = %+v, %v", res, err)
+	}
+	if d := cmp.Diff([]string{"deleg", "[codex-1] Edit a (edit)"}, asked); d != "" || answer != "false" {
+		t.Errorf("asked (-want +got):\n%s\nanswer %s, want false", d, answer)
 	}
 }

@@ -76,6 +76,11 @@ func (m *Model) applyTurn(ev proto.Event) (tea.Cmd, bool) {
 	case *proto.ToolProgress:
 		it := m.toolItem(e.CallID, "")
 		it.progress = e.Text
+		if it.state == toolAwaiting && (m.approval == nil || m.approval.callID != e.CallID) {
+			// A running call's nested approval (a delegated agent's
+			// step) was answered and the call goes on.
+			it.state = toolRunning
+		}
 		it.touch()
 	case *proto.ToolCompleted:
 		m.callMoved(e.CallID)

@@ -71,6 +71,9 @@ type Options struct {
 	// agent_status, agent_wait and agent_cancel; nil refuses background
 	// calls.
 	Jobs *jobs.Table
+	// ACP holds the running ACP adapters of transport = "acp" agents
+	// (acp.go); nil makes one for the tools of this call of Available.
+	ACP *ACPPool
 }
 
 // Defaults of the [tools] keys (docs/configuration.md).
@@ -100,6 +103,9 @@ func (o *Options) fill() {
 	}
 	if o.Conversations == nil {
 		o.Conversations = delegation.NewRegistry(delegation.RegistryOptions{})
+	}
+	if o.ACP == nil {
+		o.ACP = NewACPPool(o.Conversations.Max(), o.Conversations.Idle())
 	}
 }
 

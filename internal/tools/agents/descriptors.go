@@ -49,6 +49,9 @@ type Descriptor struct {
 	Scrub []string
 	// Format is the stdout format.
 	Format Format
+	// ACPCommand is the executable of the agent's ACP adapter, run with
+	// transport = "acp" ("" when the agent has none).
+	ACPCommand string
 }
 
 // commonScrub is removed from every agent's environment: SCV's selector
@@ -85,6 +88,7 @@ var descriptors = []Descriptor{
 		EffortArgs:     []string{"--effort", "{effort}"},
 		ModelHint:      "a Claude model alias such as sonnet, opus or haiku, or a full Claude model ID",
 		Format:         FormatClaude,
+		ACPCommand:     "claude-agent-acp",
 	},
 	{
 		Name: "codex", Title: "Codex", Command: "codex",
@@ -99,7 +103,8 @@ var descriptors = []Descriptor{
 		EffortArgs:    []string{"-c", `model_reasoning_effort="{effort}"`},
 		ModelHint:     "an OpenAI model ID such as gpt-5.1-codex",
 		StateVar:      "CODEX_HOME", StateDir: "",
-		Format: FormatCodex,
+		Format:     FormatCodex,
+		ACPCommand: "codex-acp",
 	},
 	{
 		Name: "grok", Title: "Grok Build", Command: "grok",
@@ -132,7 +137,8 @@ var descriptors = []Descriptor{
 		EffortArgs: []string{"--thinking", "{effort}"},
 		ModelHint:  "a pi model pattern or provider/id such as scv/gpt-5.1",
 		StateVar:   "PI_CODING_AGENT_DIR", StateDir: ".pi/agent",
-		Format: FormatPi,
+		Format:     FormatPi,
+		ACPCommand: "pi-acp",
 	},
 }
 

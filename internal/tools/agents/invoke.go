@@ -21,6 +21,9 @@ type Override struct {
 	EffortArgs []string
 	// Permissions is "default" (or empty) or "full".
 	Permissions string
+	// Transport is "print" (or empty: the command line of Args) or "acp"
+	// (the agent's ACP adapter, ACPCommand).
+	Transport string
 }
 
 // Adapter is a descriptor with the user's override applied.
@@ -28,6 +31,9 @@ type Adapter struct {
 	Descriptor
 	// Full says permissions = "full".
 	Full bool
+	// ACP says transport = "acp": Command is the ACP adapter, Args its
+	// arguments, and a run is an ACP prompt turn (acp.go).
+	ACP bool
 }
 
 // Apply merges an override into the descriptor.
@@ -55,7 +61,7 @@ func Apply(d Descriptor, o Override) (Adapter, error) {
 	default:
 		return Adapter{}, fmt.Errorf("agents.%s.permissions: %q is not \"default\" or \"full\"", d.Name, o.Permissions)
 	}
-	return a, nil
+	return applyTransport(a, o)
 }
 
 // ValidModel reports whether m is an acceptable model value: 1 to 128 of

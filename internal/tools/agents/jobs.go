@@ -79,6 +79,10 @@ func (t *agentTool) background(env tool.Env, asked bool, rawCwd string, c *call,
 		// output limit other than the one the tool was built with.
 		jenv := env
 		jenv.Progress, jenv.Changed, jenv.Todos = nil, nil, nil
+		// No one is asked once the call has returned: a step the agent
+		// asks permission for (transport = "acp") is refused, and the
+		// job's report says so.
+		jenv.Ask = nil
 		// The result leaves room for the job's own fields around it
 		// (agent_status shows both).
 		if jenv.OutputLimit <= 0 {
@@ -88,7 +92,11 @@ func (t *agentTool) background(env tool.Env, asked bool, rawCwd string, c *call,
 		info, err := tab.Start(env.SessionID, t.a.Name, func(ctx context.Context, job string) jobs.Outcome {
 			jc := *c
 			jc.job = job
-			return jobOutcome(t.a.Name, t.run(ctx, jenv, rawCwd, &jc))
+			run := t.run
+			if t.a.ACP {
+				run = t.runACP
+			}
+			return jobOutcome(t.a.Name, run(ctx, jenv, rawCwd, &jc))
 		})
 		var limit *jobs.LimitError
 		switch {

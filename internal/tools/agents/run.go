@@ -98,6 +98,10 @@ func (t *agentTool) plan(env tool.Env, p Params) (tool.Plan, error) {
 	if err != nil {
 		return tool.Plan{}, tool.Errorf(tool.InvalidArguments, "%v", err)
 	}
+	run := t.run
+	if t.a.ACP {
+		c.argv, run = slices.Clone(t.a.Args), t.runACP // the prompt goes in session/prompt
+	}
 	c.env = t.a.Env(EnvSpec{
 		Base: t.opts.Env, AdapterHome: home, SCVHome: t.opts.Layout.Home,
 		Parent: delegation.Tag(t.opts.ParentChain, t.opts.InstanceID, env.SessionID, handle),
@@ -110,7 +114,7 @@ func (t *agentTool) plan(env tool.Env, p Params) (tool.Plan, error) {
 		// every time, never allowed for the rest of a session.
 		NoGrant:    t.a.Full,
 		NoGrantWhy: "the agent runs with its own approvals switched off (permissions = \"full\"): asked every time and never covered by a grant",
-		Run:        func(ctx context.Context) tool.Result { return t.run(ctx, env, rawCwd, c) },
+		Run:        func(ctx context.Context) tool.Result { return run(ctx, env, rawCwd, c) },
 	})
 }
 
@@ -172,12 +176,15 @@ func (t *agentTool) summary(env tool.Env, c *call) string {
 	argv := make([]string, 0, len(c.argv)+1)
 	argv = append(argv, strconv.Quote(t.exe))
 	for i, s := range c.argv {
-		if i == len(c.argv)-1 {
+		if i == len(c.argv)-1 && !t.a.ACP {
 			s, _ = boundPrompt(s)
 		}
 		argv = append(argv, strconv.Quote(s))
 	}
 	fmt.Fprintf(&b, "Argv: %s\n", strings.Join(argv, " "))
+	if t.a.ACP {
+		b.WriteString("Transport: acp (each step the agent asks permission for comes to SCV's approvals)\n")
+	}
 	pr, _ := boundPrompt(c.prompt)
 	fmt.Fprintf(&b, "Prompt: %s\n", pr)
 	if c.conv != "" {
