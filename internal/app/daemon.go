@@ -93,7 +93,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 		// The jobs stop first: their reports go to the database, still
 		// open.
 		Drain: func() { a.jobs.Close(); a.Close() }, Components: []func(context.Context){d.Supervisor.Run},
-		Idle:  func() bool { return d.Server.Running() == 0 },
+		Idle: func() bool { return d.Server.Running() == 0 },
 		// Retention runs once the lock is ours: one daemon prunes.
 		Ready: func() { prune(ctx, d.Store, d.cfg.History, logger) },
 	})
