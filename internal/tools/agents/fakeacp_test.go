@@ -2,15 +2,18 @@ package agents
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/scv-agent/scv/internal/delegation/jobs"
 	"github.com/scv-agent/scv/internal/testutil"
 	"github.com/scv-agent/scv/internal/tool"
 )
@@ -71,12 +74,42 @@ func fakeACPAgent() int {
 			if len(p.Prompt) > 0 {
 				text = p.Prompt[0].Text
 			}
+			if strings.HasPrefix(text, "ask ") { // ask the client's permission first, reply with its answer
+				text = askPermission(out, in, logf, p.SessionID, strings.TrimPrefix(text, "ask "))
+			}
 			_ = out.Encode(map[string]any{"jsonrpc": "2.0", "method": "session/update", "params": map[string]any{"sessionId": p.SessionID,
 				"update": map[string]any{"sessionUpdate": "agent_message_chunk", "content": map[string]any{"type": "text", "text": "echo " + p.SessionID + ": " + text}}}})
 			reply(map[string]any{"stopReason": "end_turn", "usage": map[string]any{"inputTokens": 3, "outputTokens": 2, "totalTokens": 5}})
 		}
 	}
 	return 0
+}
+
+// askPermission sends session/request_permission for an execute step of
+// command and returns the option the client chose (the answer to fs1 on
+// the way is skipped).
+func askPermission(out *json.Encoder, in *bufio.Scanner, logf *os.File, session, command string) string {
+	_ = out.Encode(map[string]any{"jsonrpc": "2.0", "id": "perm1", "method": "session/request_permission", "params": map[string]any{
+		"sessionId": session,
+		"toolCall":  map[string]any{"toolCallId": "tc1", "title": command, "kind": "execute", "rawInput": map[string]any{"command": command}},
+		"options":   []map[string]any{{"optionId": "yes", "name": "Allow", "kind": "allow_once"}, {"optionId": "no", "name": "Reject", "kind": "reject_once"}},
+	}})
+	for in.Scan() {
+		var r struct {
+			ID     string `json:"id"`
+			Result struct {
+				Outcome struct {
+					Outcome  string `json:"outcome"`
+					OptionID string `json:"optionId"`
+				} `json:"outcome"`
+			} `json:"result"`
+		}
+		if json.Unmarshal(in.Bytes(), &r) == nil && r.ID == "perm1" {
+			fmt.Fprintf(logf, "%d permission %s\n", os.Getpid(), r.Result.Outcome.OptionID)
+			return "chose " + r.Result.Outcome.OptionID
+		}
+	}
+	return "no answer"
 }
 
 // fakeACPFixture runs agent_codex over the fake ACP agent.
@@ -174,5 +207,49 @@ func TestACPIdleAdapterStops(t *testing.T) {
 	}
 	if n := f.opts.ACP.Len(); n != 0 {
 		t.Errorf("%d adapters in the pool after the idle time", n)
+	}
+}
+
+// A background job over the ACP transport has no one to ask: the step
+// the agent asks permission for is refused, and the job's result says
+// which step and why.
+func TestACPBackgroundJobRefusesSteps(t *testing.T) {
+	f, log := fakeACPFixture(t, 0)
+	var mu sync.Mutex
+	var got []jobs.Report
+	f.opts.Jobs = jobs.New(jobs.Options{MaxPerSession: 2, Report: func(r jobs.Report) {
+		mu.Lock()
+		defer mu.Unlock()
+		got = append(got, r)
+	}})
+	t.Cleanup(f.opts.Jobs.Close)
+	asked := 0
+	env := f.env()
+	env.Ask = func(context.Context, tool.Plan) (bool, string) { asked++; return true, "" }
+	tl := f.tool(t, "codex")
+	b, _ := json.Marshal(map[string]any{"prompt": "ask rm -rf build", "background": true})
+	p, err := tl.Plan(env, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res := p.Run(t.Context()); !res.Success || !strings.Contains(res.Output, `"job":"job-1"`) {
+		t.Fatalf("background call: %+v", res)
+	}
+	info, err := f.opts.Jobs.Wait(t.Context(), env.SessionID, "job-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r Result
+	if err := json.Unmarshal(info.Result, &r); err != nil {
+		t.Fatalf("job result %s: %v", info.Result, err)
+	}
+	if r.Reply != "echo s1: chose no" || !strings.Contains(r.Hint, "rm -rf build (execute): refused: no one can approve a step of a background job") {
+		t.Errorf("job result: reply %q, hint %q", r.Reply, r.Hint)
+	}
+	if asked != 0 {
+		t.Errorf("the call's approval door was asked %d times after the call returned", asked)
+	}
+	if _, methods := acpLog(t, log); !strings.Contains(strings.Join(methods, ","), "permission no") {
+		t.Errorf("the agent saw %v, want its permission answered with the reject option", methods)
 	}
 }
