@@ -298,16 +298,57 @@ func (t *agentTool) run(ctx context.Context, env tool.Env, rawCwd string, c *cal
 	par.progress = env.Progress
 	stderr := &tailBuffer{n: StderrTailBytes}
 	tr := t.opts.Tracker
-	// The sandbox only confines the thread the agent is started from: the
-	// group, deadline and delegation records below apply to the agent as
-	// they do unsandboxed.
-	sb := t.opts.Sandbox
-	sb.WritableRoots = append(slices.Clone(sb.WritableRoots), home)
-	cmd, err := sandbox.Wrap(sb, env.Workspace, t.exe, c.argv, c.env)
+	spec, cmd, contained, err := t.procSpec(env, dir, home, c, par, stderr)
 	if err != nil {
 		return tool.Fail(tool.Failed, "cannot run the agent: %v", err)
 	}
 	defer cmd.Close()
+	res, err := proc.Run(ctx, spec)
+	started = err == nil
+	killed := false
+	switch {
+	case tr != nil && contained:
+		killed = tr.End(c.handle)
+	case tr != nil:
+		killed = tr.Finish(c.handle)
+	}
+	if err != nil {
+		return tool.Fail(tool.Failed, "start %s: %v", t.exe, err)
+	}
+	out := par.finish()
+	r := t.result(out, res, killed, stderr.String(), limit, c.outDir)
+	t.recordTurn(ctx, lease, out.SessionID, &r)
+	return encodeResult(r.Status == StatusCompleted, statusKind(r.Status), r, limit)
+}
+
+// statusKind is the error kind of a run that ended with status.
+func statusKind(status string) tool.ErrorKind {
+	switch status {
+	case StatusFailed:
+		return tool.Failed
+	case StatusTimeout:
+		return tool.Limit
+	case StatusCancelled:
+		return tool.Cancelled
+	}
+	return ""
+}
+
+// procSpec is the process of c's run: the agent's command wrapped in the
+// sandbox (home writable), its output into par and stderr, and on start
+// the progress line and the delegation record. contained says the run's
+// containment holds every process it starts (no tag sweep after exit).
+func (t *agentTool) procSpec(env tool.Env, dir, home string, c *call, par, stderr io.Writer) (proc.Spec, sandbox.Command, bool, error) {
+	tr := t.opts.Tracker
+	// The sandbox only confines the thread the agent is started from: the
+	// group, deadline and delegation records apply to the agent as they
+	// do unsandboxed.
+	sb := t.opts.Sandbox
+	sb.WritableRoots = append(slices.Clone(sb.WritableRoots), home)
+	cmd, err := sandbox.Wrap(sb, env.Workspace, t.exe, c.argv, c.env)
+	if err != nil {
+		return proc.Spec{}, cmd, false, err
+	}
 	spec := proc.Spec{
 		Path: cmd.Path, Args: cmd.Args, Dir: dir, Env: cmd.Env,
 		Stdout: par, Stderr: stderr, Timeout: c.timeout, Contain: t.opts.Contain, Confine: cmd.Confine,
@@ -330,31 +371,7 @@ func (t *agentTool) run(ctx context.Context, env tool.Env, rawCwd string, c *cal
 	if tr != nil && !contained {
 		spec.AfterExit = func() { tr.Sweep(c.handle) }
 	}
-	res, err := proc.Run(ctx, spec)
-	started = err == nil
-	killed := false
-	switch {
-	case tr != nil && contained:
-		killed = tr.End(c.handle)
-	case tr != nil:
-		killed = tr.Finish(c.handle)
-	}
-	if err != nil {
-		return tool.Fail(tool.Failed, "start %s: %v", t.exe, err)
-	}
-	out := par.finish()
-	r := t.result(out, res, killed, stderr.String(), limit, c.outDir)
-	t.recordTurn(ctx, lease, out.SessionID, &r)
-	kind := tool.ErrorKind("")
-	switch r.Status {
-	case StatusFailed:
-		kind = tool.Failed
-	case StatusTimeout:
-		kind = tool.Limit
-	case StatusCancelled:
-		kind = tool.Cancelled
-	}
-	return encodeResult(r.Status == StatusCompleted, kind, r, limit)
+	return spec, cmd, contained, nil
 }
 
 // lease takes the conversation's turn: the one the call continues (its
