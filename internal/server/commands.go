@@ -239,8 +239,9 @@ func (c *conn) sessionUndo(s *session, m *proto.SessionUndo) {
 		for _, f := range u.Files {
 			last.changes = append(last.changes, tool.FileChange{Path: f.Path, Existed: f.Existed, Before: f.Before, Unkept: f.Unkept, After: f.After})
 		}
-	case st == nil && len(s.undo) > 0:
-		last = s.undo[len(s.undo)-1]
+	case st == nil:
+		refuse("nothing to undo: undo reads the turns' writes from the session database, and this server runs without one")
+		return
 	default:
 		refuse("nothing to undo: no turn of this session wrote files with the write tool (changes made through bash or delegated agents are not tracked)")
 		return
@@ -258,16 +259,13 @@ func (c *conn) sessionUndo(s *session, m *proto.SessionUndo) {
 	if !m.DryRun {
 		mark := s.agent.Mark()
 		note, err := s.agent.NoteUndo(files)
-		if err == nil && st != nil {
+		if err == nil {
 			err = st.MarkUndone(ctx, s.id, last.turnID, note)
 		}
 		if err != nil {
 			s.agent.Rewind(mark)
 			c.reqError(m.RequestID, proto.ErrStore, fmt.Sprintf("the files were restored, but the session database did not record it (a second undo would find them changed): %v", err), false)
 			return
-		}
-		if st == nil {
-			s.undo = s.undo[:len(s.undo)-1]
 		}
 	}
 	c.reply(m.RequestID, &proto.SessionUndone{TurnID: last.turnID, DryRun: m.DryRun, Files: files, Note: proto.UndoNote}, s)

@@ -11,8 +11,6 @@ import (
 	"github.com/scv-agent/scv/internal/store"
 )
 
-// maxMemoryUndo bounds the undoable turns a session without a store keeps.
-const maxMemoryUndo = 16
 
 // pending is a prompt waiting for its turn, or a compaction (session.compact,
 // with prompt its focus) waiting for the session to be idle.
@@ -49,9 +47,6 @@ type session struct {
 	closing  bool
 	done     chan struct{}
 	released bool
-	// undo holds the turns whose writes can be undone, oldest first, when
-	// there is no store (the store keeps them otherwise).
-	undo []undoTurn
 	// reports are the job reports still queued when the session shut
 	// down: release stores them.
 	reports []*JobReport
@@ -154,12 +149,6 @@ func (s *session) run(c *conn) {
 		cancel()
 		s.mu.Lock()
 		s.active, s.cancel = "", nil
-		if ch := s.agent.TurnChanges(); rec == nil && len(ch) > 0 {
-			s.undo = append(s.undo, undoTurn{turnID: p.turnID, changes: ch})
-			if len(s.undo) > maxMemoryUndo {
-				s.undo = s.undo[1:]
-			}
-		}
 		s.mu.Unlock()
 		c.srv.running.Add(-1)
 	}
