@@ -11,7 +11,6 @@ import (
 	"github.com/scv-agent/scv/internal/store"
 )
 
-
 // pending is a prompt waiting for its turn, or a compaction (session.compact,
 // with prompt its focus) waiting for the session to be idle.
 type pending struct {

@@ -72,6 +72,11 @@ type Env struct {
 	// policy asks, by the same approver as the call itself. It returns
 	// whether the step may go ahead and, when not, why. nil denies.
 	Ask func(ctx context.Context, step Plan) (approved bool, why string)
+	// AskAlone is Ask for when no one can be asked (a background job,
+	// after its call returned): the session's policy alone decides, and
+	// a step the policy would ask a person about is denied, saying why.
+	// nil denies.
+	AskAlone func(ctx context.Context, step Plan) (approved bool, why string)
 }
 
 // TodoItem is one entry of a session's todo list: what the step is and

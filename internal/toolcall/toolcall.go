@@ -107,6 +107,9 @@ func Run(ctx context.Context, c Call) (tool.Result, error) {
 	if c.Env.Ask == nil {
 		c.Env.Ask = c.nested
 	}
+	if c.Env.AskAlone == nil {
+		c.Env.AskAlone = c.unattended
+	}
 	plan, res, ok := c.Registry.Prepare(c.Env, c.Name, c.Args)
 	if !ok {
 		return Bound(res, c.Env.OutputLimit), nil
@@ -179,6 +182,19 @@ func (c Call) nested(ctx context.Context, step tool.Plan) (bool, string) {
 		return true, ""
 	}
 	return false, res.Output
+}
+
+// unattended is the door of tool.Env.AskAlone: the policy alone decides a
+// step no one can be asked about (session grants, which a person gave
+// for the turns they watch, are not consulted).
+func (c Call) unattended(_ context.Context, step tool.Plan) (bool, string) {
+	switch approval.DecidePlan(c.Policy, step) {
+	case approval.Run:
+		return true, ""
+	case approval.Deny:
+		return false, fmt.Sprintf("denied: the approval policy %q does not allow %s steps", c.Policy, step.Risk)
+	}
+	return false, fmt.Sprintf("denied: the approval policy %q asks a person about %s steps, and no one can be asked while the call runs as a background job", c.Policy, step.Risk)
 }
 
 // runRecovered runs the plan; a panicking tool becomes a failed result and

@@ -298,3 +298,27 @@ func TestRunOpensTheNestedDoor(t *testing.T) {
 		t.Errorf("asked (-want +got):\n%s\nanswer %s, want false", d, answer)
 	}
 }
+
+// The unattended door (a background job's steps): the policy alone
+// decides, and a step it would ask a person about is denied, saying why.
+func TestUnattendedApproval(t *testing.T) {
+	tests := []struct {
+		policy approval.Policy
+		risk   tool.Risk
+		ok     bool
+		why    string
+	}{
+		{approval.AskOnRisk, tool.ReadOnly, true, ""},
+		{approval.AskOnRisk, tool.Filesystem, false, `denied: the approval policy "ask-on-risk" asks a person about filesystem steps, and no one can be asked while the call runs as a background job`},
+		{approval.DenyOnRisk, tool.Process, false, `denied: the approval policy "deny-on-risk" does not allow process steps`},
+		{approval.AskAlways, tool.ReadOnly, false, `denied: the approval policy "ask-always" asks a person about read_only steps, and no one can be asked while the call runs as a background job`},
+	}
+	for _, tt := range tests {
+		asked := false
+		c := Call{Policy: tt.policy, Name: "deleg", Approve: func(context.Context, Request) Answer { asked = true; return Answer{Approved: true} }}
+		ok, why := c.unattended(t.Context(), tool.Plan{Risk: tt.risk, Summary: "[codex-1] step"})
+		if ok != tt.ok || why != tt.why || asked {
+			t.Errorf("%s/%s: AskAlone = %v, %q (approver asked: %v); want %v, %q", tt.policy, tt.risk, ok, why, asked, tt.ok, tt.why)
+		}
+	}
+}

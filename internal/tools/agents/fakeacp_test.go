@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -210,46 +209,57 @@ func TestACPIdleAdapterStops(t *testing.T) {
 	}
 }
 
-// A background job over the ACP transport has no one to ask: the step
-// the agent asks permission for is refused, and the job's result says
-// which step and why.
-func TestACPBackgroundJobRefusesSteps(t *testing.T) {
-	f, log := fakeACPFixture(t, 0)
-	var mu sync.Mutex
-	var got []jobs.Report
-	f.opts.Jobs = jobs.New(jobs.Options{MaxPerSession: 2, Report: func(r jobs.Report) {
-		mu.Lock()
-		defer mu.Unlock()
-		got = append(got, r)
-	}})
-	t.Cleanup(f.opts.Jobs.Close)
-	asked := 0
-	env := f.env()
-	env.Ask = func(context.Context, tool.Plan) (bool, string) { asked++; return true, "" }
-	tl := f.tool(t, "codex")
-	b, _ := json.Marshal(map[string]any{"prompt": "ask rm -rf build", "background": true})
-	p, err := tl.Plan(env, b)
-	if err != nil {
-		t.Fatal(err)
+// A background job over the ACP transport has no one to ask: the step the
+// agent asks permission for goes by the policy alone (tool.Env.AskAlone,
+// never the call's approval door), and the job's result says which step
+// was refused and why; without that door every step is refused.
+func TestACPBackgroundJobSteps(t *testing.T) {
+	tests := []struct {
+		name      string
+		alone     func(context.Context, tool.Plan) (bool, string)
+		reply     string
+		hint      string
+		permitted string
+	}{
+		{"the policy allows", func(context.Context, tool.Plan) (bool, string) { return true, "" }, "echo s1: chose yes", "", "permission yes"},
+		{"the policy would ask", func(context.Context, tool.Plan) (bool, string) { return false, "denied: no one can be asked" }, "echo s1: chose no",
+			"rm -rf build (execute): denied: no one can be asked", "permission no"},
+		{"no door", nil, "echo s1: chose no", "rm -rf build (execute): refused: no one can approve a step of a background job", "permission no"},
 	}
-	if res := p.Run(t.Context()); !res.Success || !strings.Contains(res.Output, `"job":"job-1"`) {
-		t.Fatalf("background call: %+v", res)
-	}
-	info, err := f.opts.Jobs.Wait(t.Context(), env.SessionID, "job-1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var r Result
-	if err := json.Unmarshal(info.Result, &r); err != nil {
-		t.Fatalf("job result %s: %v", info.Result, err)
-	}
-	if r.Reply != "echo s1: chose no" || !strings.Contains(r.Hint, "rm -rf build (execute): refused: no one can approve a step of a background job") {
-		t.Errorf("job result: reply %q, hint %q", r.Reply, r.Hint)
-	}
-	if asked != 0 {
-		t.Errorf("the call's approval door was asked %d times after the call returned", asked)
-	}
-	if _, methods := acpLog(t, log); !strings.Contains(strings.Join(methods, ","), "permission no") {
-		t.Errorf("the agent saw %v, want its permission answered with the reject option", methods)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f, log := fakeACPFixture(t, 0)
+			f.opts.Jobs = jobs.New(jobs.Options{MaxPerSession: 2})
+			t.Cleanup(f.opts.Jobs.Close)
+			asked := 0
+			env := f.env()
+			env.Ask = func(context.Context, tool.Plan) (bool, string) { asked++; return true, "" }
+			env.AskAlone = tt.alone
+			b, _ := json.Marshal(map[string]any{"prompt": "ask rm -rf build", "background": true})
+			p, err := f.tool(t, "codex").Plan(env, b)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res := p.Run(t.Context()); !res.Success || !strings.Contains(res.Output, `"job":"job-1"`) {
+				t.Fatalf("background call: %+v", res)
+			}
+			info, err := f.opts.Jobs.Wait(t.Context(), env.SessionID, "job-1")
+			if err != nil {
+				t.Fatal(err)
+			}
+			var r Result
+			if err := json.Unmarshal(info.Result, &r); err != nil {
+				t.Fatalf("job result %s: %v", info.Result, err)
+			}
+			if r.Reply != tt.reply || !strings.Contains(r.Hint, tt.hint) || (tt.hint == "") != (r.Hint == "") {
+				t.Errorf("job result: reply %q, hint %q; want %q, a hint holding %q", r.Reply, r.Hint, tt.reply, tt.hint)
+			}
+			if asked != 0 {
+				t.Errorf("the call's approval door was asked %d times after the call returned", asked)
+			}
+			if _, methods := acpLog(t, log); !strings.Contains(strings.Join(methods, ","), tt.permitted) {
+				t.Errorf("the agent saw %v, want %q", methods, tt.permitted)
+			}
+		})
 	}
 }

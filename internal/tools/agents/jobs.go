@@ -80,9 +80,9 @@ func (t *agentTool) background(env tool.Env, asked bool, rawCwd string, c *call,
 		jenv := env
 		jenv.Progress, jenv.Changed, jenv.Todos = nil, nil, nil
 		// No one is asked once the call has returned: a step the agent
-		// asks permission for (transport = "acp") is refused, and the
-		// job's report says so.
-		jenv.Ask = nil
+		// asks permission for (transport = "acp") goes by the policy
+		// alone, and the job's report says which were refused and why.
+		jenv.Ask = env.AskAlone
 		// The result leaves room for the job's own fields around it
 		// (agent_status shows both).
 		if jenv.OutputLimit <= 0 {
