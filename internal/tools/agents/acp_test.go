@@ -163,11 +163,14 @@ func writeFile(t testing.TB, path, content string) {
 	}
 }
 
-// TestACPTransport drives the real claude-agent-acp and codex-acp against
-// the fake model server through one conversation: a permission request
-// relayed and approved (the file is made) with the reply, a follow-up on
-// the same conversation whose request is denied (no file), then a long
-// command cancelled mid-run (no survivor, no adapter left running).
+// TestACPTransport drives the real claude-agent-acp, codex-acp and pi-acp
+// against the fake model server through one conversation: a permission
+// request relayed and approved (the file is made) with the reply, a
+// follow-up on the same conversation whose request is denied (no file),
+// a long command cancelled mid-run (no survivor, no adapter left running),
+// then one more call that reopens the conversation in a new adapter. pi
+// never asks: its write is made with no nested approval and its follow-up
+// is a plain reply.
 func TestACPTransport(t *testing.T) {
 	for _, tc := range acpCases {
 		t.Run(tc.agent, func(t *testing.T) {
