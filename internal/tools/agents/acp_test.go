@@ -86,6 +86,14 @@ type acpCase struct {
 	// denyEndsTurn says a refused step ends the agent's turn (Codex
 	// offers only "abort" as its refusal), so no model request follows.
 	denyEndsTurn bool
+	// neverAsks says the agent runs its tools unasked (pi has no
+	// permission step; pi-acp asks only for an extension's dialogs), so
+	// the write is made without a nested approval and nothing is denied.
+	neverAsks bool
+	// cliOnPath says the adapter runs its CLI from the search path
+	// (pi-acp starts `pi --mode rpc`), so the test puts the installed
+	// bin directory on the adapter's PATH.
+	cliOnPath bool
 }
 
 var acpCases = []acpCase{
@@ -116,6 +124,28 @@ var acpCases = []acpCase{
 		},
 		risk: tool.Filesystem,
 	},
+	{
+		agent: "pi", bin: "pi-acp",
+		setup: func(t *testing.T, home, url string) {
+			dir := filepath.Join(home, ".pi", "agent")
+			models, _ := json.Marshal(map[string]any{"providers": map[string]any{"scv": map[string]any{
+				"baseUrl": url + "/v1", "api": "openai-responses", "apiKey": "SCV_KEY_IS_IN_AUTH_JSON",
+				"models": []any{map[string]any{"id": "gpt-5"}},
+			}}})
+			writeFile(t, filepath.Join(dir, "models.json"), string(models))
+			writeFile(t, filepath.Join(dir, "auth.json"), `{"scv":{"type":"api_key","key":"sk-fake"}}`)
+			writeFile(t, filepath.Join(dir, "settings.json"), `{"defaultProvider":"scv","defaultModel":"gpt-5","quietStartup":true}`)
+		},
+		write: func(id, path string) modeltest.Step {
+			args, _ := json.Marshal(map[string]string{"path": path, "content": "made\n"})
+			return modeltest.ToolCall(id, "write", string(args))
+		},
+		long: func(id, command string) modeltest.Step {
+			args, _ := json.Marshal(map[string]any{"command": command})
+			return modeltest.ToolCall(id, "bash", string(args))
+		},
+		neverAsks: true, cliOnPath: true,
+	},
 }
 
 func codexExec(id, command string) modeltest.Step {
@@ -133,11 +163,14 @@ func writeFile(t testing.TB, path, content string) {
 	}
 }
 
-// TestACPTransport drives the real claude-agent-acp and codex-acp against
-// the fake model server through one conversation: a permission request
-// relayed and approved (the file is made) with the reply, a follow-up on
-// the same conversation whose request is denied (no file), then a long
-// command cancelled mid-run (no survivor, no adapter left running).
+// TestACPTransport drives the real claude-agent-acp, codex-acp and pi-acp
+// against the fake model server through one conversation: a permission
+// request relayed and approved (the file is made) with the reply, a
+// follow-up on the same conversation whose request is denied (no file),
+// a long command cancelled mid-run (no survivor, no adapter left running),
+// then one more call that reopens the conversation in a new adapter. pi
+// never asks: its write is made with no nested approval and its follow-up
+// is a plain reply.
 func TestACPTransport(t *testing.T) {
 	for _, tc := range acpCases {
 		t.Run(tc.agent, func(t *testing.T) {
@@ -153,6 +186,16 @@ func testACPConversation(t *testing.T, tc acpCase) {
 	fake := modeltest.New(t)
 	fake.Respond = script.respond
 	f := newFixture(t, tc.agent, "FAKE_MODEL_KEY=sk-fake")
+	if tc.cliOnPath {
+		for i, kv := range f.opts.Env {
+			if strings.HasPrefix(kv, "PATH=") {
+				f.opts.Env[i] = "PATH=" + filepath.Dir(bin) + string(os.PathListSeparator) + os.Getenv("PATH")
+			}
+		}
+		// pi-acp asks the registry for a newer pi at each session/new
+		// (`npm view`, 800 ms at most): offline, it fails at once.
+		f.opts.Env = append(f.opts.Env, "npm_config_offline=true")
+	}
 	f.opts.Overrides = map[string]Override{tc.agent: {Command: bin, Transport: TransportACP}}
 	f.opts.MaxTimeout = 600 * time.Second
 	tc.setup(t, f.opts.Layout.Adapter(tc.agent), fake.URL())
@@ -162,10 +205,12 @@ func testACPConversation(t *testing.T, tc acpCase) {
 	approved, denied := filepath.Join(f.workspace, "approved.txt"), filepath.Join(f.workspace, "denied.txt")
 	pidFile := filepath.Join(f.workspace, "sleep.pid")
 	script.queue = [][]modeltest.Step{{tc.write("t1", approved)}, {modeltest.Text("made it")}, {tc.write("t2", denied)}}
-	if !tc.denyEndsTurn {
+	if tc.neverAsks {
+		script.queue[2] = []modeltest.Step{modeltest.Text("still here")}
+	} else if !tc.denyEndsTurn {
 		script.queue = append(script.queue, []modeltest.Step{modeltest.Text("was refused")})
 	}
-	script.queue = append(script.queue, []modeltest.Step{tc.long("t3", "sleep 300 & echo $! > "+pidFile+"; wait")})
+	script.queue = append(script.queue, []modeltest.Step{tc.long("t3", "sleep 300 & echo $! > "+pidFile+"; wait")}, []modeltest.Step{modeltest.Text("back again")})
 	tl := f.tool(t, tc.agent)
 	var mu sync.Mutex
 	var asks []askRecord
@@ -206,7 +251,10 @@ func testACPConversation(t *testing.T, tc acpCase) {
 		t.Errorf("the approved step did not make its file: %v", err)
 	}
 	mu.Lock()
-	if len(asks) != 1 || !strings.HasPrefix(asks[0].summary, "["+r1.Session+"] ") || asks[0].risk != tc.risk {
+	switch {
+	case tc.neverAsks && len(asks) != 0:
+		t.Errorf("asks after the first call: %+v (want none: the agent has no permission step)", asks)
+	case !tc.neverAsks && (len(asks) != 1 || !strings.HasPrefix(asks[0].summary, "["+r1.Session+"] ") || asks[0].risk != tc.risk):
 		t.Errorf("asks after the first call: %+v (want one, risk %s)", asks, tc.risk)
 	}
 	allow = false
@@ -216,8 +264,13 @@ func testACPConversation(t *testing.T, tc acpCase) {
 	}
 
 	r2 := call(t.Context(), map[string]any{"prompt": "make denied.txt", "session": r1.Session})
-	if r2.Session != r1.Session || r2.Turn != 2 || r2.Status != StatusCompleted || !strings.Contains(r2.Hint, "refused") {
+	if r2.Session != r1.Session || r2.Turn != 2 || r2.Status != StatusCompleted {
 		t.Errorf("follow-up call: %+v", r2)
+	}
+	if tc.neverAsks && (!strings.Contains(r2.Reply, "still here") || r2.Hint != "") {
+		t.Errorf("follow-up call without a step: %+v", r2)
+	} else if !tc.neverAsks && !strings.Contains(r2.Hint, "refused") {
+		t.Errorf("follow-up call's hint does not name the refused step: %+v", r2)
 	}
 	if _, err := os.Stat(denied); err == nil {
 		t.Error("the denied step made its file")
@@ -255,6 +308,14 @@ func testACPConversation(t *testing.T, tc acpCase) {
 	}
 	if pool.Len() != 0 {
 		t.Errorf("%d adapters running after the cancel, want 0", pool.Len())
+	}
+
+	r4 := call(t.Context(), map[string]any{"prompt": "are you back", "session": r1.Session})
+	if r4.Session != r1.Session || r4.Status != StatusCompleted || !strings.Contains(r4.Reply, "back again") {
+		t.Errorf("call after the cancel: %+v", r4)
+	}
+	if !strings.Contains(script.last(), "make approved.txt") {
+		t.Error("the reloaded conversation's model request does not carry its first prompt")
 	}
 }
 
