@@ -78,8 +78,10 @@ type App struct {
 	opts     Options
 	sessions atomic.Int64
 	mcp      *mcp.Manager
-	// catalog knows context windows and prices (decoded on first use).
+	// catalog knows context windows and prices (decoded on first use,
+	// or by Warm); warming is Warm's decoding, which Close waits for.
 	catalog *catalog.Catalog
+	warming sync.WaitGroup
 	// warned are the deprecation notes logged already: each once per
 	// process, however often the configuration is loaded.
 	warnedMu sync.Mutex
@@ -347,6 +349,14 @@ func (a *App) environ() []string {
 	sort.Strings(out)
 	return out
 }
+
+// Warm prepares, in the background, what the first session would
+// otherwise wait for: the model catalogue's decoding (about 20 ms of CPU,
+// 0.5 MB kept). The daemon, scv exec, scv acp and the TUI without a daemon
+// call it at start-up, so it runs beside the configuration, the store and
+// the socket rather than inside the first session.start. Close waits for
+// it.
+func (a *App) Warm() { a.warming.Go(a.catalog.Warm) }
 
 // NewSession implements server.Factory. A stored session (req.Stored)
 // keeps the endpoint it was stored with unless the request overrides it

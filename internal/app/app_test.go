@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -353,5 +354,24 @@ func TestMentionsOnlyWithTools(t *testing.T) {
 		if attached == noTools || (len(started.Mentions) == 1) == noTools {
 			t.Errorf("no_tools %v: content attached %v, mentions %+v", noTools, attached, started.Mentions)
 		}
+	}
+}
+
+// TestWarmBesideSessions: the catalogue decoded by Warm in the background
+// while sessions start and describe their models is one decoding, shared
+// without a race (run with -race), and Close waits for it.
+func TestWarmBesideSessions(t *testing.T) {
+	f := newFixture(t, "")
+	f.app.Warm()
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Go(func() {
+			f.app.catalog.Lookup("https://api.openai.com/v1", "gpt-4.1", nil)
+		})
+	}
+	wg.Wait()
+	f.app.Close()
+	if m, known := f.app.catalog.Lookup("https://api.openai.com/v1", "gpt-4.1", nil); !known || m.ContextWindow == 0 {
+		t.Errorf("after Warm: %+v known=%v", m, known)
 	}
 }

@@ -49,6 +49,7 @@ func NewDaemon(ctx context.Context, opts Options) (*Daemon, error) {
 		return nil, errors.New("app: a daemon needs a delegation tracker and a containment")
 	}
 	a := New(opts)
+	a.Warm()
 	loaded, err := a.LoadConfig("", NoOverrides)
 	if err != nil {
 		a.Close()

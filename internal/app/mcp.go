@@ -221,6 +221,7 @@ func (a *App) withMCP(ts *Toolset, builtins []tool.Tool, servers []mcp.Server, w
 // Close stops the MCP servers this app started; call it when the process
 // is done serving.
 func (a *App) Close() {
+	a.warming.Wait()
 	a.convMu.Lock()
 	pool := a.acp
 	a.convMu.Unlock()

@@ -119,6 +119,11 @@ func placeholderHosts() map[string]string {
 	}
 }
 
+// Warm decodes the catalogue now (it takes ≈ 20 ms of CPU), so that the
+// first lookup does not wait for it; a process that is about to open a
+// session calls it in the background at start-up.
+func (c *Catalog) Warm() { c.index() }
+
 func (c *Catalog) index() {
 	c.once.Do(func() {
 		c.byHost = map[string][]entry{}
@@ -187,8 +192,13 @@ func (c *Catalog) Lookup(baseURL, model string, over *Override) (Model, bool) {
 }
 
 func (c *Catalog) catalogue(baseURL, model string) (Model, bool) {
-	c.index()
 	host, path := hostPath(baseURL)
+	if host == "" || model == "" {
+		// A plain-http or local endpoint, or no model: nothing to look
+		// up, so the catalogue is not decoded for it.
+		return Model{}, false
+	}
+	c.index()
 	// The entry whose endpoint path starts baseURL's path, the longest;
 	// else the host's first.
 	var best *entry

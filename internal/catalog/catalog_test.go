@@ -81,6 +81,14 @@ func TestLookupInjectedCatalogue(t *testing.T) {
 	if loads != 0 {
 		t.Fatal("the catalogue was decoded before the first lookup")
 	}
+	// A local (plain-http) endpoint, or no model, has nothing to look up:
+	// the catalogue stays undecoded.
+	if m, known := c.Lookup("http://127.0.0.1:11434/v1", "m", nil); known || loads != 0 {
+		t.Fatalf("local endpoint: %+v known=%v, decoded %d times", m, known, loads)
+	}
+	if _, known := c.Lookup("https://gw.example/one/v1", "", nil); known || loads != 0 {
+		t.Fatalf("no model: known=%v, decoded %d times", known, loads)
+	}
 	m, _ := c.Lookup("https://gw.example/two/v1", "m", nil)
 	if m.ContextWindow != 2000 || m.Prices != nil || m.Source != "catwalk two" {
 		t.Errorf("path match = %+v (a model without prices has none)", m)
@@ -90,6 +98,7 @@ func TestLookupInjectedCatalogue(t *testing.T) {
 		t.Errorf("path match = %+v", m)
 	}
 	c.Lookup("https://gw.example/one/v1", "m", nil)
+	c.Warm() // already decoded: nothing again
 	if loads != 1 {
 		t.Errorf("the catalogue was decoded %d times", loads)
 	}
@@ -126,5 +135,22 @@ func TestCost(t *testing.T) {
 	}
 	if got := Round(0.0105004); got != 0.0105 {
 		t.Errorf("Round(0.0105004) = %v", got)
+	}
+}
+
+// TestWarmDecodesOnce: Warm decodes the catalogue ahead of the first
+// lookup, and the lookup then uses what it decoded.
+func TestWarmDecodesOnce(t *testing.T) {
+	loads := 0
+	c := New(Options{Providers: func() []catwalk.Provider {
+		loads++
+		return []catwalk.Provider{{ID: "one", APIEndpoint: "https://gw.example/v1", Models: []catwalk.Model{{ID: "m", ContextWindow: 1000}}}}
+	}})
+	c.Warm()
+	if loads != 1 {
+		t.Fatalf("Warm decoded %d times", loads)
+	}
+	if m, _ := c.Lookup("https://gw.example/v1", "m", nil); m.ContextWindow != 1000 || loads != 1 {
+		t.Errorf("after Warm: %+v, decoded %d times", m, loads)
 	}
 }

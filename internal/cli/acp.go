@@ -43,6 +43,7 @@ func (g *globals) runACP(daemon bool) error {
 		return err
 	}
 	defer a.Close()
+	a.Warm()
 	loaded, err := a.LoadConfig("", app.NoOverrides)
 	if err != nil {
 		return err

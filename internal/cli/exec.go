@@ -115,6 +115,7 @@ func (g *globals) startExec(r execRun, rules []approval.Grant) error {
 	// The app owns the MCP servers the turn starts; closing it
 	// stops them (and what they spawned) before exec exits.
 	defer a.Close()
+	a.Warm() // the catalogue decodes beside the store and config
 	if r.verbose {
 		fmt.Fprintf(g.stdio.Err, "scv: process tracking: %s\n", termtext.Line(a.Contain().Describe()))
 	}

@@ -42,6 +42,12 @@ func scvBinary(t *testing.T) string {
 }
 
 func buildSCV() {
+	// SCV_TEST_BIN runs the tests and benchmarks against a binary built
+	// beforehand (e.g. two builds compared in alternated runs).
+	if bin := os.Getenv("SCV_TEST_BIN"); bin != "" {
+		builtSCV = bin
+		return
+	}
 	buildDir, buildErr = os.MkdirTemp("", "scv-tui-e2e-")
 	if buildErr != nil {
 		return
