@@ -352,11 +352,19 @@ func (a *App) environ() []string {
 
 // Warm prepares, in the background, what the first session would
 // otherwise wait for: the model catalogue's decoding (about 20 ms of CPU,
-// 0.5 MB kept). The daemon, scv exec, scv acp and the TUI without a daemon
-// call it at start-up, so it runs beside the configuration, the store and
-// the socket rather than inside the first session.start. Close waits for
-// it.
-func (a *App) Warm() { a.warming.Go(a.catalog.Warm) }
+// 0.5 MB kept), when a provider profile of cfg is served where the
+// catalogue could know its models (catalog.Served). The daemon, scv exec,
+// scv acp and the TUI without a daemon call it once their configuration
+// is loaded, so it runs beside the store and the socket rather than inside
+// the first session.start. Close waits for it.
+func (a *App) Warm(cfg *config.Config) {
+	for _, p := range cfg.Providers {
+		if catalog.Served(p.BaseURL) {
+			a.warming.Go(a.catalog.Warm)
+			return
+		}
+	}
+}
 
 // NewSession implements server.Factory. A stored session (req.Stored)
 // keeps the endpoint it was stored with unless the request overrides it

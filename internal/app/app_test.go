@@ -361,8 +361,12 @@ func TestMentionsOnlyWithTools(t *testing.T) {
 // while sessions start and describe their models is one decoding, shared
 // without a race (run with -race), and Close waits for it.
 func TestWarmBesideSessions(t *testing.T) {
-	f := newFixture(t, "")
-	f.app.Warm()
+	f := newFixture(t, "[providers.remote]\nbase_url = \"https://api.openai.com/v1\"\napi_key_env = \"OPENAI_API_KEY\"\n")
+	loaded, err := f.app.LoadConfig(f.ws, NoOverrides)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.app.Warm(&loaded.Config)
 	var wg sync.WaitGroup
 	for range 4 {
 		wg.Go(func() {

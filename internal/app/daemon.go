@@ -49,12 +49,12 @@ func NewDaemon(ctx context.Context, opts Options) (*Daemon, error) {
 		return nil, errors.New("app: a daemon needs a delegation tracker and a containment")
 	}
 	a := New(opts)
-	a.Warm()
 	loaded, err := a.LoadConfig("", NoOverrides)
 	if err != nil {
 		a.Close()
 		return nil, err
 	}
+	a.Warm(&loaded.Config)
 	st, err := OpenStore(ctx, opts.Layout, "daemon", a.opts.Logger)
 	if err != nil {
 		a.Close()

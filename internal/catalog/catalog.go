@@ -119,6 +119,13 @@ func placeholderHosts() map[string]string {
 	}
 }
 
+// Served says the catalogue could know models served at baseURL: an
+// https endpoint (a plain-http or local one is never looked up).
+func Served(baseURL string) bool {
+	host, _ := hostPath(baseURL)
+	return host != ""
+}
+
 // Warm decodes the catalogue now (it takes ≈ 20 ms of CPU), so that the
 // first lookup does not wait for it; a process that is about to open a
 // session calls it in the background at start-up.

@@ -43,11 +43,11 @@ func (g *globals) runACP(daemon bool) error {
 		return err
 	}
 	defer a.Close()
-	a.Warm()
 	loaded, err := a.LoadConfig("", app.NoOverrides)
 	if err != nil {
 		return err
 	}
+	a.Warm(&loaded.Config)
 	if n, err := tr.Reconcile(g.ctx); err != nil {
 		logger.Warn("reconcile delegations", "err", err)
 	} else if n > 0 {

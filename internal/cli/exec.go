@@ -115,7 +115,6 @@ func (g *globals) startExec(r execRun, rules []approval.Grant) error {
 	// The app owns the MCP servers the turn starts; closing it
 	// stops them (and what they spawned) before exec exits.
 	defer a.Close()
-	a.Warm() // the catalogue decodes beside the store and config
 	if r.verbose {
 		fmt.Fprintf(g.stdio.Err, "scv: process tracking: %s\n", termtext.Line(a.Contain().Describe()))
 	}
@@ -123,6 +122,7 @@ func (g *globals) startExec(r execRun, rules []approval.Grant) error {
 	if err != nil {
 		return startupErr(execConfigError, err)
 	}
+	a.Warm(&loaded.Config)
 	if _, err := loaded.Config.APIKey(g.env); err != nil {
 		return startupErr(execNoAPIKey, err)
 	}

@@ -181,12 +181,12 @@ func (g *globals) runTUIInProcess(layout paths.Layout, opts tui.Options) (tui.Re
 	if err != nil {
 		return tui.Result{}, err
 	}
-	a.Warm()
 	defer a.Close() // stops the MCP servers the sessions started
 	loaded, err := a.LoadConfig(opts.Cwd, app.NoOverrides)
 	if err != nil {
 		return tui.Result{}, err
 	}
+	a.Warm(&loaded.Config)
 	if n, err := tr.Reconcile(g.ctx); err != nil {
 		logger.Warn("reconcile delegations", "err", err)
 	} else if n > 0 {
