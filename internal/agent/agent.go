@@ -523,7 +523,7 @@ func (s *Session) call(ctx context.Context, call model.ToolCall, ev Emit) (tool.
 		// did, such as the full URL with its query; so does the diff of a
 		// call no person was asked about (a person who was asked has seen
 		// it).
-		Started: func(plan tool.Plan, ans toolcall.Answer, asked bool) {
+		Started: func(plan tool.Plan, ans approval.Answer, asked bool) {
 			ran = &plan
 			started := &proto.ToolStarted{CallID: call.ID, Name: call.Name, Summary: plan.Summary, GrantID: ans.GrantID}
 			if g := ans.Granted; g != nil {
@@ -552,15 +552,15 @@ func (s *Session) call(ctx context.Context, call model.ToolCall, ev Emit) (tool.
 // call: it announces the pending approval (with the diff of a write and the
 // grant a person may give instead) and waits for approval.resolve's answer
 // (or the turn's end).
-func (s *Session) approver(ev Emit) toolcall.Approver {
-	return func(ctx context.Context, r toolcall.Request) toolcall.Answer {
+func (s *Session) approver(ev Emit) approval.Approver {
+	return func(ctx context.Context, r approval.Request) approval.Answer {
 		plan := r.Plan
 		c := approval.CallOf(r.Name, plan)
 		// An approval a hook or a deny rule forced is a person's to give:
 		// no grant answers it, and none is offered.
 		if r.Forced == "" {
 			if g, ok := s.broker.Allowed(c); ok {
-				a := toolcall.Answer{Approved: true, GrantID: g.ID}
+				a := approval.Answer{Approved: true, GrantID: g.ID}
 				if isSavedRule(g) {
 					a.Rule = &g
 				}
@@ -580,9 +580,9 @@ func (s *Session) approver(ev Emit) toolcall.Approver {
 		}
 		ans, answered := s.broker.Wait(ctx, id, req, announce)
 		if !answered {
-			return toolcall.Answer{}
+			return approval.Answer{}
 		}
-		return toolcall.Answer{Approved: ans.Approved, Reason: ans.Reason, Granted: ans.Granted}
+		return approval.Answer{Approved: ans.Approved, Reason: ans.Reason, Granted: ans.Granted}
 	}
 }
 
