@@ -172,9 +172,9 @@ func isSavedRule(g approval.Grant) bool {
 // grants say.
 func (s *Session) ruleCheck(name string, check func(context.Context, tool.Plan) toolcall.Verdict) func(context.Context, tool.Plan) toolcall.Verdict {
 	return func(ctx context.Context, plan tool.Plan) toolcall.Verdict {
-		r, deny, ask := s.broker.Denied(approval.CallOf(name, plan))
-		if deny {
-			return toolcall.Verdict{Deny: true, Reason: "the saved rule " + approval.Describe(r) + " (" + r.Source + ") denies it"}
+		deny, ask := s.broker.Judge(name, plan)
+		if deny != "" {
+			return toolcall.Verdict{Deny: true, Reason: deny}
 		}
 		var v toolcall.Verdict
 		if check != nil {
