@@ -14,8 +14,6 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/google/uuid"
-
 	"github.com/scv-agent/scv/internal/approval"
 	"github.com/scv-agent/scv/internal/hooks"
 	"github.com/scv-agent/scv/internal/mention"
@@ -174,9 +172,9 @@ func isSavedRule(g approval.Grant) bool {
 // grants say.
 func (s *Session) ruleCheck(name string, check func(context.Context, tool.Plan) toolcall.Verdict) func(context.Context, tool.Plan) toolcall.Verdict {
 	return func(ctx context.Context, plan tool.Plan) toolcall.Verdict {
-		r, deny, ask := s.broker.Denied(approval.CallOf(name, plan))
-		if deny {
-			return toolcall.Verdict{Deny: true, Reason: "the saved rule " + approval.Describe(r) + " (" + r.Source + ") denies it"}
+		deny, ask := s.broker.Judge(name, plan)
+		if deny != "" {
+			return toolcall.Verdict{Deny: true, Reason: deny}
 		}
 		var v toolcall.Verdict
 		if check != nil {
@@ -516,14 +514,14 @@ func (s *Session) call(ctx context.Context, call model.ToolCall, ev Emit) (tool.
 	env.Progress, stopProgress = newProgress(call.ID, ev, s.secrets)
 	var ran *tool.Plan
 	res, err := toolcall.Run(ctx, toolcall.Call{
-		Registry: s.reg, Policy: s.Policy(), Approve: s.approver(ev), Env: env,
+		Registry: s.reg, Policy: s.Policy(), Approve: s.broker.Approver(s.announce(ev)), Env: env,
 		Name: call.Name, Args: []byte(call.Arguments), Check: s.ruleCheck(call.Name, s.preToolCheck(call, ev)), ReadOnly: s.planning(),
 		// The summary rides along, so a call that ran without an approval
 		// (a read_only fetch of an allowlisted host) still shows what it
 		// did, such as the full URL with its query; so does the diff of a
 		// call no person was asked about (a person who was asked has seen
 		// it).
-		Started: func(plan tool.Plan, ans toolcall.Answer, asked bool) {
+		Started: func(plan tool.Plan, ans approval.Answer, asked bool) {
 			ran = &plan
 			started := &proto.ToolStarted{CallID: call.ID, Name: call.Name, Summary: plan.Summary, GrantID: ans.GrantID}
 			if g := ans.Granted; g != nil {
@@ -548,41 +546,14 @@ func (s *Session) call(ctx context.Context, call model.ToolCall, ev Emit) (tool.
 	return res, err
 }
 
-// approver asks the session's client unless a session grant covers the
-// call: it announces the pending approval (with the diff of a write and the
-// grant a person may give instead) and waits for approval.resolve's answer
-// (or the turn's end).
-func (s *Session) approver(ev Emit) toolcall.Approver {
-	return func(ctx context.Context, r toolcall.Request) toolcall.Answer {
-		plan := r.Plan
-		c := approval.CallOf(r.Name, plan)
-		// An approval a hook or a deny rule forced is a person's to give:
-		// no grant answers it, and none is offered.
-		if r.Forced == "" {
-			if g, ok := s.broker.Allowed(c); ok {
-				a := toolcall.Answer{Approved: true, GrantID: g.ID}
-				if isSavedRule(g) {
-					a.Rule = &g
-				}
-				return a
-			}
-		}
-		offer, why := s.broker.Explain(c)
-		if r.Forced != "" {
-			offer, why = nil, r.Forced
-		}
-		req := approval.Request{Offer: offer, Call: c}
-		id := "ap_" + uuid.NewString()[:8]
-		announce := func() {
-			ev(&proto.ApprovalRequested{ApprovalID: id, CallID: r.CallID, Name: r.Name, Risk: string(r.Risk), Cwd: s.opts.Workspace,
-				Summary: r.Summary, Diff: protoDiff(plan.Diff), Grant: protoGrant(req.Offer), Reason: why})
-			s.approvalHooks(ctx, r, id, ev)
-		}
-		ans, answered := s.broker.Wait(ctx, id, req, announce)
-		if !answered {
-			return toolcall.Answer{}
-		}
-		return toolcall.Answer{Approved: ans.Approved, Reason: ans.Reason, Granted: ans.Granted}
+// announce tells the session's client about an approval the broker's
+// approver registered (with the diff of a write and the grant a person may
+// give instead) and runs the approval_requested hooks.
+func (s *Session) announce(ev Emit) approval.Announce {
+	return func(ctx context.Context, id string, r approval.Request) {
+		ev(&proto.ApprovalRequested{ApprovalID: id, CallID: r.CallID, Name: r.Name, Risk: string(r.Risk), Cwd: s.opts.Workspace,
+			Summary: r.Summary, Diff: protoDiff(r.Plan.Diff), Grant: protoGrant(r.Offer), Reason: r.Why})
+		s.approvalHooks(ctx, r, id, ev)
 	}
 }
 

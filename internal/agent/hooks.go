@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/scv-agent/scv/internal/approval"
 	"github.com/scv-agent/scv/internal/hooks"
 	"github.com/scv-agent/scv/internal/model"
 	"github.com/scv-agent/scv/internal/proto"
@@ -100,7 +101,7 @@ func (s *Session) postToolHooks(ctx context.Context, call model.ToolCall, plan t
 
 // approvalHooks runs the approval_requested hooks (notifications) once
 // the approval was announced; an answer given meanwhile is kept.
-func (s *Session) approvalHooks(ctx context.Context, r toolcall.Request, approvalID string, ev Emit) {
+func (s *Session) approvalHooks(ctx context.Context, r approval.Request, approvalID string, ev Emit) {
 	h := s.opts.Hooks
 	if !h.Has(hooks.ApprovalRequested, r.Name) {
 		return

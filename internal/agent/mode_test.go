@@ -135,9 +135,9 @@ func TestToolcallReadOnly(t *testing.T) {
 			t.Error("check consulted")
 			return toolcall.Verdict{}
 		},
-		Approve: func(context.Context, toolcall.Request) toolcall.Answer {
+		Approve: func(context.Context, approval.Request) approval.Answer {
 			t.Error("approver consulted")
-			return toolcall.Answer{}
+			return approval.Answer{}
 		}})
 	if err != nil || res.Success || res.Error != tool.Denied || !strings.HasPrefix(res.Output, "plan mode: read-only") || len(order) != 0 {
 		t.Errorf("result %+v, %v, ran %v", res, err, order)

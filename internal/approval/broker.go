@@ -2,10 +2,13 @@ package approval
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
 	"sync"
+
+	"github.com/scv-agent/scv/internal/tool"
 )
 
 // MaxReasonBytes bounds the reason a person gives with a denial.
@@ -19,18 +22,44 @@ var (
 	ErrNoGrant = errors.New("this call cannot be allowed for the session")
 )
 
-// Request is what the broker knows of a pending approval.
+// Request is one approval as it travels, from the tool-call path
+// (toolcall.Run fills in the call the policy asks a person about) through
+// the broker's approver (Broker.Approver adds what it matches and offers)
+// to the announcement a client answers.
 type Request struct {
+	CallID string
+	Name   string
+	Risk   tool.Risk
+	// Summary is the plan's own account of what the call would do: the
+	// full command, URL or path.
+	Summary string
+	// Plan is the whole plan: its diff, its command (what a session grant
+	// matches) and whether a grant may cover it at all.
+	Plan tool.Plan
+	// Args are the call's arguments as the model sent them.
+	Args json.RawMessage
+	// Forced says a check (a pre_tool hook, a deny rule that cannot judge
+	// the call) asked for a person's approval: no session grant may answer
+	// it, and none is offered. Its text is why.
+	Forced string
+
+	// Call is the call being approved: a confirmed prefix must begin its
+	// command, a confirmed path must hold its paths.
+	Call Call
 	// Offer is the grant an approver may ask for instead of a one-time
 	// approval (ID empty); nil when the call can never be allowed for the
 	// session.
 	Offer *Grant
-	// Call is the call being approved: a confirmed prefix must begin its
-	// command, a confirmed path must hold its paths.
-	Call Call
+	// Why says in one line why the call is asked although the session has
+	// grants of its tool, why the offer is narrower than usual or missing,
+	// or why a check forced the approval ("" when there is nothing to say).
+	Why string
 }
 
-// Answer is a person's answer to one approval.
+// Answer is the answer to one approval: what a person said (Approved and
+// the fields after it, from approval.resolve) and what the broker added
+// (Granted), or the grant or rule that approved the call without asking
+// anyone (GrantID, Rule).
 type Answer struct {
 	Approved bool
 	// Session asks, with an approval, for a grant that allows later
@@ -49,13 +78,25 @@ type Answer struct {
 	// rule)"): the session grant it would give, written to the user config
 	// as an allow rule so later sessions have it too.
 	Save bool
-	// Reason is the approver's reason for a denial, told to the model.
+	// Reason is the approver's reason for a denial, told to the model in
+	// the failed result.
 	Reason string
 	// Granted is set by Resolve on the answer the waiting call gets: the
 	// session grant the answer added (or the equal one already held), or
 	// the rule it saved (Source set).
 	Granted *Grant
+	// GrantID names the session grant or rule that approved the call
+	// without asking anyone ("" when a person answered).
+	GrantID string
+	// Rule is the saved rule that approved the call without asking (its
+	// id is GrantID); nil otherwise.
+	Rule *Grant
 }
+
+// Approver answers one Request. It may block until a person answers or ctx
+// ends; a call whose context has ended while it waited is cancelled rather
+// than denied.
+type Approver func(ctx context.Context, req Request) Answer
 
 type waiter struct {
 	ch  chan Answer

@@ -102,26 +102,34 @@ func (g Grant) covers(c Call) bool {
 // that covers c. Both are matched by the same covers; a call a deny rule
 // matches is never allowed (see Denied).
 func (b *Broker) Allowed(c Call) (Grant, bool) {
+	g, _, ok := b.allowed(c)
+	return g, ok
+}
+
+// allowed is Allowed that also says whether the grant is a saved rule (of
+// a rule book) rather than a session grant or a rule the session started
+// with.
+func (b *Broker) allowed(c Call) (g Grant, rule, ok bool) {
 	if never(c) != "" {
-		return Grant{}, false
+		return Grant{}, false, false
 	}
 	rules := b.rules()
 	if _, deny, ask := denied(c, rules); deny || ask != "" {
-		return Grant{}, false
+		return Grant{}, false, false
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	for _, g := range b.grants {
 		if g.covers(c) {
-			return g, true
+			return g, false, true
 		}
 	}
 	for _, r := range rules {
 		if !r.Deny && r.covers(c) {
-			return r, true
+			return r, true, true
 		}
 	}
-	return Grant{}, false
+	return Grant{}, false, false
 }
 
 // Explain is what an approval of c (which no grant covers) offers and

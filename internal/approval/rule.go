@@ -279,6 +279,19 @@ func (b *Broker) Denied(c Call) (rule Grant, deny bool, ask string) {
 	return denied(c, b.rules())
 }
 
+// Judge is the deny rules' word on a call of the tool name, before its
+// other checks and the policy: deny, when not "", says which deny rule
+// denies it (the call fails without asking); ask, when not "", says why a
+// deny rule cannot judge it (a person must be asked, whatever the policy
+// and grants say: Request.Forced).
+func (b *Broker) Judge(name string, plan tool.Plan) (deny, ask string) {
+	r, denies, ask := b.Denied(CallOf(name, plan))
+	if denies {
+		return "the saved rule " + Describe(r) + " (" + r.Source + ") denies it", ""
+	}
+	return "", ask
+}
+
 // programWords are the words of cmd from its program on (NAME=value
 // assignments before it dropped), as deny rules match them.
 func programWords(cmd string) []string {

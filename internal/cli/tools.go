@@ -178,8 +178,8 @@ func (g *globals) callTool(reg *tool.Registry, policy approval.Policy, limit int
 // flagApprover is the command line's approver: --yes approves a call the
 // policy asks about; without it the call is denied and stderr says how to
 // approve it.
-func (g *globals) flagApprover(yes bool) toolcall.Approver {
-	return func(_ context.Context, r toolcall.Request) toolcall.Answer {
+func (g *globals) flagApprover(yes bool) approval.Approver {
+	return func(_ context.Context, r approval.Request) approval.Answer {
 		if !yes {
 			fmt.Fprintf(g.stdio.Err, "scv: %s needs approval (risk %s): %s\n", r.Name, r.Risk, termtext.Block(r.Summary))
 			if d := r.Plan.Diff; d != nil {
@@ -187,7 +187,7 @@ func (g *globals) flagApprover(yes bool) toolcall.Approver {
 			}
 			fmt.Fprintln(g.stdio.Err, "scv: denied; pass --yes to approve")
 		}
-		return toolcall.Answer{Approved: yes}
+		return approval.Answer{Approved: yes}
 	}
 }
 

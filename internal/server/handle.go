@@ -342,14 +342,22 @@ func (c *conn) approvalResolve(s *session, m *proto.ApprovalResolve) {
 		invalid(fmt.Sprintf("scope %q is not %q, %q or %q", m.Scope, proto.ScopeCall, proto.ScopeSession, proto.ScopeRule))
 		return
 	}
-	err := s.agent.Resolve(m.ApprovalID, approval.Answer{Approved: m.Approved, Session: m.Scope == proto.ScopeSession, Save: m.Scope == proto.ScopeRule,
-		Prefix: m.Prefix, Exact: m.Exact, Path: m.Path, Reason: m.Reason})
+	err := s.agent.Resolve(m.ApprovalID, answerOf(m))
 	switch {
 	case errors.Is(err, approval.ErrNotPending):
 		notFound()
 	case err != nil:
 		invalid(err.Error())
 	}
+}
+
+// answerOf is the one place where the wire's answer (approval.resolve)
+// becomes an approval.Answer; every client's answer, the TUI's, ACP's
+// session/request_permission outcome, the WeChat bridge's and scv exec's,
+// reaches the broker through it.
+func answerOf(m *proto.ApprovalResolve) approval.Answer {
+	return approval.Answer{Approved: m.Approved, Session: m.Scope == proto.ScopeSession, Save: m.Scope == proto.ScopeRule,
+		Prefix: m.Prefix, Exact: m.Exact, Path: m.Path, Reason: m.Reason}
 }
 
 func (c *conn) approvalRevoke(s *session, m *proto.ApprovalRevoke) {

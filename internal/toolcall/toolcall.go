@@ -2,9 +2,9 @@
 // the agent loop or `scv tools call`: look the tool up and validate the
 // arguments, apply the approval policy to the call's risk, ask an approver
 // when the policy says so, run the plan with a crash turned into a runtime
-// error, and bound the result. Callers differ only in the approver they pass
-// (the session's approval broker, or a command-line flag) and in what they
-// tell their own clients before and after.
+// error, and bound the result. Callers differ only in the approval.Approver
+// they pass (the session's approval broker, or a command-line flag) and in
+// what they tell their own clients before and after.
 package toolcall
 
 import (
@@ -16,54 +16,12 @@ import (
 	"github.com/scv-agent/scv/internal/tool"
 )
 
-// Request is what an approver is shown about a call the policy asks a
-// person about.
-type Request struct {
-	CallID string
-	Name   string
-	Risk   tool.Risk
-	// Summary is the plan's own account of what the call would do: the
-	// full command, URL or path.
-	Summary string
-	// Plan is the whole plan: its diff, its command (what a session grant
-	// matches) and whether a grant may cover it at all.
-	Plan tool.Plan
-	// Args are the call's arguments as the model sent them.
-	Args json.RawMessage
-	// Forced says a check (a pre_tool hook) asked for a person's approval:
-	// no session grant may answer it. Its text is why.
-	Forced string
-}
-
-// Answer is an approver's reply to one Request.
-type Answer struct {
-	Approved bool
-	// Reason is the person's reason for a denial; it reaches the model in
-	// the failed result.
-	Reason string
-	// GrantID names the session grant that approved the call without
-	// asking anyone ("" when a person answered).
-	GrantID string
-	// Granted is the session grant the person's answer added ("allow for
-	// this session"), or the rule it saved ("always (save rule)"); nil
-	// otherwise.
-	Granted *approval.Grant
-	// Rule is the saved rule that approved the call without asking (its
-	// id is GrantID); nil otherwise.
-	Rule *approval.Grant
-}
-
-// Approver answers one Request. It may block until a person answers or ctx
-// ends; a call whose context has ended while it waited is cancelled rather
-// than denied.
-type Approver func(ctx context.Context, req Request) Answer
-
 // Call is one tool call and what it runs against.
 type Call struct {
 	Registry *tool.Registry
 	Policy   approval.Policy
 	// Approve answers calls the policy asks about; nil denies them all.
-	Approve Approver
+	Approve approval.Approver
 	// Env carries the workspace, the ids, the output limit (which also
 	// bounds the final result) and the progress sink.
 	Env  tool.Env
@@ -78,9 +36,9 @@ type Call struct {
 	Check func(ctx context.Context, plan tool.Plan) Verdict
 	// Started, when set, is called once after approval, just before the
 	// tool runs, with the plan that runs and how it was approved (asked
-	// says a person saw the call; a zero Answer with asked false means the
-	// policy let it run unasked).
-	Started func(plan tool.Plan, ans Answer, asked bool)
+	// says a person saw the call; a zero approval.Answer with asked false
+	// means the policy let it run unasked).
+	Started func(plan tool.Plan, ans approval.Answer, asked bool)
 }
 
 // Verdict is a Check's judgement of a call.
@@ -138,7 +96,7 @@ func Run(ctx context.Context, c Call) (tool.Result, error) {
 // approve applies the policy and, when it asks, the approver; asked says
 // the approver was consulted, stop says the call must not run and res is
 // its result.
-func (c Call) approve(ctx context.Context, plan tool.Plan, v Verdict) (ans Answer, asked bool, res tool.Result, stop bool) {
+func (c Call) approve(ctx context.Context, plan tool.Plan, v Verdict) (ans approval.Answer, asked bool, res tool.Result, stop bool) {
 	decision := approval.DecidePlan(c.Policy, plan)
 	if v.Ask && decision == approval.Run {
 		decision = approval.Ask
@@ -149,7 +107,7 @@ func (c Call) approve(ctx context.Context, plan tool.Plan, v Verdict) (ans Answe
 	case approval.Ask:
 		asked = true
 		if c.Approve != nil {
-			req := Request{CallID: c.Env.CallID, Name: c.Name, Risk: plan.Risk, Summary: plan.Summary, Plan: plan, Args: c.Args}
+			req := approval.Request{CallID: c.Env.CallID, Name: c.Name, Risk: plan.Risk, Summary: plan.Summary, Plan: plan, Args: c.Args}
 			if v.Ask {
 				req.Forced = v.AskReason
 			}

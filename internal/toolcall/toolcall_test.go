@@ -45,31 +45,33 @@ func testRegistry(t *testing.T, ran *int) *tool.Registry {
 }
 
 func TestRun(t *testing.T) {
-	yes := func(context.Context, Request) Answer { return Answer{Approved: true} }
-	no := func(context.Context, Request) Answer { return Answer{} }
-	because := func(context.Context, Request) Answer { return Answer{Reason: "use the staging copy"} }
+	yes := func(context.Context, approval.Request) approval.Answer { return approval.Answer{Approved: true} }
+	no := func(context.Context, approval.Request) approval.Answer { return approval.Answer{} }
+	because := func(context.Context, approval.Request) approval.Answer {
+		return approval.Answer{Reason: "use the staging copy"}
+	}
 	tests := []struct {
 		name     string
 		policy   approval.Policy
-		approve  Approver
+		approve  approval.Approver
 		call     string
 		args     string
 		want     tool.Result
 		wantRuns int
 		// asked is the request the approver must see ("" name: none).
-		asked Request
+		asked approval.Request
 	}{
 		{name: "read_only runs unasked", policy: approval.AskOnRisk, call: "look", args: `{"text":"a"}`,
 			want: tool.Result{Success: true, Output: "saw a"}, wantRuns: 1},
 		{name: "approved", policy: approval.AskOnRisk, approve: yes, call: "exec", args: `{"text":"b"}`,
 			want: tool.Result{Success: true, Output: "ran b"}, wantRuns: 1,
-			asked: Request{CallID: "c1", Name: "exec", Risk: tool.Process, Summary: "exec b", Args: json.RawMessage(`{"text":"b"}`)}},
+			asked: approval.Request{CallID: "c1", Name: "exec", Risk: tool.Process, Summary: "exec b", Args: json.RawMessage(`{"text":"b"}`)}},
 		{name: "not approved", policy: approval.AskOnRisk, approve: no, call: "exec", args: `{"text":"b"}`,
 			want:  tool.Result{Error: tool.Denied, Output: "denied: the user did not approve this exec call"},
-			asked: Request{CallID: "c1", Name: "exec", Risk: tool.Process, Summary: "exec b", Args: json.RawMessage(`{"text":"b"}`)}},
+			asked: approval.Request{CallID: "c1", Name: "exec", Risk: tool.Process, Summary: "exec b", Args: json.RawMessage(`{"text":"b"}`)}},
 		{name: "denied with a reason", policy: approval.AskOnRisk, approve: because, call: "exec", args: `{"text":"b"}`,
 			want:  tool.Result{Error: tool.Denied, Output: "denied: the user did not approve this exec call. The user's reason: use the staging copy"},
-			asked: Request{CallID: "c1", Name: "exec", Risk: tool.Process, Summary: "exec b", Args: json.RawMessage(`{"text":"b"}`)}},
+			asked: approval.Request{CallID: "c1", Name: "exec", Risk: tool.Process, Summary: "exec b", Args: json.RawMessage(`{"text":"b"}`)}},
 		{name: "no approver denies", policy: approval.AskAlways, call: "look", args: `{"text":"c"}`,
 			want: tool.Result{Error: tool.Denied, Output: "denied: the user did not approve this look call"}},
 		{name: "policy never", policy: approval.DenyOnRisk, approve: yes, call: "exec", args: `{"text":"d"}`,
@@ -84,16 +86,16 @@ func TestRun(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			runs, started := 0, 0
-			var asked Request
+			var asked approval.Request
 			approve := tt.approve
 			if approve != nil {
-				approve = func(ctx context.Context, r Request) Answer { asked = r; return tt.approve(ctx, r) }
+				approve = func(ctx context.Context, r approval.Request) approval.Answer { asked = r; return tt.approve(ctx, r) }
 			}
 			res, err := Run(t.Context(), Call{
 				Registry: testRegistry(t, &runs), Policy: tt.policy, Approve: approve,
 				Env:  tool.Env{Workspace: t.TempDir(), CallID: "c1", OutputLimit: 200},
 				Name: tt.call, Args: json.RawMessage(tt.args),
-				Started: func(tool.Plan, Answer, bool) { started++ },
+				Started: func(tool.Plan, approval.Answer, bool) { started++ },
 			})
 			if err != nil {
 				t.Fatal(err)
@@ -110,7 +112,7 @@ func TestRun(t *testing.T) {
 			if runs != tt.wantRuns || started != tt.wantRuns {
 				t.Errorf("ran %d times, Started %d times; want %d", runs, started, tt.wantRuns)
 			}
-			if d := cmp.Diff(tt.asked, asked, cmpopts.IgnoreFields(Request{}, "Plan")); d != "" {
+			if d := cmp.Diff(tt.asked, asked, cmpopts.IgnoreFields(approval.Request{}, "Plan")); d != "" {
 				t.Errorf("approval request (-want +got):\n%s", d)
 			}
 		})
@@ -123,7 +125,11 @@ func TestRunCancelled(t *testing.T) {
 	runs := 0
 	reg := testRegistry(t, &runs)
 	ctx, cancel := context.WithCancel(t.Context())
-	waiting := func(ctx context.Context, _ Request) Answer { cancel(); <-ctx.Done(); return Answer{} }
+	waiting := func(ctx context.Context, _ approval.Request) approval.Answer {
+		cancel()
+		<-ctx.Done()
+		return approval.Answer{}
+	}
 	res, err := Run(ctx, Call{Registry: reg, Policy: approval.AskOnRisk, Approve: waiting, Name: "exec", Args: json.RawMessage(`{"text":"x"}`)})
 	want := tool.Result{Error: tool.Cancelled, Output: "cancelled: the turn was cancelled while the call awaited approval"}
 	if d := cmp.Diff(want, res); d != "" || err != nil {
@@ -178,8 +184,11 @@ func TestBoundCapsOutput(t *testing.T) {
 // the policy would run unasked (no grant may answer it), but never lets a
 // denying policy run a call.
 func TestCheck(t *testing.T) {
-	var seen []Request
-	approve := func(_ context.Context, r Request) Answer { seen = append(seen, r); return Answer{Approved: true} }
+	var seen []approval.Request
+	approve := func(_ context.Context, r approval.Request) approval.Answer {
+		seen = append(seen, r)
+		return approval.Answer{Approved: true}
+	}
 	deny := func(context.Context, tool.Plan) Verdict {
 		return Verdict{Deny: true, Reason: "hook no-rm denied the call: no rm -rf"}
 	}
@@ -224,12 +233,14 @@ func TestCheck(t *testing.T) {
 // runs unasked, a denying policy refuses without asking, an approver's
 // answer decides, and with no approver the step is refused with a reason.
 func TestNestedApproval(t *testing.T) {
-	yes := func(context.Context, Request) Answer { return Answer{Approved: true} }
-	no := func(context.Context, Request) Answer { return Answer{Reason: "not that file"} }
+	yes := func(context.Context, approval.Request) approval.Answer { return approval.Answer{Approved: true} }
+	no := func(context.Context, approval.Request) approval.Answer {
+		return approval.Answer{Reason: "not that file"}
+	}
 	tests := []struct {
 		name    string
 		policy  approval.Policy
-		approve Approver
+		approve approval.Approver
 		step    tool.Plan
 		ok      bool
 		why     string
@@ -246,10 +257,10 @@ func TestNestedApproval(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			var seen []Request
+			var seen []approval.Request
 			c := Call{Policy: tt.policy, Env: tool.Env{CallID: "c1"}, Name: "deleg"}
 			if tt.approve != nil {
-				c.Approve = func(ctx context.Context, r Request) Answer {
+				c.Approve = func(ctx context.Context, r approval.Request) approval.Answer {
 					seen = append(seen, r)
 					return tt.approve(ctx, r)
 				}
@@ -286,9 +297,9 @@ func TestRunOpensTheNestedDoor(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	approve := func(_ context.Context, r Request) Answer {
+	approve := func(_ context.Context, r approval.Request) approval.Answer {
 		asked = append(asked, r.Summary)
-		return Answer{Approved: r.Summary == "deleg"}
+		return approval.Answer{Approved: r.Summary == "deleg"}
 	}
 	res, err := Run(t.Context(), Call{Registry: reg, Policy: approval.AskOnRisk, Approve: approve, Env: tool.Env{CallID: "c1"}, Name: "deleg", Args: json.RawMessage(`{}`)})
 	if err != nil || !res.Success {
@@ -315,7 +326,10 @@ func TestUnattendedApproval(t *testing.T) {
 	}
 	for _, tt := range tests {
 		asked := false
-		c := Call{Policy: tt.policy, Name: "deleg", Approve: func(context.Context, Request) Answer { asked = true; return Answer{Approved: true} }}
+		c := Call{Policy: tt.policy, Name: "deleg", Approve: func(context.Context, approval.Request) approval.Answer {
+			asked = true
+			return approval.Answer{Approved: true}
+		}}
 		ok, why := c.unattended(t.Context(), tool.Plan{Risk: tt.risk, Summary: "[codex-1] step"})
 		if ok != tt.ok || why != tt.why || asked {
 			t.Errorf("%s/%s: AskAlone = %v, %q (approver asked: %v); want %v, %q", tt.policy, tt.risk, ok, why, asked, tt.ok, tt.why)
