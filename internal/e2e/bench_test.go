@@ -51,7 +51,8 @@ func (th *timedHandler) take() (time.Duration, int) {
 // requests) against the in-process fake model. Metrics: wall time per exec,
 // the fake server's own handling time, the time inside SCV per model
 // request ((wall − fake) / requests, process start-up included) and the
-// peak RSS of scv exec (ru_maxrss from wait4; its server runs inside it).
+// peak RSS of scv exec (ru_maxrss from wait4; its server runs inside it)
+// and its CPU time, user plus system, with the commands it ran (wait4).
 func BenchmarkExec20Steps(b *testing.B) { benchExec(b, 20) }
 
 // BenchmarkExec0Steps is the same exec with no tool step (one request, a
@@ -78,6 +79,7 @@ func benchExecTool(b *testing.B, steps int, toolName, toolArgs, extraConfig stri
 	var wall, fake time.Duration
 	var maxRSS int64
 	var requests int
+	var cpu time.Duration
 	for b.Loop() {
 		for i := range steps {
 			th.h.Script(modeltest.ToolCall("r"+strconv.Itoa(i), toolName, toolArgs))
@@ -101,6 +103,7 @@ func benchExecTool(b *testing.B, steps int, toolName, toolArgs, extraConfig stri
 		requests += n
 		if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
 			maxRSS = max(maxRSS, ru.Maxrss)
+			cpu += time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 		}
 	}
 	n := float64(b.N)
@@ -108,6 +111,7 @@ func benchExecTool(b *testing.B, steps int, toolName, toolArgs, extraConfig stri
 	b.ReportMetric(float64(fake.Microseconds())/n/1000, "fake-ms/exec")
 	b.ReportMetric(float64((wall-fake).Microseconds())/float64(requests), "scv-µs/request")
 	b.ReportMetric(float64(maxRSS)/1024, "peak-RSS-MiB")
+	b.ReportMetric(float64(cpu.Microseconds())/n/1000, "cpu-ms/exec")
 }
 
 // benchInstance is newInstance for a benchmark.

@@ -31,7 +31,7 @@ func confiner(p Policy, rep Report) (func() error, error) {
 			return nil, err
 		}
 	}
-	gs, err := grants(p)
+	restrict, err := landlockLayers(p, rep)
 	if err != nil {
 		return nil, err
 	}
@@ -45,7 +45,7 @@ func confiner(p Policy, rep Report) (func() error, error) {
 		if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
 			return fmt.Errorf("set no_new_privs: %w", err)
 		}
-		if err := landlockRestrict(p, rep, gs); err != nil {
+		if err := restrict(); err != nil {
 			return err
 		}
 		if filter != nil {
@@ -55,6 +55,22 @@ func confiner(p Policy, rep Report) (func() error, error) {
 		}
 		return nil
 	}, nil
+}
+
+// landlockLayers derives p's Landlock rules now and returns what
+// restricts the calling thread with them: the cached read layer and a
+// write layer of this command (cachedLandlock), or, when p's temp dir lies
+// in a hidden path, one layer derived for this command alone.
+func landlockLayers(p Policy, rep Report) (func() error, error) {
+	restrict, ok, err := cachedLandlock(p, rep)
+	if ok || err != nil {
+		return restrict, err
+	}
+	gs, err := grants(p)
+	if err != nil {
+		return nil, err
+	}
+	return func() error { return landlockRestrict(rulesetAttr(p, rep), rep.ABI, gs) }, nil
 }
 
 // confineAndExec restricts the calling thread (Landlock, then seccomp) and

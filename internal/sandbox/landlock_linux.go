@@ -66,37 +66,83 @@ type grant struct {
 // one, down from the root: the directories above a hidden path are not
 // listable themselves.
 func grants(p Policy) ([]grant, error) {
-	deny := resolveAll(cleanAbs(p.DenyRead))
-	var out []grant
-	add := func(root string, rights uint64) error {
-		return walkGrant(root, rights, deny, &out)
-	}
-	if err := add("/", readRights); err != nil {
+	w := walker{deny: resolveAll(cleanAbs(p.DenyRead))}
+	if err := w.policy(p, resolveAll(cleanAbs(writableOf(p)))); err != nil {
 		return nil, err
 	}
+	return w.out, nil
+}
+
+// writableOf lists the places p lets write (before symbolic links are
+// resolved): the workspace and writable roots in workspace-write, and the
+// temp dir.
+func writableOf(p Policy) []string {
 	var writable []string
 	if p.Mode == ModeWorkspaceWrite {
 		writable = append(writable, p.Workspace)
 		writable = append(writable, p.WritableRoots...)
-	} else if p.Workspace != "" {
-		if err := add(p.Workspace, readRights); err != nil {
-			return nil, err
-		}
 	}
 	if p.TempDir != "" {
 		writable = append(writable, p.TempDir)
 	}
-	for _, w := range resolveAll(cleanAbs(writable)) {
-		if err := add(w, readRights|writeRights); err != nil {
-			return nil, err
+	return writable
+}
+
+// walker derives grants around the hidden paths deny (already resolved)
+// and, for the cache, notes what the result depends on: the directories
+// it listed and the paths it started from (see ruleCache).
+type walker struct {
+	deny []string
+	out  []grant
+	// listed are the directories whose entries were granted one by one,
+	// each as stat saw it right before the listing; roots are the paths
+	// the walks started from (and the devices), as stat saw them.
+	listed, roots []stamp
+}
+
+// policy adds the grants of p, with writable the resolved places it
+// lets write.
+func (w *walker) policy(p Policy, writable []string) error {
+	if err := w.walkRoot("/", readRights); err != nil {
+		return err
+	}
+	if p.Mode != ModeWorkspaceWrite && p.Workspace != "" {
+		if err := w.walkRoot(p.Workspace, readRights); err != nil {
+			return err
+		}
+	}
+	for _, d := range writable {
+		if err := w.walkRoot(d, readRights|writeRights); err != nil {
+			return err
 		}
 	}
 	for _, d := range devices {
-		if _, err := os.Stat(d); err == nil {
-			out = append(out, grant{path: d, rights: fsReadFile | fsWriteFile | fsTruncate})
+		fi, err := os.Stat(d)
+		s := stampOf(d, fi, err)
+		s.follow = true
+		w.roots = append(w.roots, s)
+		if err == nil {
+			w.out = append(w.out, grant{path: d, rights: fsReadFile | fsWriteFile | fsTruncate})
 		}
 	}
-	return out, nil
+	return nil
+}
+
+// hidden says p is a hidden path or lies below one.
+func (w *walker) hidden(p string) bool {
+	for _, d := range w.deny {
+		if under(p, d) {
+			return true
+		}
+	}
+	return false
+}
+
+// walkRoot is walk from a path named by the policy, which is noted.
+func (w *walker) walkRoot(root string, rights uint64) error {
+	fi, err := os.Lstat(root)
+	w.roots = append(w.roots, stampOf(root, fi, err))
+	return w.walk(root, rights)
 }
 
 // resolveAll adds the real path of each path that is a symbolic link (or
@@ -111,15 +157,15 @@ func resolveAll(paths []string) []string {
 	return out
 }
 
-// walkGrant grants rights on root, or, when hidden paths lie at or below
-// it, on each of its entries that is neither hidden nor a symbolic link
-// (a link's target is judged where it lies), recursively.
-func walkGrant(root string, rights uint64, deny []string, out *[]grant) error {
+// walk grants rights on root, or, when hidden paths lie at or below it,
+// on each of its entries that is neither hidden nor a symbolic link (a
+// link's target is judged where it lies), recursively.
+func (w *walker) walk(root string, rights uint64) error {
+	if w.hidden(root) {
+		return nil
+	}
 	inside := false
-	for _, d := range deny {
-		if under(root, d) {
-			return nil // hidden itself
-		}
+	for _, d := range w.deny {
 		if under(d, root) {
 			inside = true
 		}
@@ -139,15 +185,16 @@ func walkGrant(root string, rights uint64, deny []string, out *[]grant) error {
 		if !fi.IsDir() {
 			r &= fileRights
 		}
-		*out = append(*out, grant{path: root, rights: r})
+		w.out = append(w.out, grant{path: root, rights: r})
 		return nil
 	}
+	w.listed = append(w.listed, stampOf(root, fi, nil))
 	ents, err := os.ReadDir(root)
 	if err != nil {
 		return fmt.Errorf("sandbox rules below %s: %w", root, err)
 	}
 	for _, e := range ents {
-		if err := walkGrant(filepath.Join(root, e.Name()), rights, deny, out); err != nil {
+		if err := w.walk(filepath.Join(root, e.Name()), rights); err != nil {
 			return err
 		}
 	}
@@ -166,9 +213,10 @@ func rulesetAttrSize(abi int) uintptr {
 	return 8
 }
 
-// landlockRestrict builds the ruleset of p's grants gs and restricts the
-// calling thread with it; no_new_privs must already be set.
-func landlockRestrict(p Policy, rep Report, gs []grant) error {
+// rulesetAttr is the ruleset attribute of p on the kernel rep describes:
+// every filesystem right it knows (but device ioctls), TCP without
+// network, and the IPC scopes.
+func rulesetAttr(p Policy, rep Report) unix.LandlockRulesetAttr {
 	attr := unix.LandlockRulesetAttr{Handled_access_fs: handledFS(rep.ABI)}
 	if !p.Network && rep.ABI >= minABINet {
 		attr.Handled_access_net = unix.LANDLOCK_ACCESS_NET_BIND_TCP | unix.LANDLOCK_ACCESS_NET_CONNECT_TCP
@@ -179,20 +227,43 @@ func landlockRestrict(p Policy, rep Report, gs []grant) error {
 			attr.Scoped |= unix.LANDLOCK_SCOPE_SIGNAL
 		}
 	}
-	fd, _, e := unix.Syscall(unix.SYS_LANDLOCK_CREATE_RULESET, uintptr(unsafe.Pointer(&attr)), rulesetAttrSize(rep.ABI), 0)
+	return attr
+}
+
+// buildRuleset creates a ruleset handling what attr says, with the grants
+// gs; the caller closes the returned descriptor (close-on-exec).
+func buildRuleset(attr unix.LandlockRulesetAttr, abi int, gs []grant) (int, error) {
+	fd, _, e := unix.Syscall(unix.SYS_LANDLOCK_CREATE_RULESET, uintptr(unsafe.Pointer(&attr)), rulesetAttrSize(abi), 0)
 	if e != 0 {
-		return fmt.Errorf("create Landlock ruleset: %w", e)
+		return -1, fmt.Errorf("create Landlock ruleset: %w", e)
 	}
-	defer unix.Close(int(fd))
 	for _, g := range gs {
 		if err := addRule(int(fd), g, attr.Handled_access_fs); err != nil {
-			return err
+			unix.Close(int(fd))
+			return -1, err
 		}
 	}
-	if _, _, e := unix.Syscall(unix.SYS_LANDLOCK_RESTRICT_SELF, fd, 0, 0); e != 0 {
+	return int(fd), nil
+}
+
+// restrictSelf adds the ruleset fd as a layer of the calling thread's
+// Landlock domain; no_new_privs must already be set.
+func restrictSelf(fd int) error {
+	if _, _, e := unix.Syscall(unix.SYS_LANDLOCK_RESTRICT_SELF, uintptr(fd), 0, 0); e != 0 {
 		return fmt.Errorf("enforce Landlock ruleset: %w", e)
 	}
 	return nil
+}
+
+// landlockRestrict builds a ruleset handling what attr says with the
+// grants gs and restricts the calling thread with it.
+func landlockRestrict(attr unix.LandlockRulesetAttr, abi int, gs []grant) error {
+	fd, err := buildRuleset(attr, abi, gs)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(fd)
+	return restrictSelf(fd)
 }
 
 func addRule(rulesetFD int, g grant, handled uint64) error {
