@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -259,5 +260,85 @@ func BenchmarkOpen(b *testing.B) {
 			b.Fatal(err)
 		}
 		s.Close()
+	}
+}
+
+// tenStepTurn is the store's share of the server's scripted 10-step turn
+// (BenchmarkTurn10Steps in internal/server): 47 events, of which 10
+// tool.completed events carry a 4 KiB file, and 22 history messages (the
+// prompt, 10 tool calls and their 4 KiB results, the answer).
+func tenStepTurn(sid string, n int, seq uint64) (prompt string, events []Event, history []json.RawMessage) {
+	src := make([]byte, 4096)
+	for i := range src {
+		src[i] = "abcdefghij klmnopqrstuvwxyz\n"[i%28]
+	}
+	file, _ := json.Marshal(string(src))
+	tid := fmt.Sprintf("%s-t%d", sid, n)
+	head := func(typ string) string {
+		seq++
+		return fmt.Sprintf(`{"type":%q,"session_id":%q,"turn_id":%q,"seq":%d`, typ, sid, tid, seq)
+	}
+	add := func(s string) { events = append(events, Event{Seq: seq, Data: json.RawMessage(s + "}")}) }
+	prompt = "read a.go ten times"
+	add(head("turn.started") + `,"request_id":"r1"`)
+	history = append(history, msg("user", prompt))
+	for i := range 10 {
+		call := fmt.Sprintf(`{"id":"c%d","name":"read","arguments":"{\"path\":\"a.go\"}"}`, i)
+		add(head("assistant.completed") + `,"content":"","tool_calls":[` + call + `]`)
+		add(head("tool.proposed") + fmt.Sprintf(`,"call_id":"c%d","name":"read","arguments":{"path":"a.go"},"summary":"read a.go"`, i))
+		add(head("tool.started") + fmt.Sprintf(`,"call_id":"c%d"`, i))
+		add(head("tool.completed") + fmt.Sprintf(`,"call_id":"c%d","ok":true,"output":%s`, i, file))
+		history = append(history, json.RawMessage(`{"role":"assistant","tool_calls":[`+call+`]}`),
+			json.RawMessage(fmt.Sprintf(`{"role":"tool","tool_call_id":"c%d","content":%s}`, i, file)))
+	}
+	for range 4 {
+		add(head("assistant.delta") + `,"text":"All ten files "`)
+	}
+	add(head("assistant.completed") + `,"content":"All ten files read; the answer is short."`)
+	add(head("turn.completed") + `,"usage":{"input_tokens":3000,"output_tokens":20,"total_tokens":3020}`)
+	history = append(history, msg("assistant", "All ten files read; the answer is short."))
+	return prompt, events, history
+}
+
+// BenchmarkPersistTurn10Steps is what the server stores for its scripted
+// 10-step turn, alone: begin, 46 events appended (one batch), a durable
+// completion with the last event and 22 history messages. no-fsync skips
+// the completion's fsync (the cost without the disk).
+func BenchmarkPersistTurn10Steps(b *testing.B) {
+	for _, bulk := range []bool{false, true} {
+		b.Run(map[bool]string{false: "fsync", true: "no-fsync"}[bulk], func(b *testing.B) {
+			s := openTemp(b)
+			s.bulk = bulk
+			ctx := context.Background()
+			var seq uint64
+			n := 0
+			for b.Loop() {
+				// A new session every 50 turns keeps the history, and so
+				// the work per turn, the same size.
+				if n%50 == 0 {
+					b.StopTimer()
+					mustSession(b, s, fmt.Sprint("s", n))
+					seq = 0
+					b.StartTimer()
+				}
+				sid := fmt.Sprint("s", n/50*50)
+				n++
+				prompt, events, history := tenStepTurn(sid, n, seq)
+				seq = events[len(events)-1].Seq
+				tl, err := s.BeginTurn(ctx, sid, fmt.Sprintf("%s-t%d", sid, n), prompt)
+				if err != nil {
+					b.Fatal(err)
+				}
+				last := len(events) - 1
+				for _, e := range events[:last] {
+					if err := tl.Append(ctx, e); err != nil {
+						b.Fatal(err)
+					}
+				}
+				if err := tl.Complete(ctx, Completion{Events: events[last:], History: HistoryUpdate{Append: history}, Answer: "All ten files read."}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }

@@ -16,8 +16,9 @@ import (
 // moments, again and again on the same file: the file always opens and
 // passes SQLite's integrity check, every turn the process reported
 // completed is stored whole, no turn is half-applied (its history is there
-// exactly when it is completed), and the turn that was running is marked
-// interrupted. -short runs 15 kills; the full run 100, within a time budget
+// exactly when it is completed), the turn that was running is marked
+// interrupted, and every turn the process reported begun is stored with the
+// events it reported flushed. -short runs 15 kills; the full run 100, within a time budget
 // (at least 15 kills).
 func TestCrashAtRandomPoints(t *testing.T) {
 	iterations, budget := 100, 20*time.Second
@@ -38,6 +39,9 @@ func TestCrashAtRandomPoints(t *testing.T) {
 	}
 	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 12))
 	reported := map[string]bool{} // turns a child said were completed
+	// Turns a child said were begun, and the seq up to which it said a
+	// turn's events were flushed: both must survive the kill.
+	begun, flushed := map[string]bool{}, map[string]uint64{}
 	start := time.Now()
 	killedMidTurn, interrupted := 0, 0
 	turnTime := 10 * time.Millisecond
@@ -81,6 +85,15 @@ func TestCrashAtRandomPoints(t *testing.T) {
 					turnTime = (3*turnTime + time.Since(lastLine)) / 4
 					lastLine = time.Now()
 				}
+				if tid, ok := strings.CutPrefix(l, "begun "); ok {
+					begun[tid] = true
+				}
+				if rest, ok := strings.CutPrefix(l, "flushed "); ok {
+					var tid string
+					var seq uint64
+					fmt.Sscan(rest, &tid, &seq)
+					flushed[tid] = seq
+				}
 				if strings.HasPrefix(l, "error") {
 					t.Fatalf("kill %d: child failed: %s", i, l)
 				}
@@ -100,6 +113,7 @@ func TestCrashAtRandomPoints(t *testing.T) {
 			t.Fatalf("kill %d: recover: %v", i, err)
 		}
 		n := checkCrashFile(t, s, i, reported)
+		checkBegun(t, s, i, begun, flushed)
 		if n > interrupted {
 			killedMidTurn++
 		}
@@ -111,6 +125,34 @@ func TestCrashAtRandomPoints(t *testing.T) {
 	t.Logf("%d kills in %v, %d of them while a turn was running; %d turns reported completed; %v per turn", i, time.Since(start).Round(time.Millisecond), killedMidTurn, len(reported), turnTime.Round(time.Millisecond/10))
 	if len(reported) == 0 {
 		t.Error("no child ever completed a turn: the kills came too early to test anything")
+	}
+}
+
+// checkBegun verifies after kill i that every turn a child reported begun
+// is stored (completed, or interrupted if the kill came before its end), and
+// that the events it reported flushed are stored with it.
+func checkBegun(t *testing.T, s *Store, i int, begun map[string]bool, flushed map[string]uint64) {
+	t.Helper()
+	l, err := s.Load(context.Background(), "crash", LoadOptions{})
+	if err != nil {
+		t.Fatalf("kill %d: load: %v", i, err)
+	}
+	stored := map[string]Turn{}
+	for _, tr := range l.Turns {
+		stored[tr.ID] = tr
+	}
+	for tid := range begun {
+		tr, ok := stored[tid]
+		if !ok {
+			t.Errorf("kill %d: turn %s was reported begun but is not stored", i, tid)
+			continue
+		}
+		if tr.State != TurnCompleted && tr.State != TurnInterrupted {
+			t.Errorf("kill %d: begun turn %s is %s", i, tid, tr.State)
+		}
+		if seq, ok := flushed[tid]; ok && (len(tr.Events) == 0 || tr.Events[len(tr.Events)-1].Seq < seq) {
+			t.Errorf("kill %d: turn %s was flushed up to seq %d, but %d events are stored", i, tid, seq, len(tr.Events))
+		}
 	}
 }
 

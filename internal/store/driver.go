@@ -18,7 +18,8 @@ import (
 
 // openPool opens a connection pool on path. Every connection gets the busy
 // timeout, foreign keys, secure delete (freed pages are zeroed, so deleted
-// prompts do not linger in the file) and WAL; writers begin IMMEDIATE.
+// prompts do not linger in the file) and WAL; writers begin IMMEDIATE and
+// never checkpoint in a commit.
 func openPool(path string, readOnly bool, busy time.Duration) (*sql.DB, error) {
 	q := url.Values{}
 	q.Add("_pragma", "busy_timeout("+strconv.FormatInt(busy.Milliseconds(), 10)+")")
@@ -31,6 +32,9 @@ func openPool(path string, readOnly bool, busy time.Duration) (*sql.DB, error) {
 		q.Add("_pragma", "query_only(1)")
 	} else {
 		q.Set("_txlock", "immediate")
+		// Checkpoints run in the background, not in a commit
+		// (checkpoint.go).
+		q.Add("_pragma", "wal_autocheckpoint(0)")
 	}
 	u := url.URL{Scheme: "file", OmitHost: true, Path: path, RawQuery: q.Encode()}
 	db, err := sql.Open("sqlite", u.String())

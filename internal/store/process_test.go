@@ -88,7 +88,7 @@ func child(mode string) int {
 	for i := x.Turns + 1; turns == 0 || i <= turns; i++ {
 		tid := fmt.Sprintf("%s-t%d", sid, i)
 		var err error
-		seq, err = childTurn(ctx, s, sid, tid, i, seq, mode == "diskfull")
+		seq, err = childTurn(ctx, s, sid, tid, i, seq, mode == "diskfull", say)
 		if err != nil {
 			return fail(err)
 		}
@@ -106,11 +106,15 @@ const childEvents = 12
 
 // childTurn stores turn i: begin, events flushed in two batches, complete
 // with two history messages naming the turn.
-func childTurn(ctx context.Context, s *Store, sid, tid string, i int, seq uint64, big bool) (uint64, error) {
+// It says "begun TID" once the turn is begun and "flushed TID SEQ" once the
+// events up to SEQ are flushed: what the server sends a client only after
+// those calls returned (turn.started, an approval request).
+func childTurn(ctx context.Context, s *Store, sid, tid string, i int, seq uint64, big bool, say func(string, ...any)) (uint64, error) {
 	tl, err := s.BeginTurn(ctx, sid, tid, fmt.Sprintf("prompt %d of %s", i, sid))
 	if err != nil {
 		return seq, err
 	}
+	say("begun %s", tid)
 	pad := 200
 	if big {
 		pad = 8 << 10
@@ -124,6 +128,7 @@ func childTurn(ctx context.Context, s *Store, sid, tid string, i int, seq uint64
 			if err := tl.Flush(ctx); err != nil {
 				return seq, err
 			}
+			say("flushed %s %d", tid, seq)
 		}
 	}
 	seq++

@@ -61,7 +61,11 @@ type Store struct {
 	w *sql.DB
 	// r is the read pool: a few query_only connections reading WAL snapshots
 	// that never block the writer.
-	r     *sql.DB
+	r *sql.DB
+	// c is the checkpoint pool: one connection, used only by the
+	// background checkpoints (checkpoint.go); opened on first use.
+	c     *sql.DB
+	ck    checkpointer
 	hotMu sync.Mutex
 	hot   map[string]*sql.Stmt // see prepareHot
 	// bulk skips the fsync of durable writes; benchmarks set it to fill
@@ -127,18 +131,28 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 	s.r.SetMaxOpenConns(4)
 	s.r.SetMaxIdleConns(1)
 	s.r.SetConnMaxIdleTime(time.Minute)
+	if s.c, err = openPool(path, false, opts.BusyTimeout); err != nil {
+		s.r.Close()
+		s.w.Close()
+		return nil, fmt.Errorf("open store %s: %w", path, describe(err, path))
+	}
+	s.c.SetMaxOpenConns(1)
+	s.c.SetMaxIdleConns(1)
+	s.c.SetConnMaxIdleTime(time.Minute)
+	s.ck.ctx, s.ck.cancel = context.WithCancel(context.Background())
 	return s, nil
 }
 
 // Close closes the database. It does not release leases (see ReleaseAll).
 func (s *Store) Close() error {
+	s.stopCheckpoints()
 	s.hotMu.Lock()
 	for _, st := range s.hot {
 		st.Close()
 	}
 	s.hot = nil
 	s.hotMu.Unlock()
-	return errors.Join(s.r.Close(), s.w.Close())
+	return errors.Join(s.c.Close(), s.r.Close(), s.w.Close())
 }
 
 // Path is the database file.

@@ -61,6 +61,7 @@ func (s *Store) BeginTurnImages(ctx context.Context, sessionID, turnID, prompt s
 	}
 	now := s.now()
 	err := s.write(ctx, "begin turn", false, func(tx *sql.Tx) error {
+		ctx := inTx(ctx)
 		var sid, lo, hi, lastSeq, leasedAt int64
 		var turns, renamed int
 		var title string
@@ -105,6 +106,7 @@ func (s *Store) BeginTurnImages(ctx context.Context, sessionID, turnID, prompt s
 		}
 		t.lastSeq = uint64(lastSeq)
 		t.sid = sid
+		s.wrote(len(prompt))
 		_, err = s.stmt(ctx, tx, qSessionBegun).ExecContext(ctx, title, now, len(prompt), sid)
 		return err
 	})
@@ -169,6 +171,7 @@ func (t *TurnLog) Flush(ctx context.Context) error {
 
 func (t *TurnLog) flushLocked(ctx context.Context) error {
 	err := t.s.write(ctx, "write turn events", false, func(tx *sql.Tx) error {
+		ctx := inTx(ctx)
 		if err := t.checkRunning(ctx, tx); err != nil {
 			return err
 		}
@@ -195,28 +198,35 @@ func (t *TurnLog) checkRunning(ctx context.Context, tx *sql.Tx) error {
 	return nil
 }
 
-// insertEvents writes the buffer and then extra, and moves the session's
-// last_seq and size.
+// insertEvents writes the buffer and then extra, several rows per
+// statement, and moves the session's last_seq and size.
 func (t *TurnLog) insertEvents(ctx context.Context, tx *sql.Tx, extra []Event) error {
-	if len(t.buf)+len(extra) == 0 {
+	all := t.buf
+	if len(extra) > 0 {
+		all = append(t.buf[:len(t.buf):len(t.buf)], extra...)
+	}
+	if len(all) == 0 {
 		return nil
 	}
-	st := t.s.stmt(ctx, tx, qInsertEvent)
 	var size int64
-	var last uint64
-	for _, list := range [][]Event{t.buf, extra} {
-		for _, ev := range list {
-			if _, err := st.ExecContext(ctx, t.row, int64(ev.Seq), []byte(ev.Data)); err != nil {
-				if constraint(err) {
-					return permanent{fmt.Errorf("event seq %d of turn %s is stored already", ev.Seq, t.turnID)}
-				}
-				return err
-			}
+	args := make([]any, 0, 3*insertRows[0])
+	for rest := all; len(rest) > 0; {
+		k := rowsFor(len(rest))
+		args = args[:0]
+		for _, ev := range rest[:k] {
+			args = append(args, t.row, int64(ev.Seq), []byte(ev.Data))
 			size += int64(len(ev.Data))
-			last = ev.Seq
 		}
+		if _, err := t.s.stmt(ctx, tx, qInsertEvents[k]).ExecContext(ctx, args...); err != nil {
+			if constraint(err) {
+				return permanent{fmt.Errorf("an event of seq %d to %d of turn %s is stored already", rest[0].Seq, rest[k-1].Seq, t.turnID)}
+			}
+			return err
+		}
+		rest = rest[k:]
 	}
-	_, err := t.s.stmt(ctx, tx, qSessionEvents).ExecContext(ctx, int64(last), size, t.s.now(), t.sid)
+	t.s.wrote(int(size))
+	_, err := t.s.stmt(ctx, tx, qSessionEvents).ExecContext(ctx, int64(all[len(all)-1].Seq), size, t.s.now(), t.sid)
 	return err
 }
 
@@ -308,6 +318,7 @@ func (t *TurnLog) end(ctx context.Context, op string, st TurnState, code, msg st
 		seq = ev.Seq
 	}
 	err := t.s.write(ctx, op, true, func(tx *sql.Tx) error {
+		ctx := inTx(ctx)
 		if err := t.checkRunning(ctx, tx); err != nil {
 			return err
 		}
@@ -316,6 +327,9 @@ func (t *TurnLog) end(ctx context.Context, op string, st TurnState, code, msg st
 		}
 		if err := insertFiles(ctx, tx, t.row, c.Files); err != nil {
 			return err
+		}
+		for _, f := range c.Files {
+			t.s.wrote(len(f.Before))
 		}
 		if st == TurnCompleted || st == TurnCancelled {
 			if err := t.s.applyHistory(ctx, tx, t.sessionID, c.History, t.s.now()); err != nil {
@@ -364,16 +378,21 @@ func (s *Store) applyHistory(ctx context.Context, tx *sql.Tx, sessionID string, 
 		return permanent{fmt.Errorf("history update drops %d of %d messages", u.Drop, hi-lo+int64(len(u.Append)))}
 	}
 	var size int64
-	if len(u.Append) > 0 {
-		st := s.stmt(ctx, tx, qInsertMessage)
-		for _, m := range u.Append {
-			if _, err := st.ExecContext(ctx, sid, hi, []byte(m)); err != nil {
-				return err
-			}
+	args := make([]any, 0, 3*insertRows[0])
+	for rest := u.Append; len(rest) > 0; {
+		k := rowsFor(len(rest))
+		args = args[:0]
+		for _, m := range rest[:k] {
+			args = append(args, sid, hi, []byte(m))
 			hi++
 			size += int64(len(m))
 		}
+		if _, err := s.stmt(ctx, tx, qInsertMessage[k]).ExecContext(ctx, args...); err != nil {
+			return err
+		}
+		rest = rest[k:]
 	}
+	s.wrote(int(size))
 	lo += int64(u.Drop)
 	_, err = s.stmt(ctx, tx, qSessionHistory).ExecContext(ctx, lo, hi, size, now, sid)
 	return err

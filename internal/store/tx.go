@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"time"
 )
 
@@ -93,6 +94,7 @@ func (s *Store) write(ctx context.Context, op string, durable bool, fn func(tx *
 			tx.Rollback()
 			return err
 		}
+		s.committed()
 		return nil
 	})
 }
@@ -105,17 +107,60 @@ const (
 	qInsertTurn     = `INSERT INTO turns (sid, turn_id, n, prompt, state, started_ns, hist_lo, hist_hi) VALUES (?, ?, ?, ?, 'running', ?, ?, ?)`
 	qSessionBegun   = `UPDATE sessions SET turns = turns + 1, title = ?, state = 'open', updated_ns = ?, bytes = bytes + ? WHERE sid = ?`
 	qTurnState      = `SELECT state FROM turns WHERE id = ?`
-	qInsertEvent    = `INSERT INTO events (turn, seq, data) VALUES (?, ?, ?)`
 	qSessionEvents  = `UPDATE sessions SET last_seq = max(last_seq, ?), bytes = bytes + ?, updated_ns = ? WHERE sid = ?`
 	qHistory        = `SELECT sid, hist_lo, hist_hi FROM sessions WHERE id = ?`
-	qInsertMessage  = `INSERT INTO messages (sid, pos, data) VALUES (?, ?, ?)`
 	qSessionHistory = `UPDATE sessions SET hist_lo = ?, hist_hi = ?, bytes = bytes + ?, updated_ns = ? WHERE sid = ?`
 	qEndTurn        = `UPDATE turns SET state = ?, error_code = ?, error_msg = ?, answer = ?, input_tokens = ?, output_tokens = ?, total_tokens = ?, cache_read_tokens = ?, cache_write_tokens = ?, cost_usd = ?, ended_ns = ? WHERE id = ?`
 	qSessionBytes   = `UPDATE sessions SET bytes = bytes + ? WHERE sid = ?`
 )
 
-var hotQueries = []string{qSessionForTurn, qRunningTurn, qInsertTurn, qSessionBegun, qTurnState, qInsertEvent,
-	qSessionEvents, qHistory, qInsertMessage, qSessionHistory, qEndTurn, qSessionBytes}
+// A turn's events and history messages are inserted several rows per
+// statement: one multi-row INSERT of up to insertRows[0] rows, then smaller
+// ones for the rest, so 47 events take 5 statements instead of 47 (each
+// statement costs a trip through database/sql and the driver).
+var (
+	insertRows     = []int{16, 4, 1}
+	qInsertEvents  = multiRow(`INSERT INTO events (turn, seq, data) VALUES `, `(?, ?, ?)`)
+	qInsertMessage = multiRow(`INSERT INTO messages (sid, pos, data) VALUES `, `(?, ?, ?)`)
+)
+
+// multiRow is the INSERT of n rows for each n of insertRows, by n.
+func multiRow(head, row string) map[int]string {
+	m := map[int]string{}
+	for _, n := range insertRows {
+		m[n] = head + strings.TrimSuffix(strings.Repeat(row+", ", n), ", ")
+	}
+	return m
+}
+
+// rowsFor is how many of n remaining rows the next INSERT takes.
+func rowsFor(n int) int {
+	for _, k := range insertRows {
+		if n >= k {
+			return k
+		}
+	}
+	return n
+}
+
+var hotQueries = append([]string{qSessionForTurn, qRunningTurn, qInsertTurn, qSessionBegun, qTurnState,
+	qSessionEvents, qHistory, qSessionHistory, qEndTurn, qSessionBytes}, append(values(qInsertEvents), values(qInsertMessage)...)...)
+
+func values(m map[int]string) []string {
+	var l []string
+	for _, n := range insertRows {
+		l = append(l, m[n])
+	}
+	return l
+}
+
+// inTx is the context for the statements inside a write transaction. The
+// transaction holds the write lock from BEGIN IMMEDIATE on, so they never
+// wait for another process and need no cancellation; a context without
+// Done spares the driver a goroutine and two progress-handler calls per
+// statement. The lock wait (BEGIN) and the commit keep the caller's
+// context.
+func inTx(ctx context.Context) context.Context { return context.WithoutCancel(ctx) }
 
 // prepareHot prepares the turn statements; it must run outside a write
 // transaction (the write pool has one connection).
