@@ -52,10 +52,23 @@ func main() {
 	flag.IntVar(&o.turns, "turns", 2, "measured turns per session (at least -total in all)")
 	flag.IntVar(&o.total, "total", 40, "measured turns in all at least (fewer sessions run more turns each)")
 	flag.DurationVar(&o.settle, "settle", 10*time.Second, "wait after the burst before reading the daemon's RSS")
+	g := growthOptions{}
+	flag.IntVar(&g.turns, "growth", 0, "instead: one session of this many 1-step turns, figures per window of turns (see growth.go)")
+	flag.IntVar(&g.sample, "sample", 50, "with -growth: turns per measured window")
+	flag.IntVar(&g.context, "context", 1000000, "with -growth: context.max_tokens (the default keeps the whole history selected)")
+	flag.IntVar(&g.output, "output", 300, "with -growth: bytes of the file each turn reads")
 	flag.Parse()
 	if o.scv == "" {
 		fmt.Fprintln(os.Stderr, "scale: -scv is required")
 		os.Exit(2)
+	}
+	if g.turns > 0 {
+		g.scv = o.scv
+		if err := growth(g); err != nil {
+			fmt.Fprintln(os.Stderr, "scale:", err)
+			os.Exit(1)
+		}
+		return
 	}
 	var ns []int
 	for _, f := range strings.Split(*sessions, ",") {
