@@ -77,15 +77,19 @@ func BenchmarkEncodeHistory(b *testing.B) {
 
 // encodeRequest is the body Stream would send for req on wire.
 func encodeRequest(c *core, wire string, req Request) ([]byte, error) {
+	var b reqBody
+	var err error
 	switch wire {
 	case WireChat:
-		return c.encodeChat(req)
+		b, err = c.encodeChat(req)
 	case WireAnthropic:
-		budget, err := thinkingBudget(firstNonEmpty(req.ReasoningEffort, c.opts.ReasoningEffort))
-		if err != nil {
-			return nil, err
+		budget, berr := thinkingBudget(firstNonEmpty(req.ReasoningEffort, c.opts.ReasoningEffort))
+		if berr != nil {
+			return nil, berr
 		}
-		return c.encodeAnthropic(req, budget)
+		b, err = c.encodeAnthropic(req, budget)
+	default:
+		b, err = c.encodeResponses(req)
 	}
-	return c.encodeResponses(req)
+	return b.bytes(), err
 }
