@@ -80,7 +80,7 @@ func (h *HistoryCache) update(wire string, prefix []byte, msgs []Message, enc fu
 		h.wire, h.prev, h.buf = wire, nil, nil
 	}
 	k := 0
-	for k < len(h.prev) && k < len(msgs) && sameMessage(h.prev[k].m, msgs[k]) {
+	for k < len(h.prev) && k < len(msgs) && sameMessage(&h.prev[k].m, &msgs[k]) {
 		k++
 	}
 	if h.buf == nil || k < len(h.prev) || !bytes.Equal(prefix, h.prefix) {
@@ -105,16 +105,17 @@ func (h *HistoryCache) rebuild(prefix []byte, msgs []Message, enc func(Message) 
 	h.buf = append(append(make([]byte, 0, size+size/8+64), '['), prefix...)
 	h.prev = make([]cachedMsg, 0, len(msgs))
 	var index map[uint64][]cachedMsg
-	for i, m := range msgs {
+	for i := range msgs {
+		m := &msgs[i]
 		var b []byte
 		ok := false
-		if i < len(old) && sameMessage(old[i].m, m) {
+		if i < len(old) && sameMessage(&old[i].m, m) {
 			b, ok = oldBuf[old[i].off:old[i].end], true
 		} else if len(old) > 0 {
 			if index == nil {
 				index = make(map[uint64][]cachedMsg, len(old))
 				for _, c := range old {
-					k := h.key(c.m)
+					k := h.key(&c.m)
 					index[k] = append(index[k], c)
 				}
 			}
@@ -124,12 +125,12 @@ func (h *HistoryCache) rebuild(prefix []byte, msgs []Message, enc func(Message) 
 		}
 		if !ok {
 			var err error
-			if b, err = enc(m); err != nil {
+			if b, err = enc(*m); err != nil {
 				h.prev, h.buf = nil, nil
 				return err
 			}
 		}
-		h.add(m, b)
+		h.add(*m, b)
 	}
 	return nil
 }
@@ -144,9 +145,9 @@ func (h *HistoryCache) add(m Message, b []byte) {
 	h.prev = append(h.prev, cachedMsg{m: m, off: off, end: len(h.buf)})
 }
 
-func lookup(cs []cachedMsg, m Message) (cachedMsg, bool) {
+func lookup(cs []cachedMsg, m *Message) (cachedMsg, bool) {
 	for _, c := range cs {
-		if sameMessage(c.m, m) {
+		if sameMessage(&c.m, m) {
 			return c, true
 		}
 	}
@@ -155,7 +156,7 @@ func lookup(cs []cachedMsg, m Message) (cachedMsg, bool) {
 
 // key hashes the fields the OpenAI wires encode, with at most 64 bytes of
 // each end of the content (sameMessage compares the rest).
-func (h *HistoryCache) key(m Message) uint64 {
+func (h *HistoryCache) key(m *Message) uint64 {
 	var d maphash.Hash
 	d.SetSeed(h.seed)
 	d.WriteString(string(m.Role))
@@ -179,8 +180,20 @@ func (h *HistoryCache) key(m Message) uint64 {
 
 // sameMessage reports whether a and b encode alike on every wire (images
 // aside: messages with images are never cached).
-func sameMessage(a, b Message) bool {
-	return a.Role == b.Role && a.Content == b.Content && a.ToolCallID == b.ToolCallID && slices.Equal(a.ToolCalls, b.ToolCalls) && slices.Equal(a.Thinking, b.Thinking)
+func sameMessage(a, b *Message) bool {
+	return a.Role == b.Role && a.Content == b.Content && a.ToolCallID == b.ToolCallID && sameSlice(a.ToolCalls, b.ToolCalls) && sameSlice(a.Thinking, b.Thinking)
+}
+
+// sameSlice is slices.Equal, at once for one backing array (the history's
+// message compared with the copy the cache kept of it).
+func sameSlice[T comparable](a, b []T) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	if len(a) == 0 || &a[0] == &b[0] {
+		return true
+	}
+	return slices.Equal(a, b)
 }
 
 // cacheable reports whether every message of msgs can come from the cache:
