@@ -4,11 +4,14 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -37,11 +40,8 @@ func growth(o growthOptions) error {
 	defer cancel()
 	var calls, lastBody atomic.Int64
 	h := modeltest.NewHandler()
-	h.Respond = func(_ string, body []byte) []modeltest.Step {
-		lastBody.Store(int64(len(body)))
-		return growthRespond(body, &calls)
-	}
-	url, stop, err := benchd.Serve(h)
+	h.Respond = func(_ string, body []byte) []modeltest.Step { return growthRespond(body, &calls) }
+	url, stop, err := benchd.Serve(tailOnly(h, &lastBody))
 	if err != nil {
 		return err
 	}
@@ -66,6 +66,7 @@ func growth(o growthOptions) error {
 	wins := windows(o.turns, o.sample)
 	lat := make([]time.Duration, o.turns+1)
 	cpu := make([]time.Duration, o.turns+1) // daemon CPU before turn i (cpu[turns] after the last)
+	drv := make([]time.Duration, o.turns+1) // the driver's own (the fake model's), likewise
 	body := make([]int64, o.turns+1)
 	compacted := 0
 	for i := range o.turns {
@@ -73,6 +74,7 @@ func growth(o growthOptions) error {
 			if cpu[i], err = daemonCPU(d.Pid); err != nil {
 				return err
 			}
+			drv[i], _ = daemonCPU(os.Getpid())
 		}
 		t := time.Now()
 		n, err := growthTurn(ctx, c, st.SessionID, &compacted)
@@ -87,18 +89,19 @@ func growth(o growthOptions) error {
 	if cpu[o.turns], err = daemonCPU(d.Pid); err != nil {
 		return err
 	}
+	drv[o.turns], _ = daemonCPU(os.Getpid())
 	fresh, err := freshWindow(ctx, c, d, o.sample, &lastBody)
 	if err != nil {
 		return err
 	}
-	printGrowth(o, wins, lat, cpu, body, compacted, fresh)
+	printGrowth(o, wins, lat, cpu, drv, body, compacted, fresh)
 	return nil
 }
 
 // fig is one window's figures.
 type fig struct {
-	p50, cpu time.Duration
-	body     int64
+	p50, cpu, drv time.Duration
+	body          int64
 }
 
 // freshWindow runs sample turns in a new session of the same daemon (warm,
@@ -112,11 +115,12 @@ func freshWindow(ctx context.Context, c *client.Conn, d *benchd.Daemon, sample i
 	if err != nil {
 		return fig{}, err
 	}
+	drv0, _ := daemonCPU(os.Getpid())
 	var lat []time.Duration
-	n := 0
+	compacted := 0
 	for range sample {
 		t := time.Now()
-		if _, err := growthTurn(ctx, c, st.SessionID, &n); err != nil {
+		if _, err := growthTurn(ctx, c, st.SessionID, &compacted); err != nil {
 			return fig{}, fmt.Errorf("fresh session: %w", err)
 		}
 		lat = append(lat, time.Since(t))
@@ -125,9 +129,54 @@ func freshWindow(ctx context.Context, c *client.Conn, d *benchd.Daemon, sample i
 	if err != nil {
 		return fig{}, err
 	}
+	drv1, _ := daemonCPU(os.Getpid())
 	slices.Sort(lat)
-	return fig{p50: lat[len(lat)/2], cpu: (cpu1 - cpu0) / time.Duration(sample), body: lastBody.Load()}, nil
+	n := time.Duration(sample)
+	return fig{p50: lat[len(lat)/2], cpu: (cpu1 - cpu0) / n, drv: (drv1 - drv0) / n, body: lastBody.Load()}, nil
 }
+
+// tailKeep is how much of a request body the growth mode's fake model
+// sees: its end, where the newest input items, the instructions and the
+// tools are (the body's keys are in order, "input" first).
+const tailKeep = 128 << 10
+
+// tailOnly reads each request's body through a fixed buffer and hands h a
+// body of its last tailKeep bytes only, so the fake model's own cost (the
+// driver shares the machine with the daemon) stays nearly flat while the
+// body grows; size is set to the whole body's length.
+func tailOnly(h http.Handler, size *atomic.Int64) http.Handler {
+	pool := sync.Pool{New: func() any { return &tail{buf: make([]byte, 0, 2*tailKeep), copyBuf: make([]byte, 32<<10)} }}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		t := pool.Get().(*tail)
+		defer pool.Put(t)
+		t.buf = t.buf[:0]
+		n, _ := io.CopyBuffer(t, io.LimitReader(r.Body, 64<<20), t.copyBuf)
+		size.Store(n)
+		r.Body = io.NopCloser(bytes.NewReader(t.bytes()))
+		h.ServeHTTP(w, r)
+	})
+}
+
+// tail is a writer that keeps the last tailKeep bytes written to it.
+type tail struct{ buf, copyBuf []byte }
+
+func (t *tail) Write(p []byte) (int, error) {
+	if len(t.buf)+len(p) > 2*tailKeep {
+		keep := t.bytes()
+		if len(p) >= tailKeep {
+			keep = nil
+		}
+		t.buf = append(t.buf[:0], keep...)
+	}
+	if len(p) > tailKeep {
+		t.buf = append(t.buf, p[len(p)-tailKeep:]...)
+	} else {
+		t.buf = append(t.buf, p...)
+	}
+	return len(p), nil
+}
+
+func (t *tail) bytes() []byte { return t.buf[max(0, len(t.buf)-tailKeep):] }
 
 // growthRespond is the fake model of the growth mode. It decides from the
 // end of the body alone, so its own cost does not grow with the session: a
@@ -253,17 +302,18 @@ func daemonCPU(pid int) (time.Duration, error) {
 	return sum, nil
 }
 
-func printGrowth(o growthOptions, wins []window, lat, cpu []time.Duration, body []int64, compacted int, fresh fig) {
+func printGrowth(o growthOptions, wins []window, lat, cpu, drv []time.Duration, body []int64, compacted int, fresh fig) {
 	fmt.Printf("growth: one session, %d 1-step turns (read of %d bytes, then an answer), context.max_tokens=%d, context.compacted=%d\n",
 		o.turns, o.output, o.context, compacted)
 	line := func(name string, f fig) {
-		fmt.Printf("%-17s body=%7.1fKiB  p50=%6.2fms  cpu/turn=%6.2fms\n", name, float64(f.body)/1024, ms(f.p50), ms(f.cpu))
+		fmt.Printf("%-17s body=%7.1fKiB  p50=%6.2fms  cpu/turn=%6.2fms  driver cpu/turn=%5.2fms\n", name, float64(f.body)/1024, ms(f.p50), ms(f.cpu), ms(f.drv))
 	}
 	var figs []fig
 	for _, w := range wins {
 		l := slices.Clone(lat[w.from:w.to])
 		slices.Sort(l)
-		f := fig{p50: l[len(l)/2], cpu: (cpu[w.to] - cpu[w.from]) / time.Duration(w.to-w.from), body: body[w.to-1]}
+		n := time.Duration(w.to - w.from)
+		f := fig{p50: l[len(l)/2], cpu: (cpu[w.to] - cpu[w.from]) / n, drv: (drv[w.to] - drv[w.from]) / n, body: body[w.to-1]}
 		figs = append(figs, f)
 		line(fmt.Sprintf("turns %d-%d", w.from+1, w.to), f)
 	}
