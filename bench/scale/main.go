@@ -16,6 +16,14 @@
 //
 //	go build -o /tmp/scv ./cmd/scv
 //	go run ./bench/scale -scv /tmp/scv -sessions 1,10,50,200
+//
+// With -growth N it instead runs one session of N 1-step turns and prints
+// median latency and daemon CPU per turn for windows of -sample turns
+// (start, a third, two thirds, end) and for a fresh session after them
+// (growth.go; -context sets context.max_tokens, -output the bytes read a
+// turn):
+//
+//	go run ./bench/scale -scv /tmp/scv -growth 1500 -sample 50
 package main
 
 import (
