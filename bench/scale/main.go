@@ -16,6 +16,14 @@
 //
 //	go build -o /tmp/scv ./cmd/scv
 //	go run ./bench/scale -scv /tmp/scv -sessions 1,10,50,200
+//
+// With -growth N it instead runs one session of N 1-step turns and prints
+// median latency and daemon CPU per turn for windows of -sample turns
+// (start, a third, two thirds, end) and for a fresh session after them
+// (growth.go; -context sets context.max_tokens, -output the bytes read a
+// turn):
+//
+//	go run ./bench/scale -scv /tmp/scv -growth 1500 -sample 50
 package main
 
 import (
@@ -52,10 +60,23 @@ func main() {
 	flag.IntVar(&o.turns, "turns", 2, "measured turns per session (at least -total in all)")
 	flag.IntVar(&o.total, "total", 40, "measured turns in all at least (fewer sessions run more turns each)")
 	flag.DurationVar(&o.settle, "settle", 10*time.Second, "wait after the burst before reading the daemon's RSS")
+	g := growthOptions{}
+	flag.IntVar(&g.turns, "growth", 0, "instead: one session of this many 1-step turns, figures per window of turns (see growth.go)")
+	flag.IntVar(&g.sample, "sample", 50, "with -growth: turns per measured window")
+	flag.IntVar(&g.context, "context", 1000000, "with -growth: context.max_tokens (the default keeps the whole history selected)")
+	flag.IntVar(&g.output, "output", 300, "with -growth: bytes of the file each turn reads")
 	flag.Parse()
 	if o.scv == "" {
 		fmt.Fprintln(os.Stderr, "scale: -scv is required")
 		os.Exit(2)
+	}
+	if g.turns > 0 {
+		g.scv = o.scv
+		if err := growth(g); err != nil {
+			fmt.Fprintln(os.Stderr, "scale:", err)
+			os.Exit(1)
+		}
+		return
 	}
 	var ns []int
 	for _, f := range strings.Split(*sessions, ",") {

@@ -201,7 +201,7 @@ func (s *Session) HistoryLen() int { return len(s.hist.msgs) }
 
 // ContextTokens estimates the tokens a request would use now.
 func (s *Session) ContextTokens() int {
-	return s.fixedTokens() + estimateMessages(s.opts.Context, s.hist.msgs)
+	return s.fixedTokens() + s.hist.tokens(s.opts.Context)
 }
 
 // turnFailure is a turn ending in turn.failed.

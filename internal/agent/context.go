@@ -53,8 +53,10 @@ type selection struct {
 }
 
 // selectContext picks the model-visible messages and reports compaction.
+// Its cost does not grow with the history: the whole history's estimate is
+// the history's running total, and selectWithin walks only what it keeps.
 func (s *Session) selectContext(c ContextOptions, ev Emit) ([]model.Message, error) {
-	sel, err := selectMessages(c, s.fixedTokens(), s.hist.msgs, s.hist.meta, s.hist.turnStart)
+	sel, err := selectWithin(c, s.fixedTokens(), s.hist.msgs, s.hist.meta, s.hist.turnStart, s.hist.tokens(c))
 	if err != nil {
 		return nil, err
 	}
@@ -69,6 +71,17 @@ func (s *Session) selectContext(c ContextOptions, ev Emit) ([]model.Message, err
 // assistant/tool groups, newest first, as many as fit the budget; the rest is
 // replaced by one deterministic compaction note. It is a pure function.
 func selectMessages(c ContextOptions, fixed int, msgs []model.Message, metas []meta, user int) (selection, error) {
+	total := 0
+	for i := range msgs {
+		total += estimate(c, metas[i].bytes)
+	}
+	return selectWithin(c, fixed, msgs, metas, user, total)
+}
+
+// selectWithin is selectMessages given total, the estimate of all of msgs.
+// It reads the messages it keeps and those its note summarises, newest
+// first, never the whole history.
+func selectWithin(c ContextOptions, fixed int, msgs []model.Message, metas []meta, user, total int) (selection, error) {
 	budget := c.MaxTokens - c.ReserveOutputTokens - c.SafetyMarginTokens - fixed
 	if user < 0 || user >= len(msgs) || msgs[user].Role != model.User {
 		user = lastUser(msgs)
@@ -76,34 +89,24 @@ func selectMessages(c ContextOptions, fixed int, msgs []model.Message, metas []m
 	if user < 0 {
 		return selection{}, fail(proto.FailInternal, "no user message to answer")
 	}
-	cost := make([]int, len(msgs))
-	total := 0
-	for i := range msgs {
-		cost[i] = estimate(c, metas[i].bytes)
-		total += cost[i]
-	}
-	if cost[user] > budget {
-		return selection{}, fail(proto.FailContext, "the system prompt, tool schemas and the newest message need about %d tokens, above the %d available (context.max_tokens %d minus reserves); shorten the prompt or raise context.max_tokens", fixed+cost[user], c.MaxTokens-c.ReserveOutputTokens-c.SafetyMarginTokens, c.MaxTokens)
+	cost := func(i int) int { return estimate(c, metas[i].bytes) }
+	if cost(user) > budget {
+		return selection{}, fail(proto.FailContext, "the system prompt, tool schemas and the newest message need about %d tokens, above the %d available (context.max_tokens %d minus reserves); shorten the prompt or raise context.max_tokens", fixed+cost(user), c.MaxTokens-c.ReserveOutputTokens-c.SafetyMarginTokens, c.MaxTokens)
 	}
 	if fixed+total <= c.MaxTokens-c.ReserveOutputTokens-c.SafetyMarginTokens {
 		return selection{msgs: msgs, before: fixed + total, after: fixed + total}, nil
 	}
-	// Group starts, oldest first.
-	var starts []int
-	for i := 0; i < len(msgs); i = groupEnd(msgs, i) {
-		starts = append(starts, i)
-	}
 	keepFrom := len(msgs) // kept suffix starts here (user message aside)
-	used := cost[user]
-	for g := len(starts) - 1; g >= 0; g-- {
-		st, end := starts[g], groupEnd(msgs, starts[g])
+	used := cost(user)
+	for end := len(msgs); end > 0; end = keepFrom {
+		st := groupStart(msgs, end)
 		if st == user {
 			keepFrom = st
 			continue
 		}
 		gc := 0
 		for i := st; i < end; i++ {
-			gc += cost[i]
+			gc += cost(i)
 		}
 		if used+gc > budget {
 			break
@@ -136,12 +139,23 @@ func selectMessages(c ContextOptions, fixed int, msgs []model.Message, metas []m
 			}
 			end := groupEnd(msgs, keepFrom)
 			for i := keepFrom; i < end; i++ {
-				used -= cost[i]
-				deficit -= cost[i]
+				used -= cost(i)
+				deficit -= cost(i)
 			}
 			keepFrom = end
 		}
 	}
+}
+
+// groupStart is the start of the group that ends at end (groupEnd's
+// partition walked backwards): the last message before end that is not a
+// tool result, or 0.
+func groupStart(msgs []model.Message, end int) int {
+	i := end - 1
+	for i > 0 && msgs[i].Role == model.ToolRole {
+		i--
+	}
+	return i
 }
 
 // assemble returns the kept messages in order and how many were removed.

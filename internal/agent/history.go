@@ -25,8 +25,18 @@ type history struct {
 	meta      []meta
 	bytes     int
 	turnStart int
+	sums      sums
 	// added counts the messages ever appended (see HistoryChange).
 	added int64
+}
+
+// sums are running totals over the history, kept by every change so that
+// a step's context estimate does not walk the whole history.
+type sums struct {
+	images int // messages with images
+	// tokens is the context estimate of every message at tokBPT bytes a
+	// token (valid when tokBPT > 0; see history.tokens).
+	tokens, tokBPT int
 }
 
 type snapshot struct {
@@ -34,18 +44,19 @@ type snapshot struct {
 	meta      []meta
 	bytes     int
 	turnStart int
+	sums      sums
 }
 
 // snapshot captures the history cheaply: later appends never write below
 // the captured length and trims only re-slice.
 func (h *history) snapshot() snapshot {
-	return snapshot{msgs: h.msgs[:len(h.msgs):len(h.msgs)], meta: h.meta[:len(h.meta):len(h.meta)], bytes: h.bytes, turnStart: h.turnStart}
+	return snapshot{msgs: h.msgs[:len(h.msgs):len(h.msgs)], meta: h.meta[:len(h.meta):len(h.meta)], bytes: h.bytes, turnStart: h.turnStart, sums: h.sums}
 }
 
 // restore returns to s; added keeps counting (the messages appended since
 // s are gone, but they were appended).
 func (h *history) restore(s snapshot) {
-	h.msgs, h.meta, h.bytes, h.turnStart = s.msgs, s.meta, s.bytes, s.turnStart
+	h.msgs, h.meta, h.bytes, h.turnStart, h.sums = s.msgs, s.meta, s.bytes, s.turnStart, s.sums
 }
 
 func (h *history) append(m model.Message, ok bool) {
@@ -56,13 +67,39 @@ func (h *history) append(m model.Message, ok bool) {
 	h.msgs = append(h.msgs, m)
 	h.meta = append(h.meta, meta{bytes: n, ok: ok})
 	h.bytes += n
+	h.count(m, n, 1)
 	h.added++
+}
+
+// count adds (sign 1) or removes (sign -1) a message of n bytes from sums.
+func (h *history) count(m model.Message, n, sign int) {
+	if len(m.Images) > 0 {
+		h.sums.images += sign
+	}
+	if b := h.sums.tokBPT; b > 0 {
+		h.sums.tokens += sign * ((n+b-1)/b + 4)
+	}
+}
+
+// tokens is the context estimate of the whole history (estimateMessages
+// of its messages), from the running total when it is kept at c's bytes
+// per token, else computed once and kept from then on.
+func (h *history) tokens(c ContextOptions) int {
+	if b := c.bpt(); h.sums.tokBPT != b {
+		t := 0
+		for _, m := range h.meta {
+			t += estimate(c, m.bytes)
+		}
+		h.sums.tokens, h.sums.tokBPT = t, b
+	}
+	return h.sums.tokens
 }
 
 // dropFront removes the first n messages.
 func (h *history) dropFront(n int) {
-	for _, m := range h.meta[:n] {
+	for i, m := range h.meta[:n] {
 		h.bytes -= m.bytes
+		h.count(h.msgs[i], m.bytes, -1)
 	}
 	h.msgs = h.msgs[n:]
 	h.meta = h.meta[n:]
@@ -77,10 +114,12 @@ func (h *history) dropThinking() {
 		if len(h.msgs[i].Thinking) == 0 {
 			continue
 		}
+		h.count(h.msgs[i], h.meta[i].bytes, -1)
 		h.msgs[i].Thinking = nil
 		n := messageBytes(h.msgs[i])
 		h.bytes += n - h.meta[i].bytes
 		h.meta[i].bytes = n
+		h.count(h.msgs[i], n, 1)
 	}
 }
 

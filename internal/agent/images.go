@@ -42,6 +42,9 @@ func LeftOutImageNote(path string) string {
 // were left out is a copy with the sendable images and a note for each
 // other one. The history's own messages keep their text.
 func (s *Session) requestImages(msgs []model.Message) []model.Message {
+	if s.hist.sums.images == 0 {
+		return msgs // nothing to let go of or leave out
+	}
 	var w sendWindow
 	for i := len(s.hist.msgs) - 1; i >= 0; i-- {
 		ims := s.hist.msgs[i].Images

@@ -134,7 +134,7 @@ func anthropicMessages(history []Message, thinking bool, slots *imageSlots) []js
 // it can (a message whose thinking blocks are not replayed is looked up
 // without them). The last message's blocks are encoded afresh: its last
 // block carries the cache_control breakpoint.
-func (c *core) encodeAnthropic(req Request, budget int) ([]byte, error) {
+func (c *core) encodeAnthropic(req Request, budget int) (reqBody, error) {
 	if !cacheable(req.Cache, req.Messages) || len(req.Messages) == 0 {
 		return c.encode(func(slots *imageSlots) jsonObject { return c.anthropicBody(req, budget, slots) })
 	}
@@ -155,7 +155,7 @@ func (c *core) encodeAnthropic(req Request, budget int) ([]byte, error) {
 		return marshalJoined(anthropicBlocks(m, len(m.Thinking) > 0, nil)...)
 	})
 	if err != nil {
-		return nil, err
+		return reqBody{}, err
 	}
 	last := -1
 	for i, b := range encs {
@@ -169,7 +169,7 @@ func (c *core) encodeAnthropic(req Request, budget int) ([]byte, error) {
 	blocks := anthropicBlocks(msgs[last], len(msgs[last].Thinking) > 0, nil)
 	blocks[len(blocks)-1]["cache_control"] = ephemeral()
 	if encs[last], err = marshalJoined(blocks...); err != nil {
-		return nil, err
+		return reqBody{}, err
 	}
 	size := 64
 	for _, b := range encs {

@@ -77,7 +77,7 @@ func chatMessage(m Message, slots *imageSlots) jsonObject {
 }
 
 // encodeChat is req's body, its history from req.Cache when it can.
-func (c *core) encodeChat(req Request) ([]byte, error) {
+func (c *core) encodeChat(req Request) (reqBody, error) {
 	if !cacheable(req.Cache, req.Messages) {
 		return c.encode(func(slots *imageSlots) jsonObject { return c.chatBody(req, slots) })
 	}
@@ -85,7 +85,7 @@ func (c *core) encodeChat(req Request) ([]byte, error) {
 	if req.Instructions != "" {
 		b, err := marshalJoined(jsonObject{"role": "system", "content": req.Instructions})
 		if err != nil {
-			return nil, err
+			return reqBody{}, err
 		}
 		system = b
 	}
@@ -93,11 +93,11 @@ func (c *core) encodeChat(req Request) ([]byte, error) {
 		return marshalJoined(chatMessage(m, nil))
 	})
 	if err != nil {
-		return nil, err
+		return reqBody{}, err
 	}
 	bare := req
 	bare.Messages, bare.Instructions = nil, ""
-	return spliceList(c.chatBody(bare, nil), "messages", list)
+	return spliceList(c.chatBody(bare, nil), "messages", list...)
 }
 
 // chatUserContent is a user message's content: its text, or with images

@@ -133,3 +133,41 @@ func TestHistoryCacheWireChange(t *testing.T) {
 		}
 	}
 }
+
+// TestHistoryCacheBodyStable checks a body handed out keeps its bytes while
+// later requests append to the cache's buffer, rewind it and rebuild it (a
+// body may still be being sent when the next request is encoded).
+func TestHistoryCacheBodyStable(t *testing.T) {
+	c, err := newCore(Options{BaseURL: "http://127.0.0.1:1", WireAPI: WireResponses})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := rand.New(rand.NewPCG(3, 4))
+	cache := NewHistoryCache()
+	var hist []Message
+	type held struct {
+		body reqBody
+		want []byte
+	}
+	var bodies []held
+	for step := 0; step < 200; step++ {
+		switch op := r.IntN(6); {
+		case op == 0 && len(hist) > 2:
+			hist = hist[:r.IntN(len(hist))]
+		case op == 1 && len(hist) > 2:
+			hist = append([]Message{{Role: User, Content: fmt.Sprint("note ", step)}}, hist[2:]...)
+		default:
+			hist = append(hist, randomMessage(r, step))
+		}
+		b, err := c.encodeResponses(Request{Model: "m", Messages: hist, Cache: cache})
+		if err != nil {
+			t.Fatal(err)
+		}
+		bodies = append(bodies, held{b, bytes.Clone(b.bytes())})
+		for i, h := range bodies {
+			if !bytes.Equal(h.body.bytes(), h.want) {
+				t.Fatalf("step %d: the body of step %d changed", step, i)
+			}
+		}
+	}
+}

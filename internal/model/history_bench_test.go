@@ -62,11 +62,11 @@ func BenchmarkEncodeHistory(b *testing.B) {
 						r.Messages = append(r.Messages,
 							Message{Role: Assistant, ToolCalls: []ToolCall{{ID: id, Name: "bash", Arguments: `{"command":"ls"}`}}},
 							Message{Role: ToolRole, ToolCallID: id, Name: "bash", Content: "file " + id})
-						body, err := encodeRequest(c, wire, r)
+						body, err := encodeBody(c, wire, r)
 						if err != nil {
 							b.Fatal(err)
 						}
-						size = len(body)
+						size = body.size
 					}
 					b.ReportMetric(float64(size), "body-bytes")
 				})
@@ -77,15 +77,23 @@ func BenchmarkEncodeHistory(b *testing.B) {
 
 // encodeRequest is the body Stream would send for req on wire.
 func encodeRequest(c *core, wire string, req Request) ([]byte, error) {
+	b, err := encodeBody(c, wire, req)
+	return b.bytes(), err
+}
+
+// encodeBody is the body Stream would send for req on wire, in its parts.
+func encodeBody(c *core, wire string, req Request) (b reqBody, err error) {
 	switch wire {
 	case WireChat:
-		return c.encodeChat(req)
+		b, err = c.encodeChat(req)
 	case WireAnthropic:
-		budget, err := thinkingBudget(firstNonEmpty(req.ReasoningEffort, c.opts.ReasoningEffort))
-		if err != nil {
-			return nil, err
+		budget, berr := thinkingBudget(firstNonEmpty(req.ReasoningEffort, c.opts.ReasoningEffort))
+		if berr != nil {
+			return reqBody{}, berr
 		}
-		return c.encodeAnthropic(req, budget)
+		b, err = c.encodeAnthropic(req, budget)
+	default:
+		b, err = c.encodeResponses(req)
 	}
-	return c.encodeResponses(req)
+	return b, err
 }

@@ -1,7 +1,6 @@
 package model
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -45,7 +44,7 @@ type eventParser interface {
 // post sends body to path and feeds the SSE stream to a parser from
 // newParser (a fresh one per attempt), retrying only while nothing has
 // reached the caller. It returns the parser of the successful attempt.
-func (c *core) post(ctx context.Context, path string, body []byte, newParser func() eventParser) (eventParser, error) {
+func (c *core) post(ctx context.Context, path string, body reqBody, newParser func() eventParser) (eventParser, error) {
 	for attempt := 0; ; attempt++ {
 		p := newParser()
 		retry, wait, err := c.attempt(ctx, path, body, p)
@@ -94,13 +93,15 @@ func (c *core) setHeaders(req *http.Request) {
 	}
 }
 
-func (c *core) attempt(ctx context.Context, path string, body []byte, p eventParser) (retry bool, wait time.Duration, e *Error) {
+func (c *core) attempt(ctx context.Context, path string, body reqBody, p eventParser) (retry bool, wait time.Duration, e *Error) {
 	actx, cancel := context.WithTimeout(ctx, c.opts.Timeout)
 	defer cancel()
-	req, err := http.NewRequestWithContext(actx, http.MethodPost, c.base.String()+path, bytes.NewReader(body))
+	req, err := http.NewRequestWithContext(actx, http.MethodPost, c.base.String()+path, body.reader())
 	if err != nil {
 		return false, 0, c.newError(CodeProvider, "build request: "+err.Error(), err)
 	}
+	req.ContentLength = int64(body.size)
+	req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(body.reader()), nil }
 	c.setHeaders(req)
 	resp, err := c.http.Do(req)
 	if err != nil {

@@ -40,7 +40,7 @@ func (c *core) redact(err error) error {
 type jsonObject = map[string]any
 
 // encodeResponses is req's body, its history from req.Cache when it can.
-func (c *core) encodeResponses(req Request) ([]byte, error) {
+func (c *core) encodeResponses(req Request) (reqBody, error) {
 	if !cacheable(req.Cache, req.Messages) {
 		return c.encode(func(slots *imageSlots) jsonObject { return c.responsesBody(req, slots) })
 	}
@@ -48,21 +48,21 @@ func (c *core) encodeResponses(req Request) ([]byte, error) {
 		return marshalJoined(responsesItems(m, nil)...)
 	})
 	if err != nil {
-		return nil, err
+		return reqBody{}, err
 	}
 	bare := req
 	bare.Messages = nil
-	return spliceList(c.responsesBody(bare, nil), "input", list)
+	return spliceList(c.responsesBody(bare, nil), "input", list...)
 }
 
 // encode marshals the body build makes and splices its images in.
-func (c *core) encode(build func(*imageSlots) jsonObject) ([]byte, error) {
+func (c *core) encode(build func(*imageSlots) jsonObject) (reqBody, error) {
 	slots := newImageSlots()
 	body, err := json.Marshal(build(slots))
 	if err == nil {
 		body, err = slots.splice(body)
 	}
-	return body, err
+	return newBody(body), err
 }
 
 func (c *core) responsesBody(req Request, slots *imageSlots) jsonObject {
