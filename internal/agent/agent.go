@@ -17,6 +17,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/scv-agent/scv/internal/approval"
+	"github.com/scv-agent/scv/internal/filechange"
 	"github.com/scv-agent/scv/internal/hooks"
 	"github.com/scv-agent/scv/internal/mention"
 	"github.com/scv-agent/scv/internal/model"
@@ -94,7 +95,7 @@ type Session struct {
 	wire    *model.HistoryCache
 	secrets redact.Values
 	// changes are the files the current (or last) turn wrote.
-	changes []tool.FileChange
+	changes []filechange.Change
 	// turnID is the running turn's id (for hook events).
 	turnID string
 	// cfgMu guards opts.Model, opts.ModelName, opts.ReasoningEffort,

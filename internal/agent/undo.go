@@ -7,9 +7,9 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/scv-agent/scv/internal/filechange"
 	"github.com/scv-agent/scv/internal/model"
 	"github.com/scv-agent/scv/internal/proto"
-	"github.com/scv-agent/scv/internal/tool"
 )
 
 // ErrNoUndo says the session was built without a way to undo writes.
@@ -18,7 +18,7 @@ var ErrNoUndo = errors.New("this session cannot undo file changes")
 // noteChange merges one write of the running turn into the turn's
 // changes: the first write of a path keeps the content before the turn,
 // later ones only update what the turn left.
-func (s *Session) noteChange(c tool.FileChange) {
+func (s *Session) noteChange(c filechange.Change) {
 	kept := 0
 	for i := range s.changes {
 		if s.changes[i].Path == c.Path {
@@ -39,12 +39,12 @@ const MaxTurnUndoBytes = 16 << 20
 
 // TurnChanges returns the files the last turn (or the running one, when
 // called from its events) wrote, in the order first written.
-func (s *Session) TurnChanges() []tool.FileChange { return s.changes }
+func (s *Session) TurnChanges() []filechange.Change { return s.changes }
 
 // Undo checks changes against the workspace and, unless dryRun, reverts
 // them (see tool.UndoFunc); a *tool.UndoConflict refusal changed nothing.
 // The server makes sure no turn runs.
-func (s *Session) Undo(ctx context.Context, changes []tool.FileChange, dryRun bool) ([]proto.UndoFile, error) {
+func (s *Session) Undo(ctx context.Context, changes []filechange.Change, dryRun bool) ([]proto.UndoFile, error) {
 	if s.opts.Undo == nil {
 		return nil, ErrNoUndo
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/scv-agent/scv/internal/agent"
 	"github.com/scv-agent/scv/internal/approval"
+	"github.com/scv-agent/scv/internal/filechange"
 	"github.com/scv-agent/scv/internal/proto"
 	"github.com/scv-agent/scv/internal/store"
 	"github.com/scv-agent/scv/internal/tool"
@@ -207,7 +208,7 @@ func (c *conn) modelsList(s *session, m *proto.ModelsList) {
 // undoTurn is a turn whose writes can be undone.
 type undoTurn struct {
 	turnID  string
-	changes []tool.FileChange
+	changes []filechange.Change
 }
 
 // sessionUndo undoes the file writes of the session's last ended turn that
@@ -235,10 +236,7 @@ func (c *conn) sessionUndo(s *session, m *proto.SessionUndo) {
 			c.reqError(m.RequestID, storeErrorCode(err), fmt.Sprintf("nothing was undone: the session database could not be read: %v", err), false)
 			return
 		}
-		last.turnID = u.TurnID
-		for _, f := range u.Files {
-			last.changes = append(last.changes, tool.FileChange{Path: f.Path, Existed: f.Existed, Before: f.Before, Unkept: f.Unkept, After: f.After})
-		}
+		last.turnID, last.changes = u.TurnID, u.Files
 	case st == nil:
 		refuse("nothing to undo: undo reads the turns' writes from the session database, and this server runs without one")
 		return
@@ -269,16 +267,4 @@ func (c *conn) sessionUndo(s *session, m *proto.SessionUndo) {
 		}
 	}
 	c.reply(m.RequestID, &proto.SessionUndone{TurnID: last.turnID, DryRun: m.DryRun, Files: files, Note: proto.UndoNote}, s)
-}
-
-// storeFiles converts a turn's changes for the store.
-func storeFiles(cs []tool.FileChange) []store.TurnFile {
-	if len(cs) == 0 {
-		return nil
-	}
-	out := make([]store.TurnFile, len(cs))
-	for i, f := range cs {
-		out[i] = store.TurnFile{Path: f.Path, Existed: f.Existed, Before: f.Before, Unkept: f.Unkept, After: f.After}
-	}
-	return out
 }

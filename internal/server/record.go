@@ -157,7 +157,7 @@ func (c *conn) recordCompleted(ctx context.Context, s *session, rec *recorder, e
 	if err == nil {
 		err = rec.log.Complete(ctx, store.Completion{Events: []store.Event{line},
 			History: store.HistoryUpdate{Append: appended, Drop: drop}, Usage: storeUsage(e.Usage), Answer: rec.answerText(),
-			Files: storeFiles(s.agent.TurnChanges())})
+			Files: s.agent.TurnChanges()})
 	}
 	if err == nil {
 		return line.Data
@@ -178,7 +178,7 @@ func (c *conn) recordCompleted(ctx context.Context, s *session, rec *recorder, e
 // recordFailed writes turn.failed (line) and returns the line to send.
 func (c *conn) recordFailed(ctx context.Context, s *session, rec *recorder, e *proto.TurnFailed, line store.Event) []byte {
 	err := rec.log.End(ctx, store.TurnEnd{State: store.TurnFailed, Code: e.Code, Message: e.Message, Events: []store.Event{line}, Answer: rec.answerText(),
-		Files: storeFiles(s.agent.TurnChanges())})
+		Files: s.agent.TurnChanges()})
 	if err == nil {
 		return line.Data
 	}
@@ -199,7 +199,7 @@ func (c *conn) recordCancelled(ctx context.Context, s *session, rec *recorder, e
 	appended, drop, err := s.agent.HistoryChange(rec.mark)
 	if err == nil {
 		err = rec.log.End(ctx, store.TurnEnd{State: store.TurnCancelled, Events: []store.Event{line}, Answer: rec.answerText(),
-			Files: storeFiles(s.agent.TurnChanges()), History: store.HistoryUpdate{Append: appended, Drop: drop}})
+			Files: s.agent.TurnChanges(), History: store.HistoryUpdate{Append: appended, Drop: drop}})
 	}
 	if err == nil {
 		return line.Data
