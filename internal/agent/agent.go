@@ -54,9 +54,6 @@ type Options struct {
 	// Secrets are the values of the keys SCV knows of; they never reach
 	// a client in a progress line or a provider error message.
 	Secrets []string
-	// Undo reverts recorded file changes in the workspace (session.undo);
-	// nil: the session cannot undo.
-	Undo tool.UndoFunc
 	// Rules are the grants the session starts with (scv exec --allow).
 	Rules []approval.Grant
 	// SavedRules are the [[approvals.rules]] of the session's
