@@ -55,7 +55,7 @@ func TestTurnUndoBound(t *testing.T) {
 	s.noteChange(filechange.Change{Path: "b", Existed: true, Before: big, After: "h3"})
 	s.noteChange(filechange.Change{Path: "c", Existed: true, Before: []byte("x"), After: "h4"})
 	s.noteChange(filechange.Change{Path: "d", After: "h5"})
-	got := s.TurnChanges()
+	got := s.changes
 	if len(got) != 4 || len(got[0].Before) != len(big) || got[0].After != "h2" || len(got[1].Before) != len(big) || got[1].Unkept != "" {
 		t.Fatalf("merged changes: %d entries, a: %d bytes after %q, b unkept %q", len(got), len(got[0].Before), got[0].After, got[1].Unkept)
 	}

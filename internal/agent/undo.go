@@ -32,10 +32,6 @@ func (s *Session) noteChange(c filechange.Change) {
 // undo; files past it are recorded as not undoable.
 const MaxTurnUndoBytes = 16 << 20
 
-// TurnChanges returns the files the last turn (or the running one, when
-// called from its events) wrote, in the order first written.
-func (s *Session) TurnChanges() []filechange.Change { return s.changes }
-
 // NoteUndo tells the model, in its history, that the user reverted the
 // files of an earlier turn, so it does not assume its edits are still
 // there. The note is a user message of its own before the next prompt;

@@ -18,11 +18,19 @@ import (
 // history when the turn completed — before it is handed to the client. A
 // turn the store cannot record ends in turn.failed with code store_error,
 // and its history is not applied: nothing is lost silently.
+//
+// The agent hands the record what the turn left with its terminal event
+// (agent.TurnEnd: the history's change, the files written, the history
+// before the turn), so recording asks the session for nothing. The agent
+// has applied the change to its history by then (the next turn, even an
+// unrecorded one, goes on from it); when the store refuses the terminal
+// event, the record takes it back with agent.Session.Rewind to the
+// TurnEnd's mark, which is simpler than holding the history until the
+// store confirms and keeps the session as it was.
 
 // recorder is one running turn's record.
 type recorder struct {
-	log  *store.TurnLog
-	mark agent.Mark
+	log *store.TurnLog
 	// answer collects the turn's answer texts (what search finds).
 	answer []string
 	// failed is the first error of an event write; the buffered events
@@ -62,14 +70,13 @@ func (c *conn) beginRecord(ctx context.Context, s *session, p pending) (*recorde
 			return nil, err
 		}
 	}
-	mark := s.agent.Mark()
 	tl, err := st.BeginTurnImages(ctx, s.id, p.turnID, p.prompt, storeImages(p.images))
 	if errors.Is(err, store.ErrGone) {
 		return c.unsaved(s, p.turnID, err), nil
 	} else if err != nil {
 		return nil, err
 	}
-	return &recorder{log: tl, mark: mark}, nil
+	return &recorder{log: tl}, nil
 }
 
 // unsaved is the record of a turn that runs although the session database
@@ -93,17 +100,18 @@ func (c *conn) refuseTurn(s *session, p pending, err error) {
 	c.srv.opts.Logger.Error("store: begin turn", "session", s.id, "turn", p.turnID, "err", err)
 	started := &proto.TurnStarted{}
 	started.TurnID, started.RequestID = p.turnID, p.requestID
-	c.sendTurnEvent(s, nil, started)
+	c.sendTurnEvent(s, nil, started, nil)
 	failed := &proto.TurnFailed{Code: proto.FailStore,
 		Message: fmt.Sprintf("the turn did not run: it could not be recorded in the session database: %v", err)}
 	failed.TurnID = p.turnID
-	c.sendTurnEvent(s, nil, failed)
+	c.sendTurnEvent(s, nil, failed, nil)
 }
 
 // sendTurnEvent stamps, records and queues one event of the running turn.
 // A terminal event marks the session idle once it is recorded, just before
-// the client can see it.
-func (c *conn) sendTurnEvent(s *session, rec *recorder, ev proto.TurnEvent) {
+// the client can see it. end is what the turn left, with the terminal
+// event of a recorded turn (nil otherwise).
+func (c *conn) sendTurnEvent(s *session, rec *recorder, ev proto.TurnEvent, end *agent.TurnEnd) {
 	s.sendMu.Lock()
 	defer s.sendMu.Unlock()
 	if e, ok := ev.(*proto.TurnCompleted); ok && rec != nil && rec.gone != nil {
@@ -111,7 +119,7 @@ func (c *conn) sendTurnEvent(s *session, rec *recorder, ev proto.TurnEvent) {
 	}
 	b := c.stamp(s, ev)
 	if rec != nil && rec.gone == nil && b != nil {
-		b = c.record(s, rec, ev, b)
+		b = c.record(s, rec, ev, b, end)
 	}
 	if terminal(ev) {
 		// The session is idle from the client's point of view as soon as
@@ -125,7 +133,7 @@ func (c *conn) sendTurnEvent(s *session, rec *recorder, ev proto.TurnEvent) {
 
 // record stores ev's line b and returns the line to send: b, or for a
 // terminal event that could not be stored, a turn.failed saying so.
-func (c *conn) record(s *session, rec *recorder, ev proto.TurnEvent, b []byte) []byte {
+func (c *conn) record(s *session, rec *recorder, ev proto.TurnEvent, b []byte, end *agent.TurnEnd) []byte {
 	line := store.Event{Seq: ev.Session().Seq, Data: b}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(c.ctx), storeTimeout)
 	defer cancel()
@@ -133,11 +141,11 @@ func (c *conn) record(s *session, rec *recorder, ev proto.TurnEvent, b []byte) [
 	case *proto.ToolProgress:
 		return b // transient: never stored
 	case *proto.TurnCompleted:
-		return c.recordCompleted(ctx, s, rec, e, line)
+		return c.recordCompleted(ctx, s, rec, e, line, end)
 	case *proto.TurnFailed:
-		return c.recordFailed(ctx, s, rec, e, line)
+		return c.recordFailed(ctx, s, rec, e, line, end)
 	case *proto.TurnCancelled:
-		return c.recordCancelled(ctx, s, rec, e, line)
+		return c.recordCancelled(ctx, s, rec, e, line, end)
 	case *proto.TodoUpdated:
 		c.storeTodos(ctx, s, e)
 	case *proto.AssistantCompleted:
@@ -152,12 +160,12 @@ func (c *conn) record(s *session, rec *recorder, ev proto.TurnEvent, b []byte) [
 // recordCompleted writes turn.completed (line) with the turn's history in
 // one transaction and returns the line to send: line itself, the event
 // marked not_stored when the database is gone, or a store failure.
-func (c *conn) recordCompleted(ctx context.Context, s *session, rec *recorder, e *proto.TurnCompleted, line store.Event) []byte {
-	appended, drop, err := s.agent.HistoryChange(rec.mark)
+func (c *conn) recordCompleted(ctx context.Context, s *session, rec *recorder, e *proto.TurnCompleted, line store.Event, end *agent.TurnEnd) []byte {
+	err := end.HistoryErr
 	if err == nil {
 		err = rec.log.Complete(ctx, store.Completion{Events: []store.Event{line},
-			History: store.HistoryUpdate{Append: appended, Drop: drop}, Usage: storeUsage(e.Usage), Answer: rec.answerText(),
-			Files: s.agent.TurnChanges()})
+			History: store.HistoryUpdate{Append: end.Appended, Drop: end.Drop}, Usage: storeUsage(e.Usage), Answer: rec.answerText(),
+			Files: end.Files})
 	}
 	if err == nil {
 		return line.Data
@@ -170,15 +178,15 @@ func (c *conn) recordCompleted(ctx context.Context, s *session, rec *recorder, e
 		return c.encode(e)
 	}
 	c.srv.opts.Logger.Error("store: complete turn", "session", s.id, "turn", e.TurnID, "err", err)
-	s.agent.Rewind(rec.mark)
+	s.agent.Rewind(end.Before)
 	return c.storeFailure(ctx, s, rec, e.TurnID, line.Seq,
 		fmt.Sprintf("the turn completed, but it could not be saved to the session database, so it is not part of the session: %v", err))
 }
 
 // recordFailed writes turn.failed (line) and returns the line to send.
-func (c *conn) recordFailed(ctx context.Context, s *session, rec *recorder, e *proto.TurnFailed, line store.Event) []byte {
+func (c *conn) recordFailed(ctx context.Context, s *session, rec *recorder, e *proto.TurnFailed, line store.Event, end *agent.TurnEnd) []byte {
 	err := rec.log.End(ctx, store.TurnEnd{State: store.TurnFailed, Code: e.Code, Message: e.Message, Events: []store.Event{line}, Answer: rec.answerText(),
-		Files: s.agent.TurnChanges()})
+		Files: end.Files})
 	if err == nil {
 		return line.Data
 	}
@@ -195,11 +203,11 @@ func (c *conn) recordFailed(ctx context.Context, s *session, rec *recorder, e *p
 // returns the line to send. The agent keeps a cancelled turn in the
 // history, marked interrupted; the store keeps it too, or the agent
 // forgets it.
-func (c *conn) recordCancelled(ctx context.Context, s *session, rec *recorder, e *proto.TurnCancelled, line store.Event) []byte {
-	appended, drop, err := s.agent.HistoryChange(rec.mark)
+func (c *conn) recordCancelled(ctx context.Context, s *session, rec *recorder, e *proto.TurnCancelled, line store.Event, end *agent.TurnEnd) []byte {
+	err := end.HistoryErr
 	if err == nil {
 		err = rec.log.End(ctx, store.TurnEnd{State: store.TurnCancelled, Events: []store.Event{line}, Answer: rec.answerText(),
-			Files: s.agent.TurnChanges(), History: store.HistoryUpdate{Append: appended, Drop: drop}})
+			Files: end.Files, History: store.HistoryUpdate{Append: end.Appended, Drop: end.Drop}})
 	}
 	if err == nil {
 		return line.Data
@@ -208,7 +216,7 @@ func (c *conn) recordCancelled(ctx context.Context, s *session, rec *recorder, e
 		c.goneNotice(s, e.TurnID, err)
 		return line.Data // kept in memory, as a completed turn is
 	}
-	s.agent.Rewind(rec.mark)
+	s.agent.Rewind(end.Before)
 	c.srv.opts.Logger.Error("store: end turn", "session", s.id, "turn", e.TurnID, "err", err)
 	return c.storeFailure(ctx, s, rec, e.TurnID, line.Seq,
 		fmt.Sprintf("the turn was cancelled, and it could not be saved to the session database: %v", err))
@@ -245,6 +253,17 @@ func (c *conn) storeFailure(ctx context.Context, s *session, rec *recorder, turn
 		c.srv.opts.Logger.Debug("store: record the failure", "session", s.id, "turn", turnID, "err", err)
 	}
 	return b
+}
+
+// ended is the agent.Ended of r's turn: its terminal event is recorded
+// with what the turn left. nil when nothing is recorded (no store, or
+// the database is gone), so the agent does not encode the history's
+// change for no one.
+func (r *recorder) ended(c *conn, s *session) agent.Ended {
+	if r == nil || r.gone != nil {
+		return nil
+	}
+	return func(ev proto.TurnEvent, end agent.TurnEnd) { c.sendTurnEvent(s, r, ev, &end) }
 }
 
 func (r *recorder) answerText() string { return strings.Join(r.answer, "\n\n") }
