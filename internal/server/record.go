@@ -140,12 +140,8 @@ func (c *conn) record(s *session, rec *recorder, ev proto.TurnEvent, b []byte, e
 	switch e := ev.(type) {
 	case *proto.ToolProgress:
 		return b // transient: never stored
-	case *proto.TurnCompleted:
-		return c.recordCompleted(ctx, s, rec, e, line, end)
-	case *proto.TurnFailed:
-		return c.recordFailed(ctx, s, rec, e, line, end)
-	case *proto.TurnCancelled:
-		return c.recordCancelled(ctx, s, rec, e, line, end)
+	case *proto.TurnCompleted, *proto.TurnFailed, *proto.TurnCancelled:
+		return c.recordEnd(ctx, s, rec, ev, line, end)
 	case *proto.TodoUpdated:
 		c.storeTodos(ctx, s, e)
 	case *proto.AssistantCompleted:
@@ -157,69 +153,82 @@ func (c *conn) record(s *session, rec *recorder, ev proto.TurnEvent, b []byte, e
 	return b
 }
 
-// recordCompleted writes turn.completed (line) with the turn's history in
-// one transaction and returns the line to send: line itself, the event
-// marked not_stored when the database is gone, or a store failure.
-func (c *conn) recordCompleted(ctx context.Context, s *session, rec *recorder, e *proto.TurnCompleted, line store.Event, end *agent.TurnEnd) []byte {
-	err := end.HistoryErr
-	if err == nil {
-		err = rec.log.Complete(ctx, store.Completion{Events: []store.Event{line},
-			History: store.HistoryUpdate{Append: end.Appended, Drop: end.Drop}, Usage: storeUsage(e.Usage), Answer: rec.answerText(),
-			Files: end.Files})
-	}
-	if err == nil {
-		return line.Data
-	}
-	if errors.Is(err, store.ErrGone) {
-		// The database went away during the turn: the turn stays
-		// in the session's memory, and says it is not saved.
-		c.goneNotice(s, e.TurnID, err)
-		e.NotStored = true
-		return c.encode(e)
-	}
-	c.srv.opts.Logger.Error("store: complete turn", "session", s.id, "turn", e.TurnID, "err", err)
-	s.agent.Rewind(end.Before)
-	return c.storeFailure(ctx, s, rec, e.TurnID, line.Seq,
-		fmt.Sprintf("the turn completed, but it could not be saved to the session database, so it is not part of the session: %v", err))
+// ending is what tells a turn's three terminal events apart when they
+// are recorded.
+type ending struct {
+	state store.TurnState
+	// kept: the turn's history is written with its end, and taken back
+	// when the store refuses it. The agent keeps a completed turn, and a
+	// cancelled one marked interrupted; a failed turn's history is as it
+	// was before the turn.
+	kept          bool
+	code, message string       // turn.failed's
+	usage         *proto.Usage // turn.completed's
+	// op is the log message of a refused record, and lost what the
+	// turn.failed sent in its place says before the store's error.
+	op, lost string
 }
 
-// recordFailed writes turn.failed (line) and returns the line to send.
-func (c *conn) recordFailed(ctx context.Context, s *session, rec *recorder, e *proto.TurnFailed, line store.Event, end *agent.TurnEnd) []byte {
-	err := rec.log.End(ctx, store.TurnEnd{State: store.TurnFailed, Code: e.Code, Message: e.Message, Events: []store.Event{line}, Answer: rec.answerText(),
-		Files: end.Files})
-	if err == nil {
-		return line.Data
+func endingOf(ev proto.TurnEvent) ending {
+	switch e := ev.(type) {
+	case *proto.TurnCompleted:
+		return ending{state: store.TurnCompleted, kept: true, usage: e.Usage, op: "store: complete turn",
+			lost: "the turn completed, but it could not be saved to the session database, so it is not part of the session"}
+	case *proto.TurnFailed:
+		return ending{state: store.TurnFailed, code: e.Code, message: e.Message, op: "store: end turn",
+			lost: fmt.Sprintf("the turn failed (%s: %s), and it could not be saved to the session database", e.Code, e.Message)}
+	default: // *proto.TurnCancelled
+		return ending{state: store.TurnCancelled, kept: true, op: "store: end turn",
+			lost: "the turn was cancelled, and it could not be saved to the session database"}
 	}
-	if errors.Is(err, store.ErrGone) {
-		c.goneNotice(s, e.TurnID, err)
-		return line.Data
-	}
-	c.srv.opts.Logger.Error("store: end turn", "session", s.id, "turn", e.TurnID, "err", err)
-	return c.storeFailure(ctx, s, rec, e.TurnID, line.Seq,
-		fmt.Sprintf("the turn failed (%s: %s), and it could not be saved to the session database: %v", e.Code, e.Message, err))
 }
 
-// recordCancelled writes turn.cancelled (line) with the turn's history and
-// returns the line to send. The agent keeps a cancelled turn in the
-// history, marked interrupted; the store keeps it too, or the agent
-// forgets it.
-func (c *conn) recordCancelled(ctx context.Context, s *session, rec *recorder, e *proto.TurnCancelled, line store.Event, end *agent.TurnEnd) []byte {
-	err := end.HistoryErr
+// recordEnd writes the turn's terminal event (line), in one transaction
+// with the turn's files and, when the turn keeps it, its history, and
+// returns the line to send: line itself, turn.completed marked not_stored
+// when the database is gone (any end stays in the session's memory then),
+// or a store failure, the history taken back.
+func (c *conn) recordEnd(ctx context.Context, s *session, rec *recorder, ev proto.TurnEvent, line store.Event, end *agent.TurnEnd) []byte {
+	k := endingOf(ev)
+	turnID := ev.Turn().TurnID
+	var err error
+	if k.kept {
+		err = end.HistoryErr
+	}
 	if err == nil {
-		err = rec.log.End(ctx, store.TurnEnd{State: store.TurnCancelled, Events: []store.Event{line}, Answer: rec.answerText(),
-			Files: end.Files, History: store.HistoryUpdate{Append: end.Appended, Drop: end.Drop}})
+		err = rec.writeEnd(ctx, k, line, end)
 	}
 	if err == nil {
 		return line.Data
 	}
 	if errors.Is(err, store.ErrGone) {
-		c.goneNotice(s, e.TurnID, err)
-		return line.Data // kept in memory, as a completed turn is
+		c.goneNotice(s, turnID, err)
+		if e, ok := ev.(*proto.TurnCompleted); ok {
+			e.NotStored = true
+			return c.encode(e)
+		}
+		return line.Data
 	}
-	s.agent.Rewind(end.Before)
-	c.srv.opts.Logger.Error("store: end turn", "session", s.id, "turn", e.TurnID, "err", err)
-	return c.storeFailure(ctx, s, rec, e.TurnID, line.Seq,
-		fmt.Sprintf("the turn was cancelled, and it could not be saved to the session database: %v", err))
+	c.srv.opts.Logger.Error(k.op, "session", s.id, "turn", turnID, "err", err)
+	if k.kept {
+		s.agent.Rewind(end.Before)
+	}
+	return c.storeFailure(ctx, s, rec, turnID, line.Seq, fmt.Sprintf("%s: %v", k.lost, err))
+}
+
+// writeEnd is the store's write of a turn's end: Complete for a completed
+// turn (durable, with the usage), End for the others.
+func (r *recorder) writeEnd(ctx context.Context, k ending, line store.Event, end *agent.TurnEnd) error {
+	events := []store.Event{line}
+	var history store.HistoryUpdate
+	if k.kept {
+		history = store.HistoryUpdate{Append: end.Appended, Drop: end.Drop}
+	}
+	if k.state == store.TurnCompleted {
+		return r.log.Complete(ctx, store.Completion{Events: events, History: history, Usage: storeUsage(k.usage), Answer: r.answerText(), Files: end.Files})
+	}
+	return r.log.End(ctx, store.TurnEnd{State: k.state, Code: k.code, Message: k.message, Events: events, Answer: r.answerText(),
+		Files: end.Files, History: history})
 }
 
 // appendEvent appends a turn's event (line) to its log, flushed when the
