@@ -54,10 +54,15 @@ func isStd(path string) bool {
 	return !strings.Contains(first, ".")
 }
 
-// textcut is the one internal package a leaf may import: it is a leaf
-// itself (standard library only) and holds the UTF-8-safe cuts every
-// bounded output uses.
-const textcut = module + "/internal/textcut"
+// textcut and filechange are the internal packages a leaf may import:
+// leaves themselves (standard library only). textcut holds the
+// UTF-8-safe cuts every bounded output uses; filechange the one shape of
+// a written workspace file, which the tool contract reports and the store
+// keeps (neither leaf may import the other).
+const (
+	textcut    = module + "/internal/textcut"
+	filechange = module + "/internal/filechange"
+)
 
 // leaves may import only the standard library and the listed modules.
 var leaves = map[string][]string{
@@ -67,7 +72,7 @@ var leaves = map[string][]string{
 	"internal/sandbox":  {"golang.org/x/sys/"},
 	"internal/paths":    nil,
 	"internal/netguard": {"golang.org/x/sys/", "code.dny.dev/ssrf"},
-	"internal/tool":     {"github.com/google/jsonschema-go/", textcut},
+	"internal/tool":     {"github.com/google/jsonschema-go/", textcut, filechange},
 	"internal/version":  nil,
 	"internal/termtext": nil,
 	"internal/textcut":  nil,
@@ -77,10 +82,13 @@ var leaves = map[string][]string{
 	// The model catalogue: catwalk's embedded data and what it imports.
 	"internal/catalog": {"charm.land/catwalk/", "github.com/charmbracelet/x/etag"},
 	// The store: the SQLite driver and what the driver itself pulls in.
-	"internal/store": {"modernc.org/", "golang.org/x/sys/", "github.com/dustin/go-humanize", "github.com/google/uuid", "github.com/remyoudompheng/bigfft", textcut},
+	"internal/store": {"modernc.org/", "golang.org/x/sys/", "github.com/dustin/go-humanize", "github.com/google/uuid", "github.com/remyoudompheng/bigfft", textcut, filechange},
 
 	// Reading an image file a prompt carries: clients and server share it.
 	"internal/imagefile": nil,
+
+	// A file a turn wrote, as the tools report it and the store keeps it.
+	"internal/filechange": nil,
 }
 
 func TestLeavesImportOnlyStdlib(t *testing.T) {

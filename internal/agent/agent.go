@@ -15,6 +15,7 @@ import (
 	"sync"
 
 	"github.com/scv-agent/scv/internal/approval"
+	"github.com/scv-agent/scv/internal/filechange"
 	"github.com/scv-agent/scv/internal/hooks"
 	"github.com/scv-agent/scv/internal/mention"
 	"github.com/scv-agent/scv/internal/model"
@@ -51,9 +52,6 @@ type Options struct {
 	// Secrets are the values of the keys SCV knows of; they never reach
 	// a client in a progress line or a provider error message.
 	Secrets []string
-	// Undo reverts recorded file changes in the workspace (session.undo);
-	// nil: the session cannot undo.
-	Undo tool.UndoFunc
 	// Rules are the grants the session starts with (scv exec --allow).
 	Rules []approval.Grant
 	// SavedRules are the [[approvals.rules]] of the session's
@@ -92,7 +90,7 @@ type Session struct {
 	wire    *model.HistoryCache
 	secrets redact.Values
 	// changes are the files the current (or last) turn wrote.
-	changes []tool.FileChange
+	changes []filechange.Change
 	// turnID is the running turn's id (for hook events).
 	turnID string
 	// cfgMu guards opts.Model, opts.ModelName, opts.ReasoningEffort,
@@ -223,7 +221,7 @@ func (s *Session) RunTurn(ctx context.Context, turnID, prompt string, emit Emit)
 // RunTurnImages is RunTurn with input images attached to the prompt (read
 // and checked by the caller, with their bytes).
 func (s *Session) RunTurnImages(ctx context.Context, turnID, prompt string, images []model.Image, emit Emit) {
-	s.RunTurnAttached(ctx, turnID, prompt, s.Attach(ctx, prompt, images), emit)
+	s.RunTurnAttached(ctx, turnID, prompt, s.Attach(ctx, prompt, images), emit, nil)
 }
 
 // Attached is a prompt's input images and what its `@` mentions attach,
@@ -260,12 +258,15 @@ func (s *Session) Attach(ctx context.Context, prompt string, images []model.Imag
 }
 
 // RunTurnAttached is RunTurn for a prompt whose attachments Attach made.
-func (s *Session) RunTurnAttached(ctx context.Context, turnID, prompt string, att Attached, emit Emit) {
+// When ended is set, the terminal event goes to it instead of emit,
+// with what the turn left for its record (TurnEnd).
+func (s *Session) RunTurnAttached(ctx context.Context, turnID, prompt string, att Attached, emit Emit, ended Ended) {
 	ev := func(e proto.TurnEvent) {
 		e.Turn().TurnID = turnID
 		emit(e)
 	}
-	saved := s.hist.snapshot()
+	before := s.Mark()
+	saved := before.snap
 	s.changes = nil
 	s.turnID = turnID
 	attached, images := att.text, att.Images
@@ -273,7 +274,12 @@ func (s *Session) RunTurnAttached(ctx context.Context, turnID, prompt string, at
 	ev(started)
 	end := func(e proto.TurnEvent) {
 		s.turnEndHooks(ctx, e, ev)
-		ev(e)
+		if ended == nil {
+			ev(e)
+			return
+		}
+		e.Turn().TurnID = turnID
+		ended(e, s.turnEnd(before, e))
 	}
 	// The hooks see the prompt as typed; the attachments follow it and
 	// any context the hooks add.

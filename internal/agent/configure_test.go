@@ -8,8 +8,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/scv-agent/scv/internal/approval"
+	"github.com/scv-agent/scv/internal/filechange"
 	"github.com/scv-agent/scv/internal/model"
-	"github.com/scv-agent/scv/internal/tool"
 )
 
 // TestConfigureKeepsTheRunningTurnsModel changes the model while a turn's
@@ -50,12 +50,12 @@ func TestConfigureKeepsTheRunningTurnsModel(t *testing.T) {
 func TestTurnUndoBound(t *testing.T) {
 	s := newSession(t, &fakeModel{}, nil, approval.AskOnRisk)
 	big := make([]byte, MaxTurnUndoBytes/2)
-	s.noteChange(tool.FileChange{Path: "a", Existed: true, Before: big, After: "h1"})
-	s.noteChange(tool.FileChange{Path: "a", Existed: true, Before: []byte("second before"), After: "h2"})
-	s.noteChange(tool.FileChange{Path: "b", Existed: true, Before: big, After: "h3"})
-	s.noteChange(tool.FileChange{Path: "c", Existed: true, Before: []byte("x"), After: "h4"})
-	s.noteChange(tool.FileChange{Path: "d", After: "h5"})
-	got := s.TurnChanges()
+	s.noteChange(filechange.Change{Path: "a", Existed: true, Before: big, After: "h1"})
+	s.noteChange(filechange.Change{Path: "a", Existed: true, Before: []byte("second before"), After: "h2"})
+	s.noteChange(filechange.Change{Path: "b", Existed: true, Before: big, After: "h3"})
+	s.noteChange(filechange.Change{Path: "c", Existed: true, Before: []byte("x"), After: "h4"})
+	s.noteChange(filechange.Change{Path: "d", After: "h5"})
+	got := s.changes
 	if len(got) != 4 || len(got[0].Before) != len(big) || got[0].After != "h2" || len(got[1].Before) != len(big) || got[1].Unkept != "" {
 		t.Fatalf("merged changes: %d entries, a: %d bytes after %q, b unkept %q", len(got), len(got[0].Before), got[0].After, got[1].Unkept)
 	}

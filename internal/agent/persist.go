@@ -8,8 +8,10 @@ import (
 	"os"
 	"strings"
 
+	"github.com/scv-agent/scv/internal/filechange"
 	"github.com/scv-agent/scv/internal/imagefile"
 	"github.com/scv-agent/scv/internal/model"
+	"github.com/scv-agent/scv/internal/proto"
 )
 
 // The canonical history leaves and re-enters a session as JSON messages (a
@@ -40,6 +42,39 @@ func (s *Session) Mark() Mark { return Mark{snap: s.hist.snapshot(), added: s.hi
 func (s *Session) Rewind(m Mark) {
 	s.hist.restore(m.snap)
 	s.hist.added = m.added
+}
+
+// TurnEnd is what a turn leaves for its record, handed over with its
+// terminal event (RunTurnAttached's ended) so the recorder takes nothing
+// back out of the session: the history's change, the files the turn
+// wrote, and the history before it.
+type TurnEnd struct {
+	// Appended and Drop are how the turn changed the history, as
+	// HistoryChange gives it: (before ++ Appended)[Drop:]. A failed turn
+	// leaves the history as it was and has neither.
+	Appended []json.RawMessage
+	Drop     int
+	// HistoryErr says the change could not be encoded: the turn cannot
+	// be recorded with its history.
+	HistoryErr error
+	// Files are the workspace files the turn wrote, in the order first
+	// written.
+	Files []filechange.Change
+	// Before is the history before the turn: Rewind(Before) takes the
+	// turn's change back when its record is refused.
+	Before Mark
+}
+
+// Ended receives a turn's terminal event with what the turn left.
+type Ended func(ev proto.TurnEvent, end TurnEnd)
+
+// turnEnd is the TurnEnd of the turn that began at before and ends with e.
+func (s *Session) turnEnd(before Mark, e proto.TurnEvent) TurnEnd {
+	end := TurnEnd{Files: s.changes, Before: before}
+	if _, failed := e.(*proto.TurnFailed); !failed {
+		end.Appended, end.Drop, end.HistoryErr = s.HistoryChange(before)
+	}
+	return end
 }
 
 // HistoryChange returns how the history changed since m as (old ++

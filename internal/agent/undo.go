@@ -1,24 +1,19 @@
 package agent
 
 import (
-	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strings"
 
+	"github.com/scv-agent/scv/internal/filechange"
 	"github.com/scv-agent/scv/internal/model"
-	"github.com/scv-agent/scv/internal/proto"
 	"github.com/scv-agent/scv/internal/tool"
 )
-
-// ErrNoUndo says the session was built without a way to undo writes.
-var ErrNoUndo = errors.New("this session cannot undo file changes")
 
 // noteChange merges one write of the running turn into the turn's
 // changes: the first write of a path keeps the content before the turn,
 // later ones only update what the turn left.
-func (s *Session) noteChange(c tool.FileChange) {
+func (s *Session) noteChange(c filechange.Change) {
 	kept := 0
 	for i := range s.changes {
 		if s.changes[i].Path == c.Path {
@@ -37,34 +32,11 @@ func (s *Session) noteChange(c tool.FileChange) {
 // undo; files past it are recorded as not undoable.
 const MaxTurnUndoBytes = 16 << 20
 
-// TurnChanges returns the files the last turn (or the running one, when
-// called from its events) wrote, in the order first written.
-func (s *Session) TurnChanges() []tool.FileChange { return s.changes }
-
-// Undo checks changes against the workspace and, unless dryRun, reverts
-// them (see tool.UndoFunc); a *tool.UndoConflict refusal changed nothing.
-// The server makes sure no turn runs.
-func (s *Session) Undo(ctx context.Context, changes []tool.FileChange, dryRun bool) ([]proto.UndoFile, error) {
-	if s.opts.Undo == nil {
-		return nil, ErrNoUndo
-	}
-	done, err := s.opts.Undo(ctx, s.opts.Workspace, changes, dryRun)
-	files := make([]proto.UndoFile, 0, len(done))
-	for _, u := range done {
-		f := proto.UndoFile{Path: u.Path, Action: proto.UndoRestore, Diff: protoDiff(u.Diff)}
-		if u.Remove {
-			f.Action = proto.UndoRemove
-		}
-		files = append(files, f)
-	}
-	return files, err
-}
-
 // NoteUndo tells the model, in its history, that the user reverted the
 // files of an earlier turn, so it does not assume its edits are still
 // there. The note is a user message of its own before the next prompt;
 // it returns the message as stored.
-func (s *Session) NoteUndo(files []proto.UndoFile) (json.RawMessage, error) {
+func (s *Session) NoteUndo(files []tool.FileUndo) (json.RawMessage, error) {
 	var b strings.Builder
 	b.WriteString("[scv] The user undid the file changes of the previous turn")
 	for i, f := range files {
@@ -73,7 +45,7 @@ func (s *Session) NoteUndo(files []proto.UndoFile) (json.RawMessage, error) {
 			sep = ": "
 		}
 		verb := "restored "
-		if f.Action == proto.UndoRemove {
+		if f.Remove {
 			verb = "removed "
 		}
 		b.WriteString(sep + verb + f.Path)

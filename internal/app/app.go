@@ -422,7 +422,7 @@ func (a *App) NewSession(ctx context.Context, id string, req server.SessionReque
 		Model: client, ModelName: modelName, ReasoningEffort: prof.ReasoningEffort, Registry: ts.Registry, Tools: ts.Current, Policy: policy,
 		SystemPrompt: agent.Prompt(cfg.Agent.SystemPrompt, req.Cwd, instructions, skills), HostedWebSearch: ts.HostedSearch,
 		MaxSteps: maxSteps, MaxStepsSetting: stepsSetting, Workspace: req.Cwd, SessionID: id, OutputLimit: cfg.Tools.OutputLimitBytes,
-		Secrets: cfg.SecretValues(env), Undo: fs.Undo, Rules: a.opts.Allow, Hooks: hk, Mentions: mentions, Describe: describe,
+		Secrets: cfg.SecretValues(env), Rules: a.opts.Allow, Hooks: hk, Mentions: mentions, Describe: describe,
 		SavedRules: loaded.Config.Approvals.Grants(), RuleBook: a.saved,
 		Context: agent.ContextOptions{MaxTokens: cfg.Context.MaxTokens, ReserveOutputTokens: cfg.Context.ReserveOutputTokens,
 			SafetyMarginTokens: cfg.Context.SafetyMarginTokens, BytesPerToken: cfg.Context.BytesPerToken, SummaryMaxChars: cfg.Context.SummaryMaxChars},
@@ -435,7 +435,7 @@ func (a *App) NewSession(ctx context.Context, id string, req server.SessionReque
 	}
 	info := server.SessionInfo{Cwd: req.Cwd, Model: modelName, ContextMaxTokens: describe(modelName).ContextWindow, Tools: ts.Registry.Names(),
 		Switch: a.switcher(req.Cwd, req.SessionStart), Profiles: a.profiles(req.Cwd), ListProfile: a.profileLister(req.Cwd, req.SessionStart),
-		WireAPI: prof.WireAPI, BaseURL: prof.BaseURL,
+		WireAPI: prof.WireAPI, BaseURL: prof.BaseURL, Undo: fs.Undo,
 		MaxQueuedTurns: queued, MaxPromptBytes: cfg.Session.MaxPromptBytes, Provider: profName, DelegationDepth: depth,
 		UserCommands: a.userCommands(), ReportTurns: cfg.Agent.ReportTurns == config.ReportTurnsAuto,
 		Close: func() { a.sessionHooks(context.Background(), hk, hooks.SessionEnd); ts.Release(); a.sessions.Add(-1) }}

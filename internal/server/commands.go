@@ -9,6 +9,7 @@ import (
 
 	"github.com/scv-agent/scv/internal/agent"
 	"github.com/scv-agent/scv/internal/approval"
+	"github.com/scv-agent/scv/internal/filechange"
 	"github.com/scv-agent/scv/internal/proto"
 	"github.com/scv-agent/scv/internal/store"
 	"github.com/scv-agent/scv/internal/tool"
@@ -207,7 +208,7 @@ func (c *conn) modelsList(s *session, m *proto.ModelsList) {
 // undoTurn is a turn whose writes can be undone.
 type undoTurn struct {
 	turnID  string
-	changes []tool.FileChange
+	changes []filechange.Change
 }
 
 // sessionUndo undoes the file writes of the session's last ended turn that
@@ -235,10 +236,7 @@ func (c *conn) sessionUndo(s *session, m *proto.SessionUndo) {
 			c.reqError(m.RequestID, storeErrorCode(err), fmt.Sprintf("nothing was undone: the session database could not be read: %v", err), false)
 			return
 		}
-		last.turnID = u.TurnID
-		for _, f := range u.Files {
-			last.changes = append(last.changes, tool.FileChange{Path: f.Path, Existed: f.Existed, Before: f.Before, Unkept: f.Unkept, After: f.After})
-		}
+		last.turnID, last.changes = u.TurnID, u.Files
 	case st == nil:
 		refuse("nothing to undo: undo reads the turns' writes from the session database, and this server runs without one")
 		return
@@ -246,7 +244,11 @@ func (c *conn) sessionUndo(s *session, m *proto.SessionUndo) {
 		refuse("nothing to undo: no turn of this session wrote files with the write tool (changes made through bash or delegated agents are not tracked)")
 		return
 	}
-	files, err := s.agent.Undo(ctx, last.changes, m.DryRun)
+	if s.info.Undo == nil {
+		c.reqError(m.RequestID, proto.ErrInternal, "undo failed: "+errNoUndo.Error(), false)
+		return
+	}
+	done, err := s.info.Undo(ctx, s.info.Cwd, last.changes, m.DryRun)
 	var conflict *tool.UndoConflict
 	switch {
 	case errors.As(err, &conflict):
@@ -258,7 +260,7 @@ func (c *conn) sessionUndo(s *session, m *proto.SessionUndo) {
 	}
 	if !m.DryRun {
 		mark := s.agent.Mark()
-		note, err := s.agent.NoteUndo(files)
+		note, err := s.agent.NoteUndo(done)
 		if err == nil {
 			err = st.MarkUndone(ctx, s.id, last.turnID, note)
 		}
@@ -268,17 +270,26 @@ func (c *conn) sessionUndo(s *session, m *proto.SessionUndo) {
 			return
 		}
 	}
-	c.reply(m.RequestID, &proto.SessionUndone{TurnID: last.turnID, DryRun: m.DryRun, Files: files, Note: proto.UndoNote}, s)
+	c.reply(m.RequestID, &proto.SessionUndone{TurnID: last.turnID, DryRun: m.DryRun, Files: undoFiles(done), Note: proto.UndoNote}, s)
 }
 
-// storeFiles converts a turn's changes for the store.
-func storeFiles(cs []tool.FileChange) []store.TurnFile {
-	if len(cs) == 0 {
-		return nil
+// errNoUndo says the session was built without a way to undo writes
+// (SessionInfo.Undo).
+var errNoUndo = errors.New("this session cannot undo file changes")
+
+// undoFiles is the wire form of what an undo did (or would do): the one
+// place a tool.FileUndo becomes a proto.UndoFile.
+func undoFiles(done []tool.FileUndo) []proto.UndoFile {
+	files := make([]proto.UndoFile, 0, len(done))
+	for _, u := range done {
+		f := proto.UndoFile{Path: u.Path, Action: proto.UndoRestore}
+		if u.Remove {
+			f.Action = proto.UndoRemove
+		}
+		if d := u.Diff; d != nil {
+			f.Diff = &proto.Diff{Path: d.Path, Text: d.Text, Added: d.Added, Removed: d.Removed, Omitted: d.Omitted, Note: d.Note}
+		}
+		files = append(files, f)
 	}
-	out := make([]store.TurnFile, len(cs))
-	for i, f := range cs {
-		out[i] = store.TurnFile{Path: f.Path, Existed: f.Existed, Before: f.Before, Unkept: f.Unkept, After: f.After}
-	}
-	return out
+	return files
 }

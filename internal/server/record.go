@@ -18,11 +18,19 @@ import (
 // history when the turn completed — before it is handed to the client. A
 // turn the store cannot record ends in turn.failed with code store_error,
 // and its history is not applied: nothing is lost silently.
+//
+// The agent hands the record what the turn left with its terminal event
+// (agent.TurnEnd: the history's change, the files written, the history
+// before the turn), so recording asks the session for nothing. The agent
+// has applied the change to its history by then (the next turn, even an
+// unrecorded one, goes on from it); when the store refuses the terminal
+// event, the record takes it back with agent.Session.Rewind to the
+// TurnEnd's mark, which is simpler than holding the history until the
+// store confirms and keeps the session as it was.
 
 // recorder is one running turn's record.
 type recorder struct {
-	log  *store.TurnLog
-	mark agent.Mark
+	log *store.TurnLog
 	// answer collects the turn's answer texts (what search finds).
 	answer []string
 	// failed is the first error of an event write; the buffered events
@@ -62,14 +70,13 @@ func (c *conn) beginRecord(ctx context.Context, s *session, p pending) (*recorde
 			return nil, err
 		}
 	}
-	mark := s.agent.Mark()
 	tl, err := st.BeginTurnImages(ctx, s.id, p.turnID, p.prompt, storeImages(p.images))
 	if errors.Is(err, store.ErrGone) {
 		return c.unsaved(s, p.turnID, err), nil
 	} else if err != nil {
 		return nil, err
 	}
-	return &recorder{log: tl, mark: mark}, nil
+	return &recorder{log: tl}, nil
 }
 
 // unsaved is the record of a turn that runs although the session database
@@ -93,17 +100,18 @@ func (c *conn) refuseTurn(s *session, p pending, err error) {
 	c.srv.opts.Logger.Error("store: begin turn", "session", s.id, "turn", p.turnID, "err", err)
 	started := &proto.TurnStarted{}
 	started.TurnID, started.RequestID = p.turnID, p.requestID
-	c.sendTurnEvent(s, nil, started)
+	c.sendTurnEvent(s, nil, started, nil)
 	failed := &proto.TurnFailed{Code: proto.FailStore,
 		Message: fmt.Sprintf("the turn did not run: it could not be recorded in the session database: %v", err)}
 	failed.TurnID = p.turnID
-	c.sendTurnEvent(s, nil, failed)
+	c.sendTurnEvent(s, nil, failed, nil)
 }
 
 // sendTurnEvent stamps, records and queues one event of the running turn.
 // A terminal event marks the session idle once it is recorded, just before
-// the client can see it.
-func (c *conn) sendTurnEvent(s *session, rec *recorder, ev proto.TurnEvent) {
+// the client can see it. end is what the turn left, with the terminal
+// event of a recorded turn (nil otherwise).
+func (c *conn) sendTurnEvent(s *session, rec *recorder, ev proto.TurnEvent, end *agent.TurnEnd) {
 	s.sendMu.Lock()
 	defer s.sendMu.Unlock()
 	if e, ok := ev.(*proto.TurnCompleted); ok && rec != nil && rec.gone != nil {
@@ -111,7 +119,7 @@ func (c *conn) sendTurnEvent(s *session, rec *recorder, ev proto.TurnEvent) {
 	}
 	b := c.stamp(s, ev)
 	if rec != nil && rec.gone == nil && b != nil {
-		b = c.record(s, rec, ev, b)
+		b = c.record(s, rec, ev, b, end)
 	}
 	if terminal(ev) {
 		// The session is idle from the client's point of view as soon as
@@ -125,19 +133,15 @@ func (c *conn) sendTurnEvent(s *session, rec *recorder, ev proto.TurnEvent) {
 
 // record stores ev's line b and returns the line to send: b, or for a
 // terminal event that could not be stored, a turn.failed saying so.
-func (c *conn) record(s *session, rec *recorder, ev proto.TurnEvent, b []byte) []byte {
+func (c *conn) record(s *session, rec *recorder, ev proto.TurnEvent, b []byte, end *agent.TurnEnd) []byte {
 	line := store.Event{Seq: ev.Session().Seq, Data: b}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(c.ctx), storeTimeout)
 	defer cancel()
 	switch e := ev.(type) {
 	case *proto.ToolProgress:
 		return b // transient: never stored
-	case *proto.TurnCompleted:
-		return c.recordCompleted(ctx, s, rec, e, line)
-	case *proto.TurnFailed:
-		return c.recordFailed(ctx, s, rec, e, line)
-	case *proto.TurnCancelled:
-		return c.recordCancelled(ctx, s, rec, e, line)
+	case *proto.TurnCompleted, *proto.TurnFailed, *proto.TurnCancelled:
+		return c.recordEnd(ctx, s, rec, ev, line, end)
 	case *proto.TodoUpdated:
 		c.storeTodos(ctx, s, e)
 	case *proto.AssistantCompleted:
@@ -149,69 +153,82 @@ func (c *conn) record(s *session, rec *recorder, ev proto.TurnEvent, b []byte) [
 	return b
 }
 
-// recordCompleted writes turn.completed (line) with the turn's history in
-// one transaction and returns the line to send: line itself, the event
-// marked not_stored when the database is gone, or a store failure.
-func (c *conn) recordCompleted(ctx context.Context, s *session, rec *recorder, e *proto.TurnCompleted, line store.Event) []byte {
-	appended, drop, err := s.agent.HistoryChange(rec.mark)
-	if err == nil {
-		err = rec.log.Complete(ctx, store.Completion{Events: []store.Event{line},
-			History: store.HistoryUpdate{Append: appended, Drop: drop}, Usage: storeUsage(e.Usage), Answer: rec.answerText(),
-			Files: storeFiles(s.agent.TurnChanges())})
-	}
-	if err == nil {
-		return line.Data
-	}
-	if errors.Is(err, store.ErrGone) {
-		// The database went away during the turn: the turn stays
-		// in the session's memory, and says it is not saved.
-		c.goneNotice(s, e.TurnID, err)
-		e.NotStored = true
-		return c.encode(e)
-	}
-	c.srv.opts.Logger.Error("store: complete turn", "session", s.id, "turn", e.TurnID, "err", err)
-	s.agent.Rewind(rec.mark)
-	return c.storeFailure(ctx, s, rec, e.TurnID, line.Seq,
-		fmt.Sprintf("the turn completed, but it could not be saved to the session database, so it is not part of the session: %v", err))
+// ending is what tells a turn's three terminal events apart when they
+// are recorded.
+type ending struct {
+	state store.TurnState
+	// kept: the turn's history is written with its end, and taken back
+	// when the store refuses it. The agent keeps a completed turn, and a
+	// cancelled one marked interrupted; a failed turn's history is as it
+	// was before the turn.
+	kept          bool
+	code, message string       // turn.failed's
+	usage         *proto.Usage // turn.completed's
+	// op is the log message of a refused record, and lost what the
+	// turn.failed sent in its place says before the store's error.
+	op, lost string
 }
 
-// recordFailed writes turn.failed (line) and returns the line to send.
-func (c *conn) recordFailed(ctx context.Context, s *session, rec *recorder, e *proto.TurnFailed, line store.Event) []byte {
-	err := rec.log.End(ctx, store.TurnEnd{State: store.TurnFailed, Code: e.Code, Message: e.Message, Events: []store.Event{line}, Answer: rec.answerText(),
-		Files: storeFiles(s.agent.TurnChanges())})
-	if err == nil {
-		return line.Data
+func endingOf(ev proto.TurnEvent) ending {
+	switch e := ev.(type) {
+	case *proto.TurnCompleted:
+		return ending{state: store.TurnCompleted, kept: true, usage: e.Usage, op: "store: complete turn",
+			lost: "the turn completed, but it could not be saved to the session database, so it is not part of the session"}
+	case *proto.TurnFailed:
+		return ending{state: store.TurnFailed, code: e.Code, message: e.Message, op: "store: end turn",
+			lost: fmt.Sprintf("the turn failed (%s: %s), and it could not be saved to the session database", e.Code, e.Message)}
+	default: // *proto.TurnCancelled
+		return ending{state: store.TurnCancelled, kept: true, op: "store: end turn",
+			lost: "the turn was cancelled, and it could not be saved to the session database"}
 	}
-	if errors.Is(err, store.ErrGone) {
-		c.goneNotice(s, e.TurnID, err)
-		return line.Data
-	}
-	c.srv.opts.Logger.Error("store: end turn", "session", s.id, "turn", e.TurnID, "err", err)
-	return c.storeFailure(ctx, s, rec, e.TurnID, line.Seq,
-		fmt.Sprintf("the turn failed (%s: %s), and it could not be saved to the session database: %v", e.Code, e.Message, err))
 }
 
-// recordCancelled writes turn.cancelled (line) with the turn's history and
-// returns the line to send. The agent keeps a cancelled turn in the
-// history, marked interrupted; the store keeps it too, or the agent
-// forgets it.
-func (c *conn) recordCancelled(ctx context.Context, s *session, rec *recorder, e *proto.TurnCancelled, line store.Event) []byte {
-	appended, drop, err := s.agent.HistoryChange(rec.mark)
+// recordEnd writes the turn's terminal event (line), in one transaction
+// with the turn's files and, when the turn keeps it, its history, and
+// returns the line to send: line itself, turn.completed marked not_stored
+// when the database is gone (any end stays in the session's memory then),
+// or a store failure, the history taken back.
+func (c *conn) recordEnd(ctx context.Context, s *session, rec *recorder, ev proto.TurnEvent, line store.Event, end *agent.TurnEnd) []byte {
+	k := endingOf(ev)
+	turnID := ev.Turn().TurnID
+	var err error
+	if k.kept {
+		err = end.HistoryErr
+	}
 	if err == nil {
-		err = rec.log.End(ctx, store.TurnEnd{State: store.TurnCancelled, Events: []store.Event{line}, Answer: rec.answerText(),
-			Files: storeFiles(s.agent.TurnChanges()), History: store.HistoryUpdate{Append: appended, Drop: drop}})
+		err = rec.writeEnd(ctx, k, line, end)
 	}
 	if err == nil {
 		return line.Data
 	}
 	if errors.Is(err, store.ErrGone) {
-		c.goneNotice(s, e.TurnID, err)
-		return line.Data // kept in memory, as a completed turn is
+		c.goneNotice(s, turnID, err)
+		if e, ok := ev.(*proto.TurnCompleted); ok {
+			e.NotStored = true
+			return c.encode(e)
+		}
+		return line.Data
 	}
-	s.agent.Rewind(rec.mark)
-	c.srv.opts.Logger.Error("store: end turn", "session", s.id, "turn", e.TurnID, "err", err)
-	return c.storeFailure(ctx, s, rec, e.TurnID, line.Seq,
-		fmt.Sprintf("the turn was cancelled, and it could not be saved to the session database: %v", err))
+	c.srv.opts.Logger.Error(k.op, "session", s.id, "turn", turnID, "err", err)
+	if k.kept {
+		s.agent.Rewind(end.Before)
+	}
+	return c.storeFailure(ctx, s, rec, turnID, line.Seq, fmt.Sprintf("%s: %v", k.lost, err))
+}
+
+// writeEnd is the store's write of a turn's end: Complete for a completed
+// turn (durable, with the usage), End for the others.
+func (r *recorder) writeEnd(ctx context.Context, k ending, line store.Event, end *agent.TurnEnd) error {
+	events := []store.Event{line}
+	var history store.HistoryUpdate
+	if k.kept {
+		history = store.HistoryUpdate{Append: end.Appended, Drop: end.Drop}
+	}
+	if k.state == store.TurnCompleted {
+		return r.log.Complete(ctx, store.Completion{Events: events, History: history, Usage: storeUsage(k.usage), Answer: r.answerText(), Files: end.Files})
+	}
+	return r.log.End(ctx, store.TurnEnd{State: k.state, Code: k.code, Message: k.message, Events: events, Answer: r.answerText(),
+		Files: end.Files, History: history})
 }
 
 // appendEvent appends a turn's event (line) to its log, flushed when the
@@ -245,6 +262,17 @@ func (c *conn) storeFailure(ctx context.Context, s *session, rec *recorder, turn
 		c.srv.opts.Logger.Debug("store: record the failure", "session", s.id, "turn", turnID, "err", err)
 	}
 	return b
+}
+
+// ended is the agent.Ended of r's turn: its terminal event is recorded
+// with what the turn left. nil when nothing is recorded (no store, or
+// the database is gone), so the agent does not encode the history's
+// change for no one.
+func (r *recorder) ended(c *conn, s *session) agent.Ended {
+	if r == nil || r.gone != nil {
+		return nil
+	}
+	return func(ev proto.TurnEvent, end agent.TurnEnd) { c.sendTurnEvent(s, r, ev, &end) }
 }
 
 func (r *recorder) answerText() string { return strings.Join(r.answer, "\n\n") }

@@ -20,6 +20,7 @@ import (
 	"github.com/scv-agent/scv/internal/model"
 	"github.com/scv-agent/scv/internal/proto"
 	"github.com/scv-agent/scv/internal/store"
+	"github.com/scv-agent/scv/internal/tool"
 )
 
 // SessionInfo describes a session the Factory built.
@@ -50,6 +51,9 @@ type SessionInfo struct {
 	// UserCommands is the user's custom commands directory ("" for
 	// none); the workspace's are read from Cwd (commands.list).
 	UserCommands string
+	// Undo checks and reverts a stored turn's file changes in Cwd
+	// (session.undo); nil: the session cannot undo.
+	Undo tool.UndoFunc
 	// Close, if set, releases what the session holds.
 	Close func()
 	// Switch moves the session to another provider profile of the

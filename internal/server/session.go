@@ -85,7 +85,7 @@ func (s *session) run(c *conn) {
 	defer close(s.done)
 	// The session_start hooks, after session.started (or .resumed) was
 	// sent and before the first turn.
-	s.agent.SessionStartHooks(c.ctx, func(ev proto.TurnEvent) { c.sendTurnEvent(s, nil, ev) })
+	s.agent.SessionStartHooks(c.ctx, func(ev proto.TurnEvent) { c.sendTurnEvent(s, nil, ev, nil) })
 	for {
 		s.mu.Lock()
 		for len(s.queue) == 0 && !s.closing {
@@ -143,8 +143,8 @@ func (s *session) run(c *conn) {
 				ev.Head().RequestID = p.requestID
 				first = false
 			}
-			c.sendTurnEvent(s, rec, ev)
-		})
+			c.sendTurnEvent(s, rec, ev, nil)
+		}, rec.ended(c, s))
 		cancel()
 		s.mu.Lock()
 		s.active, s.cancel = "", nil

@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"sync"
 	"time"
+
+	"github.com/scv-agent/scv/internal/filechange"
 )
 
 // Event buffering of a TurnLog: Append writes the buffer out once it holds
@@ -252,7 +254,7 @@ type Completion struct {
 	// Answer is the assistant's visible answer (what search finds).
 	Answer string
 	// Files are the workspace files the turn wrote (what undo reverts).
-	Files []TurnFile
+	Files []filechange.Change
 }
 
 // Complete ends the turn as completed: the remaining events, the new
@@ -274,7 +276,7 @@ type TurnEnd struct {
 	// Answer is any partial answer (kept for search).
 	Answer string
 	// Files are the workspace files the turn wrote before it ended.
-	Files []TurnFile
+	Files []filechange.Change
 	// History is a cancelled turn's change of the history (the turn kept
 	// as interrupted), applied in the same transaction; a failed turn has
 	// none.

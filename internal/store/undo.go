@@ -6,31 +6,21 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+
+	"github.com/scv-agent/scv/internal/filechange"
 )
 
 // MaxTurnFileBytes bounds the earlier content kept per file; a larger one
 // is stored without it, as not undoable.
 const MaxTurnFileBytes = 1 << 20
 
-// TurnFile is one workspace file a turn wrote: its content before the
-// turn (Existed false: there was no file) and the SHA-256 of what the turn
-// left. Unkept, when set, says why Before was not kept; such a file cannot
-// be undone.
-type TurnFile struct {
-	Path    string
-	Existed bool
-	Before  []byte
-	Unkept  string
-	After   string
-}
-
 // Undoable is the last turn of a session whose writes can be undone.
 type Undoable struct {
 	TurnID string
-	Files  []TurnFile
+	Files  []filechange.Change
 }
 
-func insertFiles(ctx context.Context, tx *sql.Tx, turn int64, files []TurnFile) error {
+func insertFiles(ctx context.Context, tx *sql.Tx, turn int64, files []filechange.Change) error {
 	for i, f := range files {
 		before, unkept := f.Before, f.Unkept
 		if unkept == "" && len(before) > MaxTurnFileBytes {
@@ -70,7 +60,7 @@ func (s *Store) LastUndoable(ctx context.Context, sessionID string) (Undoable, e
 		}
 		defer rows.Close()
 		for rows.Next() {
-			var f TurnFile
+			var f filechange.Change
 			if err := rows.Scan(&f.Path, &f.Existed, &f.Before, &f.Unkept, &f.After); err != nil {
 				return err
 			}

@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/scv-agent/scv/internal/filechange"
 )
 
 // TestUndoRecordsAfterMigration migrates the last released fixture (schema
@@ -18,7 +20,7 @@ func TestUndoRecordsAfterMigration(t *testing.T) {
 		t.Fatalf("undo in a migrated session without files: %v, want ErrNotFound", err)
 	}
 	mustSession(t, s, "u")
-	write := func(tid string, files []TurnFile, state TurnState) {
+	write := func(tid string, files []filechange.Change, state TurnState) {
 		t.Helper()
 		tl, err := s.BeginTurn(ctx, "u", tid, "prompt "+tid)
 		if err != nil {
@@ -34,16 +36,16 @@ func TestUndoRecordsAfterMigration(t *testing.T) {
 		}
 	}
 	big := make([]byte, MaxTurnFileBytes+1)
-	first := []TurnFile{{Path: "a.txt", Existed: true, Before: []byte("old a\n"), After: "h1"}, {Path: "new.txt", After: "h2"}}
+	first := []filechange.Change{{Path: "a.txt", Existed: true, Before: []byte("old a\n"), After: "h1"}, {Path: "new.txt", After: "h2"}}
 	write("t1", first, TurnCompleted)
-	write("t2", []TurnFile{{Path: "empty.txt", Existed: true, Before: []byte{}, After: "h3"}, {Path: "big.bin", Existed: true, Before: big, After: "h4"}}, TurnCancelled)
+	write("t2", []filechange.Change{{Path: "empty.txt", Existed: true, Before: []byte{}, After: "h3"}, {Path: "big.bin", Existed: true, Before: big, After: "h4"}}, TurnCancelled)
 	write("t3", nil, TurnCompleted)
 
 	u, err := s.LastUndoable(ctx, "u")
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := Undoable{TurnID: "t2", Files: []TurnFile{{Path: "empty.txt", Existed: true, Before: []byte{}, After: "h3"},
+	want := Undoable{TurnID: "t2", Files: []filechange.Change{{Path: "empty.txt", Existed: true, Before: []byte{}, After: "h3"},
 		{Path: "big.bin", Existed: true, Unkept: "it had 1048577 bytes before the turn, more than the 1048576 undo keeps", After: "h4"}}}
 	if d := cmp.Diff(want, u); d != "" {
 		t.Fatalf("last undoable (-want +got):\n%s", d)

@@ -13,6 +13,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+
+	"github.com/scv-agent/scv/internal/filechange"
 )
 
 // Risk is the side-effect class of one call, decided after its arguments are
@@ -62,7 +64,7 @@ type Env struct {
 	Progress func(text string)
 	// Changed, when non-nil, is told every workspace file a call wrote,
 	// with its content before (what undo restores).
-	Changed func(FileChange)
+	Changed func(filechange.Change)
 	// Todos, when non-nil, receives the session's new todo list from a
 	// todo_write call (the server keeps it and tells the clients).
 	Todos func([]TodoItem)

@@ -13,6 +13,7 @@ import (
 	"path"
 
 	"github.com/scv-agent/scv/internal/diff"
+	"github.com/scv-agent/scv/internal/filechange"
 	"github.com/scv-agent/scv/internal/tool"
 )
 
@@ -22,8 +23,8 @@ const MaxUndoBytes = 1 << 20
 
 // keepBefore reads what rel holds before a write installs its content:
 // nothing for a create, the bounded content for a replace.
-func keepBefore(root *os.Root, rel, mode string) tool.FileChange {
-	c := tool.FileChange{Path: rel}
+func keepBefore(root *os.Root, rel, mode string) filechange.Change {
+	c := filechange.Change{Path: rel}
 	if mode == "create" {
 		return c
 	}
@@ -52,7 +53,7 @@ func keepBefore(root *os.Root, rel, mode string) tool.FileChange {
 // files are then restored with the write tool's atomic install (a
 // temporary file, flushed, renamed), or removed when the change created
 // them, all through the workspace's os.Root.
-func Undo(ctx context.Context, workspace string, changes []tool.FileChange, dryRun bool) ([]tool.FileUndo, error) {
+func Undo(ctx context.Context, workspace string, changes []filechange.Change, dryRun bool) ([]tool.FileUndo, error) {
 	root, fail := openRoot(workspace)
 	if fail != nil {
 		return nil, errors.New(fail.Output)
@@ -93,7 +94,7 @@ func Undo(ctx context.Context, workspace string, changes []tool.FileChange, dryR
 // does, with its diff, the file's permissions, and done when the file is
 // already as it was before the turn. A file that cannot
 // be undone is an *tool.UndoConflict.
-func checkUndo(root *os.Root, c tool.FileChange) (u tool.FileUndo, perm fs.FileMode, done bool, err error) {
+func checkUndo(root *os.Root, c filechange.Change) (u tool.FileUndo, perm fs.FileMode, done bool, err error) {
 	if _, terr := cleanPath(c.Path); terr != nil {
 		return u, 0, false, &tool.UndoConflict{Reason: fmt.Sprintf("%s: %s", c.Path, terr.Message)}
 	}
@@ -138,7 +139,7 @@ func checkUndo(root *os.Root, c tool.FileChange) (u tool.FileUndo, perm fs.FileM
 // revert undoes checked change c: a created file is removed, a replaced
 // one gets its earlier content back (with perm) by the write tool's atomic
 // install; the directory is synced either way.
-func revert(ctx context.Context, w *writer, root *os.Root, c tool.FileChange, perm fs.FileMode) error {
+func revert(ctx context.Context, w *writer, root *os.Root, c filechange.Change, perm fs.FileMode) error {
 	dir := path.Dir(c.Path)
 	if !c.Existed {
 		if err := root.Remove(c.Path); err != nil && !errors.Is(err, fs.ErrNotExist) {

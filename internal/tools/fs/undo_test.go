@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/scv-agent/scv/internal/filechange"
 	"github.com/scv-agent/scv/internal/tool"
 )
 
@@ -35,7 +36,7 @@ func TestUndo(t *testing.T) {
 	}
 	write("run.sh", "new\n", 0o750)
 	write(".env", "TOKEN=new\n", 0o600)
-	changes := []tool.FileChange{
+	changes := []filechange.Change{
 		{Path: "run.sh", Existed: true, Before: []byte("old\n"), After: sum("new\n")},
 		{Path: ".env", Existed: true, Before: []byte("TOKEN=old\n"), After: sum("TOKEN=new\n")},
 	}
@@ -52,7 +53,7 @@ func TestUndo(t *testing.T) {
 		t.Errorf("run.sh after undo: %q mode %v", b, fi.Mode().Perm())
 	}
 
-	refused := func(name string, cs []tool.FileChange, want string) {
+	refused := func(name string, cs []filechange.Change, want string) {
 		t.Helper()
 		_, err := Undo(ctx, ws, cs, false)
 		var c *tool.UndoConflict
@@ -62,7 +63,7 @@ func TestUndo(t *testing.T) {
 	}
 	write("big.bin", "x", 0o644)
 	write("keep.txt", "turn\n", 0o644)
-	refused("unkept", []tool.FileChange{
+	refused("unkept", []filechange.Change{
 		{Path: "keep.txt", Existed: true, Before: []byte("before\n"), After: sum("turn\n")},
 		{Path: "big.bin", Existed: true, Unkept: "over 1 MiB", After: sum("x")},
 	}, "big.bin cannot be undone: over 1 MiB")
@@ -72,8 +73,8 @@ func TestUndo(t *testing.T) {
 	if err := os.Symlink("keep.txt", filepath.Join(ws, "link.txt")); err != nil {
 		t.Fatal(err)
 	}
-	refused("symlink", []tool.FileChange{{Path: "link.txt", After: sum("turn\n")}}, "link.txt changed since the turn wrote it")
-	refused("outside", []tool.FileChange{{Path: "../x", After: sum("")}}, "../x")
+	refused("symlink", []filechange.Change{{Path: "link.txt", After: sum("turn\n")}}, "link.txt changed since the turn wrote it")
+	refused("outside", []filechange.Change{{Path: "../x", After: sum("")}}, "../x")
 	if _, err := os.Lstat(filepath.Join(ws, "link.txt")); err != nil {
 		t.Errorf("the link was touched: %v", err)
 	}
@@ -89,7 +90,7 @@ func TestUndoFinishesAnInterruptedUndo(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	changes := []tool.FileChange{
+	changes := []filechange.Change{
 		{Path: "a.txt", Existed: true, Before: []byte("before\n"), After: sum("turn a\n")}, // restored already
 		{Path: "b.txt", After: sum("created\n")},                                           // removed already
 		{Path: "c.txt", Existed: true, Before: []byte("before c\n"), After: sum("turn c\n")},

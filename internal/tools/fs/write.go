@@ -17,6 +17,7 @@ import (
 
 	"github.com/google/jsonschema-go/jsonschema"
 
+	"github.com/scv-agent/scv/internal/filechange"
 	"github.com/scv-agent/scv/internal/tool"
 )
 
@@ -109,7 +110,7 @@ func (w *writer) plan(env tool.Env, p WriteParams) (tool.Plan, error) {
 	}, nil
 }
 
-func (w *writer) write(ctx context.Context, workspace, rel, mode, content, want string, changed func(tool.FileChange)) tool.Result {
+func (w *writer) write(ctx context.Context, workspace, rel, mode, content, want string, changed func(filechange.Change)) tool.Result {
 	root, fail := openRoot(workspace)
 	if fail != nil {
 		return *fail
@@ -149,7 +150,7 @@ func (w *writer) write(ctx context.Context, workspace, rel, mode, content, want 
 	if ctx.Err() != nil {
 		return tool.Fail(tool.Cancelled, "write %s: cancelled; the file is unchanged", rel)
 	}
-	var before tool.FileChange
+	var before filechange.Change
 	if changed != nil {
 		before = keepBefore(root, rel, mode)
 	}
