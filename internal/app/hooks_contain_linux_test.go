@@ -21,6 +21,7 @@ func TestHooksUseTheContainment(t *testing.T) {
 	if err != nil {
 		t.Skipf("no cgroup here: %v", err)
 	}
+	t.Cleanup(c.Close)
 	pidFile := filepath.Join(t.TempDir(), "pid")
 	script := filepath.Join(t.TempDir(), "hook")
 	body := fmt.Sprintf("#!/bin/bash\nenv -i setsid sh -c 'echo $$ > %[1]s; exec sleep 600' </dev/null >/dev/null 2>&1 &\nwhile [ ! -s %[1]s ]; do sleep 0.01; done\n", pidFile)

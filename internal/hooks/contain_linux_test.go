@@ -20,6 +20,7 @@ func TestContainedEscapee(t *testing.T) {
 	if err != nil {
 		t.Skipf("no cgroup here: %v", err)
 	}
+	t.Cleanup(c.Close)
 	for _, tc := range []struct {
 		name    string
 		contain *proc.Containment
@@ -55,6 +56,7 @@ func TestContainedTimeout(t *testing.T) {
 	if err != nil {
 		t.Skipf("no cgroup here: %v", err)
 	}
+	t.Cleanup(c.Close)
 	ws := t.TempDir()
 	pidFile := filepath.Join(ws, "pid")
 	hook := script(t, ws, "slow", fmt.Sprintf(`env -i setsid sh -c 'echo $$ > %[1]s; exec sleep 600' </dev/null >/dev/null 2>&1 &

@@ -71,6 +71,7 @@ func BenchmarkRunBookkeeping(b *testing.B) {
 		b.Logf("no cgroup: %v", err)
 		cg = nil
 	}
+	b.Cleanup(cg.Close)
 	for _, idle := range []int{0, 1000} {
 		stop := idleProcesses(b, idle)
 		for _, mode := range []struct {

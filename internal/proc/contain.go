@@ -5,7 +5,6 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
-	"sync/atomic"
 )
 
 // Mechanism is how a Containment finds every process a child started,
@@ -68,7 +67,6 @@ type Containment struct {
 	mech   Mechanism
 	detail string
 	log    *slog.Logger
-	seq    atomic.Uint64
 
 	plat containPlatform
 
@@ -98,10 +96,16 @@ func (c *Containment) Describe() string {
 	return string(c.mech) + " (" + c.detail + ")"
 }
 
-// Close stops the Containment's own reaper, if it runs one. Children still
-// running keep their scopes until they end.
+// Close stops the Containment's own reaper, if it runs one, waits for the
+// cgroup leaves being made or removed in the background and removes those
+// made in advance. Children still running keep their scopes until they
+// end.
 func (c *Containment) Close() {
-	if c != nil && c.stopReaper != nil {
+	if c == nil {
+		return
+	}
+	c.plat.close()
+	if c.stopReaper != nil {
 		c.stopReaper()
 		c.stopReaper = nil
 	}

@@ -4,6 +4,7 @@ package proc
 
 import (
 	"context"
+	"log/slog"
 	"os/exec"
 	"strconv"
 	"strings"
@@ -19,12 +20,19 @@ func newCgroupPlatform(string, string) (containPlatform, string, error) {
 	return containPlatform{}, "", errNoCgroup
 }
 
-func (containPlatform) newLeaf(uint64) (*leaf, error) { return nil, errNoCgroup }
+func (containPlatform) takeLeaf() (*leaf, bool, error) { return nil, false, errNoCgroup }
+func (containPlatform) freshLeaf() (*leaf, error)      { return nil, errNoCgroup }
+func (containPlatform) releaseLeaf(*leaf) error        { return nil }
+func (containPlatform) close()                         {}
+func (containPlatform) setLogger(*slog.Logger)         {}
 
 func (containPlatform) reconcile() (int, error) { return 0, nil }
 
 // leaf is never made on these systems.
-type leaf struct{ dir string }
+type leaf struct {
+	dir   string
+	empty bool
+}
 
 func (*leaf) prepare(*exec.Cmd)                {}
 func (*leaf) cloneUnsupported(error) bool      { return false }
@@ -33,6 +41,8 @@ func (*leaf) outsideCmd(c *exec.Cmd) *exec.Cmd { return c }
 func (*leaf) stop(time.Duration)               {}
 func (*leaf) kill()                            {}
 func (*leaf) remove() error                    { return nil }
+func (*leaf) stale() bool                      { return false }
+func (*leaf) closeFD()                         {}
 
 // childrenOf lists the children of pid (zombies included) from the
 // kernel's process table.

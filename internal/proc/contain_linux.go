@@ -31,13 +31,14 @@ type containPlatform struct {
 	inst    string // leafPrefix + "<instance>-"
 	prefix  string // inst + "<pid>-<start>-"
 	hasKill bool   // the kernel has cgroup.kill (5.14)
+	pool    *leafPool
 }
 
 // newCgroupPlatform finds where this process may make cgroup v2 leaves:
 // dir if given, else its own cgroup, and checks by making (and removing)
 // one. It fails with the reason when it cannot.
 func newCgroupPlatform(dir, instance string) (containPlatform, string, error) {
-	p := containPlatform{inst: leafPrefix + instanceID(instance) + "-"}
+	p := containPlatform{inst: leafPrefix + instanceID(instance) + "-", pool: &leafPool{}}
 	if dir == "" {
 		d, rel, err := ownCgroup()
 		if err != nil {
@@ -169,6 +170,9 @@ type leaf struct {
 	dir, rel string
 	fd       int
 	hasKill  bool
+	// empty says stop saw the leaf empty: no process can enter it any
+	// more (none is left in it to fork), so only its rmdir remains.
+	empty bool
 }
 
 func (p containPlatform) newLeaf(seq uint64) (*leaf, error) {
@@ -290,15 +294,17 @@ func (l *leaf) holds(pid int) bool {
 // to go, then KILL, and a bounded wait for the kernel to finish them.
 func (l *leaf) stop(grace time.Duration) {
 	if !l.populated() {
+		l.empty = true
 		return
 	}
 	l.signal(syscall.SIGTERM)
 	l.signal(syscall.SIGCONT)
 	if l.waitEmpty(grace) {
+		l.empty = true
 		return
 	}
 	l.kill()
-	l.waitEmpty(2 * time.Second)
+	l.empty = l.waitEmpty(2 * time.Second)
 }
 
 // kill KILLs every process of the leaf at once: cgroup.kill where the
@@ -336,10 +342,7 @@ func (l *leaf) waitEmpty(d time.Duration) bool {
 // remove kills whatever is still in the leaf and removes it with every
 // cgroup below it (a nested SCV makes its own leaves inside).
 func (l *leaf) remove() error {
-	if l.fd > 0 {
-		unix.Close(l.fd)
-		l.fd = -1
-	}
+	l.closeFD()
 	if l.populated() {
 		l.kill()
 		l.waitEmpty(2 * time.Second)
@@ -351,6 +354,9 @@ func (l *leaf) remove() error {
 // cgroup whose last process has just died may still be busy for a moment,
 // so EBUSY is retried for a bounded time.
 func removeCgroupTree(dir string) error {
+	if err := unix.Rmdir(dir); err == nil || errors.Is(err, unix.ENOENT) {
+		return nil // the usual case: a leaf with no cgroup below it
+	}
 	var dirs []string
 	_ = filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
 		if err == nil && d.IsDir() {

@@ -53,6 +53,7 @@ func testCgroup(t *testing.T) (*Containment, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(c.Close) // before the check above: it removes the ready leaves
 	if c.Mechanism() != MechCgroup {
 		t.Fatalf("mechanism %s, want cgroup", c.Describe())
 	}

@@ -41,6 +41,7 @@ func NewContainment(opts ContainOptions) (*Containment, error) {
 		plat, detail, err := newCgroupPlatform(opts.CgroupDir, opts.Instance)
 		if err == nil {
 			c.mech, c.detail, c.plat = MechCgroup, detail, plat
+			c.plat.setLogger(log)
 			return c, nil
 		}
 		if want == MechCgroup {
@@ -92,6 +93,8 @@ type scope struct {
 	tag         string
 	ownTag      bool
 	leaderStart uint64
+	// pooled says the leaf was made in advance.
+	pooled bool
 }
 
 // open makes the scope of a child about to start.
@@ -102,11 +105,11 @@ func (c *Containment) open(s *Spec) (*scope, error) {
 	sc := &scope{c: c, tag: s.Tag}
 	switch c.mech {
 	case MechCgroup:
-		l, err := c.plat.newLeaf(c.seq.Add(1))
+		l, pooled, err := c.plat.takeLeaf()
 		if err != nil {
 			return nil, err
 		}
-		sc.leaf = l
+		sc.leaf, sc.pooled = l, pooled
 	case MechSubreaper:
 		if sc.tag == "" {
 			sc.tag, sc.ownTag = ScopeTagKey+"="+rand.Text(), true
@@ -137,6 +140,21 @@ func (sc *scope) prepare(cmd *exec.Cmd) {
 func (sc *scope) start(cmd *exec.Cmd, confine func() error) (*exec.Cmd, error) {
 	sc.prepare(cmd)
 	err := startTracked(cmd, confine)
+	if err != nil && sc != nil && sc.pooled && sc.leaf.stale() {
+		// The leaf made in advance is gone: one made now, or the error
+		// of making it.
+		sc.pooled = false
+		sc.leaf.closeFD()
+		l, lerr := sc.c.plat.freshLeaf()
+		if lerr != nil {
+			sc.leaf.empty = true
+			return cmd, lerr
+		}
+		sc.leaf = l
+		cmd = sc.leaf.outsideCmd(cmd)
+		sc.leaf.prepare(cmd)
+		err = startTracked(cmd, confine)
+	}
 	if err != nil && sc != nil && sc.leaf != nil && sc.leaf.cloneUnsupported(err) {
 		// A kernel without clone3 into a cgroup: start it outside and
 		// move it in at once (what it forks before that escapes).
@@ -145,7 +163,8 @@ func (sc *scope) start(cmd *exec.Cmd, confine func() error) (*exec.Cmd, error) {
 			sc.leaf.adopt(cmd.Process.Pid)
 		}
 	}
-	if err == nil && sc != nil {
+	if err == nil && sc != nil && sc.leaf == nil {
+		// Only the subreaper's attribution of orphans needs it.
 		sc.leaderStart, _ = StartTime(cmd.Process.Pid)
 	}
 	return cmd, err
@@ -177,12 +196,12 @@ func (sc *scope) kill() {
 }
 
 // close releases the scope once its processes are stopped: the leaf is
-// removed.
+// removed (in the background when it is known to be empty).
 func (sc *scope) close() {
 	switch {
 	case sc == nil:
 	case sc.leaf != nil:
-		if err := sc.leaf.remove(); err != nil {
+		if err := sc.c.plat.releaseLeaf(sc.leaf); err != nil {
 			sc.c.log.Warn("cannot remove a call's cgroup", "cgroup", sc.leaf.dir, "err", err)
 		}
 	default:

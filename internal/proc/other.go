@@ -49,6 +49,8 @@ func start(Spec) (*Child, error) { return nil, errUnsupported }
 // These systems have nothing to contain children with.
 type containPlatform struct{}
 
+func (containPlatform) close() {}
+
 // NewContainment gives the group-and-tag mechanism on this system (which
 // runs nothing anyway); any other explicit choice is refused.
 func NewContainment(opts ContainOptions) (*Containment, error) {

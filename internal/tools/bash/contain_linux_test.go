@@ -19,6 +19,7 @@ func TestContainedEscapee(t *testing.T) {
 	if err != nil {
 		t.Skipf("no cgroup here: %v", err)
 	}
+	t.Cleanup(c.Close)
 	for _, tc := range []struct {
 		name    string
 		contain *proc.Containment
