@@ -219,7 +219,7 @@ func (t *TurnLog) insertEvents(ctx context.Context, tx *sql.Tx, extra []Event) e
 			args = append(args, t.row, int64(ev.Seq), []byte(ev.Data))
 			size += int64(len(ev.Data))
 		}
-		if _, err := t.s.stmt(ctx, tx, qInsertEvents[k]).ExecContext(ctx, args...); err != nil {
+		if _, err := t.s.stmt(ctx, tx, builtQueries().insertEvents[k]).ExecContext(ctx, args...); err != nil {
 			if constraint(err) {
 				return permanent{fmt.Errorf("an event of seq %d to %d of turn %s is stored already", rest[0].Seq, rest[k-1].Seq, t.turnID)}
 			}
@@ -389,7 +389,7 @@ func (s *Store) applyHistory(ctx context.Context, tx *sql.Tx, sessionID string, 
 			hi++
 			size += int64(len(m))
 		}
-		if _, err := s.stmt(ctx, tx, qInsertMessage[k]).ExecContext(ctx, args...); err != nil {
+		if _, err := s.stmt(ctx, tx, builtQueries().insertMessage[k]).ExecContext(ctx, args...); err != nil {
 			return err
 		}
 		rest = rest[k:]

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -118,11 +119,30 @@ const (
 // statement: one multi-row INSERT of up to insertRows[0] rows, then smaller
 // ones for the rest, so 47 events take 5 statements instead of 47 (each
 // statement costs a trip through database/sql and the driver).
-var (
-	insertRows     = []int{16, 4, 1}
-	qInsertEvents  = multiRow(`INSERT INTO events (turn, seq, data) VALUES `, `(?, ?, ?)`)
-	qInsertMessage = multiRow(`INSERT INTO messages (sid, pos, data) VALUES `, `(?, ?, ?)`)
-)
+// insertRows are the row counts of those statements, largest first.
+var insertRows = [...]int{16, 4, 1}
+
+// queryTable holds the multi-row INSERTs, by row count, and the
+// statements kept prepared; built on first use, not at start-up (every
+// command links this package).
+type queryTable struct {
+	once                        sync.Once
+	insertEvents, insertMessage map[int]string
+	hot                         []string
+}
+
+var queries queryTable
+
+func builtQueries() *queryTable {
+	queries.once.Do(func() {
+		queries.insertEvents = multiRow(`INSERT INTO events (turn, seq, data) VALUES `, `(?, ?, ?)`)
+		queries.insertMessage = multiRow(`INSERT INTO messages (sid, pos, data) VALUES `, `(?, ?, ?)`)
+		queries.hot = append([]string{qSessionForTurn, qRunningTurn, qInsertTurn, qSessionBegun, qTurnState,
+			qSessionEvents, qHistory, qSessionHistory, qEndTurn, qSessionBytes},
+			append(values(queries.insertEvents), values(queries.insertMessage)...)...)
+	})
+	return &queries
+}
 
 // multiRow is the INSERT of n rows for each n of insertRows, by n.
 func multiRow(head, row string) map[int]string {
@@ -142,9 +162,6 @@ func rowsFor(n int) int {
 	}
 	return n
 }
-
-var hotQueries = append([]string{qSessionForTurn, qRunningTurn, qInsertTurn, qSessionBegun, qTurnState,
-	qSessionEvents, qHistory, qSessionHistory, qEndTurn, qSessionBytes}, append(values(qInsertEvents), values(qInsertMessage)...)...)
 
 func values(m map[int]string) []string {
 	var l []string
@@ -172,7 +189,7 @@ func (s *Store) prepareHot(ctx context.Context) error {
 	}
 	hot := map[string]*sql.Stmt{}
 	err := s.retry(ctx, "prepare statements", func() error {
-		for _, q := range hotQueries {
+		for _, q := range builtQueries().hot {
 			if hot[q] != nil {
 				continue
 			}
