@@ -33,6 +33,12 @@ const (
 // checkpointer starts and tracks the background checkpoints of a Store.
 type checkpointer struct {
 	written atomic.Int64 // estimated bytes written since the last checkpoint
+	// wrote says this Store committed a write: Close then checkpoints,
+	// since another process may keep the database open (a daemon beside
+	// `scv exec`), and SQLite checkpoints on close only for the last
+	// connection; without it many short-lived writers would let the WAL
+	// grow until the long-lived one's own estimate is reached.
+	wrote   atomic.Bool
 	mu      sync.Mutex
 	running bool
 	closed  bool
@@ -47,6 +53,7 @@ func (s *Store) wrote(n int) { s.ck.written.Add(int64(n)) }
 // committed is called after each committed write transaction: it starts a
 // background checkpoint when enough was written and none is running.
 func (s *Store) committed() {
+	s.ck.wrote.Store(true)
 	if s.ck.written.Add(writeEstimate) < checkpointBytes {
 		return
 	}
@@ -75,6 +82,25 @@ func (s *Store) checkpointPassive() {
 	c.running = false
 	c.mu.Unlock()
 }
+
+// closingCheckpoint is Close's checkpoint of what this Store wrote
+// (PASSIVE: it waits for no other connection and blocks no writer),
+// bounded by closeCheckpointTimeout; a failure only means the next
+// checkpoint copies it.
+func (s *Store) closingCheckpoint() {
+	if !s.ck.wrote.Load() {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), closeCheckpointTimeout)
+	defer cancel()
+	var busyFlag, logPages, done int
+	if err := s.c.QueryRowContext(ctx, "PRAGMA wal_checkpoint(PASSIVE)").Scan(&busyFlag, &logPages, &done); err != nil {
+		s.log.Debug("store checkpoint at close", "err", err)
+	}
+}
+
+// closeCheckpointTimeout bounds Close's checkpoint.
+const closeCheckpointTimeout = 5 * time.Second
 
 // stopCheckpoints interrupts a running background checkpoint (it resumes at
 // the next one, or SQLite finishes it when the last connection closes),

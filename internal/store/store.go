@@ -146,6 +146,7 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 // Close closes the database. It does not release leases (see ReleaseAll).
 func (s *Store) Close() error {
 	s.stopCheckpoints()
+	s.closingCheckpoint()
 	s.hotMu.Lock()
 	for _, st := range s.hot {
 		st.Close()

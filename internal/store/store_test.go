@@ -546,3 +546,52 @@ func TestForkTitle(t *testing.T) {
 		t.Errorf("fork of a renamed session at turn 1: title %q, want the given name", got)
 	}
 }
+
+// TestCloseCheckpointsWhatItWrote: a Store that wrote checkpoints its
+// frames when it closes, even while another process's connection keeps
+// the database open (SQLite then does not): the WAL's frames reach the
+// main file, so short-lived writers beside a daemon do not grow the WAL.
+func TestCloseCheckpointsWhatItWrote(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "state", "scv.db")
+	keeper := openAt(t, path, nil) // the long-lived process
+	mustSession(t, keeper, "s0")
+	if _, err := keeper.c.Exec("PRAGMA wal_checkpoint(TRUNCATE)"); err != nil {
+		t.Fatal(err)
+	}
+	before := fileSize(t, path)
+	w, err := Open(context.Background(), Options{Path: path, Holder: self, Now: newClock().now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustSession(t, w, "s1")
+	for i := range 20 {
+		runTurn(t, w, "s1", fmt.Sprintf("t%d", i), strings.Repeat("p", 4000), "a", uint64(i*10))
+	}
+	if got := fileSize(t, path); got != before {
+		t.Fatalf("the main file changed before the close (%d → %d bytes): the test would prove nothing", before, got)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if got := fileSize(t, path); got <= before {
+		t.Errorf("main file %d bytes after the writer closed, %d before: its frames were not checkpointed", got, before)
+	}
+	// A Store that only read checkpoints nothing.
+	r, err := Open(context.Background(), Options{Path: path, Holder: self, Now: newClock().now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Close()
+	if r.ck.wrote.Load() {
+		t.Error("a Store that wrote nothing counts as a writer")
+	}
+}
+
+func fileSize(t *testing.T, path string) int64 {
+	t.Helper()
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fi.Size()
+}
