@@ -48,11 +48,7 @@ func (g *globals) runACP(daemon bool) error {
 		return err
 	}
 	a.Warm(&loaded.Config)
-	if n, err := tr.Reconcile(g.ctx); err != nil {
-		logger.Warn("reconcile delegations", "err", err)
-	} else if n > 0 {
-		logger.Info("stopped orphaned delegations", "count", n)
-	}
+	reconcileAtStart(g.ctx, tr, a.Contain(), logger)
 	st, err := openStore(g.ctx, layout, "scv acp", logger)
 	if err != nil {
 		return err

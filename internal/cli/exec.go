@@ -130,11 +130,7 @@ func (g *globals) startExec(r execRun, rules []approval.Grant) error {
 		return usageErr("%s", promptTooLong(len(r.prompt), limit))
 	}
 	// Like every server, stop what dead owners left behind first.
-	if n, err := reconcile(g.ctx, tr, a.Contain(), logger); err != nil {
-		logger.Warn("reconcile delegations", "err", err)
-	} else if n > 0 {
-		logger.Info("stopped orphaned delegations", "count", n)
-	}
+	reconcileAtStart(g.ctx, tr, a.Contain(), logger)
 	st, err := openStore(g.ctx, layout, "scv exec", logger)
 	if err != nil {
 		return startupErr(execStoreError, err)

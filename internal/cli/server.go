@@ -26,11 +26,7 @@ func newServerCmd(g *globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if n, err := reconcile(g.ctx, tr, a.Contain(), logger); err != nil {
-				logger.Warn("reconcile delegations", "err", err)
-			} else if n > 0 {
-				logger.Info("stopped orphaned delegations", "count", n)
-			}
+			reconcileAtStart(g.ctx, tr, a.Contain(), logger)
 			st, err := openStore(g.ctx, layout, "scv server --stdio", logger)
 			if err != nil {
 				return err

@@ -187,11 +187,7 @@ func (g *globals) runTUIInProcess(layout paths.Layout, opts tui.Options) (tui.Re
 		return tui.Result{}, err
 	}
 	a.Warm(&loaded.Config)
-	if n, err := tr.Reconcile(g.ctx); err != nil {
-		logger.Warn("reconcile delegations", "err", err)
-	} else if n > 0 {
-		logger.Info("stopped orphaned delegations", "count", n)
-	}
+	reconcileAtStart(g.ctx, tr, a.Contain(), logger)
 	st, err := openStore(g.ctx, layout, "scv tui", logger)
 	if err != nil {
 		return tui.Result{}, err

@@ -80,10 +80,17 @@ func (g *globals) containment(logger *slog.Logger, home string) (*proc.Containme
 	return c, nil
 }
 
-// reconcile stops what SCV processes that died left running (see
-// app.Reconcile).
-func reconcile(ctx context.Context, tr *delegation.Tracker, c *proc.Containment, logger *slog.Logger) (int, error) {
-	return app.Reconcile(ctx, tr, c, logger)
+// reconcileAtStart stops what dead owners left behind — delegated agents
+// of dead SCV processes and the processes left in their cgroup leaves —
+// and logs what it did; every process that serves sessions (exec, the
+// stdio server, acp, the TUI without a daemon) calls it before its first
+// session, as the daemon does.
+func reconcileAtStart(ctx context.Context, tr *delegation.Tracker, c *proc.Containment, logger *slog.Logger) {
+	if n, err := app.Reconcile(ctx, tr, c, logger); err != nil {
+		logger.Warn("reconcile delegations", "err", err)
+	} else if n > 0 {
+		logger.Info("stopped orphaned delegations", "count", n)
+	}
 }
 
 // refuseDelegated keeps a delegated scv (SCV_DELEGATION_DEPTH > 0) from

@@ -252,10 +252,20 @@ func TestDaemonNoEscapee(t *testing.T) {
 // escapee that cleared its environment (no record or tag can find it);
 // the next daemon on the same home stops it at start-up from the leaf and
 // removes the leaf.
+//
+// Every process that serves sessions reaps them at its start, not only the
+// daemon: the next start here is a daemon, or `scv acp` (which serves its
+// stdin, here empty, in process).
 func TestKilledDaemonLeafReapedOnRestart(t *testing.T) {
 	if ownCgroupDir(t) == "" {
 		t.Skip("no cgroup v2 here")
 	}
+	for _, next := range []string{"daemon", "acp"} {
+		t.Run(next, func(t *testing.T) { killedDaemonLeafReaped(t, next) })
+	}
+}
+
+func killedDaemonLeafReaped(t *testing.T, next string) {
 	fm := modeltest.New(t)
 	in := newInstance(t, providerConfig(fm.URL()))
 	in.env = in.withEnv("SCV_PROCESS_TRACKING=cgroup")
@@ -290,9 +300,18 @@ func TestKilledDaemonLeafReapedOnRestart(t *testing.T) {
 	if len(leakedLeaves(t, d.cmd.Process.Pid)) == 0 {
 		t.Fatal("the killed daemon left no cgroup leaf; the test needs one")
 	}
-	d2 := in.startDaemon(in.env)
+	var stderr func() string
+	if next == "daemon" {
+		stderr = in.startDaemon(in.env).stderr.String
+	} else {
+		r := in.run(in.env, "", "acp")
+		if r.code != 0 {
+			t.Fatalf("scv acp with no input: exit %d, stderr:\n%s", r.code, r.stderr)
+		}
+		stderr = func() string { return r.stderr }
+	}
 	if !testutil.WaitGone(10*time.Second, escapee) {
-		t.Fatalf("escapee %d of the killed daemon survived the restart; stderr:\n%s", escapee, d2.stderr)
+		t.Fatalf("escapee %d of the killed daemon survived the start of %s; stderr:\n%s", escapee, next, stderr())
 	}
 	deadline := time.Now().Add(10 * time.Second)
 	for len(leakedLeaves(t, d.cmd.Process.Pid)) > 0 && time.Now().Before(deadline) {
