@@ -56,7 +56,7 @@ func start(s Spec) (*Child, error) {
 // watch waits for the leader, then cleans up after it as Run does.
 func (c *Child) watch(cmd *exec.Cmd, s Spec, errs *outputs, drained <-chan struct{}, sc *scope) {
 	started := time.Now()
-	waitErr := cmd.Wait()
+	waitErr := waitLeader(cmd)
 	c.res.Cancelled = c.stopped.Load()
 	close(c.exited)
 	untrack(c.pid)

@@ -128,7 +128,7 @@ func cleanUp(pgid int, tag string, grace time.Duration, sc *scope) {
 func supervise(ctx context.Context, cmd *exec.Cmd, timeout, grace time.Duration, sc *scope) (Result, error) {
 	pgid := cmd.Process.Pid
 	waited := make(chan error, 1)
-	go func() { waited <- cmd.Wait() }()
+	go func() { waited <- waitLeader(cmd) }()
 	var deadline <-chan time.Time
 	if timeout > 0 {
 		t := time.NewTimer(timeout)
