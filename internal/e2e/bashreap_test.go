@@ -18,15 +18,37 @@ import (
 // approved bash call runs `sleep 1040 & setsid sleep 1041 & sleep 1042`
 // (a background child, a setsid escapee and the foreground command, plus
 // the shell). They all outlive the daemon; the next daemon started on the
-// same home stops every one of them at start-up, from the call's record.
+// same home stops every one of them at start-up: under the subreaper from
+// the call's record, under a cgroup leaf from the leaf, with no record
+// written at all.
 func TestKilledDaemonBashReapedOnRestart(t *testing.T) {
+	t.Run("subreaper", func(t *testing.T) { killedDaemonBashReaped(t, "subreaper", 1) })
+	t.Run("cgroup", func(t *testing.T) {
+		if ownCgroupDir(t) == "" {
+			t.Skip("no cgroup v2 here")
+		}
+		killedDaemonBashReaped(t, "cgroup", 0)
+	})
+}
+
+func killedDaemonBashReaped(t *testing.T, tracking string, records int) {
 	fm := modeltest.New(t)
 	in := newInstance(t, providerConfig(fm.URL()))
+	in.env = in.withEnv("SCV_PROCESS_TRACKING=" + tracking)
 	pidFile := filepath.Join(in.ws, "pids")
 	// Each process writes its own PID (setsid may fork, so $! is not it).
 	cmd := fmt.Sprintf(`echo $$ >> %[1]s; sh -c 'echo $$ >> %[1]s; exec sleep 1040' & setsid sh -c 'echo $$ >> %[1]s; exec sleep 1041' & sh -c 'echo $$ >> %[1]s; exec sleep 1042'`, pidFile)
 	fm.Script(modeltest.ToolCall("c1", "bash", jsonString(t, map[string]string{"command": cmd})))
 	d := in.startDaemon(in.env)
+	if tracking == "cgroup" {
+		// Should the test fail, the killed daemon's leaves go once the
+		// processes the test started are killed (cleanups run last first).
+		t.Cleanup(func() {
+			for _, l := range leakedLeaves(t, d.cmd.Process.Pid) {
+				_ = os.Remove(filepath.Join(ownCgroupDir(t), l))
+			}
+		})
+	}
 	c := in.connect()
 	sid := in.startSession(c, proto.SessionStart{}).SessionID
 	sendTurn(t, c, sid, "sleep a while")
@@ -39,8 +61,8 @@ func TestKilledDaemonBashReapedOnRestart(t *testing.T) {
 	if len(pids) < 4 {
 		t.Fatalf("the command's processes did not all start (%v); stderr:\n%s", pids, d.stderr)
 	}
-	if ents, _ := os.ReadDir(filepath.Join(in.home, "run", "calls")); len(ents) != 1 {
-		t.Errorf("call records while the call runs: %v, want one", ents)
+	if ents, _ := os.ReadDir(filepath.Join(in.home, "run", "calls")); len(ents) != records {
+		t.Errorf("call records while the call runs under %s: %v, want %d", tracking, ents, records)
 	}
 
 	if err := d.cmd.Process.Signal(syscall.SIGKILL); err != nil {
@@ -83,6 +105,12 @@ func TestKilledDaemonBashReapedOnRestart(t *testing.T) {
 	}
 	if len(ents) != 0 {
 		t.Errorf("call records left after the restart: %v", ents)
+	}
+	for len(leakedLeaves(t, d.cmd.Process.Pid)) > 0 && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if l := leakedLeaves(t, d.cmd.Process.Pid); len(l) > 0 {
+		t.Errorf("leaves of the killed daemon left after the restart: %v", l)
 	}
 }
 

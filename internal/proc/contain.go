@@ -84,6 +84,17 @@ func (c *Containment) Mechanism() Mechanism {
 	return c.mech
 }
 
+// Outlives says whether the scopes of this Containment survive the death
+// of the process that made them and are found again by Reconcile in the
+// next SCV process on the same instance: a cgroup leaf does (its name
+// carries the instance and the maker's PID, and it holds every process of
+// the child, whatever they did to their group or environment). A caller
+// that keeps its own record of each running child, to stop it after a
+// crash, needs none then.
+func (c *Containment) Outlives() bool {
+	return c.Mechanism() == MechCgroup
+}
+
 // Describe says in a line which mechanism is in use and why, for `scv
 // status` and logs.
 func (c *Containment) Describe() string {

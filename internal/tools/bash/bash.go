@@ -53,7 +53,9 @@ type Options struct {
 	// server); nil gives the shell an empty one.
 	Env []string
 	// Recorder, when set, records every running call so that, should this
-	// process die during it, the next SCV start stops what it left.
+	// process die during it, the next SCV start stops what it left. It is
+	// not used when Contain's scopes outlive this process (cgroup leaves):
+	// the next start stops a dead process's leaves without a record.
 	Recorder Recorder
 	// NoLogin runs commands under `bash -c` instead of the login shell
 	// `bash -lc` (tools.bash_login = false), for users whose profile is
@@ -205,9 +207,10 @@ func (c call) run(ctx context.Context) tool.Result {
 		Contain: c.contain,
 		Confine: cmd.Confine,
 	}
-	if c.recorder != nil {
+	if c.recorder != nil && !c.contain.Outlives() {
 		// Recorded before the start, so no process of the call exists
-		// unrecorded; a call that cannot be recorded does not run.
+		// unrecorded; a call that cannot be recorded does not run. A
+		// cgroup leaf needs no record: the next start finds it.
 		started, done, err := c.recorder.BeginCall(spec.Tag, c.session, c.callID)
 		if err != nil {
 			return tool.Fail(tool.Failed, "cannot record the call before running it: %v; check that the SCV home is writable", err)
