@@ -6,17 +6,21 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"slices"
 	"strings"
+	"sync"
 	"text/tabwriter"
 	"time"
 
 	"github.com/charmbracelet/x/term"
 	"github.com/spf13/cobra"
 
+	"github.com/scv-agent/scv/internal/app"
 	"github.com/scv-agent/scv/internal/delegation"
 	"github.com/scv-agent/scv/internal/paths"
+	"github.com/scv-agent/scv/internal/proc"
 	"github.com/scv-agent/scv/internal/signin"
 	"github.com/scv-agent/scv/internal/termtext"
 	"github.com/scv-agent/scv/internal/tools/agents"
@@ -43,6 +47,36 @@ func (g *globals) tracker() (*delegation.Tracker, error) {
 		return nil, err
 	}
 	return delegation.New(delegation.Options{Dir: l.Delegations()})
+}
+
+// killOrphans is the reconcile every serving process runs at start, done
+// now: the delegations and bash calls of SCV processes that died, and the
+// processes left in their cgroup leaves (where this system has cgroup v2;
+// the leaves of this home only). The count is of delegations; stopped calls
+// and leaves are reported on stderr.
+func (g *globals) killOrphans() (int, error) {
+	l, err := g.agentsLayout()
+	if err != nil {
+		return 0, err
+	}
+	// Info too: what was stopped besides delegations is said on stderr.
+	logger := slog.New(&consoleHandler{w: g.stdio.Err, level: slog.LevelInfo, mu: &sync.Mutex{}})
+	if g.env["SCV_LOG"] == "debug" {
+		logger = g.consoleLogger(false)
+	}
+	tr, err := delegation.New(delegation.Options{Dir: l.Delegations(), CallDir: l.Calls(), Logger: logger})
+	if err != nil {
+		return 0, err
+	}
+	// A leaf is made only under cgroup tracking, so only a cgroup
+	// containment can find what a dead one left; without cgroup v2 there
+	// are no leaves to find.
+	c, err := proc.NewContainment(proc.ContainOptions{Want: proc.MechCgroup, Instance: l.Home, Logger: logger, NoReaper: true})
+	if err != nil {
+		c = nil
+	}
+	defer c.Close()
+	return app.Reconcile(g.ctx, tr, c, logger)
 }
 
 func newAgentsPsCmd(g *globals) *cobra.Command {
@@ -109,17 +143,17 @@ func newAgentsKillCmd(g *globals) *cobra.Command {
 			if orphans == (len(args) == 1) || len(args) > 1 {
 				return usageErr("give one handle or background job (see `scv agents ps`) or --orphans")
 			}
-			tr, err := g.tracker()
-			if err != nil {
-				return err
-			}
 			if orphans {
-				n, err := tr.KillOrphans(g.ctx)
+				n, err := g.killOrphans()
 				if err != nil {
 					return err
 				}
 				fmt.Fprintf(g.stdio.Out, "stopped %d orphaned delegation(s)\n", n)
 				return nil
+			}
+			tr, err := g.tracker()
+			if err != nil {
+				return err
 			}
 			handle, err := runOf(tr, args[0])
 			if err != nil {

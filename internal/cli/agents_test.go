@@ -138,22 +138,91 @@ func TestAgentsPsKill(t *testing.T) {
 	}
 }
 
+// TestAgentsKillOrphansStopsCalls: `kill --orphans` stops a bash call
+// recorded by an SCV process that died (its leader's group and the
+// processes carrying its tag, one that left the group included), removes
+// its record and says so on stderr (the output counts delegations only).
+// The cgroup leaves' half is the kill-orphans case of the e2e
+// TestKilledDaemonLeafReapedOnRestart.
+func TestAgentsKillOrphansStopsCalls(t *testing.T) {
+	e := newAgentsEnv(t)
+	const tag = "SCV_BASH_CALL=orphanedcall0123456789"
+	cmd := exec.Command("/bin/bash", "-c", "setsid sleep 300 & exec sleep 300")
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), tag}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	waited := make(chan struct{})
+	go func() { cmd.Wait(); close(waited) }()
+	t.Cleanup(func() {
+		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		proc.StopTagged(tag, 0)
+		<-waited
+	})
+	start, err := proc.StartTime(cmd.Process.Pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for countTagged(tag) < 2 && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond) // the setsid child starts
+	}
+	dir := filepath.Join(e.scvHome, "run", "calls")
+	os.MkdirAll(dir, 0o700)
+	rec := delegation.CallRecord{ID: "0123456789abcdef", Tag: tag, Session: "s", CallID: "c1", PID: cmd.Process.Pid, PIDStart: start,
+		OwnerPID: 1 << 22, OwnerStart: 1, StartedAt: time.Now()}
+	b, _ := json.Marshal(rec)
+	if err := os.WriteFile(filepath.Join(dir, rec.ID+".json"), b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, out, stderr := e.run(t, "", "agents", "kill", "--orphans")
+	if code != 0 || out != "stopped 0 orphaned delegation(s)\n" {
+		t.Errorf("kill --orphans: %d %q %q", code, out, stderr)
+	}
+	if !strings.Contains(stderr, "stopped the processes of calls whose SCV process died") {
+		t.Errorf("stderr does not say a call was stopped: %q", stderr)
+	}
+	select {
+	case <-waited:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the orphaned call's leader still runs")
+	}
+	for deadline := time.Now().Add(2500 * time.Millisecond); taggedBy(tag) && time.Now().Before(deadline); {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if taggedBy(tag) {
+		t.Error("the orphaned call's setsid child survived kill --orphans")
+	}
+	if _, err := os.Stat(filepath.Join(dir, rec.ID+".json")); !os.IsNotExist(err) {
+		t.Errorf("call record left: %v", err)
+	}
+}
+
 // tagged says some live process carries handle in SCV_PARENT.
-func tagged(handle string) bool {
+func tagged(handle string) bool { return taggedBy("/" + handle) }
+
+// taggedBy says some live process's environment holds entry (a whole
+// entry, or the end of one).
+func taggedBy(entry string) bool { return countTagged(entry) > 0 }
+
+// countTagged counts the live processes whose environment holds entry.
+func countTagged(entry string) int {
+	n := 0
 	ents, _ := os.ReadDir("/proc")
 	for _, e := range ents {
 		b, err := os.ReadFile("/proc/" + e.Name() + "/environ")
 		if err != nil {
 			continue
 		}
-		if bytes.Contains(b, []byte("/"+handle+"\x00")) {
+		if bytes.Contains(b, []byte(entry+"\x00")) {
 			st, err := os.ReadFile("/proc/" + e.Name() + "/stat")
 			if err == nil && !bytes.Contains(st, []byte(") Z ")) {
-				return true
+				n++
 			}
 		}
 	}
-	return false
+	return n
 }
 
 func TestAgentsLoginDsh(t *testing.T) {

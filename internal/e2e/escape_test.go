@@ -255,12 +255,13 @@ func TestDaemonNoEscapee(t *testing.T) {
 //
 // Every process that serves sessions reaps them at its start, not only the
 // daemon: the next start here is a daemon, or `scv acp` (which serves its
-// stdin, here empty, in process).
+// stdin, here empty, in process). `scv agents kill --orphans`, run by hand
+// with no SCV serving, does the same.
 func TestKilledDaemonLeafReapedOnRestart(t *testing.T) {
 	if ownCgroupDir(t) == "" {
 		t.Skip("no cgroup v2 here")
 	}
-	for _, next := range []string{"daemon", "acp"} {
+	for _, next := range []string{"daemon", "acp", "kill-orphans"} {
 		t.Run(next, func(t *testing.T) { killedDaemonLeafReaped(t, next) })
 	}
 }
@@ -301,12 +302,19 @@ func killedDaemonLeafReaped(t *testing.T, next string) {
 		t.Fatal("the killed daemon left no cgroup leaf; the test needs one")
 	}
 	var stderr func() string
-	if next == "daemon" {
+	switch next {
+	case "daemon":
 		stderr = in.startDaemon(in.env).stderr.String
-	} else {
+	case "acp":
 		r := in.run(in.env, "", "acp")
 		if r.code != 0 {
 			t.Fatalf("scv acp with no input: exit %d, stderr:\n%s", r.code, r.stderr)
+		}
+		stderr = func() string { return r.stderr }
+	default:
+		r := in.run(in.env, "", "agents", "kill", "--orphans")
+		if r.code != 0 || !strings.Contains(r.stderr, "stopped the processes left in the cgroups of SCV processes that died") {
+			t.Errorf("scv agents kill --orphans: exit %d, stderr:\n%s", r.code, r.stderr)
 		}
 		stderr = func() string { return r.stderr }
 	}
