@@ -3,6 +3,7 @@
 package agent
 
 import (
+	"os/exec"
 	"syscall"
 	"testing"
 	"time"
@@ -16,6 +17,10 @@ import (
 // pair per call against a paired run without hooks. Goal: at most 5 ms.
 // contained runs the hooks under the best Containment available here (as
 // a daemon does); group+tag is the fallback without one.
+//
+// floor-ms-per-pair is, in the same loop, two bare exec.Command("/bin/true")
+// runs: what two processes cost this machine whoever starts them, so
+// overhead-ms-per-pair (the pair less the floor) is SCV's own share.
 //
 //	go test ./internal/agent -run '^$' -bench TurnHookPair -benchtime 20x
 func BenchmarkTurnHookPair(b *testing.B) {
@@ -41,7 +46,7 @@ func benchHookPair(b *testing.B, c *proc.Containment) {
 			{Name: "pre", Event: hooks.PreTool, Command: noop}, {Name: "post", Event: hooks.PostTool, Command: noop}}})
 	})
 	without, fmWithout := benchTurnSession(b, nil)
-	var withNS, withoutNS, withCPU, withoutCPU int64
+	var withNS, withoutNS, withCPU, withoutCPU, floorNS int64
 	n := 0
 	for b.Loop() {
 		// Paired: one turn without hooks, one with, alternately.
@@ -53,11 +58,20 @@ func benchHookPair(b *testing.B, c *proc.Containment) {
 		withNS += nowNS() - mid
 		withoutCPU += cpu1 - cpu0
 		withCPU += selfCPU() - cpu1
+		f0 := nowNS()
+		for range 2 * benchTurnCalls {
+			if err := exec.Command("/bin/true").Run(); err != nil {
+				b.Fatal(err)
+			}
+		}
+		floorNS += nowNS() - f0
 		n++
 	}
 	b.ReportMetric(float64(withCPU-withoutCPU)/float64(n*benchTurnCalls)/1e6, "cpu-ms-per-call-pair")
 	b.ReportMetric(float64(withNS-withoutNS)/float64(n*benchTurnCalls)/1e6, "ms-per-call-pair")
 	b.ReportMetric(float64(withNS)/float64(withoutNS), "turn-ratio")
+	b.ReportMetric(float64(floorNS)/float64(n*benchTurnCalls)/1e6, "floor-ms-per-pair")
+	b.ReportMetric(float64(withNS-withoutNS-floorNS)/float64(n*benchTurnCalls)/1e6, "overhead-ms-per-pair")
 	b.Logf("mechanism %s", c.Describe())
 }
 

@@ -67,6 +67,84 @@ func TestLeafPoolReadyAndClose(t *testing.T) {
 	}
 }
 
+// One run at a time gives its leaf back: after the first run has filled
+// the pool, more runs make and remove no leaf (the leaf sequence does not
+// move). A run that leaves a cgroup below its leaf (a nested SCV that was
+// killed, say) does not give it back: that leaf is removed with the cgroup
+// below it (the pool makes more once its last ready leaf is taken). Nor
+// does a run whose leaf was killed with cgroup.kill (its deadline): this
+// kernel may kill what is later born into such a leaf, so a run after it
+// in a given-back leaf would die at once.
+func TestLeafPoolReuse(t *testing.T) {
+	c, dir := testCgroup(t)
+	q := c.plat.pool
+	if err := runTrue(t, c); err != nil {
+		t.Fatal(err)
+	}
+	c.settle()
+	made, reused := q.seq.Load(), q.reused.Load()
+	const runs = 5
+	for range runs {
+		if err := runTrue(t, c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c.settle()
+	if got := q.seq.Load(); got != made {
+		t.Errorf("%d leaves made by %d runs one at a time, want none", got-made, runs)
+	}
+	if got := q.reused.Load() - reused; got != runs {
+		t.Errorf("%d leaves given back by %d runs, want %d", got, runs, runs)
+	}
+	if got := leavesIn(t, dir); len(got) != poolReady {
+		t.Errorf("leaves after the runs: %v, want the %d ready ones", got, poolReady)
+	}
+
+	// A run that makes a cgroup below its own leaf.
+	mnt, root, err := cgroup2Mount()
+	if err != nil {
+		t.Fatal(err)
+	}
+	mkSub := `rel=$(sed -n 's/^0:://p' /proc/self/cgroup); mkdir "$MNT${rel#$ROOT}/nested"`
+	before := leavesIn(t, dir)
+	reused = q.reused.Load()
+	res, err := Run(t.Context(), Spec{Path: bash, Args: []string{"-c", mkSub}, Contain: c,
+		Env: []string{"PATH=/usr/bin:/bin", "MNT=" + mnt, "ROOT=" + strings.TrimSuffix(root, "/")}})
+	if err != nil || res.ExitCode == nil || *res.ExitCode != 0 {
+		t.Fatalf("run that makes a nested cgroup: %+v %v", res, err)
+	}
+	c.settle()
+	if got := q.reused.Load() - reused; got != 0 {
+		t.Error("a leaf with a cgroup below it was given back to the pool")
+	}
+	after := leavesIn(t, dir)
+	for _, l := range before {
+		if _, err := os.Stat(filepath.Join(dir, l, "nested")); err == nil {
+			t.Errorf("leaf %s still holds the nested cgroup", l)
+		}
+	}
+	if len(after) != poolReady-1 {
+		t.Errorf("leaves after the nested run: %v, want the %d ready ones left", after, poolReady-1)
+	}
+
+	if !c.plat.hasKill {
+		return // no cgroup.kill on this kernel
+	}
+	reused = q.reused.Load()
+	res, err = Run(t.Context(), Spec{Path: bash, Args: []string{"-c", "sleep 30"}, Contain: c, Timeout: 200 * time.Millisecond})
+	if err != nil || !res.TimedOut {
+		t.Fatalf("run past its deadline: %+v %v", res, err)
+	}
+	if got := q.reused.Load() - reused; got != 0 {
+		t.Error("a leaf killed with cgroup.kill was given back to the pool")
+	}
+	for range poolReady + 1 {
+		if err := runTrue(t, c); err != nil {
+			t.Errorf("run after a killed one: %v", err)
+		}
+	}
+}
+
 // More runs at once than the pool holds: the others make their leaves on
 // the spot, every escapee is gone when its Run returns, and Close, called
 // at once, leaves no leaf behind (removals still pending are waited for).
