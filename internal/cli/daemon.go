@@ -112,7 +112,7 @@ func (g *globals) startDaemon(layout paths.Layout) error {
 // got the instance first (two commands starting one together) is no
 // failure when ready then holds.
 func (g *globals) startDaemonReady(layout paths.Layout, ready func(paths.Layout) bool) error {
-	wait, err := g.spawnDaemon(layout, ready)
+	wait, err := g.spawnDaemon(layout, ready, false)
 	if err != nil {
 		return err
 	}
@@ -121,8 +121,10 @@ func (g *globals) startDaemonReady(layout paths.Layout, ready func(paths.Layout)
 
 // spawnDaemon starts the daemon in the background and returns at once;
 // wait then waits until ready says it answers (the caller may prepare
-// meanwhile: a TUI loads its configuration).
-func (g *globals) spawnDaemon(layout paths.Layout, ready func(paths.Layout) bool) (wait func() error, err error) {
+// meanwhile: a TUI loads its configuration). Its start line is printed
+// once it answers, or at once with announceNow (a TUI that draws its
+// screen while the daemon starts: nothing may be printed over it).
+func (g *globals) spawnDaemon(layout paths.Layout, ready func(paths.Layout) bool, announceNow bool) (wait func() error, err error) {
 	if err := layout.Ensure(); err != nil {
 		return nil, err
 	}
@@ -159,11 +161,18 @@ func (g *globals) spawnDaemon(layout paths.Layout, ready func(paths.Layout) bool
 	pid := cmd.Process.Pid
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
-	return func() error { return g.awaitDaemon(layout, cmd, pid, exited, ready) }, nil
+	announce := func() {
+		fmt.Fprintf(g.stdio.Out, "scv daemon started (pid %d) on %s; logs: %s\n", pid, layout.Socket(), layout.DaemonLog())
+	}
+	if announceNow {
+		announce()
+		announce = func() {}
+	}
+	return func() error { return g.awaitDaemon(layout, cmd, exited, ready, announce) }, nil
 }
 
 // awaitDaemon waits until the daemon started as cmd answers.
-func (g *globals) awaitDaemon(layout paths.Layout, cmd *exec.Cmd, pid int, exited <-chan error, ready func(paths.Layout) bool) error {
+func (g *globals) awaitDaemon(layout paths.Layout, cmd *exec.Cmd, exited <-chan error, ready func(paths.Layout) bool, announce func()) error {
 	deadline := time.Now().Add(10 * time.Second)
 	// Polled often: a TUI waits for this before its first frame.
 	for time.Now().Before(deadline) {
@@ -176,7 +185,7 @@ func (g *globals) awaitDaemon(layout paths.Layout, cmd *exec.Cmd, pid int, exite
 		case <-time.After(5 * time.Millisecond):
 		}
 		if ready(layout) {
-			fmt.Fprintf(g.stdio.Out, "scv daemon started (pid %d) on %s; logs: %s\n", pid, layout.Socket(), layout.DaemonLog())
+			announce()
 			_ = cmd.Process.Release()
 			return nil
 		}

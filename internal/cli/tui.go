@@ -101,9 +101,10 @@ func runTUI(g *globals) error {
 			return werr
 		}
 		opts := g.tuiOptions(layout, cwd) // while a daemon starts
-		if werr := wait(); werr != nil {
-			return werr
-		}
+		// With a daemon starting, a new session draws its screen at once
+		// and attaches when the daemon answers; a resume waits for it
+		// first (tui.Run).
+		opts.Starting = wait
 		res, err = tui.Run(g.ctx, opts)
 	}
 	if res.Stored {
@@ -136,15 +137,15 @@ func shellWord(s string) string {
 // ensureDaemon starts the daemon in the background when nothing listens
 // on the instance socket, as `scv start` does (its line, with the log
 // path, is printed once, before the TUI takes the screen); wait returns
-// once it answers.
+// once it answers, and is nil when a daemon already answers.
 func (g *globals) ensureDaemon(layout paths.Layout) (wait func() error, err error) {
 	if g.daemonListening(layout) {
-		return func() error { return nil }, nil
+		return nil, nil
 	}
 	if err := g.refuseDelegated("scv (starting a daemon)"); err != nil {
 		return nil, err
 	}
-	return g.spawnDaemon(layout, g.daemonListening)
+	return g.spawnDaemon(layout, g.daemonListening, true)
 }
 
 // daemonListening says a daemon answers the handshake on the socket.
@@ -239,12 +240,18 @@ func (g *globals) tuiOptions(layout paths.Layout, cwd string) tui.Options {
 	// A configuration that does not load keeps the defaults; the daemon
 	// reports what is wrong when the session starts.
 	notify, after := tui.NotifyBell, time.Duration(0)
+	shown := o.Model
 	if loaded, _, err := g.loadConfig(cwd); err == nil {
 		notify, after = loaded.Config.TUI.Notify, time.Duration(loaded.Config.TUI.NotifyAfterSeconds)*time.Second
+		if shown == "" {
+			_, p := loaded.Config.ActiveProvider()
+			shown = p.Model
+		}
 	}
 	return tui.Options{
 		Notify:      notify,
 		NotifyAfter: after,
+		ShownModel:  shown,
 		Socket:      layout.Socket(),
 		Cwd:         cwd,
 		Model:       o.Model,

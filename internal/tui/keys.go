@@ -298,6 +298,20 @@ func (m *Model) submit() tea.Cmd {
 		}
 		return nil
 	}
+	if m.conn == connecting {
+		if strings.HasPrefix(text, "/") {
+			// Commands act on a session: the text stays, selected.
+			m.composer.SelectAll()
+			m.addItem(&item{kind: kindError, text: stillConnecting})
+			return nil
+		}
+		if m.keepEarly(text) {
+			m.composer.Reset()
+			m.scroll = 0
+			m.layout()
+		}
+		return nil
+	}
 	if custom, args, ok := m.customCommand(text); ok {
 		m.composer.Reset()
 		m.layout()

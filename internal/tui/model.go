@@ -52,6 +52,14 @@ type Config struct {
 	// of this TUI carries besides its own fields: the client's overrides
 	// and provider key (scv flags and SCV_* environment).
 	Client ClientSettings
+	// Attach, when set, makes the connection and the session after the
+	// first frame (attach.go): the model starts connecting, with Session
+	// holding only what is shown before (workspace, configured model),
+	// and Sender nil. Adopt starts pumping the events of the attached
+	// connection into the program; it is called on the program's
+	// goroutine once the session is known.
+	Attach func() AttachedMsg
+	Adopt  func(Sender)
 	// Notify is how the TUI calls for attention (notify.go): NotifyBell
 	// (the default when empty), NotifyOSC9, NotifyOSC777 or NotifyOff;
 	// NotifyAfter is the wait after which it does so in a focused
@@ -109,6 +117,8 @@ const (
 	connected connState = iota
 	disconnected
 	reconnecting
+	// connecting is the first attach (Config.Attach): no session yet.
+	connecting
 )
 
 // pendingPrompt is a prompt sent but not yet started as a turn.
@@ -138,6 +148,10 @@ type Model struct {
 	conn          connState
 	connErr       error
 	quitting      bool
+	// early are the prompts entered while connecting (attach.go) and
+	// attachErr why the first attach failed.
+	early     []string
+	attachErr error
 
 	tr     *transcript
 	render *renderer
@@ -230,6 +244,9 @@ func New(cfg Config) *Model {
 		render:  &renderer{styles: defaultStyles()},
 	}
 	m.composer = newComposer()
+	if cfg.Attach != nil {
+		m.conn = connecting
+	}
 	m.layout()
 	m.pl.mode = proto.ModeDefault
 	if cfg.Resumed != nil {
@@ -243,6 +260,9 @@ func New(cfg Config) *Model {
 
 // Init implements tea.Model.
 func (m *Model) Init() tea.Cmd {
+	if m.conn == connecting {
+		return m.attachCmd()
+	}
 	if m.cust.listReq == "" {
 		m.requestCommands()
 	}
@@ -277,6 +297,8 @@ func (m *Model) update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, nil
 	case EventMsg:
 		return m, m.handleEvent(msg.Event)
+	case AttachedMsg:
+		return m, m.attached(msg)
 	case DisconnectedMsg:
 		if msg.Conn == nil || msg.Conn == m.send {
 			m.disconnect(msg.Err)

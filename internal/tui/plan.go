@@ -40,7 +40,11 @@ func (m *Model) planning() bool { return m.pl.mode == proto.ModePlan }
 
 // setMode asks the server for mode; the view follows its session.mode.
 func (m *Model) setMode(mode string) {
-	if m.conn != connected {
+	switch m.conn {
+	case connecting:
+		m.addItem(&item{kind: kindError, text: "still connecting to the daemon: the mode can be changed once the session has started"})
+		return
+	case disconnected, reconnecting:
 		m.addItem(&item{kind: kindError, text: "not connected; the mode cannot be changed"})
 		return
 	}

@@ -49,6 +49,13 @@ type Options struct {
 	// tui.notify_after_seconds).
 	Notify      string
 	NotifyAfter time.Duration
+	// Starting, when set, returns once the daemon that is starting
+	// answers (or why it does not). A new session's TUI then draws its
+	// screen at once and attaches meanwhile (attach.go); a resume, which
+	// shows stored turns, waits for it first. ShownModel is the
+	// configured model, shown until the session names its own.
+	Starting   func() error
+	ShownModel string
 }
 
 func (o Options) client() ClientSettings {
@@ -85,6 +92,14 @@ func (o Options) dial(ctx context.Context) (*client.Conn, error) {
 // every exit path: quit, error, panic (recovered and returned as an error)
 // and a cancelled ctx (SIGINT/SIGTERM in cmd/scv).
 func Run(ctx context.Context, opts Options) (Result, error) {
+	if opts.Starting != nil {
+		if !opts.Continue && opts.Resume == "" && !opts.Pick {
+			return runAttaching(ctx, opts)
+		}
+		if err := opts.Starting(); err != nil {
+			return Result{}, err
+		}
+	}
 	conn, err := opts.dial(ctx)
 	if err != nil {
 		return Result{}, err
@@ -140,6 +155,83 @@ func Run(ctx context.Context, opts Options) (Result, error) {
 	return res, runErr
 }
 
+// runAttaching is Run for a new session whose daemon is starting: the
+// program runs from the start, and the connection and the session are
+// made by its first command (Config.Attach).
+func runAttaching(ctx context.Context, opts Options) (Result, error) {
+	in, out := opts.In, opts.Out
+	if in == nil {
+		in = os.Stdin
+	}
+	if out == nil {
+		out = os.Stdout
+	}
+	if err := CheckTerminal(in); err != nil {
+		return Result{}, err
+	}
+	dialCtx, stopDials := context.WithCancel(ctx)
+	defer stopDials()
+	var p *tea.Program
+	conns := &connSet{}
+	cfg := Config{Session: proto.SessionStarted{Cwd: opts.Cwd, Model: opts.ShownModel}, Socket: opts.Socket, Client: opts.client(),
+		Notify: opts.Notify, NotifyAfter: opts.NotifyAfter}
+	cfg.Attach = func() AttachedMsg { return attach(dialCtx, opts, conns) }
+	cfg.Adopt = func(s Sender) {
+		if c, ok := s.(*client.Conn); ok {
+			conns.pump(c, p)
+		}
+	}
+	cfg.Redial = func() (Sender, error) {
+		c, err := redialDaemon(dialCtx, opts)
+		if err != nil {
+			return nil, err
+		}
+		if !conns.add(c, p) {
+			c.Close()
+			return nil, errors.New("the terminal UI is closing")
+		}
+		return c, nil
+	}
+	m := New(cfg)
+	p = newProgram(ctx, m, in, out)
+	_, runErr := p.Run()
+	stopDials()
+	conns.closeAll()
+	res := m.result()
+	if err := m.AttachErr(); err != nil {
+		return res, err
+	}
+	if errors.Is(runErr, tea.ErrInterrupted) || errors.Is(runErr, tea.ErrProgramKilled) && ctx.Err() != nil {
+		return res, nil
+	}
+	return res, runErr
+}
+
+// attach waits for the starting daemon, connects and starts the session;
+// the connection is held by conns (closed with the TUI) but its events
+// are not pumped until the model has the session (Config.Adopt).
+func attach(ctx context.Context, opts Options, conns *connSet) AttachedMsg {
+	if err := opts.Starting(); err != nil {
+		return AttachedMsg{Err: err}
+	}
+	conn, err := opts.dial(ctx)
+	if err != nil {
+		return AttachedMsg{Err: err}
+	}
+	if !conns.hold(conn) {
+		conn.Close()
+		return AttachedMsg{Err: errors.New("the terminal UI is closing")}
+	}
+	if _, err := conn.Initialize(ctx, "scv-tui", opts.Version); err != nil {
+		return AttachedMsg{Err: fmt.Errorf("connect to the daemon on %s: %w", opts.Socket, err)}
+	}
+	cfg, err := openSession(ctx, conn, opts)
+	if err != nil {
+		return AttachedMsg{Err: err}
+	}
+	return AttachedMsg{Sender: conn, Session: cfg.Session, Notice: cfg.Notice}
+}
+
 // redialDaemon opens and initializes a new connection for a TUI whose
 // connection ended; each attempt is bounded.
 func redialDaemon(ctx context.Context, opts Options) (*client.Conn, error) {
@@ -168,12 +260,32 @@ type connSet struct {
 
 // add starts pumping c's events into p; false once closeAll ran.
 func (s *connSet) add(c *client.Conn, p *tea.Program) bool {
+	if !s.hold(c) {
+		return false
+	}
+	s.pump(c, p)
+	return true
+}
+
+// hold keeps c to be closed by closeAll; false once closeAll ran.
+func (s *connSet) hold(c *client.Conn) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
 		return false
 	}
 	s.conns = append(s.conns, c)
+	return true
+}
+
+// pump starts pumping the events of c, held, into p (not once closeAll
+// ran: c is closed then).
+func (s *connSet) pump(c *client.Conn, p *tea.Program) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return
+	}
 	s.pumps.Add(1)
 	go func() {
 		defer s.pumps.Done()
@@ -182,7 +294,6 @@ func (s *connSet) add(c *client.Conn, p *tea.Program) bool {
 		}
 		p.Send(DisconnectedMsg{Err: c.Err(), Conn: c})
 	}()
-	return true
 }
 
 func (s *connSet) closeAll() {

@@ -214,6 +214,12 @@ func slashPrompt(text string) (name string, args []string, prompt string, refuse
 // runCommand runs the local command name with its arguments.
 func (m *Model) runCommand(name string, args []string) tea.Cmd {
 	m.scroll = 0
+	if m.conn == connecting && name != "/help" && name != "/quit" {
+		// Commands act on a session; the command stays in the history.
+		m.remember(strings.Join(append([]string{name}, args...), " "))
+		m.addItem(&item{kind: kindError, text: stillConnecting})
+		return nil
+	}
 	if custom, rest, ok := m.customCommand(strings.Join(append([]string{name}, args...), " ")); ok {
 		m.runCustom(custom, rest)
 		return nil

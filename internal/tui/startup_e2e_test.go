@@ -8,6 +8,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/scv-agent/scv/internal/model/modeltest"
 )
@@ -83,6 +84,51 @@ func TestStartsDaemonUnderTmux(t *testing.T) {
 	if s := p.screen(); strings.Contains(s, "scv daemon started") {
 		t.Errorf("a second daemon was started:\n%s", s)
 	}
+}
+
+// TestPromptBeforeAttachUnderTmux: `scv` starting its daemon draws the
+// whole screen before the session exists and takes a prompt at once; the
+// prompt typed the moment the TUI shows anything is sent exactly once,
+// whether it arrived while connecting (kept, then sent) or just after.
+func TestPromptBeforeAttachUnderTmux(t *testing.T) {
+	scv := scvBinary(t)
+	requireRun(t, scv)
+	home, ws := t.TempDir(), t.TempDir()
+	fake := modeltest.New(t)
+	fake.Script(modeltest.Text("Answer to the early prompt."))
+	writeConfig(t, home, fake.URL())
+	p := startPane(t, 220, 30, "cd "+shellQuote(ws)+" && "+shellQuote(scv)+" --scv-home "+shellQuote(home))
+	early := false
+	deadline := time.Now().Add(15 * time.Second)
+	for time.Now().Before(deadline) {
+		s := p.screen()
+		if strings.Contains(s, "connecting to the daemon…") {
+			early = true
+			if !strings.Contains(s, "fake-model") || !strings.Contains(s, "Ask SCV") {
+				t.Errorf("the frame before the session lacks the configured model or the composer:\n%s", s)
+			}
+			break
+		}
+		if strings.Contains(s, "ready") {
+			break
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+	p.text("early prompt")
+	p.keys("Enter")
+	p.waitFor("Answer to the early prompt.", "ready")
+	t.Logf("typed while connecting: %v", early)
+	if got := lastUserTexts(fake); len(got) != 1 || got[0] != "early prompt" {
+		t.Errorf("user messages sent: %q, want the early prompt once", got)
+	}
+	p.keys("C-c")
+	p.assertRestored(0)
+	m := startedLine.FindAllStringSubmatch(p.screen(), -1)
+	if len(m) != 1 {
+		t.Fatalf("the daemon's start line is shown %d times, want once:\n%s", len(m), p.screen())
+	}
+	pid, _ := strconv.Atoi(m[0][1])
+	stopStartedDaemon(t, scv, home, pid)
 }
 
 // TestNoDaemonUnderTmux: `scv --no-daemon` serves its session inside the

@@ -93,6 +93,8 @@ func (m *Model) header() string {
 		conn = st.err.Render("● disconnected")
 	case reconnecting:
 		conn = st.warn.Render("● reconnecting…")
+	case connecting:
+		conn = st.warn.Render("● connecting…")
 	}
 	left := st.header.Render("scv") + st.dim.Render(" │ ") + orDash(m.session.Model) + st.dim.Render(" │ ") + orDash(m.session.Cwd)
 	room := m.width - ansi.StringWidth(conn) - 1
@@ -203,6 +205,11 @@ func (m *Model) statusLine() string {
 	}
 	var state string
 	switch {
+	case m.conn == connecting:
+		state = st.warn.Render("connecting to the daemon…")
+		if n := len(m.early); n > 0 {
+			state += fmt.Sprintf(" · %d kept", n)
+		}
 	case m.conn == reconnecting:
 		state = st.warn.Render(fmt.Sprintf("reconnecting (attempt %d of %d)", m.rd.attempt+1, maxRedials)) + " · esc stops"
 	case m.conn == disconnected:
@@ -256,6 +263,8 @@ func (m *Model) keyHints() []string {
 	}
 	var keys, extra string // keys is what the state needs; extra helps
 	switch {
+	case m.conn == connecting:
+		return []string{"enter keeps the prompt until connected · " + ctrlC, ctrlC}
 	case m.conn == reconnecting:
 		return []string{"esc stop trying · " + ctrlC}
 	case m.conn == disconnected:

@@ -1,0 +1,120 @@
+package tui
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/scv-agent/scv/internal/proto"
+)
+
+// attachHarness is a TUI whose first attach is still running: Attach is
+// never run by the harness, the test hands the model its AttachedMsg.
+func attachHarness(t *testing.T) (*harness, *[]Sender) {
+	t.Helper()
+	var adopted []Sender
+	h := newHarness(t, func(c *Config) {
+		c.Session = proto.SessionStarted{Cwd: "/home/ada/project", Model: "configured-model"}
+		c.Sender = nil
+		c.Attach = func() AttachedMsg { t.Error("the harness runs no attach"); return AttachedMsg{} }
+		c.Adopt = func(s Sender) { adopted = append(adopted, s) }
+	})
+	return h, &adopted
+}
+
+// TestEarlyFrame: before the session exists the whole screen is drawn
+// (header with the workspace and the configured model, the composer, a
+// status line that says it connects and which keys act); prompts entered
+// meanwhile are kept and sent in order once the session has started, and
+// the connection's events are pumped only from then on; commands wait.
+func TestEarlyFrame(t *testing.T) {
+	h, adopted := attachHarness(t)
+	if h.m.Init() == nil {
+		t.Fatal("Init starts no attach")
+	}
+	f := h.frame()
+	for _, want := range []string{"configured-model", "/home/ada/project", "● connecting…", "connecting to the daemon…", "ctrl+c quit", "Ask SCV"} {
+		if !strings.Contains(f, want) {
+			t.Errorf("early frame lacks %q:\n%s", want, f)
+		}
+	}
+	h.typeText("/cost")
+	h.keys(enter)
+	if f := h.frame(); !strings.Contains(f, "still connecting to the daemon: commands run once the session has started") {
+		t.Errorf("a command while connecting is not refused:\n%s", f)
+	}
+	h.typeText("first") // replaces the selected command
+	h.keys(enter)
+	h.typeText("second")
+	h.keys(enter)
+	if f := h.frame(); !strings.Contains(f, "kept until the session starts: first") || !strings.Contains(f, "2 kept") {
+		t.Errorf("kept prompts not shown:\n%s", f)
+	}
+	if len(*adopted) != 0 || len(h.rec.msgs) != 0 {
+		t.Fatalf("sent before the session exists: %v, adopted %d", h.rec.msgs, len(*adopted))
+	}
+	started := proto.SessionStarted{SessionID: "s1", Cwd: "/home/ada/project", Model: "gpt-test", ContextMaxTokens: 128000}
+	_, cmd := h.m.Update(AttachedMsg{Sender: h.rec, Session: started, Notice: "attached notice"})
+	if cmd != nil {
+		t.Errorf("attach returned a command")
+	}
+	if len(*adopted) != 1 || (*adopted)[0] != h.rec {
+		t.Errorf("adopted %v, want the attached connection once", *adopted)
+	}
+	var turns []string
+	for _, m := range h.rec.take() {
+		if ts, ok := m.(*proto.TurnStart); ok {
+			if ts.SessionID != "s1" {
+				t.Errorf("turn.start for session %q", ts.SessionID)
+			}
+			turns = append(turns, ts.Prompt)
+		}
+	}
+	if d := cmp.Diff([]string{"first", "second"}, turns); d != "" {
+		t.Errorf("kept prompts sent (-want +got):\n%s", d)
+	}
+	f = h.frame()
+	for _, want := range []string{"gpt-test", "● connected", "attached notice", "\nready"} {
+		if !strings.Contains(f, want) {
+			t.Errorf("frame after the attach lacks %q:\n%s", want, f)
+		}
+	}
+	if strings.Contains(f, "connecting to the daemon…") || strings.Contains(f, "● connecting") {
+		t.Errorf("still says connecting:\n%s", f)
+	}
+	// A second AttachedMsg (none comes; but if) changes nothing.
+	if _, cmd := h.m.Update(AttachedMsg{Err: errors.New("late")}); cmd != nil || h.m.AttachErr() != nil {
+		t.Error("a late attach result acted on a connected TUI")
+	}
+}
+
+// A failed attach ends the TUI with its error; at most 8 prompts are kept.
+func TestEarlyAttachFails(t *testing.T) {
+	h, _ := attachHarness(t)
+	for i := range maxEarlyPrompts + 1 {
+		h.typeText(strings.Repeat("p", i+1))
+		h.keys(enter)
+	}
+	if len(h.m.early) != maxEarlyPrompts {
+		t.Errorf("%d prompts kept, want %d", len(h.m.early), maxEarlyPrompts)
+	}
+	if f := h.frame(); !strings.Contains(f, "at most 8 prompts are kept") {
+		t.Errorf("the ninth prompt is not refused:\n%s", f)
+	}
+	if h.m.composer.Value() == "" {
+		t.Error("the refused prompt was dropped from the composer")
+	}
+	_, cmd := h.m.Update(AttachedMsg{Err: errors.New("the daemon exited at start (exit status 1); see /x/daemon.log")})
+	if cmd == nil {
+		t.Fatal("a failed attach does not quit")
+	}
+	if _, ok := cmd().(tea.QuitMsg); !ok {
+		t.Error("a failed attach's command is not quit")
+	}
+	if err := h.m.AttachErr(); err == nil || !strings.Contains(err.Error(), "daemon exited at start") {
+		t.Errorf("AttachErr = %v", err)
+	}
+}
