@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 
@@ -116,7 +117,7 @@ func (g *globals) startDaemonReady(layout paths.Layout, ready func(paths.Layout)
 	if err != nil {
 		return err
 	}
-	return wait()
+	return wait(g.ctx)
 }
 
 // spawnDaemon starts the daemon in the background and returns at once;
@@ -124,7 +125,7 @@ func (g *globals) startDaemonReady(layout paths.Layout, ready func(paths.Layout)
 // meanwhile: a TUI loads its configuration). Its start line is printed
 // once it answers, or at once with announceNow (a TUI that draws its
 // screen while the daemon starts: nothing may be printed over it).
-func (g *globals) spawnDaemon(layout paths.Layout, ready func(paths.Layout) bool, announceNow bool) (wait func() error, err error) {
+func (g *globals) spawnDaemon(layout paths.Layout, ready func(paths.Layout) bool, announceNow bool) (wait func(context.Context) error, err error) {
 	if err := layout.Ensure(); err != nil {
 		return nil, err
 	}
@@ -136,6 +137,10 @@ func (g *globals) spawnDaemon(layout paths.Layout, ready func(paths.Layout) bool
 		return nil, fmt.Errorf("open daemon log: %w", err)
 	}
 	defer logf.Close() // the child has its own copy once started
+	var logStart int64 // what this start writes to the log begins here
+	if st, err := logf.Stat(); err == nil {
+		logStart = st.Size()
+	}
 	self, err := os.Executable()
 	if err != nil {
 		return nil, err
@@ -168,11 +173,14 @@ func (g *globals) spawnDaemon(layout paths.Layout, ready func(paths.Layout) bool
 		announce()
 		announce = func() {}
 	}
-	return func() error { return g.awaitDaemon(layout, cmd, exited, ready, announce) }, nil
+	return func(ctx context.Context) error {
+		return g.awaitDaemon(ctx, layout, cmd, exited, ready, announce, logStart)
+	}, nil
 }
 
-// awaitDaemon waits until the daemon started as cmd answers.
-func (g *globals) awaitDaemon(layout paths.Layout, cmd *exec.Cmd, exited <-chan error, ready func(paths.Layout) bool, announce func()) error {
+// awaitDaemon waits until the daemon started as cmd answers, or ctx ends
+// (the daemon then starts on its own: it is detached).
+func (g *globals) awaitDaemon(ctx context.Context, layout paths.Layout, cmd *exec.Cmd, exited <-chan error, ready func(paths.Layout) bool, announce func(), logStart int64) error {
 	deadline := time.Now().Add(10 * time.Second)
 	// Polled often: a TUI waits for this before its first frame.
 	for time.Now().Before(deadline) {
@@ -181,7 +189,13 @@ func (g *globals) awaitDaemon(layout paths.Layout, cmd *exec.Cmd, exited <-chan 
 			if ready(layout) {
 				return nil // another daemon of this instance answers
 			}
-			return &exitError{code: ExitFailure, msg: fmt.Sprintf("the daemon exited at start (%v); see %s", err, layout.DaemonLog())}
+			msg := fmt.Sprintf("the daemon exited at start (%v)", err)
+			if last := lastLogLine(layout.DaemonLog(), logStart); last != "" {
+				msg += ": " + last
+			}
+			return &exitError{code: ExitFailure, msg: msg + "; see " + layout.DaemonLog()}
+		case <-ctx.Done():
+			return ctx.Err()
 		case <-time.After(5 * time.Millisecond):
 		}
 		if ready(layout) {
@@ -191,6 +205,29 @@ func (g *globals) awaitDaemon(layout paths.Layout, cmd *exec.Cmd, exited <-chan 
 		}
 	}
 	return &exitError{code: ExitFailure, msg: fmt.Sprintf("the daemon did not answer within 10 s; see %s", layout.DaemonLog())}
+}
+
+// lastLogLine is the last line the daemon wrote to its log after offset
+// (at most the last 4 KiB are read), made safe for the terminal; "" when
+// it wrote none.
+func lastLogLine(path string, offset int64) string {
+	f, err := os.Open(path)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil || st.Size() <= offset {
+		return ""
+	}
+	from := max(offset, st.Size()-4096)
+	b := make([]byte, st.Size()-from)
+	if _, err := f.ReadAt(b, from); err != nil {
+		return ""
+	}
+	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+	last := strings.TrimPrefix(strings.TrimSpace(lines[len(lines)-1]), "scv: ")
+	return termtext.Line(last)
 }
 
 // detachedArgs are the arguments and environment of a daemon started in /:

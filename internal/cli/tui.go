@@ -138,7 +138,7 @@ func shellWord(s string) string {
 // on the instance socket, as `scv start` does (its line, with the log
 // path, is printed once, before the TUI takes the screen); wait returns
 // once it answers, and is nil when a daemon already answers.
-func (g *globals) ensureDaemon(layout paths.Layout) (wait func() error, err error) {
+func (g *globals) ensureDaemon(layout paths.Layout) (wait func(context.Context) error, err error) {
 	if g.daemonListening(layout) {
 		return nil, nil
 	}

@@ -1,6 +1,10 @@
 package tui
 
 import (
+	"fmt"
+	"strconv"
+	"strings"
+
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/scv-agent/scv/internal/proto"
@@ -46,6 +50,11 @@ func (m *Model) attached(msg AttachedMsg) tea.Cmd {
 	}
 	if msg.Err != nil {
 		m.attachErr = msg.Err
+		if len(m.early) > 0 {
+			// Nothing typed is lost: the kept prompts are printed with
+			// the error, after the terminal is restored.
+			m.attachErr = fmt.Errorf("%w\nnot sent (kept while connecting): %s", msg.Err, strings.Join(quoteAll(m.early), ", "))
+		}
 		m.quitting = true
 		return tea.Quit
 	}
@@ -79,6 +88,14 @@ func (m *Model) keepEarly(text string) bool {
 	m.remember(text)
 	m.addItem(&item{kind: kindNotice, text: "kept until the session starts: " + text})
 	return true
+}
+
+func quoteAll(ss []string) []string {
+	out := make([]string, len(ss))
+	for i, s := range ss {
+		out[i] = strconv.Quote(s)
+	}
+	return out
 }
 
 // AttachErr is why the first attach failed (nil when it did not).

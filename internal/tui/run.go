@@ -50,11 +50,11 @@ type Options struct {
 	Notify      string
 	NotifyAfter time.Duration
 	// Starting, when set, returns once the daemon that is starting
-	// answers (or why it does not). A new session's TUI then draws its
+	// answers (or why it does not, or once ctx ends). A new session's TUI then draws its
 	// screen at once and attaches meanwhile (attach.go); a resume, which
 	// shows stored turns, waits for it first. ShownModel is the
 	// configured model, shown until the session names its own.
-	Starting   func() error
+	Starting   func(ctx context.Context) error
 	ShownModel string
 }
 
@@ -96,7 +96,7 @@ func Run(ctx context.Context, opts Options) (Result, error) {
 		if !opts.Continue && opts.Resume == "" && !opts.Pick {
 			return runAttaching(ctx, opts)
 		}
-		if err := opts.Starting(); err != nil {
+		if err := opts.Starting(ctx); err != nil {
 			return Result{}, err
 		}
 	}
@@ -211,7 +211,7 @@ func runAttaching(ctx context.Context, opts Options) (Result, error) {
 // the connection is held by conns (closed with the TUI) but its events
 // are not pumped until the model has the session (Config.Adopt).
 func attach(ctx context.Context, opts Options, conns *connSet) AttachedMsg {
-	if err := opts.Starting(); err != nil {
+	if err := opts.Starting(ctx); err != nil {
 		return AttachedMsg{Err: err}
 	}
 	conn, err := opts.dial(ctx)

@@ -131,6 +131,36 @@ func TestPromptBeforeAttachUnderTmux(t *testing.T) {
 	stopStartedDaemon(t, scv, home, pid)
 }
 
+// TestDaemonFailsAtStartUnderTmux: a daemon that cannot start (its
+// configuration is invalid) ends the TUI, which drew its screen meanwhile:
+// the terminal is restored, and the error says why (the last line the
+// daemon logged) and names its log.
+func TestDaemonFailsAtStartUnderTmux(t *testing.T) {
+	scv := scvBinary(t)
+	requireRun(t, scv)
+	home, ws := t.TempDir(), t.TempDir()
+	writeConfig(t, home, "http://127.0.0.1:9")
+	f, err := os.OpenFile(filepath.Join(home, "config.toml"), os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString("[tui]\nnot_a_key = 1\n")
+	f.Close()
+	p := startPane(t, 220, 30, "cd "+shellQuote(ws)+" && "+shellQuote(scv)+" --scv-home "+shellQuote(home))
+	p.assertRestored(1)
+	log := filepath.Join(home, "logs", "daemon.log")
+	if s := p.screen(); !strings.Contains(s, "the daemon exited at start") || !strings.Contains(s, `unknown key "tui.not_a_key"`) ||
+		!strings.Contains(s, log) {
+		t.Errorf("the error does not say the daemon exited at start, why, and name %s:\n%s", log, s)
+	}
+	if b, _ := os.ReadFile(log); !strings.Contains(string(b), "not_a_key") {
+		t.Errorf("the daemon's log does not name the bad key:\n%s", b)
+	}
+	if _, err := os.Stat(filepath.Join(home, "server.sock")); err == nil {
+		t.Error("a socket is left")
+	}
+}
+
 // TestNoDaemonUnderTmux: `scv --no-daemon` serves its session inside the
 // TUI's process: no daemon socket appears, the turn runs and is stored,
 // and the way back it prints (with --no-daemon) resumes it.
