@@ -92,10 +92,23 @@ func (o Options) dial(ctx context.Context) (*client.Conn, error) {
 // every exit path: quit, error, panic (recovered and returned as an error)
 // and a cancelled ctx (SIGINT/SIGTERM in cmd/scv).
 func Run(ctx context.Context, opts Options) (Result, error) {
-	if opts.Starting != nil {
-		if !opts.Continue && opts.Resume == "" && !opts.Pick {
-			return runAttaching(ctx, opts)
+	in, out := opts.In, opts.Out
+	if in == nil {
+		in = os.Stdin
+	}
+	if out == nil {
+		out = os.Stdout
+	}
+	// With a daemon starting, a new session's screen comes first and the
+	// program attaches (attach.go); a resume shows stored turns, so it
+	// waits for the daemon.
+	if opts.Starting != nil && !opts.Continue && opts.Resume == "" && !opts.Pick {
+		if err := CheckTerminal(in); err != nil {
+			return Result{}, err
 		}
+		return runProgram(ctx, opts, Config{Session: proto.SessionStarted{Cwd: opts.Cwd, Model: opts.ShownModel}}, nil, in, out)
+	}
+	if opts.Starting != nil {
 		if err := opts.Starting(ctx); err != nil {
 			return Result{}, err
 		}
@@ -105,13 +118,6 @@ func Run(ctx context.Context, opts Options) (Result, error) {
 		return Result{}, err
 	}
 	defer conn.Close()
-	in, out := opts.In, opts.Out
-	if in == nil {
-		in = os.Stdin
-	}
-	if out == nil {
-		out = os.Stdout
-	}
 	if err := CheckTerminal(in); err != nil {
 		return Result{}, err
 	}
@@ -125,11 +131,18 @@ func Run(ctx context.Context, opts Options) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
+	return runProgram(ctx, opts, cfg, conn, in, out)
+}
+
+// runProgram runs the program on cfg's session, shown over conn; with conn
+// nil, the program makes the connection and the session itself, after its
+// first frame (Config.Attach).
+func runProgram(ctx context.Context, opts Options, cfg Config, conn *client.Conn, in io.Reader, out io.Writer) (Result, error) {
 	dialCtx, stopDials := context.WithCancel(ctx)
 	defer stopDials()
 	var p *tea.Program
 	conns := &connSet{}
-	cfg.Sender, cfg.Socket, cfg.OpenPicker, cfg.Client = conn, opts.Socket, opts.Pick, opts.client()
+	cfg.Socket, cfg.Client = opts.Socket, opts.client()
 	cfg.Notify, cfg.NotifyAfter = opts.Notify, opts.NotifyAfter
 	cfg.Redial = func() (Sender, error) {
 		c, err := redialDaemon(dialCtx, opts)
@@ -142,67 +155,30 @@ func Run(ctx context.Context, opts Options) (Result, error) {
 		}
 		return c, nil
 	}
+	if conn == nil {
+		cfg.Attach = func() AttachedMsg { return attach(dialCtx, opts, conns) }
+		cfg.Adopt = func(s Sender) {
+			if c, ok := s.(*client.Conn); ok {
+				conns.pump(c, p)
+			}
+		}
+	} else {
+		cfg.Sender, cfg.OpenPicker = conn, opts.Pick
+	}
 	m := New(cfg)
 	p = newProgram(ctx, m, in, out)
-	conns.add(conn, p)
+	if conn != nil {
+		conns.add(conn, p)
+	}
 	_, runErr := p.Run()
 	stopDials()
 	conns.closeAll()
 	res := m.result() // the program has ended: nothing changes m now
-	if errors.Is(runErr, tea.ErrInterrupted) || errors.Is(runErr, tea.ErrProgramKilled) && ctx.Err() != nil {
-		return res, nil // interrupted: the terminal is restored, leave quietly
-	}
-	return res, runErr
-}
-
-// runAttaching is Run for a new session whose daemon is starting: the
-// program runs from the start, and the connection and the session are
-// made by its first command (Config.Attach).
-func runAttaching(ctx context.Context, opts Options) (Result, error) {
-	in, out := opts.In, opts.Out
-	if in == nil {
-		in = os.Stdin
-	}
-	if out == nil {
-		out = os.Stdout
-	}
-	if err := CheckTerminal(in); err != nil {
-		return Result{}, err
-	}
-	dialCtx, stopDials := context.WithCancel(ctx)
-	defer stopDials()
-	var p *tea.Program
-	conns := &connSet{}
-	cfg := Config{Session: proto.SessionStarted{Cwd: opts.Cwd, Model: opts.ShownModel}, Socket: opts.Socket, Client: opts.client(),
-		Notify: opts.Notify, NotifyAfter: opts.NotifyAfter}
-	cfg.Attach = func() AttachedMsg { return attach(dialCtx, opts, conns) }
-	cfg.Adopt = func(s Sender) {
-		if c, ok := s.(*client.Conn); ok {
-			conns.pump(c, p)
-		}
-	}
-	cfg.Redial = func() (Sender, error) {
-		c, err := redialDaemon(dialCtx, opts)
-		if err != nil {
-			return nil, err
-		}
-		if !conns.add(c, p) {
-			c.Close()
-			return nil, errors.New("the terminal UI is closing")
-		}
-		return c, nil
-	}
-	m := New(cfg)
-	p = newProgram(ctx, m, in, out)
-	_, runErr := p.Run()
-	stopDials()
-	conns.closeAll()
-	res := m.result()
 	if err := m.AttachErr(); err != nil {
 		return res, err
 	}
 	if errors.Is(runErr, tea.ErrInterrupted) || errors.Is(runErr, tea.ErrProgramKilled) && ctx.Err() != nil {
-		return res, nil
+		return res, nil // interrupted: the terminal is restored, leave quietly
 	}
 	return res, runErr
 }
