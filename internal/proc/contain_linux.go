@@ -173,10 +173,6 @@ type leaf struct {
 	// empty says stop saw the leaf empty: no process can enter it any
 	// more (none is left in it to fork), so only its rmdir remains.
 	empty bool
-	// killed says cgroup.kill was written: the kernel may then kill every
-	// process later born into the leaf (clone3 into a cgroup compares the
-	// cgroup's kill count with the parent's), so it is never given back.
-	killed bool
 }
 
 func (p containPlatform) newLeaf(seq uint64) (*leaf, error) {
@@ -316,7 +312,6 @@ func (l *leaf) stop(grace time.Duration) {
 // each process, in rounds.
 func (l *leaf) kill() {
 	if l.hasKill {
-		l.killed = true
 		if err := os.WriteFile(l.dir+"/cgroup.kill", []byte("1"), 0); err == nil {
 			return
 		}

@@ -1,7 +1,6 @@
 package proc
 
 import (
-	"bytes"
 	"log/slog"
 	"os"
 	"sync"
@@ -27,7 +26,6 @@ type leafPool struct {
 	pending int // removals running in the background
 	wg      sync.WaitGroup
 	seq     atomic.Uint64
-	reused  atomic.Uint64 // leaves given back to the ready ones (tests)
 	log     *slog.Logger
 }
 
@@ -52,11 +50,7 @@ func (p containPlatform) takeLeaf() (l *leaf, pooled bool, err error) {
 	if n := len(q.ready); n > 0 {
 		l, q.ready = q.ready[n-1], q.ready[:n-1]
 	}
-	if len(q.ready) == 0 {
-		// Only once the last ready leaf is taken: a call at a time gives
-		// its leaf back when it ends (releaseLeaf), so nothing is made.
-		q.refillLocked(p)
-	}
+	q.refillLocked(p)
 	q.mu.Unlock()
 	if l != nil {
 		l.hasKill = p.hasKill
@@ -113,29 +107,15 @@ func (q *leafPool) fill(p containPlatform) {
 	}
 }
 
-// releaseLeaf puts the leaf of a child that has ended back among the
-// ready ones when it is empty, was never killed with cgroup.kill, has no
-// cgroup below it and the pool has room (a call at a time: no rmdir, and no mkdir for the next child), or
-// removes it: at once when processes may still be in it (they are killed
-// first), or when the pool is closed or has poolRemovals removals
-// pending; else in the background.
+// releaseLeaf removes the leaf of a child that has ended: at once when
+// processes may still be in it (they are killed first), or when the pool
+// is closed or has poolRemovals removals pending; else in the background.
 func (p containPlatform) releaseLeaf(l *leaf) error {
-	q := p.pool
-	if l.empty && !l.killed && q != nil && l.fd > 0 && l.bare() {
-		q.mu.Lock()
-		if !q.closed && len(q.ready) < poolReady {
-			l.empty = false
-			q.ready = append(q.ready, l)
-			q.mu.Unlock()
-			q.reused.Add(1)
-			return nil
-		}
-		q.mu.Unlock()
-	}
 	l.closeFD()
 	if !l.empty {
 		return l.remove()
 	}
+	q := p.pool
 	if q == nil {
 		return removeCgroupTree(l.dir)
 	}
@@ -158,18 +138,6 @@ func (p containPlatform) releaseLeaf(l *leaf) error {
 		q.mu.Unlock()
 	}()
 	return nil
-}
-
-// bare says no cgroup is below the leaf (cgroup.stat's nr_descendants and
-// nr_dying_descendants are 0): a nested SCV of the call made none or
-// removed its own, so the leaf is as it was made.
-func (l *leaf) bare() bool {
-	var buf [512]byte
-	b, err := readInto(buf[:0], l.dir+"/cgroup.stat")
-	if err != nil {
-		return false
-	}
-	return bytes.HasPrefix(b, []byte("nr_descendants 0\n")) && bytes.Contains(b, []byte("\nnr_dying_descendants 0\n"))
 }
 
 // close stops the pool: it waits for the leaves being made and removed,
