@@ -170,7 +170,9 @@ func (g *globals) spawnDaemon(layout paths.Layout, ready func(paths.Layout) bool
 		fmt.Fprintf(g.stdio.Out, "scv daemon started (pid %d) on %s; logs: %s\n", pid, layout.Socket(), layout.DaemonLog())
 	}
 	if announceNow {
-		announce()
+		// Not yet "started": it may still fail, or lose the instance to
+		// another daemon (the TUI says so when it does).
+		fmt.Fprintf(g.stdio.Out, "scv daemon starting (pid %d) on %s; logs: %s\n", pid, layout.Socket(), layout.DaemonLog())
 		announce = func() {}
 	}
 	return func(ctx context.Context) error {

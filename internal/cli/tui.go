@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -17,6 +18,7 @@ import (
 	"github.com/scv-agent/scv/internal/paths"
 	"github.com/scv-agent/scv/internal/proto"
 	"github.com/scv-agent/scv/internal/server"
+	"github.com/scv-agent/scv/internal/termtext"
 	"github.com/scv-agent/scv/internal/tui"
 	"github.com/scv-agent/scv/internal/version"
 )
@@ -106,6 +108,13 @@ func runTUI(g *globals) error {
 		// first (tui.Run).
 		opts.Starting = wait
 		res, err = tui.Run(g.ctx, opts)
+	}
+	if len(res.Unsent) > 0 {
+		quoted := make([]string, len(res.Unsent))
+		for i, p := range res.Unsent {
+			quoted[i] = termtext.Line(strconv.Quote(p))
+		}
+		fmt.Fprintf(g.stdio.Err, "scv: not sent (kept while connecting): %s\n", strings.Join(quoted, ", "))
 	}
 	if res.Stored {
 		fmt.Fprintf(g.stdio.Out, "scv: to come back to this session: %s\n", g.resumeCommand(res.SessionID))

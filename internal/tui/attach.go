@@ -2,8 +2,6 @@ package tui
 
 import (
 	"fmt"
-	"strconv"
-	"strings"
 
 	tea "charm.land/bubbletea/v2"
 
@@ -40,21 +38,25 @@ func (m *Model) attachCmd() tea.Cmd {
 	return func() tea.Msg { return attach() }
 }
 
+// earlyPrompt is a prompt entered before the session existed, with the
+// images attached to it.
+type earlyPrompt struct {
+	text   string
+	images []attachedImage
+}
+
 // attached takes the session the first attach started: its events are
 // pumped from now on (Config.Adopt), so none arrives before the session
-// is known; the prompts kept meanwhile are sent, in order. A failed
-// attach ends the TUI with its error.
+// is known; the prompts kept meanwhile are sent, in order, each with its
+// own images and checked against the session's prompt limit. A failed
+// attach ends the TUI with its error (the kept prompts are then in
+// Result.Unsent); so does one that arrives after the user quit.
 func (m *Model) attached(msg AttachedMsg) tea.Cmd {
-	if m.conn != connecting {
+	if m.conn != connecting || m.quitting {
 		return nil
 	}
 	if msg.Err != nil {
 		m.attachErr = msg.Err
-		if len(m.early) > 0 {
-			// Nothing typed is lost: the kept prompts are printed with
-			// the error, after the terminal is restored.
-			m.attachErr = fmt.Errorf("%w\nnot sent (kept while connecting): %s", msg.Err, strings.Join(quoteAll(m.early), ", "))
-		}
 		m.quitting = true
 		return tea.Quit
 	}
@@ -66,34 +68,46 @@ func (m *Model) attached(msg AttachedMsg) tea.Cmd {
 		m.addItem(&item{kind: kindNotice, text: msg.Notice})
 	}
 	m.requestCommands()
-	early := m.early
+	early, current := m.early, m.images
 	m.early = nil
-	for _, text := range early {
-		if !m.sendPrompt(text) {
-			m.addItem(&item{kind: kindError, text: "not sent (the connection ended): " + text})
+	for _, ep := range early {
+		if limit := m.promptLimit(); len(ep.text) > limit {
+			m.addItem(&item{kind: kindError, text: fmt.Sprintf("not sent: a kept prompt of %d bytes is over the %d-byte limit (session.max_prompt_bytes); it is back in the composer to shorten", len(ep.text), limit)})
+			if m.composer.Value() == "" {
+				m.composer.SetValue(ep.text)
+			}
+			continue
+		}
+		m.images = ep.images
+		if !m.sendTurn(ep.text) {
+			m.addItem(&item{kind: kindError, text: "not sent (the connection ended): " + ep.text})
 		}
 	}
+	m.images = current
 	m.layout()
 	return nil
 }
 
-// keepEarly keeps a prompt entered before the session exists; false when
-// maxEarlyPrompts are already kept.
+// keepEarly keeps a prompt entered before the session exists, with the
+// images attached so far; false when maxEarlyPrompts are already kept.
 func (m *Model) keepEarly(text string) bool {
 	if len(m.early) >= maxEarlyPrompts {
 		m.addItem(&item{kind: kindError, text: "still connecting: at most 8 prompts are kept until the session starts"})
 		return false
 	}
-	m.early = append(m.early, text)
+	m.early = append(m.early, earlyPrompt{text: text, images: m.images})
+	m.images = nil
 	m.remember(text)
 	m.addItem(&item{kind: kindNotice, text: "kept until the session starts: " + text})
 	return true
 }
 
-func quoteAll(ss []string) []string {
-	out := make([]string, len(ss))
-	for i, s := range ss {
-		out[i] = strconv.Quote(s)
+// unsent are the kept prompts the session never got (the attach failed,
+// or the user quit first).
+func (m *Model) unsent() []string {
+	var out []string
+	for _, ep := range m.early {
+		out = append(out, ep.text)
 	}
 	return out
 }

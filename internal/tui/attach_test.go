@@ -115,9 +115,95 @@ func TestEarlyAttachFails(t *testing.T) {
 	if _, ok := cmd().(tea.QuitMsg); !ok {
 		t.Error("a failed attach's command is not quit")
 	}
-	err := h.m.AttachErr()
-	if err == nil || !strings.Contains(err.Error(), "daemon exited at start") ||
-		!strings.Contains(err.Error(), `not sent (kept while connecting): "p", "pp", "ppp"`) {
+	if err := h.m.AttachErr(); err == nil || !strings.Contains(err.Error(), "daemon exited at start") {
 		t.Errorf("AttachErr = %v", err)
+	}
+	if got := h.m.result().Unsent; len(got) != maxEarlyPrompts || got[0] != "p" || got[2] != "ppp" {
+		t.Errorf("Unsent = %q, want the %d kept prompts", got, maxEarlyPrompts)
+	}
+}
+
+// Each kept prompt goes with the images attached before it, a kept
+// prompt is remembered once, "//" escapes a prompt that starts with a
+// slash, and /help works while connecting (typed, not only from the menu).
+func TestEarlyPromptsKeepTheirImages(t *testing.T) {
+	h, _ := attachHarness(t)
+	h.typeText("/help")
+	h.keys(enter)
+	if f := h.frame(); strings.Contains(f, "still connecting") {
+		t.Errorf("/help refused while connecting:\n%s", f)
+	}
+	h.typeText("plain")
+	h.keys(enter)
+	h.m.images = []attachedImage{{path: "/home/ada/project/shot.png"}}
+	h.typeText("with image")
+	h.keys(enter)
+	h.typeText("//slash first")
+	h.keys(enter)
+	h.m.images = []attachedImage{{path: "/home/ada/project/later.png"}} // for the next prompt, not a kept one
+	h.m.Update(AttachedMsg{Sender: h.rec, Session: proto.SessionStarted{SessionID: "s1", ContextMaxTokens: 1000}})
+	var got []string
+	for _, m := range h.rec.take() {
+		if ts, ok := m.(*proto.TurnStart); ok {
+			var paths []string
+			for _, im := range ts.Images {
+				paths = append(paths, im.Path)
+			}
+			got = append(got, ts.Prompt+" "+strings.Join(paths, ","))
+		}
+	}
+	want := []string{"plain ", "with image /home/ada/project/shot.png", "/slash first "}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("kept prompts and their images (-want +got):\n%s", d)
+	}
+	if len(h.m.images) != 1 || h.m.images[0].path != "/home/ada/project/later.png" {
+		t.Errorf("the image attached for the next prompt was not kept for it: %v", h.m.images)
+	}
+	if d := cmp.Diff([]string{"/help", "plain", "with image", "/slash first"}, h.m.history); d != "" {
+		t.Errorf("history (-want +got):\n%s", d)
+	}
+}
+
+// A user who quits while connecting gets the kept prompts back on exit,
+// and an attach that completes after the quit sends nothing.
+func TestEarlyQuitKeepsPrompts(t *testing.T) {
+	h, adopted := attachHarness(t)
+	h.typeText("kept prompt")
+	h.keys(enter)
+	if cmd := h.keys(ctrlC); cmd == nil {
+		t.Fatal("ctrl+c with an empty composer does not quit while connecting")
+	}
+	h.m.Update(AttachedMsg{Sender: h.rec, Session: proto.SessionStarted{SessionID: "s1"}})
+	if len(h.rec.msgs) != 0 || len(*adopted) != 0 {
+		t.Errorf("an attach after the quit sent %v (adopted %d)", h.rec.msgs, len(*adopted))
+	}
+	if got := h.m.result().Unsent; len(got) != 1 || got[0] != "kept prompt" {
+		t.Errorf("Unsent = %q", got)
+	}
+}
+
+// A kept prompt over the session's prompt limit is not sent: it comes back
+// in the composer, with the limit named; the others are sent.
+func TestEarlyPromptOverLimit(t *testing.T) {
+	h, _ := attachHarness(t)
+	h.typeText("far too long a prompt")
+	h.keys(enter)
+	h.typeText("short")
+	h.keys(enter)
+	h.m.Update(AttachedMsg{Sender: h.rec, Session: proto.SessionStarted{SessionID: "s1", MaxPromptBytes: 10}})
+	var sent []string
+	for _, m := range h.rec.take() {
+		if ts, ok := m.(*proto.TurnStart); ok {
+			sent = append(sent, ts.Prompt)
+		}
+	}
+	if d := cmp.Diff([]string{"short"}, sent); d != "" {
+		t.Errorf("sent (-want +got):\n%s", d)
+	}
+	if h.m.composer.Value() != "far too long a prompt" {
+		t.Errorf("composer %q, want the refused prompt back", h.m.composer.Value())
+	}
+	if f := h.frame(); !strings.Contains(f, "over the 10-byte limit") {
+		t.Errorf("no refusal naming the limit:\n%s", f)
 	}
 }

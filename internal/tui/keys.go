@@ -298,18 +298,10 @@ func (m *Model) submit() tea.Cmd {
 		}
 		return nil
 	}
-	if m.conn == connecting {
-		if strings.HasPrefix(text, "/") {
-			// Commands act on a session: the text stays, selected.
-			m.composer.SelectAll()
-			m.addItem(&item{kind: kindError, text: stillConnecting})
-			return nil
-		}
-		if m.keepEarly(text) {
-			m.composer.Reset()
-			m.scroll = 0
-			m.layout()
-		}
+	if _, _, ok := m.customCommand(text); ok && m.conn == connecting {
+		// Commands act on a session: the text stays, selected.
+		m.composer.SelectAll()
+		m.addItem(&item{kind: kindError, text: stillConnecting})
 		return nil
 	}
 	if custom, args, ok := m.customCommand(text); ok {
@@ -335,6 +327,14 @@ func (m *Model) submit() tea.Cmd {
 		return m.runCommand(name, args)
 	}
 	text = prompt
+	if m.conn == connecting {
+		if m.keepEarly(text) {
+			m.composer.Reset()
+			m.scroll = 0
+			m.layout()
+		}
+		return nil
+	}
 	if m.conn != connected {
 		text := "not connected: start the daemon with `scv run` or `scv start` and run `scv` again"
 		if m.cfg.Redial != nil {
@@ -366,8 +366,19 @@ func (m *Model) submit() tea.Cmd {
 	return nil
 }
 
-// sendPrompt starts a turn with text; false when it could not be sent.
+// sendPrompt starts a turn with text, remembered in the history; false
+// when it could not be sent.
 func (m *Model) sendPrompt(text string) bool {
+	if !m.sendTurn(text) {
+		return false
+	}
+	m.remember(text)
+	return true
+}
+
+// sendTurn starts a turn with text and the attached images; false when it
+// could not be sent (the images stay attached).
+func (m *Model) sendTurn(text string) bool {
 	id := m.nextRequestID()
 	saved := m.images
 	images, chips := m.takeImages()
@@ -376,7 +387,6 @@ func (m *Model) sendPrompt(text string) bool {
 		return false
 	}
 	m.pending = append(m.pending, pendingPrompt{requestID: id, text: text, chips: chips})
-	m.remember(text)
 	return true
 }
 

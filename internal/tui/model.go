@@ -150,7 +150,7 @@ type Model struct {
 	quitting      bool
 	// early are the prompts entered while connecting (attach.go) and
 	// attachErr why the first attach failed.
-	early     []string
+	early     []earlyPrompt
 	attachErr error
 
 	tr     *transcript
@@ -413,7 +413,7 @@ func (m *Model) disconnect(err error) {
 // result is the session shown and whether it is stored: the server
 // stores a session with its first turn.
 func (m *Model) result() Result {
-	return Result{SessionID: m.session.SessionID, Stored: len(m.st.turns) > 0}
+	return Result{SessionID: m.session.SessionID, Stored: len(m.st.turns) > 0, Unsent: m.unsent()}
 }
 
 // addItem appends to the transcript.

@@ -68,6 +68,10 @@ func (o Options) client() ClientSettings {
 type Result struct {
 	SessionID string
 	Stored    bool
+	// Unsent are the prompts kept while connecting that no session got
+	// (the attach failed, or the user quit first): printed on exit, so
+	// nothing typed is lost.
+	Unsent []string
 }
 
 // CheckTerminal returns ErrNoTerminal unless in is a terminal (a pipe, a
@@ -174,8 +178,8 @@ func runProgram(ctx context.Context, opts Options, cfg Config, conn *client.Conn
 	stopDials()
 	conns.closeAll()
 	res := m.result() // the program has ended: nothing changes m now
-	if err := m.AttachErr(); err != nil {
-		return res, err
+	if err := m.AttachErr(); err != nil && ctx.Err() == nil {
+		return res, err // a signal while attaching is an interrupt below
 	}
 	if errors.Is(runErr, tea.ErrInterrupted) || errors.Is(runErr, tea.ErrProgramKilled) && ctx.Err() != nil {
 		return res, nil // interrupted: the terminal is restored, leave quietly

@@ -215,8 +215,9 @@ func slashPrompt(text string) (name string, args []string, prompt string, refuse
 func (m *Model) runCommand(name string, args []string) tea.Cmd {
 	m.scroll = 0
 	if m.conn == connecting && name != "/help" && name != "/quit" {
-		// Commands act on a session; the command stays in the history.
-		m.remember(strings.Join(append([]string{name}, args...), " "))
+		// Commands act on a session: the text goes back, selected.
+		m.composer.SetValue(strings.Join(append([]string{name}, args...), " "))
+		m.composer.SelectAll()
 		m.addItem(&item{kind: kindError, text: stillConnecting})
 		return nil
 	}

@@ -14,7 +14,7 @@ import (
 )
 
 var (
-	startedLine = regexp.MustCompile(`scv daemon started \(pid (\d+)\) on (\S+); logs: (\S+)`)
+	startedLine = regexp.MustCompile(`scv daemon (?:started|starting) \(pid (\d+)\) on (\S+); logs: (\S+)`)
 	resumeLine  = regexp.MustCompile(`scv: to come back to this session: (scv .*--resume (\S+))`)
 )
 
@@ -81,7 +81,7 @@ func TestStartsDaemonUnderTmux(t *testing.T) {
 	}
 	p.keys("C-c")
 	p.assertRestored(0)
-	if s := p.screen(); strings.Contains(s, "scv daemon started") {
+	if s := p.screen(); startedLine.MatchString(s) {
 		t.Errorf("a second daemon was started:\n%s", s)
 	}
 }
@@ -186,7 +186,7 @@ func TestNoDaemonUnderTmux(t *testing.T) {
 	p.keys("C-c")
 	p.assertRestored(0)
 	s := p.screen()
-	if strings.Contains(s, "scv daemon started") {
+	if startedLine.MatchString(s) {
 		t.Errorf("--no-daemon started a daemon:\n%s", s)
 	}
 	r := resumeLine.FindStringSubmatch(s)
