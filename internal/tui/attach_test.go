@@ -46,6 +46,13 @@ func TestEarlyFrame(t *testing.T) {
 	if f := h.frame(); !strings.Contains(f, "still connecting to the daemon: commands run once the session has started") {
 		t.Errorf("a command while connecting is not refused:\n%s", f)
 	}
+	// A custom command is not listed before the session exists: it waits
+	// too, instead of being called unknown.
+	h.typeText("/review")
+	h.keys(enter)
+	if f := h.frame(); strings.Contains(f, "unknown") || strings.Count(f, "still connecting to the daemon") != 2 {
+		t.Errorf("a custom command while connecting is not told to wait:\n%s", f)
+	}
 	h.typeText("first") // replaces the selected command
 	h.keys(enter)
 	h.typeText("second")

@@ -298,12 +298,6 @@ func (m *Model) submit() tea.Cmd {
 		}
 		return nil
 	}
-	if _, _, ok := m.customCommand(text); ok && m.conn == connecting {
-		// Commands act on a session: the text stays, selected.
-		m.composer.SelectAll()
-		m.addItem(&item{kind: kindError, text: stillConnecting})
-		return nil
-	}
 	if custom, args, ok := m.customCommand(text); ok {
 		m.composer.Reset()
 		m.layout()
@@ -318,6 +312,11 @@ func (m *Model) submit() tea.Cmd {
 		// prompt "/compact/cost"), while an arrow key or Home/End keeps
 		// it to be fixed or doubled (//).
 		m.composer.SelectAll()
+		if m.conn == connecting {
+			// The session's own commands are not listed yet: any
+			// command waits for it rather than being called unknown.
+			refused = stillConnecting
+		}
 		m.addItem(&item{kind: kindError, text: refused})
 		m.scroll = 0
 		return nil

@@ -125,17 +125,22 @@ func Run(ctx context.Context, opts Options) (Result, error) {
 	if err := CheckTerminal(in); err != nil {
 		return Result{}, err
 	}
-	if _, err := conn.Initialize(ctx, "scv-tui", opts.Version); err != nil {
-		if opts.Socket == "" {
-			return Result{}, fmt.Errorf("connect to the server: %w", err)
-		}
-		return Result{}, fmt.Errorf("connect to the daemon on %s: %w", opts.Socket, err)
-	}
-	cfg, err := openSession(ctx, conn, opts)
+	cfg, err := initSession(ctx, conn, opts)
 	if err != nil {
 		return Result{}, err
 	}
 	return runProgram(ctx, opts, cfg, conn, in, out)
+}
+
+// initSession initializes conn and opens the TUI's session on it.
+func initSession(ctx context.Context, conn *client.Conn, opts Options) (Config, error) {
+	if _, err := conn.Initialize(ctx, "scv-tui", opts.Version); err != nil {
+		if opts.Socket == "" {
+			return Config{}, fmt.Errorf("connect to the server: %w", err)
+		}
+		return Config{}, fmt.Errorf("connect to the daemon on %s: %w", opts.Socket, err)
+	}
+	return openSession(ctx, conn, opts)
 }
 
 // runProgram runs the program on cfg's session, shown over conn; with conn
@@ -202,10 +207,7 @@ func attach(ctx context.Context, opts Options, conns *connSet) AttachedMsg {
 		conn.Close()
 		return AttachedMsg{Err: errors.New("the terminal UI is closing")}
 	}
-	if _, err := conn.Initialize(ctx, "scv-tui", opts.Version); err != nil {
-		return AttachedMsg{Err: fmt.Errorf("connect to the daemon on %s: %w", opts.Socket, err)}
-	}
-	cfg, err := openSession(ctx, conn, opts)
+	cfg, err := initSession(ctx, conn, opts)
 	if err != nil {
 		return AttachedMsg{Err: err}
 	}
