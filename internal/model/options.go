@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -164,20 +165,30 @@ func httpClient(given *http.Client) *http.Client {
 	if given != nil {
 		c = *given
 	} else {
-		t := &http.Transport{
-			// No Proxy: nothing comes from the process environment.
-			DialContext:           (&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
-			ForceAttemptHTTP2:     true,
-			MaxIdleConns:          10,
-			IdleConnTimeout:       90 * time.Second,
-			TLSHandshakeTimeout:   10 * time.Second,
-			ExpectContinueTimeout: time.Second,
-		}
-		c.Transport = t
+		c.Transport = sharedTransport()
 	}
 	c.CheckRedirect = func(*http.Request, []*http.Request) error { return errRedirect }
 	return &c
 }
+
+// sharedTransport is the one connection pool of every model client in
+// the process. A client is made per session, and a pool per client kept
+// each closed session's idle connection (two goroutines and their
+// buffers) for IdleConnTimeout: after a burst of 200 sessions, 5 MB of
+// the daemon's memory. One pool also reuses connections (and TLS
+// sessions) across sessions of the same endpoint. It carries no
+// credentials: keys and headers are set on each request.
+var sharedTransport = sync.OnceValue(func() *http.Transport {
+	return &http.Transport{
+		// No Proxy: nothing comes from the process environment.
+		DialContext:           (&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+		ForceAttemptHTTP2:     true,
+		MaxIdleConns:          10,
+		IdleConnTimeout:       90 * time.Second,
+		TLSHandshakeTimeout:   10 * time.Second,
+		ExpectContinueTimeout: time.Second,
+	}
+})
 
 func sleepCtx(ctx context.Context, d time.Duration) error {
 	t := time.NewTimer(d)
