@@ -52,6 +52,32 @@ func TestReaderLongLineBeyondBuffer(t *testing.T) {
 	}
 }
 
+// TestReaderLetsGoOfALargeLine: a line within the limit but larger than
+// keepLineBytes is returned whole, and its buffer is not kept once the
+// next line is read; a line of normal size keeps its buffer for reuse.
+func TestReaderLetsGoOfALargeLine(t *testing.T) {
+	big := strings.Repeat("i", 1<<20)
+	small := strings.Repeat("s", 1000)
+	r := NewReader(strings.NewReader(big+"\n"+small+"\n"+small+"\n"), 2<<20)
+	line, err := r.Next()
+	if err != nil || len(line) != len(big) {
+		t.Fatalf("large line: %d bytes, %v", len(line), err)
+	}
+	if line, err = r.Next(); err != nil || string(line) != small {
+		t.Fatalf("next = %d bytes, %v", len(line), err)
+	}
+	if c := cap(r.buf); c > keepLineBytes {
+		t.Fatalf("the 1 MiB line's buffer (%d bytes) is still kept", c)
+	}
+	kept := &r.buf[:1][0]
+	if line, err = r.Next(); err != nil || string(line) != small {
+		t.Fatalf("third = %d bytes, %v", len(line), err)
+	}
+	if &r.buf[:1][0] != kept {
+		t.Error("a small line's buffer was not reused")
+	}
+}
+
 type blockingWriter struct{ release chan struct{} }
 
 func (b *blockingWriter) Write(p []byte) (int, error) {

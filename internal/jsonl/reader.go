@@ -23,9 +23,19 @@ type Reader struct {
 	buf []byte
 }
 
+// A Reader's memory between lines. Every protocol connection has one, so
+// a daemon with 200 clients holds 200: the read buffer is small (a longer
+// line is gathered from several reads into buf), and a buffer that grew
+// past keepLineBytes for one large line (a prompt with images) is dropped
+// before the next instead of being kept for the connection's life.
+const (
+	readBufferBytes = 16 << 10
+	keepLineBytes   = 64 << 10
+)
+
 // NewReader returns a Reader over r with the given line limit.
 func NewReader(r io.Reader, max int) *Reader {
-	return &Reader{r: bufio.NewReaderSize(r, 64<<10), max: max}
+	return &Reader{r: bufio.NewReaderSize(r, readBufferBytes), max: max}
 }
 
 // Next returns the next non-empty line. The slice is valid until the next
@@ -47,6 +57,9 @@ func (r *Reader) Next() ([]byte, error) {
 }
 
 func (r *Reader) line() ([]byte, error) {
+	if cap(r.buf) > keepLineBytes {
+		r.buf = nil
+	}
 	r.buf = r.buf[:0]
 	over := 0
 	for {

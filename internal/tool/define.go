@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"sync"
 
 	"github.com/google/jsonschema-go/jsonschema"
 )
@@ -46,11 +47,51 @@ func newTyped[P any](name, description string, s *jsonschema.Schema, plan func(E
 	if err != nil {
 		return nil, fmt.Errorf("schema of %s: %w", name, err)
 	}
-	r, err := s.Resolve(nil)
+	r, err := resolved(raw, s)
 	if err != nil {
 		return nil, fmt.Errorf("schema of %s: %w", name, err)
 	}
 	return &typed[P]{name: name, description: description, schema: raw, resolved: r, plan: plan}, nil
+}
+
+// A schema resolved once for every tool value that has it. Each session
+// builds its own tool set, and a resolved schema is most of a tool's
+// memory (≈ 60 KiB per session for the built-in set), so sessions share
+// it: a *jsonschema.Resolved is only read while validating. The key is
+// the schema's JSON, so tools whose options change their schema (a
+// configured maximum) get their own entry. maxResolved bounds the cache
+// against schemas made at run time; past it a schema is resolved per
+// tool as before.
+const maxResolved = 256
+
+var resolvedCache struct {
+	sync.Mutex
+	m map[string]*jsonschema.Resolved
+}
+
+func resolved(raw []byte, s *jsonschema.Schema) (*jsonschema.Resolved, error) {
+	resolvedCache.Lock()
+	r, ok := resolvedCache.m[string(raw)]
+	resolvedCache.Unlock()
+	if ok {
+		return r, nil
+	}
+	r, err := s.Resolve(nil)
+	if err != nil {
+		return nil, err
+	}
+	resolvedCache.Lock()
+	defer resolvedCache.Unlock()
+	if prev, ok := resolvedCache.m[string(raw)]; ok {
+		return prev, nil
+	}
+	if len(resolvedCache.m) < maxResolved {
+		if resolvedCache.m == nil {
+			resolvedCache.m = make(map[string]*jsonschema.Resolved)
+		}
+		resolvedCache.m[string(raw)] = r
+	}
+	return r, nil
 }
 
 func (t *typed[P]) Name() string            { return t.name }

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/google/jsonschema-go/jsonschema"
 )
 
 func TestFromSchema(t *testing.T) {
@@ -78,5 +80,36 @@ func TestFromSchemaRefusesUnusable(t *testing.T) {
 		if _, err := FromSchema("z", "", json.RawMessage(schema), plan); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: err = %v, want one containing %q", schema, err, want)
 		}
+	}
+}
+
+// TestDefineSharesResolvedSchemas: tools defined again with the same
+// schema (every session builds its own set) share one resolved schema;
+// a schema an option changed gets its own, and each still validates by
+// its own rules.
+func TestDefineSharesResolvedSchemas(t *testing.T) {
+	type params struct {
+		N int `json:"n"`
+	}
+	plan := func(Env, params) (Plan, error) {
+		return Plan{Risk: ReadOnly, Summary: "n", Run: func(context.Context) Result { return Result{Success: true} }}, nil
+	}
+	withMax := func(m float64) func(s *jsonschema.Schema) {
+		return func(s *jsonschema.Schema) { s.Properties["n"].Maximum = &m }
+	}
+	a := MustDefine("shared_schema_test", "d", withMax(5), plan).(*typed[params])
+	b := MustDefine("shared_schema_test", "d", withMax(5), plan).(*typed[params])
+	c := MustDefine("shared_schema_test", "d", withMax(50), plan).(*typed[params])
+	if a.resolved != b.resolved {
+		t.Error("two tools with one schema resolved it twice")
+	}
+	if a.resolved == c.resolved {
+		t.Error("tools with different maxima share a resolved schema")
+	}
+	if _, err := b.Plan(Env{}, json.RawMessage(`{"n":7}`)); err == nil || !strings.Contains(err.Error(), "maximum") {
+		t.Errorf("n = 7 against maximum 5: %v, want a maximum error", err)
+	}
+	if _, err := c.Plan(Env{}, json.RawMessage(`{"n":7}`)); err != nil {
+		t.Errorf("n = 7 against maximum 50: %v", err)
 	}
 }
