@@ -1,7 +1,6 @@
 package config
 
 import (
-	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -19,11 +18,7 @@ func projectProblems(t *testing.T, user, project string) []Problem {
 	}
 	path := f.project(t, project)
 	_, probs := problems(t, f.opts())
-	for i := range probs {
-		probs[i].Source = strings.ReplaceAll(probs[i].Source, path, "P")
-		probs[i].Msg = strings.ReplaceAll(probs[i].Msg, path, "P")
-	}
-	return probs
+	return named(probs, path, "P")
 }
 
 func TestProjectMayNot(t *testing.T) {

@@ -82,19 +82,12 @@ func TestSandboxValues(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			f := newFixture(t)
-			path := f.user(t, tt.body)
-			_, probs := problems(t, f.opts())
+			probs := userProblems(t, tt.body)
 			if tt.want == nil {
 				if len(probs) != 1 || probs[0].Key != "sandbox.network" || probs[0].Line != 2 {
 					t.Errorf("problems %+v, want one for sandbox.network at line 2", probs)
 				}
 				return
-			}
-			for i := range probs {
-				if probs[i].Source == path {
-					probs[i].Source = "F"
-				}
 			}
 			if diff := cmp.Diff(tt.want, probs); diff != "" {
 				t.Errorf("problems (-want +got):\n%s", diff)
