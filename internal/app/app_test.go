@@ -47,7 +47,8 @@ func newFixture(t *testing.T, cfg string) fixture {
 	return fixture{app: New(Options{Layout: layout, Env: env, Tracker: tr}), home: home, user: user, ws: ws, fake: fake}
 }
 
-func (f fixture) names(t *testing.T, depth int, noTools bool) ([]string, bool) {
+// tools is the toolset a session in the fixture's workspace gets.
+func (f fixture) tools(t *testing.T, depth int, noTools bool) Toolset {
 	t.Helper()
 	l, err := f.app.LoadConfig(f.ws, NoOverrides)
 	if err != nil {
@@ -57,7 +58,41 @@ func (f fixture) names(t *testing.T, depth int, noTools bool) ([]string, bool) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return ts
+}
+
+func (f fixture) names(t *testing.T, depth int, noTools bool) ([]string, bool) {
+	t.Helper()
+	ts := f.tools(t, depth, noTools)
 	return ts.Registry.Names(), ts.HostedSearch
+}
+
+// installCodex puts a codex executable in the user's ~/.local/bin, so an
+// agent_codex tool is offered.
+func (f fixture) installCodex(t *testing.T) {
+	t.Helper()
+	bin := filepath.Join(f.user, ".local", "bin")
+	if err := os.MkdirAll(bin, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(bin, "codex"), []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// runTurn starts session s1 (tool-free when noTools) and runs one turn of
+// prompt in it, passing its events to onEvent; the session's info is
+// closed when it returns.
+func (f fixture) runTurn(t *testing.T, noTools bool, prompt string, onEvent func(proto.TurnEvent)) server.SessionInfo {
+	t.Helper()
+	f.fake.Script(modeltest.Text("ok"))
+	sess, info, err := f.app.NewSession(t.Context(), "s1", server.SessionRequest{SessionStart: proto.SessionStart{Cwd: f.ws, NoTools: noTools}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sess.RunTurn(t.Context(), "t1", prompt, onEvent)
+	info.Close()
+	return info
 }
 
 func TestToolsPerConfig(t *testing.T) {
@@ -84,13 +119,7 @@ func TestToolsPerConfig(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			f := newFixture(t, tt.cfg)
 			if tt.codex {
-				bin := filepath.Join(f.user, ".local", "bin")
-				if err := os.MkdirAll(bin, 0o755); err != nil {
-					t.Fatal(err)
-				}
-				if err := os.WriteFile(filepath.Join(bin, "codex"), []byte("#!/bin/sh\n"), 0o755); err != nil {
-					t.Fatal(err)
-				}
+				f.installCodex(t)
 			}
 			got, hosted := f.names(t, tt.depth, tt.noTools)
 			if d := cmp.Diff(tt.want, got); d != "" {
@@ -113,13 +142,7 @@ func TestToolsWithJobs(t *testing.T) {
 		f := newFixture(t, "")
 		f.app.jobs = jobs.New(jobs.Options{})
 		if codex {
-			bin := filepath.Join(f.user, ".local", "bin")
-			if err := os.MkdirAll(bin, 0o755); err != nil {
-				t.Fatal(err)
-			}
-			if err := os.WriteFile(filepath.Join(bin, "codex"), []byte("#!/bin/sh\n"), 0o755); err != nil {
-				t.Fatal(err)
-			}
+			f.installCodex(t)
 		}
 		got, _ := f.names(t, 0, false)
 		want := []string{"bash", "read", "todo_write", "web_fetch", "write"}
@@ -134,31 +157,12 @@ func TestToolsWithJobs(t *testing.T) {
 
 func TestToolsDeclareRiskClass(t *testing.T) {
 	f := newFixture(t, "[web]\nsearch = \"searxng\"\nsearxng_url = \"http://127.0.0.1:9\"\n")
-	bin := filepath.Join(f.user, ".local", "bin")
-	skillDir := filepath.Join(f.ws, ".scv", "skills", "notes")
-	for _, d := range []string{bin, skillDir} {
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := os.WriteFile(filepath.Join(bin, "codex"), []byte("#!/bin/sh\n"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(skillDir, "SKILL.md"), []byte("Take notes.\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	l, err := f.app.LoadConfig(f.ws, NoOverrides)
-	if err != nil {
-		t.Fatal(err)
-	}
+	f.installCodex(t)
+	testutil.WriteFile(t, filepath.Join(f.ws, ".scv", "skills", "notes", "SKILL.md"), "Take notes.\n")
 	// As in the daemon, which has background jobs.
 	f.app.jobs = jobs.New(jobs.Options{})
-	ts, err := f.app.Tools(&l.Config, f.ws, 0, false)
-	if err != nil {
-		t.Fatal(err)
-	}
 	got := map[string]string{}
-	for _, tl := range ts.Registry.Tools() {
+	for _, tl := range f.tools(t, 0, false).Registry.Tools() {
 		got[tl.Name()] = tool.RiskClassOf(tl)
 	}
 	want := map[string]string{
@@ -184,31 +188,17 @@ func TestToolsDeclareRiskClass(t *testing.T) {
 // a tool-free session gets no tools, no skills and no hosted search.
 func TestSessionPromptAndToolFree(t *testing.T) {
 	f := newFixture(t, "[web]\nsearch = \"provider\"\n")
-	if err := os.WriteFile(filepath.Join(f.ws, "AGENTS.md"), []byte("Always run make lint.\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(f.home, "AGENTS.md"), []byte("Answer tersely.\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	skillDir := filepath.Join(f.ws, ".scv", "skills", "release-checks")
-	if err := os.MkdirAll(skillDir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(skillDir, "SKILL.md"), []byte("---\ndescription: Checks before a release.\n---\nSteps.\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	testutil.Files(t, f.ws, map[string]string{
+		"AGENTS.md":                           "Always run make lint.\n",
+		".scv/skills/release-checks/SKILL.md": "---\ndescription: Checks before a release.\n---\nSteps.\n",
+	})
+	testutil.WriteFile(t, filepath.Join(f.home, "AGENTS.md"), "Answer tersely.\n")
 	for _, noTools := range []bool{false, true} {
-		f.fake.Script(modeltest.Text("ok"))
-		sess, info, err := f.app.NewSession(t.Context(), "s1", server.SessionRequest{SessionStart: proto.SessionStart{Cwd: f.ws, NoTools: noTools}})
-		if err != nil {
-			t.Fatal(err)
-		}
 		var last proto.TurnEvent
-		sess.RunTurn(t.Context(), "t1", "hi", func(e proto.TurnEvent) { last = e })
+		info := f.runTurn(t, noTools, "hi", func(e proto.TurnEvent) { last = e })
 		if _, ok := last.(*proto.TurnCompleted); !ok {
 			t.Fatalf("turn ended with %+v", last)
 		}
-		info.Close()
 		reqs := f.fake.Requests()
 		req := reqs[len(reqs)-1]
 		instr, _ := req.Body["instructions"].(string)
@@ -283,13 +273,7 @@ func TestSessionDelegationDepth(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			f := newFixture(t, "")
-			bin := filepath.Join(f.user, ".local", "bin")
-			if err := os.MkdirAll(bin, 0o755); err != nil {
-				t.Fatal(err)
-			}
-			if err := os.WriteFile(filepath.Join(bin, "codex"), []byte("#!/bin/sh\n"), 0o755); err != nil {
-				t.Fatal(err)
-			}
+			f.installCodex(t)
 			if tt.ownDepth != "" {
 				f.app.opts.Env["SCV_DELEGATION_DEPTH"] = tt.ownDepth
 			}
@@ -313,15 +297,7 @@ func TestBashLoginConfig(t *testing.T) {
 		{"[tools]\nbash_login = false\n", "`/bin/bash -c`"},
 	} {
 		f := newFixture(t, tc.cfg)
-		l, err := f.app.LoadConfig(f.ws, NoOverrides)
-		if err != nil {
-			t.Fatal(err)
-		}
-		ts, err := f.app.Tools(&l.Config, f.ws, 0, false)
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, ok := ts.Registry.Get("bash")
+		b, ok := f.tools(t, 0, false).Registry.Get("bash")
 		if !ok || !strings.Contains(b.Description(), tc.want) {
 			t.Errorf("config %q: bash description does not name %s", tc.cfg, tc.want)
 		}
@@ -333,22 +309,14 @@ func TestBashLoginConfig(t *testing.T) {
 // nothing.
 func TestMentionsOnlyWithTools(t *testing.T) {
 	f := newFixture(t, "")
-	if err := os.WriteFile(filepath.Join(f.ws, "notes.txt"), []byte("mention-content-13\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	testutil.WriteFile(t, filepath.Join(f.ws, "notes.txt"), "mention-content-13\n")
 	for _, noTools := range []bool{false, true} {
-		f.fake.Script(modeltest.Text("ok"))
-		sess, info, err := f.app.NewSession(t.Context(), "s1", server.SessionRequest{SessionStart: proto.SessionStart{Cwd: f.ws, NoTools: noTools}})
-		if err != nil {
-			t.Fatal(err)
-		}
 		var started *proto.TurnStarted
-		sess.RunTurn(t.Context(), "t1", "see @notes.txt", func(e proto.TurnEvent) {
+		f.runTurn(t, noTools, "see @notes.txt", func(e proto.TurnEvent) {
 			if s, ok := e.(*proto.TurnStarted); ok {
 				started = s
 			}
 		})
-		info.Close()
 		reqs := f.fake.Requests()
 		attached := strings.Contains(string(reqs[len(reqs)-1].Raw), "mention-content-13")
 		if attached == noTools || (len(started.Mentions) == 1) == noTools {

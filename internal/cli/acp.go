@@ -49,12 +49,11 @@ func (g *globals) runACP(daemon bool) error {
 	}
 	a.Warm(&loaded.Config)
 	reconcileAtStart(g.ctx, tr, a.Contain(), logger)
-	st, err := openStore(g.ctx, layout, "scv acp", logger)
+	srv, stop, err := openServer(g.ctx, a, layout, &loaded.Config, "scv acp", logger)
 	if err != nil {
 		return err
 	}
-	defer closeStore(st, logger)
-	srv := newServer(a, logger, &loaded.Config, st, "scv acp", nil, nil)
+	defer stop()
 	opts := g.acpOptions(a, true)
 	serveInProcess(srv, func(conn *client.Conn) { err = acp.Serve(context.Background(), conn, in, g.raw.Out, opts) })
 	return err

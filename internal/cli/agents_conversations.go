@@ -10,7 +10,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/scv-agent/scv/internal/delegation"
-	"github.com/scv-agent/scv/internal/paths"
 	"github.com/scv-agent/scv/internal/store"
 	"github.com/scv-agent/scv/internal/termtext"
 )
@@ -35,28 +34,26 @@ func newAgentsConversationsCmd(g *globals) *cobra.Command {
 		Use:   "conversations [SESSION]",
 		Short: "List the conversations with delegated agents that sessions keep (--all: also closed ones)",
 		Args:  cobra.MaximumNArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			return g.withStore(func(ctx context.Context, st *store.Store, _ paths.Layout) error {
-				id := ""
-				if len(args) == 1 {
-					full, err := st.ResolveID(ctx, args[0])
-					if err != nil {
-						return err
-					}
-					id = full
-				}
-				a, _, _, err := g.newApp(g.consoleLogger(false), false)
+		RunE: g.runWithStore(func(ctx context.Context, st *store.Store, args []string) error {
+			id := ""
+			if len(args) == 1 {
+				full, err := st.ResolveID(ctx, args[0])
 				if err != nil {
 					return err
 				}
-				defer a.Close()
-				list, err := a.Conversations(ctx, st, id)
-				if err != nil {
-					return err
-				}
-				return g.printConversations(list, all, asJSON)
-			})
-		},
+				id = full
+			}
+			a, _, _, err := g.newApp(g.consoleLogger(false), false)
+			if err != nil {
+				return err
+			}
+			defer a.Close()
+			list, err := a.Conversations(ctx, st, id)
+			if err != nil {
+				return err
+			}
+			return g.printConversations(list, all, asJSON)
+		}),
 	}
 	cmd.Flags().BoolVar(&all, "all", false, "also list closed conversations (evicted or expired)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print them as JSON")

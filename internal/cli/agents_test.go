@@ -419,6 +419,21 @@ func (f orphanFixture) record(d time.Duration) delegation.Record {
 	return rec
 }
 
+// start starts owner; when the test ends, an owner not waited for yet
+// (orphan waits for it) is SIGKILLed with its process group.
+func (f orphanFixture) start(t *testing.T, owner *exec.Cmd) {
+	t.Helper()
+	if err := owner.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if owner.ProcessState == nil {
+			syscall.Kill(-owner.Process.Pid, syscall.SIGKILL)
+			owner.Wait()
+		}
+	})
+}
+
 // orphan SIGKILLs the owner of rec alone and waits for it: the agent, in
 // a process group of its own, survives as an orphan, and so does its
 // escapee (the fake agent's descendant), whose PID and start time it
@@ -486,16 +501,7 @@ func TestOrphanOfKilledStdioServer(t *testing.T) {
 	server := f.command(t, &stderr, "server", "--stdio")
 	stdin, _ := server.StdinPipe()
 	stdout, _ := server.StdoutPipe()
-	if err := server.Start(); err != nil {
-		t.Fatal(err)
-	}
-	killed := false
-	defer func() {
-		if !killed {
-			syscall.Kill(-server.Process.Pid, syscall.SIGKILL)
-			server.Wait()
-		}
-	}()
+	f.start(t, server)
 	c := client.NewConn(stdout, stdin)
 	defer c.Close()
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
@@ -528,7 +534,6 @@ events:
 		t.Fatalf("record %+v (server pid %d)\n%s", rec, server.Process.Pid, stderr.String())
 	}
 	esc, escStart := f.orphan(t, server, rec)
-	killed = true
 	if _, out, _ := e.run(t, "", "agents", "ps", "--all"); !strings.Contains(out, rec.Handle) || !strings.Contains(out, "orphan") {
 		t.Errorf("ps --all:\n%s", out)
 	}
@@ -578,22 +583,12 @@ func TestOrphanOfKilledExec(t *testing.T) {
 	f := e.orphanFixture(t, fm)
 	var stderr bytes.Buffer
 	first := f.command(t, &stderr, "exec", "--yes", "delegate")
-	if err := first.Start(); err != nil {
-		t.Fatal(err)
-	}
-	killed := false
-	defer func() {
-		if !killed {
-			syscall.Kill(-first.Process.Pid, syscall.SIGKILL)
-			first.Wait()
-		}
-	}()
+	f.start(t, first)
 	rec := f.record(20 * time.Second)
 	if rec.Handle == "" || rec.OwnerPID != first.Process.Pid {
 		t.Fatalf("record %+v (exec pid %d)\n%s", rec, first.Process.Pid, stderr.String())
 	}
 	esc, escStart := f.orphan(t, first, rec)
-	killed = true
 	next := f.command(t, nil, "exec", "--yes", "hi")
 	out, err := next.CombinedOutput()
 	if err != nil || !strings.Contains(string(out), "done") {

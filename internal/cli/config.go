@@ -38,6 +38,28 @@ func (g *globals) loadConfig(workspace string) (*config.Loaded, paths.Layout, er
 	return l, layout, err
 }
 
+// workspaceApp builds the app (newApp) and loads the configuration of a
+// --workspace value (empty: the current directory) made canonical, which
+// it returns too; the caller closes the app.
+func (g *globals) workspaceApp(logger *slog.Logger, withTracker bool, workspace string) (*app.App, *config.Loaded, string, error) {
+	a, _, _, err := g.newApp(logger, withTracker)
+	if err != nil {
+		return nil, nil, "", err
+	}
+	ws, err := workspaceDir(workspace)
+	if err != nil {
+		return nil, nil, "", err
+	}
+	if ws, err = paths.CanonicalDir(ws); err != nil {
+		return nil, nil, "", usageErr("workspace %v", err)
+	}
+	loaded, err := a.LoadConfig(ws, app.NoOverrides)
+	if err != nil {
+		return nil, nil, "", err
+	}
+	return a, loaded, ws, nil
+}
+
 // loadWorkspaceConfig is loadConfig for a --workspace value (empty: the
 // current directory), for the commands that show what applies there.
 func (g *globals) loadWorkspaceConfig(ws string) (*config.Loaded, error) {

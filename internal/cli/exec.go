@@ -131,12 +131,11 @@ func (g *globals) startExec(r execRun, rules []approval.Grant) error {
 	}
 	// Like every server, stop what dead owners left behind first.
 	reconcileAtStart(g.ctx, tr, a.Contain(), logger)
-	st, err := openStore(g.ctx, layout, "scv exec", logger)
+	srv, stop, err := openServer(g.ctx, a, layout, &loaded.Config, "scv exec", logger)
 	if err != nil {
 		return startupErr(execStoreError, err)
 	}
-	defer closeStore(st, logger)
-	srv := newServer(a, logger, &loaded.Config, st, "scv exec", nil, nil)
+	defer stop()
 	// The user's explicit settings go with the session like the
 	// TUI's, so a resumed session keeps its stored endpoint unless
 	// they name another; the key stays this process's own.

@@ -13,7 +13,6 @@ import (
 	"github.com/scv-agent/scv/internal/app"
 	"github.com/scv-agent/scv/internal/config"
 	"github.com/scv-agent/scv/internal/mcp"
-	"github.com/scv-agent/scv/internal/paths"
 	"github.com/scv-agent/scv/internal/termtext"
 	"github.com/scv-agent/scv/internal/tool"
 )
@@ -24,24 +23,10 @@ func newMCPCmd(g *globals) *cobra.Command {
 	return cmd
 }
 
-// mcpSetup loads the configuration of a workspace for the mcp commands.
+// mcpSetup loads the configuration of a workspace for the mcp and hooks
+// commands (workspaceApp).
 func (g *globals) mcpSetup(workspace string) (*app.App, *config.Loaded, string, error) {
-	a, _, _, err := g.newApp(g.consoleLogger(true), false)
-	if err != nil {
-		return nil, nil, "", err
-	}
-	ws, err := workspaceDir(workspace)
-	if err != nil {
-		return nil, nil, "", err
-	}
-	if ws, err = paths.CanonicalDir(ws); err != nil {
-		return nil, nil, "", usageErr("workspace %v", err)
-	}
-	loaded, err := a.LoadConfig(ws, app.NoOverrides)
-	if err != nil {
-		return nil, nil, "", err
-	}
-	return a, loaded, ws, nil
+	return g.workspaceApp(g.consoleLogger(true), false, workspace)
 }
 
 func newMCPListCmd(g *globals) *cobra.Command {

@@ -11,31 +11,41 @@ import (
 	"github.com/scv-agent/scv/internal/store"
 )
 
-// TestSessionIDPrefix: every command that takes a session id takes a
-// unique prefix of it, as git does; an ambiguous prefix is refused with
-// the candidates, a too short one with the length it needs.
-func TestSessionIDPrefix(t *testing.T) {
-	m := modeltest.New(t)
-	m.Script(modeltest.Text("again"))
-	home, ws := t.TempDir(), t.TempDir()
-	if err := os.WriteFile(filepath.Join(home, "config.toml"), []byte("[providers.openai]\nbase_url = \""+m.URL()+"\"\nmodel = \"fake-model\"\n"), 0o600); err != nil {
+// seededHome is a new instance home with config as its user config and
+// its session database opened as name (see app.OpenStore), for a test to
+// store sessions in and close before it runs scv in env, which names the
+// home.
+func seededHome(t *testing.T, config, name string) (*store.Store, Env) {
+	t.Helper()
+	home := t.TempDir()
+	if err := os.WriteFile(filepath.Join(home, "config.toml"), []byte(config), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	layout, err := paths.Resolve(home, Env{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, err := openStore(t.Context(), layout, "", nil)
+	st, err := openStore(t.Context(), layout, name, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
+	return st, Env{"SCV_HOME": home, "HOME": t.TempDir(), "OPENAI_API_KEY": "sk-test"}
+}
+
+// TestSessionIDPrefix: every command that takes a session id takes a
+// unique prefix of it, as git does; an ambiguous prefix is refused with
+// the candidates, a too short one with the length it needs.
+func TestSessionIDPrefix(t *testing.T) {
+	m := modeltest.New(t)
+	m.Script(modeltest.Text("again"))
+	ws := t.TempDir()
+	st, env := seededHome(t, "[providers.openai]\nbase_url = \""+m.URL()+"\"\nmodel = \"fake-model\"\n", "")
 	for _, id := range []string{"s_1a2b3c4d-5e6", "s_1a2b9999-000", "s_77aa0000-111"} {
 		if _, err := st.CreateSession(t.Context(), store.NewSession{ID: id, Workspace: ws, Provider: "openai", Model: "fake-model", Origin: store.OriginExec}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	st.Close()
-	env := Env{"SCV_HOME": home, "HOME": t.TempDir(), "OPENAI_API_KEY": "sk-test"}
 
 	out, errs, code := runCLI(t, env, "sessions", "show", "s_1a2b3")
 	if code != 0 || !strings.Contains(out, "session   s_1a2b3c4d-5e6") {

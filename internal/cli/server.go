@@ -27,12 +27,11 @@ func newServerCmd(g *globals) *cobra.Command {
 				return err
 			}
 			reconcileAtStart(g.ctx, tr, a.Contain(), logger)
-			st, err := openStore(g.ctx, layout, "scv server --stdio", logger)
+			srv, stop, err := openServer(g.ctx, a, layout, &loaded.Config, "scv server --stdio", logger)
 			if err != nil {
 				return err
 			}
-			defer closeStore(st, logger)
-			srv := newServer(a, logger, &loaded.Config, st, "scv server --stdio", nil, nil)
+			defer stop()
 			// stdout carries the protocol, JSON the client decodes.
 			return srv.Serve(g.ctx, g.stdio.In, g.raw.Out)
 		},

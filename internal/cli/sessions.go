@@ -41,7 +41,7 @@ func newSessionsCmd(g *globals) *cobra.Command {
 }
 
 // withStore opens the database (holding no session) for one command.
-func (g *globals) withStore(fn func(ctx context.Context, st *store.Store, layout paths.Layout) error) error {
+func (g *globals) withStore(fn func(ctx context.Context, st *store.Store) error) error {
 	layout, err := paths.Resolve(g.scvHome, g.env)
 	if err != nil {
 		return err
@@ -52,7 +52,15 @@ func (g *globals) withStore(fn func(ctx context.Context, st *store.Store, layout
 		return err
 	}
 	defer st.Close()
-	return fn(g.ctx, st, layout)
+	return fn(g.ctx, st)
+}
+
+// runWithStore is a command's RunE that runs fn on its arguments with the
+// database open (withStore).
+func (g *globals) runWithStore(fn func(ctx context.Context, st *store.Store, args []string) error) func(*cobra.Command, []string) error {
+	return func(_ *cobra.Command, args []string) error {
+		return g.withStore(func(ctx context.Context, st *store.Store) error { return fn(ctx, st, args) })
+	}
 }
 
 // canonicalWorkspace resolves a --workspace value like session.start
@@ -87,7 +95,7 @@ func newSessionsListCmd(g *globals) *cobra.Command {
 			if limit < 1 {
 				return usageErr("--limit must be at least 1")
 			}
-			return g.withStore(func(ctx context.Context, st *store.Store, _ paths.Layout) error {
+			return g.withStore(func(ctx context.Context, st *store.Store) error {
 				ws := ""
 				if !all {
 					var err error
@@ -168,32 +176,26 @@ func newSessionsShowCmd(g *globals) *cobra.Command {
 		Use:   "show ID [--turns N]",
 		Short: "Show a session: its details and its transcript",
 		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			return g.withStore(func(ctx context.Context, st *store.Store, _ paths.Layout) error {
-				id, err := resolveSession(ctx, st, args[0])
-				if err != nil {
-					return err
-				}
-				x, err := st.Session(ctx, id)
-				if err != nil {
-					return notFound(err, args[0])
-				}
-				list, _, err := st.Turns(ctx, x.ID, 0, turns)
-				if err != nil {
-					return err
-				}
-				w := g.stdio.Out
-				printSessionHeader(w, st, x)
-				if len(list) < x.Turns {
-					fmt.Fprintf(w, "(the last %d of %d turns; --turns 0 shows all)\n", len(list), x.Turns)
-				}
-				for _, t := range list {
-					fmt.Fprintln(w)
-					writeTranscriptTurn(w, t)
-				}
-				return nil
-			})
-		},
+		RunE: g.runWithStore(func(ctx context.Context, st *store.Store, args []string) error {
+			x, err := findSession(ctx, st, args[0])
+			if err != nil {
+				return err
+			}
+			list, _, err := st.Turns(ctx, x.ID, 0, turns)
+			if err != nil {
+				return err
+			}
+			w := g.stdio.Out
+			printSessionHeader(w, st, x)
+			if len(list) < x.Turns {
+				fmt.Fprintf(w, "(the last %d of %d turns; --turns 0 shows all)\n", len(list), x.Turns)
+			}
+			for _, t := range list {
+				fmt.Fprintln(w)
+				writeTranscriptTurn(w, t)
+			}
+			return nil
+		}),
 	}
 	cmd.Flags().IntVar(&turns, "turns", 20, "show the last N turns (0: all)")
 	return cmd
@@ -250,6 +252,19 @@ func resolveSession(ctx context.Context, st *store.Store, id string) (string, er
 	return full, nil
 }
 
+// findSession is the stored session id names (resolveSession).
+func findSession(ctx context.Context, st *store.Store, id string) (store.Session, error) {
+	full, err := resolveSession(ctx, st, id)
+	if err != nil {
+		return store.Session{}, err
+	}
+	x, err := st.Session(ctx, full)
+	if err != nil {
+		return store.Session{}, notFound(err, id)
+	}
+	return x, nil
+}
+
 func newSessionsSearchCmd(g *globals) *cobra.Command {
 	var (
 		jsonOut, here bool
@@ -259,37 +274,35 @@ func newSessionsSearchCmd(g *globals) *cobra.Command {
 		Use:   "search TEXT [--here] [--limit N] [--json]",
 		Short: "Find turns whose prompt or answer holds every word of TEXT, best match first",
 		Args:  cobra.MinimumNArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			return g.withStore(func(ctx context.Context, st *store.Store, _ paths.Layout) error {
-				opts := store.SearchOptions{Limit: limit}
-				if here {
-					ws, err := canonicalWorkspace("")
-					if err != nil {
-						return err
-					}
-					opts.Workspace = ws
-				}
-				hits, err := st.Search(ctx, strings.Join(args, " "), opts)
+		RunE: g.runWithStore(func(ctx context.Context, st *store.Store, args []string) error {
+			opts := store.SearchOptions{Limit: limit}
+			if here {
+				ws, err := canonicalWorkspace("")
 				if err != nil {
-					return usageErr("%v", err)
+					return err
 				}
-				if jsonOut {
-					for _, h := range hits {
-						printJSON(g.stdio.Out, h)
-					}
-					return nil
-				}
-				if len(hits) == 0 {
-					fmt.Fprintln(g.stdio.Out, "no match")
-					return exitCode(ExitFailure)
-				}
+				opts.Workspace = ws
+			}
+			hits, err := st.Search(ctx, strings.Join(args, " "), opts)
+			if err != nil {
+				return usageErr("%v", err)
+			}
+			if jsonOut {
 				for _, h := range hits {
-					fmt.Fprintf(g.stdio.Out, "%s  turn %d  %s  %s\n    %s: %s\n", h.SessionID, h.TurnN, termtext.Line(h.Title),
-						termtext.Line(h.Workspace), h.Field, termtext.Line(h.Line))
+					printJSON(g.stdio.Out, h)
 				}
 				return nil
-			})
-		},
+			}
+			if len(hits) == 0 {
+				fmt.Fprintln(g.stdio.Out, "no match")
+				return exitCode(ExitFailure)
+			}
+			for _, h := range hits {
+				fmt.Fprintf(g.stdio.Out, "%s  turn %d  %s  %s\n    %s: %s\n", h.SessionID, h.TurnN, termtext.Line(h.Title),
+					termtext.Line(h.Workspace), h.Field, termtext.Line(h.Line))
+			}
+			return nil
+		}),
 	}
 	cmd.Flags().BoolVar(&here, "here", false, "search the sessions of the current workspace only")
 	cmd.Flags().IntVar(&limit, "limit", 20, "most matches to show")
@@ -302,26 +315,24 @@ func newSessionsRenameCmd(g *globals) *cobra.Command {
 		Use:   "rename ID TITLE",
 		Short: "Set a session's title",
 		Args:  cobra.ExactArgs(2),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			return g.withStore(func(ctx context.Context, st *store.Store, _ paths.Layout) error {
-				if strings.TrimSpace(args[1]) == "" {
-					return usageErr("the title must not be empty")
-				}
-				id, err := resolveSession(ctx, st, args[0])
-				if err != nil {
-					return err
-				}
-				if err := st.Rename(ctx, id, args[1]); err != nil {
-					return notFound(err, args[0])
-				}
-				x, err := st.Session(ctx, id)
-				if err != nil {
-					return err
-				}
-				fmt.Fprintf(g.stdio.Out, "%s: %s\n", x.ID, termtext.Line(x.Title))
-				return nil
-			})
-		},
+		RunE: g.runWithStore(func(ctx context.Context, st *store.Store, args []string) error {
+			if strings.TrimSpace(args[1]) == "" {
+				return usageErr("the title must not be empty")
+			}
+			id, err := resolveSession(ctx, st, args[0])
+			if err != nil {
+				return err
+			}
+			if err := st.Rename(ctx, id, args[1]); err != nil {
+				return notFound(err, args[0])
+			}
+			x, err := st.Session(ctx, id)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(g.stdio.Out, "%s: %s\n", x.ID, termtext.Line(x.Title))
+			return nil
+		}),
 	}
 }
 
@@ -330,42 +341,40 @@ func newSessionsRmCmd(g *globals) *cobra.Command {
 		Use:   "rm ID...",
 		Short: "Delete sessions with everything stored of them (prompts, answers, tool output)",
 		Args:  cobra.MinimumNArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			return g.withStore(func(ctx context.Context, st *store.Store, _ paths.Layout) error {
-				failed := false
-				for _, arg := range args {
-					// A prefix deletes only the one session it names.
-					id, err := st.ResolveID(ctx, arg)
-					if err == nil {
-						err = st.Delete(ctx, id)
-					} else {
-						id = arg
-					}
-					var busy *store.BusyError
-					var amb *store.AmbiguousError
-					var short *store.ShortPrefixError
-					switch {
-					case errors.As(err, &amb), errors.As(err, &short):
-						fmt.Fprintf(g.stdio.Err, "scv: %s\n", termtext.Line(err.Error()))
-						failed = true
-						continue
-					case err == nil:
-						fmt.Fprintf(g.stdio.Out, "deleted %s\n", id)
-						continue
-					case errors.Is(err, store.ErrNotFound):
-						err = notFound(err, id)
-					case errors.As(err, &busy):
-						err = fmt.Errorf("%s is not deleted: %v", id, busy)
-					}
-					fmt.Fprintf(g.stdio.Err, "scv: %v\n", err)
+		RunE: g.runWithStore(func(ctx context.Context, st *store.Store, args []string) error {
+			failed := false
+			for _, arg := range args {
+				// A prefix deletes only the one session it names.
+				id, err := st.ResolveID(ctx, arg)
+				if err == nil {
+					err = st.Delete(ctx, id)
+				} else {
+					id = arg
+				}
+				var busy *store.BusyError
+				var amb *store.AmbiguousError
+				var short *store.ShortPrefixError
+				switch {
+				case errors.As(err, &amb), errors.As(err, &short):
+					fmt.Fprintf(g.stdio.Err, "scv: %s\n", termtext.Line(err.Error()))
 					failed = true
+					continue
+				case err == nil:
+					fmt.Fprintf(g.stdio.Out, "deleted %s\n", id)
+					continue
+				case errors.Is(err, store.ErrNotFound):
+					err = notFound(err, id)
+				case errors.As(err, &busy):
+					err = fmt.Errorf("%s is not deleted: %v", id, busy)
 				}
-				if failed {
-					return exitCode(ExitFailure)
-				}
-				return nil
-			})
-		},
+				fmt.Fprintf(g.stdio.Err, "scv: %v\n", err)
+				failed = true
+			}
+			if failed {
+				return exitCode(ExitFailure)
+			}
+			return nil
+		}),
 	}
 }
 
@@ -435,14 +444,10 @@ func newSessionsExportCmd(g *globals) *cobra.Command {
 			if format != "markdown" && format != "jsonl" {
 				return usageErr("--format must be markdown or jsonl, not %q", format)
 			}
-			return g.withStore(func(ctx context.Context, st *store.Store, _ paths.Layout) error {
-				id, err := resolveSession(ctx, st, args[0])
+			return g.withStore(func(ctx context.Context, st *store.Store) error {
+				x, err := findSession(ctx, st, args[0])
 				if err != nil {
 					return err
-				}
-				x, err := st.Session(ctx, id)
-				if err != nil {
-					return notFound(err, args[0])
 				}
 				turns, _, err := st.Turns(ctx, x.ID, 0, 0)
 				if err != nil {

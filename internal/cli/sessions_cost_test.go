@@ -1,30 +1,16 @@
 package cli
 
 import (
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/scv-agent/scv/internal/paths"
 	"github.com/scv-agent/scv/internal/store"
 )
 
 // TestSessionsShowUsage: `scv sessions show` prints the session's tokens
 // and cost summed over its turns, or says no price is known.
 func TestSessionsShowUsage(t *testing.T) {
-	home := t.TempDir()
-	if err := os.WriteFile(filepath.Join(home, "config.toml"), []byte("[providers.openai]\nbase_url = \"http://127.0.0.1:1/v1\"\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	layout, err := paths.Resolve(home, Env{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	st, err := openStore(t.Context(), layout, "test", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	st, env := seededHome(t, "[providers.openai]\nbase_url = \"http://127.0.0.1:1/v1\"\n", "test")
 	ws := t.TempDir()
 	cost := 0.0123
 	for id, usages := range map[string][]store.Usage{
@@ -48,7 +34,6 @@ func TestSessionsShowUsage(t *testing.T) {
 		}
 	}
 	st.Close()
-	env := Env{"SCV_HOME": home, "HOME": t.TempDir(), "OPENAI_API_KEY": "sk-test"}
 	out, errs, code := runCLI(t, env, "sessions", "show", "s_0c05700000-1")
 	if want := "usage     1115 tokens (1010 in, 600 of them cached; 105 out) · $0.0123\n"; code != 0 || !strings.Contains(out, want) {
 		t.Errorf("show: exit %d, want %q in\n%s%s", code, want, out, errs)

@@ -7,7 +7,6 @@ import (
 	"github.com/scv-agent/scv/internal/app"
 	"github.com/scv-agent/scv/internal/config"
 	"github.com/scv-agent/scv/internal/paths"
-	"github.com/scv-agent/scv/internal/proto"
 	"github.com/scv-agent/scv/internal/server"
 	"github.com/scv-agent/scv/internal/store"
 )
@@ -25,8 +24,13 @@ func openStore(ctx context.Context, layout paths.Layout, name string, logger *sl
 // closeStore gives back this process's leases and closes the database.
 func closeStore(st *store.Store, logger *slog.Logger) { app.CloseStore(st, logger) }
 
-// newServer is a.NewServer: the protocol server over the app persisting
-// to st. logger is the app's own (every caller built a with it).
-func newServer(a *app.App, _ *slog.Logger, cfg *config.Config, st *store.Store, name string, status func() proto.DaemonStatus, shutdown func()) *server.Server {
-	return a.NewServer(cfg, st, name, status, shutdown)
+// openServer opens the session database as name and builds the protocol
+// server over the app persisting to it (a.NewServer), for a process that
+// serves its own client; stop closes the database.
+func openServer(ctx context.Context, a *app.App, layout paths.Layout, cfg *config.Config, name string, logger *slog.Logger) (srv *server.Server, stop func(), err error) {
+	st, err := openStore(ctx, layout, name, logger)
+	if err != nil {
+		return nil, nil, err
+	}
+	return a.NewServer(cfg, st, name, nil, nil), func() { closeStore(st, logger) }, nil
 }

@@ -11,11 +11,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/scv-agent/scv/internal/app"
 	"github.com/scv-agent/scv/internal/approval"
 	"github.com/scv-agent/scv/internal/config"
 	"github.com/scv-agent/scv/internal/mcp"
-	"github.com/scv-agent/scv/internal/paths"
 	"github.com/scv-agent/scv/internal/proto"
 	"github.com/scv-agent/scv/internal/termtext"
 	"github.com/scv-agent/scv/internal/tool"
@@ -32,18 +30,7 @@ func newToolsCmd(g *globals) *cobra.Command {
 // registry includes the tools of the configured MCP servers, which are
 // started for it. Call the returned function when done (it stops them).
 func (g *globals) toolset(workspace string) (*config.Config, string, *tool.Registry, func(), error) {
-	a, _, _, err := g.newApp(g.consoleLogger(false), true)
-	if err != nil {
-		return nil, "", nil, nil, err
-	}
-	ws, err := workspaceDir(workspace)
-	if err != nil {
-		return nil, "", nil, nil, err
-	}
-	if ws, err = paths.CanonicalDir(ws); err != nil {
-		return nil, "", nil, nil, usageErr("workspace %v", err)
-	}
-	loaded, err := a.LoadConfig(ws, app.NoOverrides)
+	a, loaded, ws, err := g.workspaceApp(g.consoleLogger(false), true, workspace)
 	if err != nil {
 		return nil, "", nil, nil, err
 	}

@@ -198,12 +198,11 @@ func (g *globals) runTUIInProcess(layout paths.Layout, opts tui.Options) (tui.Re
 	}
 	a.Warm(&loaded.Config)
 	reconcileAtStart(g.ctx, tr, a.Contain(), logger)
-	st, err := openStore(g.ctx, layout, "scv tui", logger)
+	srv, stop, err := openServer(g.ctx, a, layout, &loaded.Config, "scv tui", logger)
 	if err != nil {
 		return tui.Result{}, err
 	}
-	defer closeStore(st, logger)
-	srv := newServer(a, logger, &loaded.Config, st, "scv tui", nil, nil)
+	defer stop()
 	p := newPipeServer(srv)
 	defer p.close()
 	opts.Socket, opts.Dial = "", p.dial

@@ -55,12 +55,11 @@ func newUndoCmd(g *globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			st, err := openStore(g.ctx, layout, "scv undo", logger)
+			srv, stop, err := openServer(g.ctx, a, layout, &loaded.Config, "scv undo", logger)
 			if err != nil {
 				return err
 			}
-			defer closeStore(st, logger)
-			srv := newServer(a, logger, &loaded.Config, st, "scv undo", nil, nil)
+			defer stop()
 			serveInProcess(srv, func(conn *client.Conn) {
 				err = g.undo(conn, undoRun{ws: ws, sessionID: sessionID, yes: yes, dial: func(ctx context.Context) (*client.Conn, error) {
 					return g.dialDaemon(ctx, layout)

@@ -1,7 +1,6 @@
 package config
 
 import (
-	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -14,11 +13,7 @@ func userProblems(t *testing.T, body string) []Problem {
 	f := newFixture(t)
 	path := f.user(t, body)
 	_, probs := problems(t, f.opts())
-	for i := range probs {
-		probs[i].Source = strings.ReplaceAll(probs[i].Source, path, "F")
-		probs[i].Msg = strings.ReplaceAll(probs[i].Msg, path, "F")
-	}
-	return probs
+	return named(probs, path, "F")
 }
 
 func TestUnknownKeys(t *testing.T) {

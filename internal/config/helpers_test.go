@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/scv-agent/scv/internal/paths"
@@ -75,6 +76,16 @@ func problems(t *testing.T, opts Options) (*Loaded, []Problem) {
 		t.Fatalf("Load: %v (not a *config.Error)", err)
 	}
 	return nil, ce.Problems
+}
+
+// named replaces the file name path with name in the sources and
+// messages of probs, so that expected problems need not know the temp dir.
+func named(probs []Problem, path, name string) []Problem {
+	for i := range probs {
+		probs[i].Source = strings.ReplaceAll(probs[i].Source, path, name)
+		probs[i].Msg = strings.ReplaceAll(probs[i].Msg, path, name)
+	}
+	return probs
 }
 
 func mustLoad(t *testing.T, opts Options) *Loaded {

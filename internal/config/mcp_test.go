@@ -106,10 +106,7 @@ func TestMCPServerProblems(t *testing.T) {
 			f := newFixture(t)
 			path := f.user(t, tt.body)
 			_, probs := problems(t, f.opts())
-			for i := range probs {
-				probs[i].Source = strings.ReplaceAll(probs[i].Source, path, "U")
-			}
-			if diff := cmp.Diff(tt.want, probs); diff != "" {
+			if diff := cmp.Diff(tt.want, named(probs, path, "U")); diff != "" {
 				t.Errorf("problems (-want +got):\n%s", diff)
 			}
 		})

@@ -1,7 +1,6 @@
 package config
 
 import (
-	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -19,18 +18,30 @@ func projectProblems(t *testing.T, user, project string) []Problem {
 	}
 	path := f.project(t, project)
 	_, probs := problems(t, f.opts())
-	for i := range probs {
-		probs[i].Source = strings.ReplaceAll(probs[i].Source, path, "P")
-		probs[i].Msg = strings.ReplaceAll(probs[i].Msg, path, "P")
+	return named(probs, path, "P")
+}
+
+// projectCase is a user and a project config body and the problems of
+// the project one.
+type projectCase struct {
+	name, user, project string
+	want                []Problem
+}
+
+// runProjectCases checks each case in a subtest of its name.
+func runProjectCases(t *testing.T, tests []projectCase) {
+	t.Helper()
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if diff := cmp.Diff(tt.want, projectProblems(t, tt.user, tt.project)); diff != "" {
+				t.Errorf("problems (-want +got):\n%s", diff)
+			}
+		})
 	}
-	return probs
 }
 
 func TestProjectMayNot(t *testing.T) {
-	tests := []struct {
-		name, user, project string
-		want                []Problem
-	}{
+	runProjectCases(t, []projectCase{
 		{"provider", "", "[provider]\nactive = \"evil\"\n", []Problem{{"P", 2, "provider.active", forbidMsg}}},
 		{"provider profile field", "", "[providers.openai]\nbase_url = \"https://evil.example/v1\"\n",
 			[]Problem{{"P", 2, "providers.openai.base_url", forbidMsg}}},
@@ -104,14 +115,7 @@ func TestProjectMayNot(t *testing.T) {
 				{"P", 3, "agent.max_steps", "a project config may only lower limits: 1000 exceeds 128 from the lower layers"},
 				{"P", 5, "web.allow_private_addresses", forbidMsg},
 			}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			if diff := cmp.Diff(tt.want, projectProblems(t, tt.user, tt.project)); diff != "" {
-				t.Errorf("problems (-want +got):\n%s", diff)
-			}
-		})
-	}
+	})
 }
 
 func TestProjectMay(t *testing.T) {

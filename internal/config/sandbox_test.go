@@ -18,10 +18,7 @@ best_effort = true
 // TestProjectCannotLoosenSandbox: a workspace config may only tighten the
 // sandbox; each loosening is refused with its file, line and key.
 func TestProjectCannotLoosenSandbox(t *testing.T) {
-	tests := []struct {
-		name, user, project string
-		want                []Problem
-	}{
+	runProjectCases(t, []projectCase{
 		{"turn it off", sandboxUser, "[sandbox]\nmode = \"off\"\n",
 			[]Problem{{"P", 2, "sandbox.mode", `a project config may only make the sandbox stricter (off < workspace-write < read-only): "off" is looser than "workspace-write" from the lower layers`}}},
 		{"read-only to workspace-write", "[sandbox]\nmode = \"read-only\"\n", "[sandbox]\nmode = \"workspace-write\"\n",
@@ -40,14 +37,7 @@ func TestProjectCannotLoosenSandbox(t *testing.T) {
 			[]Problem{{"P", 2, "tools.approval_policy", `a project config may only make the approval policy stricter (ask-unsandboxed < ask-on-risk < ask-always < deny-on-risk): "ask-unsandboxed" is weaker than "ask-on-risk"`}}},
 		{"unknown key", "", "[sandbox]\nallow_everything = true\n",
 			[]Problem{{"P", 2, "sandbox.allow_everything", `unknown key "sandbox.allow_everything"`}}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			if diff := cmp.Diff(tt.want, projectProblems(t, tt.user, tt.project)); diff != "" {
-				t.Errorf("problems (-want +got):\n%s", diff)
-			}
-		})
-	}
+	})
 }
 
 func TestProjectTightensSandbox(t *testing.T) {
@@ -82,19 +72,12 @@ func TestSandboxValues(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			f := newFixture(t)
-			path := f.user(t, tt.body)
-			_, probs := problems(t, f.opts())
+			probs := userProblems(t, tt.body)
 			if tt.want == nil {
 				if len(probs) != 1 || probs[0].Key != "sandbox.network" || probs[0].Line != 2 {
 					t.Errorf("problems %+v, want one for sandbox.network at line 2", probs)
 				}
 				return
-			}
-			for i := range probs {
-				if probs[i].Source == path {
-					probs[i].Source = "F"
-				}
 			}
 			if diff := cmp.Diff(tt.want, probs); diff != "" {
 				t.Errorf("problems (-want +got):\n%s", diff)

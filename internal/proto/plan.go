@@ -77,8 +77,6 @@ func (*TodoUpdated) EventType() string { return EventTodoUpdated }
 // MarshalJSON encodes e with Items as a list, never null.
 func (e TodoUpdated) MarshalJSON() ([]byte, error) {
 	type plain TodoUpdated
-	if e.Items == nil {
-		e.Items = []TodoItem{}
-	}
+	e.Items = nonNil(e.Items)
 	return json.Marshal(plain(e))
 }

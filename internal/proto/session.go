@@ -113,9 +113,7 @@ func (*SessionStarted) EventType() string { return EventSessionStarted }
 // MarshalJSON encodes e with Tools as a list, never null.
 func (e SessionStarted) MarshalJSON() ([]byte, error) {
 	type plain SessionStarted // the same fields without this method
-	if e.Tools == nil {
-		e.Tools = []string{}
-	}
+	e.Tools = nonNil(e.Tools)
 	return json.Marshal(plain(e))
 }
 

@@ -123,9 +123,7 @@ type StoredUndo struct {
 // MarshalJSON encodes t with Events as a list, never null.
 func (t StoredTurn) MarshalJSON() ([]byte, error) {
 	type plain StoredTurn
-	if t.Events == nil {
-		t.Events = []json.RawMessage{}
-	}
+	t.Events = nonNil(t.Events)
 	return json.Marshal(plain(t))
 }
 
@@ -155,9 +153,7 @@ func (*SessionListed) EventType() string { return EventSessionListed }
 // MarshalJSON encodes e with Sessions as a list, never null.
 func (e SessionListed) MarshalJSON() ([]byte, error) {
 	type plain SessionListed
-	if e.Sessions == nil {
-		e.Sessions = []StoredSession{}
-	}
+	e.Sessions = nonNil(e.Sessions)
 	return json.Marshal(plain(e))
 }
 
@@ -273,12 +269,8 @@ func (*SessionResumed) EventType() string { return EventSessionResumed }
 // MarshalJSON encodes e with Tools and Turns as lists, never null.
 func (e SessionResumed) MarshalJSON() ([]byte, error) {
 	type plain SessionResumed
-	if e.Tools == nil {
-		e.Tools = []string{}
-	}
-	if e.Turns == nil {
-		e.Turns = []StoredTurn{}
-	}
+	e.Tools = nonNil(e.Tools)
+	e.Turns = nonNil(e.Turns)
 	return json.Marshal(plain(e))
 }
 
@@ -315,9 +307,7 @@ func (*SessionTurnsReply) EventType() string { return EventSessionTurns }
 // MarshalJSON encodes e with Turns as a list, never null.
 func (e SessionTurnsReply) MarshalJSON() ([]byte, error) {
 	type plain SessionTurnsReply
-	if e.Turns == nil {
-		e.Turns = []StoredTurn{}
-	}
+	e.Turns = nonNil(e.Turns)
 	return json.Marshal(plain(e))
 }
 

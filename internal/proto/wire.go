@@ -150,6 +150,15 @@ type Unknown struct {
 // EventType is the type the frame named.
 func (u *Unknown) EventType() string { return u.Type }
 
+// nonNil is s, or an empty slice when s is nil: a list field that is
+// encoded as [] rather than null (the MarshalJSON methods).
+func nonNil[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}
+
 // MarshalJSON returns the frame as it came.
 func (u *Unknown) MarshalJSON() ([]byte, error) {
 	if len(u.Raw) == 0 {
