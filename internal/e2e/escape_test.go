@@ -146,6 +146,36 @@ func wantReport(survive bool) string {
 	return "bash gone\nagent gone\nescapee running\n"
 }
 
+// escapeInstance is the instance whose one turn is escapeTurn's, run
+// under the tracking mechanism mech (a cgroup case is skipped without
+// cgroup v2), with its fake model and the directory of the PID files.
+func escapeInstance(t *testing.T, mech string) (in *instance, fm *modeltest.Server, dir string) {
+	t.Helper()
+	if mech == "cgroup" && ownCgroupDir(t) == "" {
+		t.Skip("no cgroup v2 here")
+	}
+	fm = modeltest.New(t)
+	dir = t.TempDir()
+	in = newInstance(t, escapeTurn(t, fm, dir))
+	in.env = in.withEnv("SCV_PROCESS_TRACKING=" + mech)
+	return in, fm, dir
+}
+
+// checkEnded checks what who (scv exec or the daemon, process pid) left
+// when it ended after the escape turn: the MCP server's escapee runs on
+// only where the mechanism lets it survive, and no cgroup leaf of pid is
+// left.
+func checkEnded(t *testing.T, who string, pid, escapee int, survive bool) {
+	t.Helper()
+	testutil.WaitGone(3*time.Second, escapee)
+	if testutil.Running(escapee) != survive {
+		t.Errorf("the MCP server's escapee running after %s ended: %v, want %v", who, !survive, survive)
+	}
+	if l := leakedLeaves(t, pid); len(l) > 0 {
+		t.Errorf("cgroups left by %s: %v", who, l)
+	}
+}
+
 // TestExecNoEscapee: under `scv exec`, the exact `env -i setsid` escape
 // from a bash call, a delegated agent and an MCP server: the first two are
 // gone when their calls end, the third when exec ends, and no cgroup of
@@ -153,13 +183,7 @@ func wantReport(survive bool) string {
 func TestExecNoEscapee(t *testing.T) {
 	for _, tc := range trackingCases {
 		t.Run(tc.mech, func(t *testing.T) {
-			if tc.mech == "cgroup" && ownCgroupDir(t) == "" {
-				t.Skip("no cgroup v2 here")
-			}
-			fm := modeltest.New(t)
-			dir := t.TempDir()
-			in := newInstance(t, escapeTurn(t, fm, dir))
-			in.env = in.withEnv("SCV_PROCESS_TRACKING=" + tc.mech)
+			in, fm, dir := escapeInstance(t, tc.mech)
 			r := in.start("exec", "--yes", "--verbose", "escape")
 			var code int
 			select {
@@ -179,13 +203,7 @@ func TestExecNoEscapee(t *testing.T) {
 			if got := checkReport(t, fm); got != wantReport(tc.survive) {
 				t.Errorf("escapees while exec ran:\n%s\nwant\n%s", got, wantReport(tc.survive))
 			}
-			testutil.WaitGone(3*time.Second, pids["escapee"])
-			if testutil.Running(pids["escapee"]) != tc.survive {
-				t.Errorf("the MCP server's escapee running after exec ended: %v, want %v", !tc.survive, tc.survive)
-			}
-			if l := leakedLeaves(t, r.cmd.Process.Pid); len(l) > 0 {
-				t.Errorf("cgroups left by scv exec: %v", l)
-			}
+			checkEnded(t, "scv exec", r.cmd.Process.Pid, pids["escapee"], tc.survive)
 		})
 	}
 }
@@ -196,13 +214,7 @@ func TestExecNoEscapee(t *testing.T) {
 func TestDaemonNoEscapee(t *testing.T) {
 	for _, tc := range trackingCases {
 		t.Run(tc.mech, func(t *testing.T) {
-			if tc.mech == "cgroup" && ownCgroupDir(t) == "" {
-				t.Skip("no cgroup v2 here")
-			}
-			fm := modeltest.New(t)
-			dir := t.TempDir()
-			in := newInstance(t, escapeTurn(t, fm, dir))
-			in.env = in.withEnv("SCV_PROCESS_TRACKING=" + tc.mech)
+			in, fm, dir := escapeInstance(t, tc.mech)
 			d := in.startDaemon(in.env)
 			if st := in.status(t); !strings.HasPrefix(st.ProcessTracking, tc.mech) {
 				t.Errorf("status process_tracking %q, want %s", st.ProcessTracking, tc.mech)
@@ -236,13 +248,7 @@ func TestDaemonNoEscapee(t *testing.T) {
 			if !d.wait(10 * time.Second) {
 				t.Fatalf("daemon still running after scv stop; stderr:\n%s", d.stderr)
 			}
-			testutil.WaitGone(3*time.Second, pids["escapee"])
-			if testutil.Running(pids["escapee"]) != tc.survive {
-				t.Errorf("the MCP server's escapee running after the daemon stopped: %v, want %v", !tc.survive, tc.survive)
-			}
-			if l := leakedLeaves(t, d.cmd.Process.Pid); len(l) > 0 {
-				t.Errorf("cgroups left by the daemon: %v", l)
-			}
+			checkEnded(t, "the daemon", d.cmd.Process.Pid, pids["escapee"], tc.survive)
 		})
 	}
 }
