@@ -5,7 +5,6 @@ import (
 	"crypto/rand"
 	"encoding/base64"
 	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,13 +12,11 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/scv-agent/scv/internal/app"
 	"github.com/scv-agent/scv/internal/client"
 	"github.com/scv-agent/scv/internal/model/modeltest"
 	"github.com/scv-agent/scv/internal/paths"
 	"github.com/scv-agent/scv/internal/proto"
 	"github.com/scv-agent/scv/internal/server"
-	"github.com/scv-agent/scv/internal/testutil"
 )
 
 // startImages is turn.start with images, run to its terminal event.
@@ -52,14 +49,7 @@ func TestImagesStoredByPathAndHash(t *testing.T) {
 	fake := modeltest.New(t)
 	fake.Script(modeltest.Text("a red dot"))
 	fake.Script(modeltest.Text("noted"))
-	home := t.TempDir()
-	ws := testutil.TempDir(t)
-	cfg := fmt.Sprintf("[providers.openai]\nbase_url = %q\nmax_retries = 0\n", fake.URL())
-	if err := os.WriteFile(filepath.Join(home, "config.toml"), []byte(cfg), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	ap := app.New(app.Options{Layout: paths.Layout{Home: home}, Env: map[string]string{"OPENAI_API_KEY": "sk-test", "HOME": home, "PATH": os.Getenv("PATH")}})
-	srv := server.New(server.Options{Factory: ap, Version: "test", Store: openTestStore(t, home, nil)})
+	srv, ws, home := newTestServerWith(t, fake, "", server.Options{})
 
 	noise := make([]byte, 4096)
 	rand.Read(noise)
@@ -147,14 +137,7 @@ func TestImagesStoredByPathAndHash(t *testing.T) {
 func TestMentionedImageStored(t *testing.T) {
 	fake := modeltest.New(t)
 	fake.Script(modeltest.Text("two pictures"))
-	home := t.TempDir()
-	ws := testutil.TempDir(t)
-	cfg := fmt.Sprintf("[providers.openai]\nbase_url = %q\nmax_retries = 0\n", fake.URL())
-	if err := os.WriteFile(filepath.Join(home, "config.toml"), []byte(cfg), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	ap := app.New(app.Options{Layout: paths.Layout{Home: home}, Env: map[string]string{"OPENAI_API_KEY": "sk-test", "HOME": home, "PATH": os.Getenv("PATH")}})
-	srv := server.New(server.Options{Factory: ap, Version: "test", Store: openTestStore(t, home, nil)})
+	srv, ws := newTestServer(t, fake, "")
 	png := "\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" + strings.Repeat("\x05", 200)
 	gif := "GIF89a\x01\x00\x01\x00\x00\x00\x00;"
 	writeFile(t, ws, "shot.png", png)
