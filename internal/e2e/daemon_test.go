@@ -90,10 +90,7 @@ func TestDaemonTwoClients(t *testing.T) {
 	if diff := cmp.Diff([]string{"B done."}, assistantTexts(evB)); diff != "" {
 		t.Errorf("B's answers (-want +got):\n%s", diff)
 	}
-	reqs := fm.Requests()
-	if len(reqs) != 4 {
-		t.Fatalf("model got %d requests, want 4", len(reqs))
-	}
+	reqs := modelRequests(t, fm, 4)
 	for i, want := range []string{"prompt A", "prompt B", "prompt B", "prompt A"} {
 		if diff := cmp.Diff([]string{want}, userTexts(reqs[i])); diff != "" {
 			t.Errorf("request %d user messages (-want +got):\n%s", i+1, diff)
@@ -489,10 +486,7 @@ func TestDaemonQueue(t *testing.T) {
 	if diff := cmp.Diff([]string{"first", "second"}, assistantTexts(evs)); diff != "" {
 		t.Errorf("answers (-want +got):\n%s", diff)
 	}
-	reqs := fm.Requests()
-	if len(reqs) != 3 {
-		t.Fatalf("%d model requests, want 3", len(reqs))
-	}
+	reqs := modelRequests(t, fm, 3)
 	if diff := cmp.Diff([]string{"prompt 1", "prompt 2"}, userTexts(reqs[2])); diff != "" {
 		t.Errorf("third request's user messages (-want +got):\n%s", diff)
 	}

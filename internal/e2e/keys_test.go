@@ -76,10 +76,7 @@ func TestProviderKeyNotInheritedByChildren(t *testing.T) {
 			fm.Script(modeltest.Text("ok"))
 			// [agents.codex] must come after the provider's keys.
 			in := newInstance(t, keyConfig(fm.URL(), append(append([]string{}, tc.extra...), agents...)...))
-			r := in.run(in.withEnv("FAKE_KEY="+fakeKey), "", "exec", "--yes", "go")
-			if r.code != 0 {
-				t.Fatalf("exit %d; stderr:\n%s", r.code, r.stderr)
-			}
+			in.runOK(in.withEnv("FAKE_KEY="+fakeKey), "", "exec", "--yes", "go")
 			if k, ok := envOf(t, filepath.Join(in.ws, "bash.env"))["FAKE_KEY"]; ok != tc.bashKey || ok && k != fakeKey {
 				t.Errorf("bash's shell has FAKE_KEY: %v, want %v", ok, tc.bashKey)
 			}
@@ -101,10 +98,7 @@ func TestProviderKeyRedacted(t *testing.T) {
 		fm.Script(modeltest.ToolCall("c1", "bash", jsonString(t, map[string]string{"command": cmd})))
 		fm.Script(modeltest.Text("ok"))
 		in := newInstance(t, keyConfig(fm.URL(), "[tools]", "bash_env_remove = []"))
-		r := in.run(in.withEnv("FAKE_KEY="+fakeKey), "", "exec", "--yes", "--json", "go")
-		if r.code != 0 {
-			t.Fatalf("exit %d; stderr:\n%s", r.code, r.stderr)
-		}
+		r := in.runOK(in.withEnv("FAKE_KEY="+fakeKey), "", "exec", "--yes", "--json", "go")
 		progress := 0
 		sc := bufio.NewScanner(strings.NewReader(r.stdout))
 		for sc.Scan() {

@@ -55,10 +55,7 @@ func TestSandboxThroughDaemon(t *testing.T) {
 	if n := len(ofType[*proto.ApprovalRequested](evs)); n != 0 {
 		t.Errorf("%d approvals asked; ask-unsandboxed runs sandboxed calls unasked", n)
 	}
-	reqs := fm.Requests()
-	if len(reqs) != len(attempts)+2 {
-		t.Fatalf("model got %d requests, want %d", len(reqs), len(attempts)+2)
-	}
+	reqs := modelRequests(t, fm, len(attempts)+2)
 	exit := func(i int, id string) (int, string) {
 		out, ok := callOutput(reqs[i+1], id)
 		if !ok {

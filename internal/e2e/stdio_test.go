@@ -168,10 +168,7 @@ func TestStdioWebFetchApproval(t *testing.T) {
 			if diff := cmp.Diff(tc.want, collapsedTypes(evs)); diff != "" {
 				t.Errorf("events (-want +got):\n%s", diff)
 			}
-			reqs := fm.Requests()
-			if len(reqs) != 2 {
-				t.Fatalf("model got %d requests, want 2", len(reqs))
-			}
+			reqs := modelRequests(t, fm, 2)
 			out, _ := callOutput(reqs[1], "w1")
 			if !strings.Contains(out, "hello page body") || !strings.Contains(out, "Status: 200") {
 				t.Errorf("web_fetch result sent to the model = %q, want the page", out)
@@ -204,10 +201,7 @@ func TestStdioHostedSearch(t *testing.T) {
 			sendTurn(t, c, started.SessionID, "search something")
 			until(t, c, proto.EventTurnCompleted)
 
-			reqs := fm.Requests()
-			if len(reqs) != 1 {
-				t.Fatalf("model got %d requests, want 1", len(reqs))
-			}
+			reqs := modelRequests(t, fm, 1)
 			r := reqs[0]
 			if got := r.HasHostedWebSearch(); got != tc.wantHosted {
 				t.Errorf("hosted web_search offered = %v, want %v; tools: %v", got, tc.wantHosted, r.Body["tools"])
