@@ -79,11 +79,7 @@ func TestConversationSurvivesDaemonRestart(t *testing.T) {
 	fm.Script(modeltest.ToolCall("d1", "agent_codex", `{"prompt":"start the work"}`))
 	fm.Script(modeltest.Text("started"))
 	root := t.TempDir()
-	script := filepath.Join(root, "fake-codex.sh")
-	if err := os.WriteFile(script, []byte(fmt.Sprintf(fakeCodexConv, root)), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	in := newInstance(t, providerConfig(fm.URL(), "[agents.codex]", `command = "/bin/bash"`, fmt.Sprintf("args = [%q]", script)))
+	in := newInstance(t, providerConfig(fm.URL(), fakeCodex(t, root, fmt.Sprintf(fakeCodexConv, root))...))
 	d := in.startDaemon(in.env)
 	c := in.connect()
 	sid := in.startSession(c, proto.SessionStart{}).SessionID
@@ -165,11 +161,7 @@ func TestConversationSurvivesDaemonRestart(t *testing.T) {
 func TestExecVerbosePrintsAgentProgress(t *testing.T) {
 	fm := modeltest.New(t)
 	root := t.TempDir()
-	script := filepath.Join(root, "fake-codex.sh")
-	if err := os.WriteFile(script, []byte(fmt.Sprintf(fakeCodexConv, root)), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	in := newInstance(t, providerConfig(fm.URL(), "[agents.codex]", `command = "/bin/bash"`, fmt.Sprintf("args = [%q]", script)))
+	in := newInstance(t, providerConfig(fm.URL(), fakeCodex(t, root, fmt.Sprintf(fakeCodexConv, root))...))
 	for _, verbose := range []bool{true, false} {
 		fm.Script(modeltest.ToolCall("d1", "agent_codex", `{"prompt":"work"}`))
 		fm.Script(modeltest.Text("done"))

@@ -33,10 +33,7 @@ while [ ! -s %[1]s ]; do sleep 0.01; done`, file)
 // model is sent its output), then the answer.
 func escapeTurn(t *testing.T, fm *modeltest.Server, dir string) string {
 	t.Helper()
-	agent := filepath.Join(dir, "fake-codex.sh")
-	if err := os.WriteFile(agent, []byte(escapeCommand(filepath.Join(dir, "agent.pid"))+"\necho '{}'\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	agent := fakeCodex(t, dir, escapeCommand(filepath.Join(dir, "agent.pid"))+"\necho '{}'\n")
 	check := fmt.Sprintf(`for n in bash agent escapee; do p=$(cat %s/$n.pid); s=$(cut -d' ' -f3 /proc/$p/stat 2>/dev/null); case "$s" in ""|Z|X) echo "$n gone";; *) echo "$n running";; esac; done`, dir)
 	fm.Script(modeltest.ToolCall("c1", "bash", jsonString(t, map[string]string{"command": escapeCommand(filepath.Join(dir, "bash.pid"))})))
 	fm.Script(modeltest.ToolCall("c2", "agent_codex", `{"prompt":"escape"}`))
@@ -44,8 +41,8 @@ func escapeTurn(t *testing.T, fm *modeltest.Server, dir string) string {
 	fm.Script(modeltest.ToolCall("c4", "bash", jsonString(t, map[string]string{"command": check})))
 	fm.Script(modeltest.Text("done"))
 	exe, env := mcptest.Fake(dir, mcptest.EnvEscape+"=1")
-	return providerConfig(fm.URL(), "[agents.codex]", `command = "/bin/bash"`, fmt.Sprintf("args = [%q]", agent), "",
-		mcpConfig("fake", exe, nil, env, `read_only_tools = ["echo"]`))
+	return providerConfig(fm.URL(), append(agent, "",
+		mcpConfig("fake", exe, nil, env, `read_only_tools = ["echo"]`))...)
 }
 
 // escapees reads the three escapees' PIDs; the test kills any survivor

@@ -38,11 +38,7 @@ sleep 300
 func jobInstance(t *testing.T, fm *modeltest.Server, extra ...string) (*instance, string) {
 	t.Helper()
 	root := t.TempDir()
-	script := filepath.Join(root, "fake-codex.sh")
-	if err := os.WriteFile(script, []byte(fmt.Sprintf(fakeCodexJob, root)), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	lines := append([]string{"[agents.codex]", `command = "/bin/bash"`, fmt.Sprintf("args = [%q]", script)}, extra...)
+	lines := append(fakeCodex(t, root, fmt.Sprintf(fakeCodexJob, root)), extra...)
 	return newInstance(t, providerConfig(fm.URL(), lines...)), root
 }
 

@@ -55,12 +55,8 @@ func envOf(t *testing.T, path string) map[string]string {
 // the shell gets it, as the user chose.
 func TestProviderKeyNotInheritedByChildren(t *testing.T) {
 	root := t.TempDir()
-	script := filepath.Join(root, "fake-codex.sh")
 	agentEnv := filepath.Join(root, "agent.env")
-	if err := os.WriteFile(script, []byte(fmt.Sprintf("cat /proc/$$/environ > %s; echo done\n", agentEnv)), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	agents := []string{"[agents.codex]", `command = "/bin/bash"`, fmt.Sprintf("args = [%q]", script)}
+	agents := fakeCodex(t, root, fmt.Sprintf("cat /proc/$$/environ > %s; echo done\n", agentEnv))
 	for _, tc := range []struct {
 		name    string
 		extra   []string
