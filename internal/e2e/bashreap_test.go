@@ -52,10 +52,7 @@ func killedDaemonBashReaped(t *testing.T, tracking string, records int) {
 	c := in.connect()
 	sid := in.startSession(c, proto.SessionStart{}).SessionID
 	sendTurn(t, c, sid, "sleep a while")
-	evs := until(t, c, proto.EventApprovalRequested)
-	if err := c.Send(&proto.ApprovalResolve{SessionID: sid, ApprovalID: last[*proto.ApprovalRequested](t, evs).ApprovalID, Approved: true}); err != nil {
-		t.Fatal(err)
-	}
+	approveNext(t, c, sid)
 	until(t, c, proto.EventToolStarted)
 	pids := testutil.WaitPIDs(t, pidFile, 4, 10*time.Second)
 	if len(pids) < 4 {

@@ -35,15 +35,30 @@ printf '{"type":"item.completed","item":{"id":"m","type":"agent_message","text":
 printf '{"type":"turn.completed","usage":{"input_tokens":1,"output_tokens":1}}\n'
 `
 
+// approve approves the pending approval id of session sid.
+func approve(t *testing.T, c *client.Conn, sid, id string) {
+	t.Helper()
+	if err := c.Send(&proto.ApprovalResolve{SessionID: sid, ApprovalID: id, Approved: true}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// approveNext waits for the next approval request of session sid's turn,
+// approves it and returns it.
+func approveNext(t *testing.T, c *client.Conn, sid string) *proto.ApprovalRequested {
+	t.Helper()
+	ap := last[*proto.ApprovalRequested](t, until(t, c, proto.EventApprovalRequested))
+	approve(t, c, sid, ap.ApprovalID)
+	return ap
+}
+
 // approveAndComplete approves the turn's delegation and returns the
 // turn's events up to the call's completion.
 func approveAndComplete(t *testing.T, c *client.Conn, sid string) []proto.Event {
 	t.Helper()
 	evs := until(t, c, proto.EventApprovalRequested)
 	ap := last[*proto.ApprovalRequested](t, evs)
-	if err := c.Send(&proto.ApprovalResolve{SessionID: sid, ApprovalID: ap.ApprovalID, Approved: true}); err != nil {
-		t.Fatal(err)
-	}
+	approve(t, c, sid, ap.ApprovalID)
 	evs = append(evs, until(t, c, proto.EventToolCompleted)...)
 	return append(evs, until(t, c, proto.EventTurnCompleted)...)
 }

@@ -77,9 +77,7 @@ func TestDaemonTwoClients(t *testing.T) {
 	sendTurn(t, b, sb, "prompt B")
 	evB := until(t, b, proto.EventTurnCompleted)
 	appr := last[*proto.ApprovalRequested](t, evA)
-	if err := a.Send(&proto.ApprovalResolve{SessionID: sa, ApprovalID: appr.ApprovalID, Approved: true}); err != nil {
-		t.Fatal(err)
-	}
+	approve(t, a, sa, appr.ApprovalID)
 	evA = append(evA, until(t, a, proto.EventTurnCompleted)...)
 
 	checkOwnSession(t, "A", sa, evA)
@@ -477,9 +475,7 @@ func TestDaemonQueue(t *testing.T) {
 		t.Errorf("queue.enqueued = %+v, want request_id q2 and a queue_id", q)
 	}
 	appr := last[*proto.ApprovalRequested](t, evs[:len(evs)-1])
-	if err := c.Send(&proto.ApprovalResolve{SessionID: sid, ApprovalID: appr.ApprovalID, Approved: true}); err != nil {
-		t.Fatal(err)
-	}
+	approve(t, c, sid, appr.ApprovalID)
 	evs = append(evs, until(t, c, proto.EventTurnCompleted)...)
 	evs = append(evs, until(t, c, proto.EventTurnCompleted)...)
 	checkOwnSession(t, "queue", sid, evs)

@@ -47,9 +47,7 @@ func TestDaemonSIGTERMStopsDelegations(t *testing.T) {
 	if ap.Risk != "delegate" || !strings.Contains(ap.Summary, "/bin/bash") {
 		t.Errorf("approval.requested = %+v", ap)
 	}
-	if err := c.Send(&proto.ApprovalResolve{SessionID: sid, ApprovalID: ap.ApprovalID, Approved: true}); err != nil {
-		t.Fatal(err)
-	}
+	approve(t, c, sid, ap.ApprovalID)
 	until(t, c, proto.EventToolStarted)
 
 	pids := testutil.WaitPIDs(t, pidFile, 2, 10*time.Second)

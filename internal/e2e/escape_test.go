@@ -225,9 +225,7 @@ func TestDaemonNoEscapee(t *testing.T) {
 			for {
 				ev := next(t, c)
 				if ap, ok := ev.(*proto.ApprovalRequested); ok {
-					if err := c.Send(&proto.ApprovalResolve{SessionID: sid, ApprovalID: ap.ApprovalID, Approved: true}); err != nil {
-						t.Fatal(err)
-					}
+					approve(t, c, sid, ap.ApprovalID)
 				}
 				if ev.EventType() == proto.EventTurnCompleted {
 					break
@@ -286,10 +284,7 @@ func killedDaemonLeafReaped(t *testing.T, next string) {
 	c := in.connect()
 	sid := in.startSession(c, proto.SessionStart{}).SessionID
 	sendTurn(t, c, sid, "escape and wait")
-	evs := until(t, c, proto.EventApprovalRequested)
-	if err := c.Send(&proto.ApprovalResolve{SessionID: sid, ApprovalID: last[*proto.ApprovalRequested](t, evs).ApprovalID, Approved: true}); err != nil {
-		t.Fatal(err)
-	}
+	approveNext(t, c, sid)
 	escapee := testutil.WaitPID(t, pidFile, 10*time.Second)
 	if err := d.cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)

@@ -22,11 +22,7 @@ func TestInterruptedTurnStaysInContext(t *testing.T) {
 	sid := in.startSession(c, proto.SessionStart{Origin: proto.OriginTUI}).SessionID
 	fm.Script(modeltest.ToolCall("c1", "bash", `{"command":"echo partial-output-7; sleep 30"}`))
 	sendTurn(t, c, sid, "start the long job")
-	evs := until(t, c, proto.EventApprovalRequested)
-	appr := last[*proto.ApprovalRequested](t, evs)
-	if err := c.Send(&proto.ApprovalResolve{SessionID: sid, ApprovalID: appr.ApprovalID, Approved: true}); err != nil {
-		t.Fatal(err)
-	}
+	appr := approveNext(t, c, sid)
 	until(t, c, proto.EventToolStarted)
 	if err := c.Send(&proto.TurnCancel{SessionID: sid, TurnID: appr.TurnID}); err != nil {
 		t.Fatal(err)

@@ -41,10 +41,7 @@ func TestStdioEOFCancelsTurn(t *testing.T) {
 	}
 	sid := in.startSession(c, proto.SessionStart{}).SessionID
 	sendTurn(t, c, sid, "sleep")
-	appr := until(t, c, proto.EventApprovalRequested)
-	if err := c.Send(&proto.ApprovalResolve{SessionID: sid, ApprovalID: last[*proto.ApprovalRequested](t, appr).ApprovalID, Approved: true}); err != nil {
-		t.Fatal(err)
-	}
+	approveNext(t, c, sid)
 	until(t, c, proto.EventToolStarted)
 	pid, err := strconv.Atoi(testutil.WaitLine(t, filepath.Join(in.ws, "pid.txt"), 30*time.Second))
 	if err != nil || processGone(pid) {

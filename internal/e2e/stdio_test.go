@@ -151,9 +151,7 @@ func TestStdioWebFetchApproval(t *testing.T) {
 					if ev.Risk != "network" || ev.Name != "web_fetch" || ev.CallID != "w1" || !strings.Contains(ev.Summary, tc.url) {
 						t.Errorf("approval.requested = %+v, want web_fetch w1 with risk network naming %s", ev, tc.url)
 					}
-					if err := c.Send(&proto.ApprovalResolve{SessionID: sid, ApprovalID: ev.ApprovalID, Approved: true}); err != nil {
-						t.Fatal(err)
-					}
+					approve(t, c, sid, ev.ApprovalID)
 				}
 				if ev, ok := ev.(*proto.ToolStarted); ok && !strings.Contains(ev.Summary, tc.url) {
 					t.Errorf("tool.started = %+v, want the full URL in its summary", ev)
