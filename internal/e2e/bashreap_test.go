@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"syscall"
 	"testing"
 	"time"
 
@@ -41,13 +40,7 @@ func killedDaemonBashReaped(t *testing.T, tracking string, records int) {
 	fm.Script(modeltest.ToolCall("c1", "bash", jsonString(t, map[string]string{"command": cmd})))
 	d := in.startDaemon(in.env)
 	if tracking == "cgroup" {
-		// Should the test fail, the killed daemon's leaves go once the
-		// processes the test started are killed (cleanups run last first).
-		t.Cleanup(func() {
-			for _, l := range leakedLeaves(t, d.cmd.Process.Pid) {
-				_ = os.Remove(filepath.Join(ownCgroupDir(t), l))
-			}
-		})
+		removeLeavesAtCleanup(t, d)
 	}
 	c := in.connect()
 	sid := in.startSession(c, proto.SessionStart{}).SessionID
@@ -62,13 +55,7 @@ func killedDaemonBashReaped(t *testing.T, tracking string, records int) {
 		t.Errorf("call records while the call runs under %s: %v, want %d", tracking, ents, records)
 	}
 
-	if err := d.cmd.Process.Signal(syscall.SIGKILL); err != nil {
-		t.Fatal(err)
-	}
-	if !d.wait(5 * time.Second) {
-		t.Fatal("the daemon did not die of SIGKILL")
-	}
-	time.Sleep(300 * time.Millisecond)
+	d.killLeavingChildren(t)
 	for _, p := range pids {
 		if !testutil.AnyRunning(p) {
 			t.Fatalf("process %d ended with the daemon; the test needs survivors", p)

@@ -78,6 +78,20 @@ func (d *daemonProc) wait(limit time.Duration) bool {
 	}
 }
 
+// killLeavingChildren SIGKILLs the daemon alone (not its process group,
+// unlike kill) and waits until it died and a little longer, for its
+// children to be reparented.
+func (d *daemonProc) killLeavingChildren(t *testing.T) {
+	t.Helper()
+	if err := d.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	if !d.wait(5 * time.Second) {
+		t.Fatal("the daemon did not die of SIGKILL")
+	}
+	time.Sleep(300 * time.Millisecond)
+}
+
 // exitCode is the daemon's exit status (-1 when killed by a signal).
 func (d *daemonProc) exitCode() int {
 	var ee *exec.ExitError

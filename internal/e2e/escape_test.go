@@ -91,6 +91,17 @@ func leakedLeaves(t *testing.T, pid int) []string {
 	return out
 }
 
+// removeLeavesAtCleanup removes the cgroup leaves the daemon d left when
+// the test ends: should the test fail with d killed, they go once the
+// processes the test started are killed (cleanups run last first).
+func removeLeavesAtCleanup(t *testing.T, d *daemonProc) {
+	t.Cleanup(func() {
+		for _, l := range leakedLeaves(t, d.cmd.Process.Pid) {
+			_ = os.Remove(filepath.Join(ownCgroupDir(t), l))
+		}
+	})
+}
+
 // ownCgroupDir is the cgroup v2 directory of this process ("" without
 // one).
 func ownCgroupDir(t *testing.T) string {
@@ -274,25 +285,13 @@ func killedDaemonLeafReaped(t *testing.T, next string) {
 	pidFile := filepath.Join(in.ws, "escapee.pid")
 	fm.Script(modeltest.ToolCall("c1", "bash", jsonString(t, map[string]string{"command": escapeCommand(pidFile) + "; sleep 600"})))
 	d := in.startDaemon(in.env)
-	// Should the test fail, the killed daemon's leaves go once the
-	// processes the test started are killed (cleanups run last first).
-	t.Cleanup(func() {
-		for _, l := range leakedLeaves(t, d.cmd.Process.Pid) {
-			_ = os.Remove(filepath.Join(ownCgroupDir(t), l))
-		}
-	})
+	removeLeavesAtCleanup(t, d)
 	c := in.connect()
 	sid := in.startSession(c, proto.SessionStart{}).SessionID
 	sendTurn(t, c, sid, "escape and wait")
 	approveNext(t, c, sid)
 	escapee := testutil.WaitPID(t, pidFile, 10*time.Second)
-	if err := d.cmd.Process.Signal(syscall.SIGKILL); err != nil {
-		t.Fatal(err)
-	}
-	if !d.wait(5 * time.Second) {
-		t.Fatal("the daemon did not die of SIGKILL")
-	}
-	time.Sleep(300 * time.Millisecond)
+	d.killLeavingChildren(t)
 	if !testutil.Running(escapee) {
 		t.Fatalf("escapee %d ended with the daemon; the test needs a survivor", escapee)
 	}
