@@ -61,10 +61,7 @@ func TestImagesStoredByPathAndHash(t *testing.T) {
 	writeFile(t, ws, "notes.png", "not a picture\n")
 
 	c, end := connect(t, srv)
-	started, err := c.StartSession(t.Context(), proto.SessionStart{Cwd: ws})
-	if err != nil {
-		t.Fatal(err)
-	}
+	started := startSession(t, c, ws)
 	sid := started.SessionID
 	if _, ok := startImages(t, c, sid, "what is this?", "shot.png").(*proto.TurnCompleted); !ok {
 		t.Fatal("the turn with an image did not complete")
@@ -74,7 +71,7 @@ func TestImagesStoredByPathAndHash(t *testing.T) {
 		t.Fatalf("the model got images %+v, want shot.png's bytes", got)
 	}
 
-	_, err = c.Call(t.Context(), &proto.TurnStart{SessionID: sid, Prompt: "and this?", Images: []proto.Image{{Path: "notes.png"}}})
+	_, err := c.Call(t.Context(), &proto.TurnStart{SessionID: sid, Prompt: "and this?", Images: []proto.Image{{Path: "notes.png"}}})
 	var re *client.RequestError
 	if !errors.As(err, &re) || re.Code != proto.ErrInvalidRequest || !strings.Contains(re.Message, filepath.Join(ws, "notes.png")) || !strings.Contains(re.Message, "text/plain") {
 		t.Fatalf("turn.start with a text file as image: %v, want invalid_request naming it and its type", err)
@@ -144,10 +141,7 @@ func TestMentionedImageStored(t *testing.T) {
 	writeFile(t, ws, "dot.gif", gif)
 
 	c, end := connect(t, srv)
-	started, err := c.StartSession(t.Context(), proto.SessionStart{Cwd: ws})
-	if err != nil {
-		t.Fatal(err)
-	}
+	started := startSession(t, c, ws)
 	sid := started.SessionID
 	if err := c.Send(&proto.TurnStart{SessionID: sid, Prompt: "compare @shot.png", Images: []proto.Image{{Path: "dot.gif"}}}); err != nil {
 		t.Fatal(err)

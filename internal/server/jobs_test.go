@@ -22,10 +22,7 @@ func TestReportDoor(t *testing.T) {
 	}
 	srv, ws := newTestServer(t, fake, "")
 	c, end := connect(t, srv)
-	started, err := c.StartSession(t.Context(), proto.SessionStart{Cwd: ws})
-	if err != nil {
-		t.Fatal(err)
-	}
+	started := startSession(t, c, ws)
 	sid := started.SessionID
 	turn(t, c, sid, "start")
 	srv.Report(server.JobReport{Session: sid, Job: "job-1", Agent: "codex", Status: "completed", Text: "[scv] job-1 (codex) completed: stale-marker",

@@ -35,6 +35,16 @@ func connect(t testing.TB, srv *server.Server) (*client.Conn, func()) {
 	return c, end
 }
 
+// startSession starts a session in ws; an error fails the test.
+func startSession(t testing.TB, c *client.Conn, ws string) *proto.SessionStarted {
+	t.Helper()
+	started, err := c.StartSession(t.Context(), proto.SessionStart{Cwd: ws})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return started
+}
+
 // turn runs one prompt to its terminal event and returns that event.
 func turn(t testing.TB, c *client.Conn, sid, prompt string) proto.Event {
 	t.Helper()
@@ -84,10 +94,7 @@ func TestResumeContinuesTheConversation(t *testing.T) {
 		srv, ws := newTestServer(t, fake, "[tools]\napproval_policy = \"never\"\n")
 		writeFile(t, ws, "a.txt", "alpha\n")
 		c, end := connect(t, srv)
-		started, err := c.StartSession(t.Context(), proto.SessionStart{Cwd: ws})
-		if err != nil {
-			t.Fatal(err)
-		}
+		started := startSession(t, c, ws)
 		sid := started.SessionID
 		turn(t, c, sid, "read a.txt")
 		turn(t, c, sid, "and?")
@@ -129,10 +136,7 @@ func TestForkRewindsTheHistory(t *testing.T) {
 	}
 	srv, ws := newTestServer(t, fake, "")
 	c, _ := connect(t, srv)
-	started, err := c.StartSession(t.Context(), proto.SessionStart{Cwd: ws})
-	if err != nil {
-		t.Fatal(err)
-	}
+	started := startSession(t, c, ws)
 	turn(t, c, started.SessionID, "first prompt")
 	turn(t, c, started.SessionID, "second prompt")
 	list, err := client.CallFor[*proto.SessionTurnsReply](t.Context(), c, &proto.SessionTurnsRequest{SessionID: started.SessionID})
@@ -202,10 +206,7 @@ func TestResumedSessionFitsAFrame(t *testing.T) {
 	}
 	srv, ws := newTestServerFrame(t, fake, 16<<10)
 	c, end := connect(t, srv)
-	started, err := c.StartSession(t.Context(), proto.SessionStart{Cwd: ws})
-	if err != nil {
-		t.Fatal(err)
-	}
+	started := startSession(t, c, ws)
 	for i := range 12 {
 		turn(t, c, started.SessionID, "prompt "+string(rune('a'+i)))
 	}
