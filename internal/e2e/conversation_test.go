@@ -124,9 +124,7 @@ func TestConversationSurvivesDaemonRestart(t *testing.T) {
 	fm.Script(modeltest.Text("went on"))
 	in.startDaemon(in.env)
 	c = in.connect()
-	if _, err := client.CallFor[*proto.SessionResumed](t.Context(), c, &proto.SessionResume{SessionID: sid}); err != nil {
-		t.Fatalf("session.resume: %v", err)
-	}
+	resume(t, c, sid)
 	sendTurn(t, c, sid, "continue the delegation")
 	evs = approveAndComplete(t, c, sid)
 	r = delegated(t, evs)

@@ -145,6 +145,16 @@ func (in *instance) startSession(c *client.Conn, s proto.SessionStart) *proto.Se
 	return ev
 }
 
+// resume resumes the stored session sid on c; an error fails the test.
+func resume(t *testing.T, c *client.Conn, sid string) *proto.SessionResumed {
+	t.Helper()
+	res, err := client.CallFor[*proto.SessionResumed](t.Context(), c, &proto.SessionResume{SessionID: sid})
+	if err != nil {
+		t.Fatalf("session.resume: %v", err)
+	}
+	return res
+}
+
 // sendTurn starts a turn.
 func sendTurn(t *testing.T, c *client.Conn, sid, prompt string) {
 	t.Helper()

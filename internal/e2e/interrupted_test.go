@@ -4,7 +4,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/scv-agent/scv/internal/client"
 	"github.com/scv-agent/scv/internal/model/modeltest"
 	"github.com/scv-agent/scv/internal/proto"
 )
@@ -53,9 +52,7 @@ func TestInterruptedTurnStaysInContext(t *testing.T) {
 	}
 	in.startDaemon(in.env)
 	c = in.connect()
-	if _, err := client.CallFor[*proto.SessionResumed](t.Context(), c, &proto.SessionResume{SessionID: sid}); err != nil {
-		t.Fatalf("resume: %v", err)
-	}
+	resume(t, c, sid)
 	fm.Script(modeltest.Text("still known"))
 	sendTurn(t, c, sid, "what happened?")
 	until(t, c, proto.EventTurnCompleted)

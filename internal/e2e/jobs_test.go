@@ -128,9 +128,7 @@ func TestBackgroundJobReportedWhileDetached(t *testing.T) {
 
 	fm.Script(modeltest.Text("noted"))
 	c = in.connect()
-	if _, err := client.CallFor[*proto.SessionResumed](t.Context(), c, &proto.SessionResume{SessionID: sid}); err != nil {
-		t.Fatalf("session.resume: %v", err)
-	}
+	resume(t, c, sid)
 	if rep := last[*proto.JobReported](t, until(t, c, proto.EventJobReported)); rep.Job != "job-1" || rep.Status != "completed" {
 		t.Errorf("job.reported after the resume = %+v", rep)
 	}
@@ -269,9 +267,7 @@ func TestBackgroundJobsStopWithSessionAndDaemon(t *testing.T) {
 	fm.Script(modeltest.Text("noted"))
 	in.startDaemon(in.env)
 	c = in.connect()
-	if _, err := client.CallFor[*proto.SessionResumed](t.Context(), c, &proto.SessionResume{SessionID: b}); err != nil {
-		t.Fatalf("session.resume: %v", err)
-	}
+	resume(t, c, b)
 	sendTurn(t, c, b, "what happened?")
 	until(t, c, proto.EventTurnCompleted)
 	if !lastRequestHas(fm, "[scv] job-1 (codex) cancelled (SCV stopped)") {

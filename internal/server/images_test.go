@@ -104,10 +104,7 @@ func TestImagesStoredByPathAndHash(t *testing.T) {
 		t.Fatal(err)
 	}
 	c, _ = connect(t, srv)
-	res, err := client.CallFor[*proto.SessionResumed](t.Context(), c, &proto.SessionResume{SessionID: sid})
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := resume(t, c, sid)
 	if len(res.Turns) != 1 || len(res.Turns[0].Images) != 1 {
 		t.Fatalf("session.resumed turns %+v, want one with one image", res.Turns)
 	}
@@ -168,10 +165,7 @@ func TestMentionedImageStored(t *testing.T) {
 	end()
 
 	c, _ = connect(t, srv)
-	res, err := client.CallFor[*proto.SessionResumed](t.Context(), c, &proto.SessionResume{SessionID: sid})
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := resume(t, c, sid)
 	if len(res.Turns) != 1 || len(res.Turns[0].Images) != 2 {
 		t.Fatalf("session.resumed turns %+v, want one with two images", res.Turns)
 	}

@@ -45,6 +45,16 @@ func startSession(t testing.TB, c *client.Conn, ws string) *proto.SessionStarted
 	return started
 }
 
+// resume resumes the stored session sid on c; an error fails the test.
+func resume(t testing.TB, c *client.Conn, sid string) *proto.SessionResumed {
+	t.Helper()
+	res, err := client.CallFor[*proto.SessionResumed](t.Context(), c, &proto.SessionResume{SessionID: sid})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
 // turn runs one prompt to its terminal event and returns that event.
 func turn(t testing.TB, c *client.Conn, sid, prompt string) proto.Event {
 	t.Helper()
@@ -88,7 +98,7 @@ func TestResumeContinuesTheConversation(t *testing.T) {
 		fake.Script(modeltest.Text("second"))
 		fake.Script(modeltest.Text("third"))
 	}
-	run := func(resume bool) string {
+	run := func(resumed bool) string {
 		fake := modeltest.New(t)
 		script(fake)
 		srv, ws := newTestServer(t, fake, "[tools]\napproval_policy = \"never\"\n")
@@ -98,13 +108,10 @@ func TestResumeContinuesTheConversation(t *testing.T) {
 		sid := started.SessionID
 		turn(t, c, sid, "read a.txt")
 		turn(t, c, sid, "and?")
-		if resume {
+		if resumed {
 			end()
 			c, _ = connect(t, srv)
-			ev, err := client.CallFor[*proto.SessionResumed](t.Context(), c, &proto.SessionResume{SessionID: sid})
-			if err != nil {
-				t.Fatal(err)
-			}
+			ev := resume(t, c, sid)
 			if len(ev.Turns) != 2 || ev.Turns[0].Prompt != "read a.txt" || ev.Seq == 0 {
 				t.Fatalf("session.resumed turns = %+v, seq %d", ev.Turns, ev.Seq)
 			}
@@ -212,10 +219,7 @@ func TestResumedSessionFitsAFrame(t *testing.T) {
 	}
 	end()
 	c, _ = connect(t, srv)
-	ev, err := client.CallFor[*proto.SessionResumed](t.Context(), c, &proto.SessionResume{SessionID: started.SessionID})
-	if err != nil {
-		t.Fatal(err)
-	}
+	ev := resume(t, c, started.SessionID)
 	if len(ev.Turns) == 0 || len(ev.Turns) >= 12 || ev.Before != ev.Turns[0].N {
 		t.Fatalf("resumed %d turns with before %d; want the newest that fit and a cursor", len(ev.Turns), ev.Before)
 	}
