@@ -69,11 +69,7 @@ func TestDaemonSIGTERMStopsDelegations(t *testing.T) {
 	if !d.wait(6 * time.Second) {
 		t.Fatalf("daemon still running 6 s after SIGTERM; stderr:\n%s", d.stderr)
 	}
-	deadline := time.Now().Add(2500 * time.Millisecond)
-	for time.Now().Before(deadline) && testutil.AnyRunning(pids...) {
-		time.Sleep(20 * time.Millisecond)
-	}
-	if testutil.AnyRunning(pids...) {
+	if !testutil.WaitGone(2500*time.Millisecond, pids...) {
 		t.Fatalf("delegated processes %v survived the daemon's SIGTERM", pids)
 	}
 	if ents, _ := os.ReadDir(filepath.Join(in.home, "run", "delegations")); len(ents) != 0 {

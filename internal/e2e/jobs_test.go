@@ -88,11 +88,7 @@ func detached(t *testing.T, in *instance) {
 // gone waits for pids to be gone, at most the 2 s grace and a margin.
 func gone(t *testing.T, what string, pids []int) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for time.Now().Before(deadline) && testutil.AnyRunning(pids...) {
-		time.Sleep(20 * time.Millisecond)
-	}
-	if testutil.AnyRunning(pids...) {
+	if !testutil.WaitGone(5*time.Second, pids...) {
 		t.Fatalf("%s: processes %v survived", what, pids)
 	}
 }

@@ -155,11 +155,7 @@ func TestDaemonMCPSharedAndStopped(t *testing.T) {
 	if !d.wait(6 * time.Second) {
 		t.Fatalf("daemon still running after scv stop; stderr:\n%s", d.stderr)
 	}
-	deadline := time.Now().Add(2500 * time.Millisecond)
-	for time.Now().Before(deadline) && testutil.AnyRunning(pids...) {
-		time.Sleep(20 * time.Millisecond)
-	}
-	if testutil.AnyRunning(pids...) {
+	if !testutil.WaitGone(2500*time.Millisecond, pids...) {
 		t.Fatalf("MCP processes %v survived the daemon's stop; stderr:\n%s", pids, d.stderr)
 	}
 	if !strings.Contains(d.stderr.String(), "mcp server started") {
