@@ -349,19 +349,6 @@ func TestStopEndsRun(t *testing.T) {
 	}
 }
 
-// processGone reports whether pid no longer runs (gone or a zombie).
-func processGone(pid int) bool {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return true
-	}
-	s := string(b)
-	if i := strings.LastIndexByte(s, ')'); i >= 0 && len(s) > i+2 {
-		return s[i+2] == 'Z'
-	}
-	return false
-}
-
 func TestStartStop(t *testing.T) {
 	in := newInstance(t, providerConfig("http://127.0.0.1:9"))
 	r := in.run(in.env, "", "start")
@@ -370,11 +357,7 @@ func TestStartStop(t *testing.T) {
 		t.Fatalf("scv start: exit %d stdout %q stderr %q", r.code, r.stdout, r.stderr)
 	}
 	pid, _ := strconv.Atoi(m[1])
-	t.Cleanup(func() {
-		if !processGone(pid) {
-			_ = syscall.Kill(pid, syscall.SIGKILL)
-		}
-	})
+	testutil.KillAtCleanup(t, pid)
 	if st := in.status(t); !st.Running || st.PID != pid {
 		t.Errorf("status after scv start: %+v, want running pid %d", st, pid)
 	}
@@ -389,11 +372,7 @@ func TestStartStop(t *testing.T) {
 	if r.code != 0 || !strings.Contains(r.stdout, "stopped") {
 		t.Fatalf("scv stop: exit %d stdout %q stderr %q", r.code, r.stdout, r.stderr)
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for !processGone(pid) && time.Now().Before(deadline) {
-		time.Sleep(20 * time.Millisecond)
-	}
-	if !processGone(pid) {
+	if !testutil.WaitGone(10*time.Second, pid) {
 		t.Errorf("daemon pid %d still runs 10 s after scv stop", pid)
 	}
 	if _, err := os.Lstat(in.socket()); !errors.Is(err, os.ErrNotExist) {
@@ -433,11 +412,7 @@ func TestSCVHomeFromEnv(t *testing.T) {
 		t.Fatalf("scv start printed no pid: %q", r.stdout)
 	}
 	pid, _ := strconv.Atoi(m[1])
-	t.Cleanup(func() {
-		if !processGone(pid) {
-			_ = syscall.Kill(pid, syscall.SIGKILL)
-		}
-	})
+	testutil.KillAtCleanup(t, pid)
 	for _, p := range []string{in.socket(), filepath.Join(in.home, "server.lock"), filepath.Join(in.home, "logs", "daemon.log")} {
 		if !fileExists(p) {
 			t.Errorf("%s missing", p)
@@ -508,7 +483,7 @@ func TestStartRelativeHome(t *testing.T) {
 		// Contain the bug if it comes back: the daemon logs its pid.
 		if log, err := os.ReadFile(filepath.Join(home, "logs", "daemon.log")); err == nil {
 			if m := regexp.MustCompile(`pid=(\d+)`).FindSubmatch(log); m != nil {
-				if pid, _ := strconv.Atoi(string(m[1])); pid > 0 && !processGone(pid) {
+				if pid, _ := strconv.Atoi(string(m[1])); pid > 0 && testutil.Running(pid) {
 					_ = syscall.Kill(pid, syscall.SIGKILL)
 				}
 			}
