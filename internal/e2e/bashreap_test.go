@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -37,7 +36,7 @@ func killedDaemonBashReaped(t *testing.T, tracking string, records int) {
 	pidFile := filepath.Join(in.ws, "pids")
 	// Each process writes its own PID (setsid may fork, so $! is not it).
 	cmd := fmt.Sprintf(`echo $$ >> %[1]s; sh -c 'echo $$ >> %[1]s; exec sleep 1040' & setsid sh -c 'echo $$ >> %[1]s; exec sleep 1041' & sh -c 'echo $$ >> %[1]s; exec sleep 1042'`, pidFile)
-	fm.Script(modeltest.ToolCall("c1", "bash", jsonString(t, map[string]string{"command": cmd})))
+	fm.Script(modeltest.ToolCall("c1", "bash", testutil.JSON(map[string]string{"command": cmd})))
 	d := in.startDaemon(in.env)
 	if tracking == "cgroup" {
 		removeLeavesAtCleanup(t, d)
@@ -96,13 +95,4 @@ func killedDaemonBashReaped(t *testing.T, tracking string, records int) {
 	if l := leakedLeaves(t, d.cmd.Process.Pid); len(l) > 0 {
 		t.Errorf("leaves of the killed daemon left after the restart: %v", l)
 	}
-}
-
-func jsonString(t *testing.T, v any) string {
-	t.Helper()
-	b, err := json.Marshal(v)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
 }

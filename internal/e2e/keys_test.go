@@ -11,6 +11,7 @@ import (
 
 	"github.com/scv-agent/scv/internal/model/modeltest"
 	"github.com/scv-agent/scv/internal/proto"
+	"github.com/scv-agent/scv/internal/testutil"
 )
 
 // fakeKey is the provider key of these tests, in a variable whose name
@@ -91,7 +92,7 @@ func TestProviderKeyRedacted(t *testing.T) {
 	t.Run("progress", func(t *testing.T) {
 		fm := modeltest.New(t)
 		cmd := `for i in 1 2 3 4; do echo "using $FAKE_KEY"; sleep 0.3; echo "lower $(printf %s "$FAKE_KEY" | tr A-Z a-z)"; sleep 0.3; done`
-		fm.Script(modeltest.ToolCall("c1", "bash", jsonString(t, map[string]string{"command": cmd})))
+		fm.Script(modeltest.ToolCall("c1", "bash", testutil.JSON(map[string]string{"command": cmd})))
 		fm.Script(modeltest.Text("ok"))
 		in := newInstance(t, keyConfig(fm.URL(), "[tools]", "bash_env_remove = []"))
 		r := in.runOK(in.withEnv("FAKE_KEY="+fakeKey), "", "exec", "--yes", "--json", "go")

@@ -43,7 +43,7 @@ func TestSandboxThroughDaemon(t *testing.T) {
 		{"scv-tools", fmt.Sprintf(`%s --scv-home %s tools call --yes bash '{"command":"echo x > %s/new"}'`, scvBin, in.home, outside)},
 	}
 	for _, a := range attempts {
-		fm.Script(modeltest.ToolCall(a.id, "bash", jsonString(t, map[string]string{"command": a.command})))
+		fm.Script(modeltest.ToolCall(a.id, "bash", testutil.JSON(map[string]string{"command": a.command})))
 	}
 	fm.Script(modeltest.ToolCall("allowed", "bash", `{"command":"echo ok > inside.txt && cat a.txt"}`))
 	fm.Script(modeltest.Text("done"))
