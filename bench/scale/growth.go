@@ -216,36 +216,16 @@ func writeFiles(ws string, turns, size int) error {
 // growthTurn runs one turn and returns how many model requests it made
 // (assistant messages completed); compacted counts context.compacted events.
 func growthTurn(ctx context.Context, c *client.Conn, sid string, compacted *int) (int, error) {
-	if err := c.Send(&proto.TurnStart{SessionID: sid, Prompt: "go on"}); err != nil {
-		return 0, err
-	}
 	steps := 0
-	for {
-		select {
-		case <-ctx.Done():
-			return steps, ctx.Err()
-		case ev, ok := <-c.Events():
-			if !ok {
-				return steps, fmt.Errorf("connection ended: %v", c.Err())
-			}
-			switch e := ev.(type) {
-			case *proto.AssistantCompleted:
-				steps++
-			case *proto.ContextCompacted:
-				*compacted++
-			case *proto.ApprovalRequested:
-				if err := c.Send(&proto.ApprovalResolve{SessionID: sid, ApprovalID: e.ApprovalID, Approved: true}); err != nil {
-					return steps, err
-				}
-			case *proto.TurnCompleted:
-				return steps, nil
-			case *proto.TurnFailed:
-				return steps, fmt.Errorf("turn failed: %+v", e)
-			case *proto.Error:
-				return steps, fmt.Errorf("error: %s: %s", e.Code, e.Message)
-			}
+	_, err := benchd.WatchTurn(ctx, c, sid, "go on", func(ev proto.Event) {
+		switch ev.(type) {
+		case *proto.AssistantCompleted:
+			steps++
+		case *proto.ContextCompacted:
+			*compacted++
 		}
-	}
+	})
+	return steps, err
 }
 
 // window is the turns [from, to) (0-based).

@@ -1,7 +1,6 @@
 package acp_test
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -10,7 +9,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -53,22 +51,7 @@ func TestMain(m *testing.M) {
 // connection to the same server first (a stored session to load; $S1
 // names it).
 func TestConversations(t *testing.T) {
-	files, err := filepath.Glob("testdata/conversations/*.txtar")
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no conversations: %v", err)
-	}
-	for _, f := range files {
-		t.Run(strings.TrimSuffix(filepath.Base(f), ".txtar"), func(t *testing.T) { runConversation(t, f) })
-	}
-}
-
-func section(a *txtar.Archive, name string) (string, bool) {
-	for _, f := range a.Files {
-		if f.Name == name {
-			return string(f.Data), true
-		}
-	}
-	return "", false
+	testutil.RunArchives(t, "testdata/conversations/*.txtar", runConversation)
 }
 
 // harness is one conversation's server, fake model and workspace.
@@ -87,18 +70,8 @@ type harness struct {
 
 func newHarness(t *testing.T, a *txtar.Archive) *harness {
 	fake := modeltest.New(t)
-	if js, ok := section(a, "model.json"); ok {
-		p := filepath.Join(t.TempDir(), "model.json")
-		if err := os.WriteFile(p, []byte(js), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		steps, err := modeltest.LoadScript(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, s := range steps {
-			fake.Script(s...)
-		}
+	if js, ok := testutil.Section(a, "model.json"); ok {
+		testutil.ScriptModel(t, fake, js)
 	}
 	fake.Models = []string{"gpt-4.1-mini", "gpt-5"}
 	h := &harness{t: t, home: t.TempDir(), ws: testutil.TempDir(t), fake: fake}
@@ -110,16 +83,12 @@ func newHarness(t *testing.T, a *txtar.Archive) *harness {
 	}
 	b, _ := json.Marshal(vars)
 	h.mcpCmd, h.mcpEnv = cmd, string(b)
-	for _, f := range a.Files {
-		if name, ok := strings.CutPrefix(f.Name, "ws/"); ok {
-			testutil.WriteFile(t, filepath.Join(h.ws, name), string(f.Data))
-		}
-	}
-	extra, _ := section(a, "config.toml")
+	testutil.ArchiveFiles(t, a, "ws/", h.ws)
+	extra, _ := testutil.Section(a, "config.toml")
 	cfg := fmt.Sprintf("[providers.openai]\nbase_url = %q\nmax_retries = 0\n%s", fake.URL(), extra)
 	testutil.WriteFile(t, filepath.Join(h.home, "config.toml"), cfg)
 	h.env = map[string]string{"OPENAI_API_KEY": "sk-test-key", "HOME": h.home, "PATH": os.Getenv("PATH")}
-	if _, ok := section(a, "no-key"); ok {
+	if _, ok := testutil.Section(a, "no-key"); ok {
 		delete(h.env, "OPENAI_API_KEY")
 	}
 	h.ap = app.New(app.Options{Layout: paths.Layout{Home: h.home}, Env: h.env})
@@ -233,7 +202,7 @@ func runConversation(t *testing.T, file string) {
 	h := newHarness(t, a)
 	n := &normaliser{ws: h.ws, home: h.home, names: map[string]string{}, reals: map[string]string{},
 		vars: map[string]string{"$MCP_CMD": h.mcpCmd, "$MCP_ENV": h.mcpEnv}}
-	script, _ := section(a, "script")
+	script, _ := testutil.Section(a, "script")
 	lines := strings.Split(script, "\n")
 	// "turn" lines come first: they make the stored session.
 	var prompts []string
@@ -256,62 +225,45 @@ func runConversation(t *testing.T, file string) {
 		served <- acp.Serve(t.Context(), conn, inR, outW, h.options())
 		outW.Close()
 	}()
-	var mu sync.Mutex
-	var got []string
 	var lastRequest string
-	arrived := make(chan struct{}, 1)
-	readDone := make(chan struct{})
-	go func() {
-		defer close(readDone)
-		sc := bufio.NewScanner(outR)
-		sc.Buffer(make([]byte, 1<<20), 16<<20)
-		for sc.Scan() {
-			line := sc.Text()
-			var m struct {
-				ID     json.RawMessage `json:"id"`
-				Method string          `json:"method"`
-			}
-			_ = json.Unmarshal([]byte(line), &m)
-			mu.Lock()
-			if m.Method != "" && len(m.ID) > 0 {
-				lastRequest = string(m.ID)
-			}
-			// A progress line depends on timing (at most two a second),
-			// so it is left out, like tool.progress in the server's
-			// conversations.
-			if !progressLine.MatchString(line) {
-				got = append(got, n.normalise(line))
-			}
-			mu.Unlock()
-			select {
-			case arrived <- struct{}{}:
-			default:
-			}
+	out := testutil.ReadLines(outR, func(line string) (string, bool) {
+		var m struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
 		}
-	}()
+		_ = json.Unmarshal([]byte(line), &m)
+		if m.Method != "" && len(m.ID) > 0 {
+			lastRequest = string(m.ID)
+		}
+		// A progress line depends on timing (at most two a second), so it
+		// is left out, like tool.progress in the server's conversations.
+		if progressLine.MatchString(line) {
+			return "", false
+		}
+		return n.normalise(line), true
+	})
+	h.play(lines, n, inW, out, &lastRequest)
+	inW.Close()
+	testutil.WaitServed(t, served, 30*time.Second)
+	got := out.Wait()
+	stopServer()
+	h.check(a)
+	testutil.GoldenSection(t, file, a, "want", strings.Join(got, "\n")+"\n")
+}
+
+// play sends the script's lines to scv acp and waits as they say;
+// lastRequest (read under out's lock) is the id of the last request scv
+// acp sent.
+func (h *harness) play(lines []string, n *normaliser, in io.Writer, out *testutil.LineLog, lastRequest *string) {
+	t := h.t
 	send := func(s string) {
-		if _, err := io.WriteString(inW, s+"\n"); err != nil {
+		if _, err := io.WriteString(in, s+"\n"); err != nil {
 			t.Fatalf("send: %v", err)
 		}
 	}
-	waitFor := func(what string, ok func() bool) {
-		deadline := time.After(30 * time.Second)
-		for {
-			mu.Lock()
-			done := ok()
-			mu.Unlock()
-			if done {
-				return
-			}
-			select {
-			case <-arrived:
-			case <-time.After(10 * time.Millisecond):
-			case <-deadline:
-				mu.Lock()
-				defer mu.Unlock()
-				t.Fatalf("timed out waiting for %s; got so far:\n%s", what, strings.Join(got, "\n"))
-			}
-		}
+	locked := func(f func() string) (s string) {
+		out.Locked(func() { s = f() })
+		return s
 	}
 	seen := 0
 	for _, raw := range lines {
@@ -319,20 +271,14 @@ func runConversation(t *testing.T, file string) {
 		switch {
 		case line == "" || strings.HasPrefix(line, "#") || strings.HasPrefix(line, "turn "):
 		case strings.HasPrefix(line, "> "):
-			mu.Lock()
-			s := n.expand(strings.TrimPrefix(line, "> "))
-			mu.Unlock()
-			send(s)
+			send(locked(func() string { return n.expand(strings.TrimPrefix(line, "> ")) }))
 		case strings.HasPrefix(line, "raw "):
 			send(strings.TrimPrefix(line, "raw "))
 		case strings.HasPrefix(line, "answer "):
-			mu.Lock()
-			s := strings.ReplaceAll(strings.TrimPrefix(line, "answer "), "$ID", lastRequest)
-			mu.Unlock()
-			send(s)
+			send(locked(func() string { return strings.ReplaceAll(strings.TrimPrefix(line, "answer "), "$ID", *lastRequest) }))
 		case strings.HasPrefix(line, "wait-for "):
 			text := strings.TrimPrefix(line, "wait-for ")
-			waitFor(text, func() bool {
+			out.WaitFor(t, text, 30*time.Second, func(got []string) bool {
 				for i := seen; i < len(got); i++ {
 					if strings.Contains(got[i], text) {
 						seen = i + 1
@@ -344,42 +290,10 @@ func runConversation(t *testing.T, file string) {
 		case strings.HasPrefix(line, "wait "):
 			var want int
 			fmt.Sscan(strings.TrimPrefix(line, "wait "), &want)
-			waitFor(line, func() bool { return len(got) >= want })
+			out.WaitFor(t, line, 30*time.Second, func(got []string) bool { return len(got) >= want })
 		default:
 			t.Fatalf("bad script line %q", line)
 		}
-	}
-	inW.Close()
-	select {
-	case err := <-served:
-		if err != nil {
-			t.Errorf("Serve: %v", err)
-		}
-	case <-time.After(30 * time.Second):
-		t.Fatal("Serve did not return after EOF")
-	}
-	<-readDone
-	stopServer()
-	out := strings.Join(got, "\n") + "\n"
-	h.check(a)
-	want, _ := section(a, "want")
-	if testutil.Update() {
-		found := false
-		for i := range a.Files {
-			if a.Files[i].Name == "want" {
-				a.Files[i].Data, found = []byte(out), true
-			}
-		}
-		if !found {
-			a.Files = append(a.Files, txtar.File{Name: "want", Data: []byte(out)})
-		}
-		if err := os.WriteFile(file, txtar.Format(a), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	if out != want {
-		t.Errorf("conversation differs (run with -update to accept)\n--- got\n%s--- want\n%s", out, want)
 	}
 }
 
@@ -420,7 +334,7 @@ func (h *harness) storedTurns(prompts []string) {
 // last request's body holds, JSON-escaped, HTML escapes undone).
 func (h *harness) check(a *txtar.Archive) {
 	t := h.t
-	if w, ok := section(a, "want-ws"); ok {
+	if w, ok := testutil.Section(a, "want-ws"); ok {
 		for _, l := range strings.Split(strings.TrimSpace(w), "\n") {
 			name, content, _ := strings.Cut(l, " ")
 			b, err := os.ReadFile(filepath.Join(h.ws, name))
@@ -437,10 +351,10 @@ func (h *harness) check(a *txtar.Archive) {
 		}
 	}
 	reqs := h.fake.Requests()
-	if n, ok := section(a, "model-requests"); ok && fmt.Sprint(len(reqs)) != strings.TrimSpace(n) {
+	if n, ok := testutil.Section(a, "model-requests"); ok && fmt.Sprint(len(reqs)) != strings.TrimSpace(n) {
 		t.Errorf("the fake model got %d requests, want %s", len(reqs), strings.TrimSpace(n))
 	}
-	if w, ok := section(a, "want-request-models"); ok {
+	if w, ok := testutil.Section(a, "want-request-models"); ok {
 		var got []string
 		for _, r := range reqs {
 			got = append(got, fmt.Sprint(r.Body["model"]))
@@ -449,7 +363,7 @@ func (h *harness) check(a *txtar.Archive) {
 			t.Errorf("the fake model's requests named the models\n%s\nwant\n%s", g, strings.TrimSpace(w))
 		}
 	}
-	if w, ok := section(a, "want-last-request-has"); ok {
+	if w, ok := testutil.Section(a, "want-last-request-has"); ok {
 		raw := ""
 		if len(reqs) > 0 {
 			raw = strings.NewReplacer(`\u003c`, "<", `\u003e`, ">", `\u0026`, "&").Replace(string(reqs[len(reqs)-1].Raw))

@@ -1,9 +1,7 @@
 package acp_test
 
 import (
-	"bufio"
 	"encoding/json"
-	"fmt"
 	"net"
 	"os"
 	"os/exec"
@@ -24,8 +22,8 @@ var (
 	testBinErr  error
 )
 
-// scvBinary builds scv once for the tests of this package.
-func scvBinary(t *testing.T) string {
+// scvBinary builds scv once for the tests and benchmarks of this package.
+func scvBinary(t testing.TB) string {
 	t.Helper()
 	testBinOnce.Do(func() {
 		dir, err := os.MkdirTemp("", "scv-acp-test")
@@ -50,9 +48,8 @@ func TestDaemonAttach(t *testing.T) {
 	fake := modeltest.New(t)
 	fake.Models = []string{"gpt-4.1-mini"}
 	fake.Script(modeltest.Text("via the ", "daemon"))
-	home, ws := t.TempDir(), testutil.TempDir(t)
-	testutil.WriteFile(t, filepath.Join(home, "config.toml"), fmt.Sprintf("[providers.openai]\nbase_url = %q\nmax_retries = 0\n", fake.URL()))
-	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "SCV_HOME=" + home, "OPENAI_API_KEY=sk-test-key"}
+	home, env := homeEnv(t, fake)
+	ws := testutil.TempDir(t)
 	daemon := exec.Command(bin, "run")
 	daemon.Env = env
 	daemon.Stderr = &testutil.LockedBuffer{}
@@ -83,72 +80,21 @@ func TestDaemonAttach(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 
-	cmd := exec.Command(bin, "acp", "--daemon")
-	cmd.Env = env
-	in, out := testutil.StartPiped(t, cmd)
-	sc := bufio.NewScanner(out)
-	sc.Buffer(make([]byte, 1<<20), 16<<20)
-	var chunks string
-	call := func(id int, method string, params any) map[string]any {
-		t.Helper()
-		b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "method": method, "params": params})
-		if _, err := in.Write(append(b, '\n')); err != nil {
-			t.Fatal(err)
-		}
-		for sc.Scan() {
-			var m struct {
-				ID     *int            `json:"id"`
-				Method string          `json:"method"`
-				Params json.RawMessage `json:"params"`
-				Result map[string]any  `json:"result"`
-				Error  any             `json:"error"`
-			}
-			if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
-				t.Fatal(err)
-			}
-			if m.Method == "session/update" {
-				var u struct {
-					Update struct {
-						SessionUpdate string `json:"sessionUpdate"`
-						Content       struct {
-							Text string `json:"text"`
-						} `json:"content"`
-					} `json:"update"`
-				}
-				_ = json.Unmarshal(m.Params, &u)
-				if u.Update.SessionUpdate == "agent_message_chunk" {
-					chunks += u.Update.Content.Text
-				}
-			}
-			if m.Method == "" && m.ID != nil && *m.ID == id {
-				if m.Error != nil {
-					t.Fatalf("%s: %v", method, m.Error)
-				}
-				return m.Result
-			}
-		}
-		t.Fatalf("scv acp --daemon ended before answering %s", method)
-		return nil
-	}
-	call(1, "initialize", map[string]any{"protocolVersion": 1})
-	sid, _ := call(2, "session/new", map[string]any{"cwd": ws, "mcpServers": []any{}})["sessionId"].(string)
-	res := call(3, "session/prompt", map[string]any{"sessionId": sid, "prompt": []any{map[string]string{"type": "text", "text": "hi"}}})
-	if res["stopReason"] != "end_turn" || chunks != "via the daemon" {
+	p := startACP(t, bin, env, "--daemon")
+	p.call(t, 1, "initialize", map[string]any{"protocolVersion": 1})
+	sid, _ := p.call(t, 2, "session/new", map[string]any{"cwd": ws, "mcpServers": []any{}})["sessionId"].(string)
+	res := p.call(t, 3, "session/prompt", map[string]any{"sessionId": sid, "prompt": []any{map[string]string{"type": "text", "text": "hi"}}})
+	if res["stopReason"] != "end_turn" || p.chunks != "via the daemon" {
 		for _, r := range fake.Requests() {
 			t.Logf("model request: %.300s", r.Raw)
 		}
-		t.Fatalf("stopReason %v, answer %q", res["stopReason"], chunks)
+		t.Fatalf("stopReason %v, answer %q", res["stopReason"], p.chunks)
 	}
-	list := call(4, "session/list", map[string]any{"cwd": ws})
+	list := p.call(t, 4, "session/list", map[string]any{"cwd": ws})
 	if b, _ := json.Marshal(list); !json.Valid(b) || !containsSession(list, sid) {
 		t.Errorf("session/list through the daemon does not list %s: %v", sid, list)
 	}
-	in.Close()
-	for sc.Scan() {
-	}
-	if err := cmd.Wait(); err != nil {
-		t.Fatalf("scv acp --daemon: %v", err)
-	}
+	p.close(t)
 	// The daemon goes on, and stored the session with origin acp.
 	out2, err := exec.Command(bin, "--scv-home", home, "sessions", "list", "--all", "--json").Output()
 	if err != nil {

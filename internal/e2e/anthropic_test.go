@@ -56,17 +56,11 @@ func TestExecAnthropicToolLoopWithThinking(t *testing.T) {
 	fm.Script(modeltest.Reasoning("Now read."), modeltest.Text("Reading."), modeltest.ToolCall("toolu_2", "read", `{"path":"a.txt"}`))
 	fm.Script(modeltest.Reasoning("Done."), modeltest.Text("All ", "done."), modeltest.CachedUsage(20, 5, 1000, 0))
 	in, env := anthropicInstance(t, anthropicConfig(fm.URL(), `max_retries = 0`, `reasoning_effort = "low"`))
-	r := in.run(env, "", "exec", "--yes", "run the loop")
-	if r.code != 0 {
-		t.Fatalf("exit %d; stderr:\n%s", r.code, r.stderr)
-	}
+	r := in.runOK(env, "", "exec", "--yes", "run the loop")
 	if diff := cmp.Diff("Reading.\nAll done.\n", r.stdout); diff != "" {
 		t.Errorf("stdout (-want +got):\n%s", diff)
 	}
-	reqs := fm.Requests()
-	if len(reqs) != 3 {
-		t.Fatalf("model got %d requests, want 3", len(reqs))
-	}
+	reqs := modelRequests(t, fm, 3)
 	for i, req := range reqs {
 		if req.Wire() != "anthropic" || req.Header.Get("X-Api-Key") != "sk-ant-test" || req.Header.Get("Anthropic-Version") != "2023-06-01" {
 			t.Fatalf("request %d: %s with headers %v", i, req.Path, req.Header)
@@ -154,10 +148,7 @@ func TestExecAnthropicHostedSearch(t *testing.T) {
 	fm.Script(modeltest.Text("Let me search."), modeltest.Citation("https://go.dev/doc/go1.26", "Go 1.26 notes"),
 		modeltest.Text("Go 1.26 is out."), modeltest.Usage(10, 3))
 	in, env := anthropicInstance(t, anthropicConfig(fm.URL(), `max_retries = 0`, "\n[web]\nsearch = \"provider\""))
-	r := in.run(env, "", "exec", "what is new in Go?")
-	if r.code != 0 {
-		t.Fatalf("exit %d; stderr:\n%s", r.code, r.stderr)
-	}
+	r := in.runOK(env, "", "exec", "what is new in Go?")
 	want := "Let me search.\n\nGo 1.26 is out.\n\nSources:\n- https://go.dev/doc/go1.26\n"
 	if diff := cmp.Diff(want, r.stdout); diff != "" {
 		t.Errorf("stdout (-want +got):\n%s", diff)

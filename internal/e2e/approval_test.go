@@ -59,10 +59,7 @@ func TestExecApprovalPolicies(t *testing.T) {
 			if diff := cmp.Diff(tc.asked, asked); diff != "" {
 				t.Errorf("approval notes (-want +got):\n%s\nstderr:\n%s", diff, r.stderr)
 			}
-			reqs := fm.Requests()
-			if len(reqs) != 3 {
-				t.Fatalf("%d model requests, want 3", len(reqs))
-			}
+			reqs := modelRequests(t, fm, 3)
 			bash, _ := callOutput(reqs[1], "c1")
 			read, _ := callOutput(reqs[2], "c2")
 			got := map[string]bool{"bash ran": strings.Contains(bash, "bash-ran"), "read ran": strings.Contains(read, "hello from a.txt"),
@@ -118,10 +115,7 @@ func TestStdioApprovalPerCall(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("call events (-want +got):\n%s", diff)
 	}
-	reqs := fm.Requests()
-	if len(reqs) != 2 {
-		t.Fatalf("%d model requests, want 2", len(reqs))
-	}
+	reqs := modelRequests(t, fm, 2)
 	first, _ := callOutput(reqs[1], "c1")
 	second, _ := callOutput(reqs[1], "c2")
 	if !strings.Contains(first, "first") || !strings.Contains(second, "denied") || strings.Contains(second, "second") {

@@ -1,11 +1,9 @@
 package e2e
 
 import (
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
-	"syscall"
 	"testing"
 	"time"
 
@@ -38,24 +36,15 @@ func killedDaemonBashReaped(t *testing.T, tracking string, records int) {
 	pidFile := filepath.Join(in.ws, "pids")
 	// Each process writes its own PID (setsid may fork, so $! is not it).
 	cmd := fmt.Sprintf(`echo $$ >> %[1]s; sh -c 'echo $$ >> %[1]s; exec sleep 1040' & setsid sh -c 'echo $$ >> %[1]s; exec sleep 1041' & sh -c 'echo $$ >> %[1]s; exec sleep 1042'`, pidFile)
-	fm.Script(modeltest.ToolCall("c1", "bash", jsonString(t, map[string]string{"command": cmd})))
+	fm.Script(modeltest.ToolCall("c1", "bash", testutil.JSON(map[string]string{"command": cmd})))
 	d := in.startDaemon(in.env)
 	if tracking == "cgroup" {
-		// Should the test fail, the killed daemon's leaves go once the
-		// processes the test started are killed (cleanups run last first).
-		t.Cleanup(func() {
-			for _, l := range leakedLeaves(t, d.cmd.Process.Pid) {
-				_ = os.Remove(filepath.Join(ownCgroupDir(t), l))
-			}
-		})
+		removeLeavesAtCleanup(t, d)
 	}
 	c := in.connect()
 	sid := in.startSession(c, proto.SessionStart{}).SessionID
 	sendTurn(t, c, sid, "sleep a while")
-	evs := until(t, c, proto.EventApprovalRequested)
-	if err := c.Send(&proto.ApprovalResolve{SessionID: sid, ApprovalID: last[*proto.ApprovalRequested](t, evs).ApprovalID, Approved: true}); err != nil {
-		t.Fatal(err)
-	}
+	approveNext(t, c, sid)
 	until(t, c, proto.EventToolStarted)
 	pids := testutil.WaitPIDs(t, pidFile, 4, 10*time.Second)
 	if len(pids) < 4 {
@@ -65,13 +54,7 @@ func killedDaemonBashReaped(t *testing.T, tracking string, records int) {
 		t.Errorf("call records while the call runs under %s: %v, want %d", tracking, ents, records)
 	}
 
-	if err := d.cmd.Process.Signal(syscall.SIGKILL); err != nil {
-		t.Fatal(err)
-	}
-	if !d.wait(5 * time.Second) {
-		t.Fatal("the daemon did not die of SIGKILL")
-	}
-	time.Sleep(300 * time.Millisecond)
+	d.killLeavingChildren(t)
 	for _, p := range pids {
 		if !testutil.AnyRunning(p) {
 			t.Fatalf("process %d ended with the daemon; the test needs survivors", p)
@@ -112,13 +95,4 @@ func killedDaemonBashReaped(t *testing.T, tracking string, records int) {
 	if l := leakedLeaves(t, d.cmd.Process.Pid); len(l) > 0 {
 		t.Errorf("leaves of the killed daemon left after the restart: %v", l)
 	}
-}
-
-func jsonString(t *testing.T, v any) string {
-	t.Helper()
-	b, err := json.Marshal(v)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
 }

@@ -1,15 +1,12 @@
 package e2e
 
 import (
-	"bufio"
 	"context"
-	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/exec"
 	"strconv"
-	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -18,6 +15,7 @@ import (
 	"github.com/scv-agent/scv/internal/client"
 	"github.com/scv-agent/scv/internal/model/modeltest"
 	"github.com/scv-agent/scv/internal/proto"
+	"github.com/scv-agent/scv/internal/testutil"
 )
 
 // timedHandler sums the time the fake model spends serving requests (from
@@ -133,26 +131,9 @@ func benchInstance(b *testing.B, root, config string) *instance {
 	return in
 }
 
-// procStatusKB reads a "Name:   N kB" line of /proc/<pid>/status.
+// procStatusKB is testutil.StatusKB as a float, for the metrics.
 func procStatusKB(b *testing.B, pid int, name string) float64 {
-	b.Helper()
-	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if v, ok := strings.CutPrefix(sc.Text(), name+":"); ok {
-			kb, err := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 64)
-			if err != nil {
-				b.Fatal(err)
-			}
-			return kb
-		}
-	}
-	b.Fatalf("no %s in /proc/%d/status", name, pid)
-	return 0
+	return float64(testutil.StatusKB(b, pid, name))
 }
 
 // daemonMemory is one measurement of BenchmarkDaemonRSS, in KiB.

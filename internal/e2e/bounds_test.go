@@ -2,14 +2,11 @@ package e2e
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"os/exec"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -106,7 +103,7 @@ func TestMemoryBoundUnderFlood(t *testing.T) {
 		}
 	}
 	check := func(when string) {
-		if rss := statusKiB(t, pid, "VmRSS"); rss > floodRSSBoundMiB<<10 {
+		if rss := testutil.StatusKB(t, pid, "VmRSS"); rss > floodRSSBoundMiB<<10 {
 			t.Fatalf("%s: the server's RSS is %d MiB, above the bound of %d MiB", when, rss>>10, floodRSSBoundMiB)
 		}
 	}
@@ -144,7 +141,7 @@ func TestMemoryBoundUnderFlood(t *testing.T) {
 	case <-ctx.Done():
 		t.Fatalf("the server did not answer the last request; stderr:\n%s", stderr.String())
 	}
-	peak := statusKiB(t, pid, "VmHWM")
+	peak := testutil.StatusKB(t, pid, "VmHWM")
 	stdin.Close()
 	var c counts
 	select {
@@ -160,21 +157,4 @@ func TestMemoryBoundUnderFlood(t *testing.T) {
 	if peak > floodRSSBoundMiB<<10 {
 		t.Errorf("peak RSS %d MiB, above the bound of %d MiB", peak>>10, floodRSSBoundMiB)
 	}
-}
-
-// statusKiB reads a "Vm…: N kB" line of /proc/<pid>/status.
-func statusKiB(t *testing.T, pid int, field string) int {
-	t.Helper()
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
-	if err != nil {
-		t.Fatalf("read status of %d: %v", pid, err)
-	}
-	for _, l := range bytes.Split(b, []byte("\n")) {
-		if v, ok := bytes.CutPrefix(l, []byte(field+":")); ok {
-			n, _ := strconv.Atoi(strings.TrimSuffix(strings.TrimSpace(string(v)), " kB"))
-			return n
-		}
-	}
-	t.Fatalf("no %s in /proc/%d/status", field, pid)
-	return 0
 }

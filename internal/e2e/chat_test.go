@@ -28,17 +28,11 @@ func TestExecToolLoopChatWire(t *testing.T) {
 	fm := modeltest.New(t)
 	scriptToolLoop(fm)
 	in := newInstance(t, providerConfig(fm.URL(), `wire_api = "chat"`))
-	r := in.run(in.env, "", "exec", "--yes", "run the loop")
-	if r.code != 0 {
-		t.Fatalf("exit %d; stderr:\n%s", r.code, r.stderr)
-	}
+	r := in.runOK(in.env, "", "exec", "--yes", "run the loop")
 	if diff := cmp.Diff("All done.\n", r.stdout); diff != "" {
 		t.Errorf("stdout (-want +got):\n%s", diff)
 	}
-	reqs := fm.Requests()
-	if len(reqs) != 3 {
-		t.Fatalf("model got %d requests, want 3", len(reqs))
-	}
+	reqs := modelRequests(t, fm, 3)
 	for i, req := range reqs {
 		if req.Wire() != "chat" {
 			t.Fatalf("request %d went to %s, want /chat/completions", i, req.Path)

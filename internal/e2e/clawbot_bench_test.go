@@ -9,6 +9,47 @@ import (
 	"github.com/scv-agent/scv/internal/model/modeltest"
 )
 
+// clawbotDaemon starts the real daemon (extra config lines added) with its
+// bridge logged in to a fake iLink service (set up by ilinkSetup, when
+// set, before the daemon starts) and a fake model that answers n messages
+// with "ok" at once, and waits for the bridge's first poll; stop ends the
+// daemon.
+func clawbotDaemon(b *testing.B, n int, extra string, ilinkSetup func(*ilinktest.Server)) (model *modeltest.Server, ilink *ilinktest.Server, pid int, stop func()) {
+	b.Helper()
+	model = modeltest.New(b)
+	for range n {
+		model.Script(modeltest.Text("ok"))
+	}
+	ilink = ilinktest.New(b)
+	ilink.SetIdleHold(time.Minute)
+	if ilinkSetup != nil {
+		ilinkSetup(ilink)
+	}
+	in := benchInstance(b, b.TempDir(), providerConfig(model.URL(), extra))
+	loginBot(b, in.home, map[string]string{"bot_token": "tok", "ilink_bot_id": "bot", "ilink_user_id": "owner", "baseurl": ilink.URL()})
+	pid, _, stop = benchDaemon(b, in)
+	if !ilink.WaitFor(30*time.Second, func() bool { return len(ilink.Cursors()) > 0 }) {
+		stop()
+		b.Fatal("the bridge did not poll")
+	}
+	return model, ilink, pid, stop
+}
+
+// answeredOnce checks that each of the n messages (context tokens ctx-0
+// …) was answered exactly once.
+func answeredOnce(b *testing.B, sent []ilinktest.Sent, n int) {
+	b.Helper()
+	seen := map[string]int{}
+	for _, s := range sent {
+		seen[s.ContextToken]++
+	}
+	for i := range n {
+		if c := seen[fmt.Sprint("ctx-", i)]; c != 1 {
+			b.Fatalf("message %d answered %d times", i, c)
+		}
+	}
+}
+
 // BenchmarkClawbotBurst sends a burst of 1,000 WeChat messages from 50
 // senders to the real daemon (fake iLink service and fake model in this
 // process, the model answering at once) and checks that every message is
@@ -21,21 +62,9 @@ func BenchmarkClawbotBurst(b *testing.B) {
 	var wall time.Duration
 	var hwm float64
 	for range b.N {
-		model := modeltest.New(b)
-		for range messages {
-			model.Script(modeltest.Text("ok"))
-		}
-		ilink := ilinktest.New(b)
-		ilink.SetIdleHold(time.Minute)
 		// Every message is to run a turn: each sender's 20 messages may
 		// wait at once (the default holds 8 per sender).
-		in := benchInstance(b, b.TempDir(), providerConfig(model.URL(), "[clawbot]\nmax_queue_per_sender = 20"))
-		loginBot(b, in.home, map[string]string{"bot_token": "tok", "ilink_bot_id": "bot", "ilink_user_id": "owner", "baseurl": ilink.URL()})
-		pid, _, stop := benchDaemon(b, in)
-		if !ilink.WaitFor(30*time.Second, func() bool { return len(ilink.Cursors()) > 0 }) {
-			stop()
-			b.Fatal("the bridge did not poll")
-		}
+		model, ilink, pid, stop := clawbotDaemon(b, messages, "[clawbot]\nmax_queue_per_sender = 20", nil)
 		start := time.Now()
 		for batch := range 10 {
 			var msgs []any
@@ -54,15 +83,7 @@ func BenchmarkClawbotBurst(b *testing.B) {
 		if !ok {
 			b.Fatalf("%d of %d messages answered", len(sent), messages)
 		}
-		seen := map[string]int{}
-		for _, s := range sent {
-			seen[s.ContextToken]++
-		}
-		for n := range messages {
-			if c := seen[fmt.Sprint("ctx-", n)]; c != 1 {
-				b.Fatalf("message %d answered %d times", n, c)
-			}
-		}
+		answeredOnce(b, sent, messages)
 		if len(sent) != messages || len(model.Requests()) != messages {
 			b.Fatalf("%d replies and %d model requests for %d messages", len(sent), len(model.Requests()), messages)
 		}
@@ -94,20 +115,7 @@ func BenchmarkClawbotFlood(b *testing.B) {
 			var hwm float64
 			turns := 0
 			for range b.N {
-				model := modeltest.New(b)
-				for range senders * each {
-					model.Script(modeltest.Text("ok"))
-				}
-				ilink := ilinktest.New(b)
-				ilink.SetIdleHold(time.Minute)
-				ilink.SetMaxBatch(1000)
-				in := benchInstance(b, b.TempDir(), providerConfig(model.URL(), run.config))
-				loginBot(b, in.home, map[string]string{"bot_token": "tok", "ilink_bot_id": "bot", "ilink_user_id": "owner", "baseurl": ilink.URL()})
-				pid, _, stop := benchDaemon(b, in)
-				if !ilink.WaitFor(30*time.Second, func() bool { return len(ilink.Cursors()) > 0 }) {
-					stop()
-					b.Fatal("the bridge did not poll")
-				}
+				model, ilink, pid, stop := clawbotDaemon(b, senders*each, run.config, func(s *ilinktest.Server) { s.SetMaxBatch(1000) })
 				start := time.Now()
 				var msgs []any
 				for k := range each {
@@ -126,17 +134,11 @@ func BenchmarkClawbotFlood(b *testing.B) {
 				if !ok {
 					b.Fatalf("%d of %d messages answered", len(sent), senders*each)
 				}
-				seen := map[string]int{}
+				answeredOnce(b, sent, senders*each)
 				answered := 0
 				for _, s := range sent {
-					seen[s.ContextToken]++
 					if s.Text == "ok" {
 						answered++
-					}
-				}
-				for n := range senders * each {
-					if c := seen[fmt.Sprint("ctx-", n)]; c != 1 {
-						b.Fatalf("message %d answered %d times", n, c)
 					}
 				}
 				if len(sent) != senders*each || len(model.Requests()) != answered {

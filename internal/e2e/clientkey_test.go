@@ -40,10 +40,7 @@ func TestDaemonUsesClientKey(t *testing.T) {
 	started := in.startSession(c, proto.SessionStart{ProviderKeyEnv: "OPENAI_API_KEY", ProviderKey: clientKey, ProviderKeyBaseURL: fm.URL(), Origin: proto.OriginTUI})
 	sendTurn(t, c, started.SessionID, "hi")
 	evs := until(t, c, proto.EventTurnCompleted)
-	reqs := fm.Requests()
-	if len(reqs) != 1 {
-		t.Fatalf("%d model requests, want 1", len(reqs))
-	}
+	reqs := modelRequests(t, fm, 1)
 	if got := reqs[0].Header.Get("Authorization"); got != "Bearer "+clientKey {
 		t.Errorf("Authorization = %q, want the client's key", got)
 	}
@@ -203,10 +200,7 @@ func TestTUIUsesClientSettings(t *testing.T) {
 	tmux("send-keys", "-t", "e2e", "-l", "hi")
 	tmux("send-keys", "-t", "e2e", "Enter")
 	waitScreen("hello from the fake model")
-	reqs := fm.Requests()
-	if len(reqs) != 1 {
-		t.Fatalf("%d model requests, want 1", len(reqs))
-	}
+	reqs := modelRequests(t, fm, 1)
 	if got := reqs[0].Header.Get("Authorization"); got != "Bearer "+clientKey {
 		t.Errorf("Authorization = %q, want the TUI's key", got)
 	}

@@ -35,15 +35,30 @@ printf '{"type":"item.completed","item":{"id":"m","type":"agent_message","text":
 printf '{"type":"turn.completed","usage":{"input_tokens":1,"output_tokens":1}}\n'
 `
 
+// approve approves the pending approval id of session sid.
+func approve(t *testing.T, c *client.Conn, sid, id string) {
+	t.Helper()
+	if err := c.Send(&proto.ApprovalResolve{SessionID: sid, ApprovalID: id, Approved: true}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// approveNext waits for the next approval request of session sid's turn,
+// approves it and returns it.
+func approveNext(t *testing.T, c *client.Conn, sid string) *proto.ApprovalRequested {
+	t.Helper()
+	ap := last[*proto.ApprovalRequested](t, until(t, c, proto.EventApprovalRequested))
+	approve(t, c, sid, ap.ApprovalID)
+	return ap
+}
+
 // approveAndComplete approves the turn's delegation and returns the
 // turn's events up to the call's completion.
 func approveAndComplete(t *testing.T, c *client.Conn, sid string) []proto.Event {
 	t.Helper()
 	evs := until(t, c, proto.EventApprovalRequested)
 	ap := last[*proto.ApprovalRequested](t, evs)
-	if err := c.Send(&proto.ApprovalResolve{SessionID: sid, ApprovalID: ap.ApprovalID, Approved: true}); err != nil {
-		t.Fatal(err)
-	}
+	approve(t, c, sid, ap.ApprovalID)
 	evs = append(evs, until(t, c, proto.EventToolCompleted)...)
 	return append(evs, until(t, c, proto.EventTurnCompleted)...)
 }
@@ -79,11 +94,7 @@ func TestConversationSurvivesDaemonRestart(t *testing.T) {
 	fm.Script(modeltest.ToolCall("d1", "agent_codex", `{"prompt":"start the work"}`))
 	fm.Script(modeltest.Text("started"))
 	root := t.TempDir()
-	script := filepath.Join(root, "fake-codex.sh")
-	if err := os.WriteFile(script, []byte(fmt.Sprintf(fakeCodexConv, root)), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	in := newInstance(t, providerConfig(fm.URL(), "[agents.codex]", `command = "/bin/bash"`, fmt.Sprintf("args = [%q]", script)))
+	in := newInstance(t, providerConfig(fm.URL(), fakeCodex(t, root, fmt.Sprintf(fakeCodexConv, root))...))
 	d := in.startDaemon(in.env)
 	c := in.connect()
 	sid := in.startSession(c, proto.SessionStart{}).SessionID
@@ -113,9 +124,7 @@ func TestConversationSurvivesDaemonRestart(t *testing.T) {
 	fm.Script(modeltest.Text("went on"))
 	in.startDaemon(in.env)
 	c = in.connect()
-	if _, err := client.CallFor[*proto.SessionResumed](t.Context(), c, &proto.SessionResume{SessionID: sid}); err != nil {
-		t.Fatalf("session.resume: %v", err)
-	}
+	resume(t, c, sid)
 	sendTurn(t, c, sid, "continue the delegation")
 	evs = approveAndComplete(t, c, sid)
 	r = delegated(t, evs)
@@ -165,11 +174,7 @@ func TestConversationSurvivesDaemonRestart(t *testing.T) {
 func TestExecVerbosePrintsAgentProgress(t *testing.T) {
 	fm := modeltest.New(t)
 	root := t.TempDir()
-	script := filepath.Join(root, "fake-codex.sh")
-	if err := os.WriteFile(script, []byte(fmt.Sprintf(fakeCodexConv, root)), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	in := newInstance(t, providerConfig(fm.URL(), "[agents.codex]", `command = "/bin/bash"`, fmt.Sprintf("args = [%q]", script)))
+	in := newInstance(t, providerConfig(fm.URL(), fakeCodex(t, root, fmt.Sprintf(fakeCodexConv, root))...))
 	for _, verbose := range []bool{true, false} {
 		fm.Script(modeltest.ToolCall("d1", "agent_codex", `{"prompt":"work"}`))
 		fm.Script(modeltest.Text("done"))

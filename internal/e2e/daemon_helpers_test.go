@@ -78,6 +78,20 @@ func (d *daemonProc) wait(limit time.Duration) bool {
 	}
 }
 
+// killLeavingChildren SIGKILLs the daemon alone (not its process group,
+// unlike kill) and waits until it died and a little longer, for its
+// children to be reparented.
+func (d *daemonProc) killLeavingChildren(t *testing.T) {
+	t.Helper()
+	if err := d.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	if !d.wait(5 * time.Second) {
+		t.Fatal("the daemon did not die of SIGKILL")
+	}
+	time.Sleep(300 * time.Millisecond)
+}
+
 // exitCode is the daemon's exit status (-1 when killed by a signal).
 func (d *daemonProc) exitCode() int {
 	var ee *exec.ExitError
@@ -129,6 +143,16 @@ func (in *instance) startSession(c *client.Conn, s proto.SessionStart) *proto.Se
 		in.t.Fatal(err)
 	}
 	return ev
+}
+
+// resume resumes the stored session sid on c; an error fails the test.
+func resume(t *testing.T, c *client.Conn, sid string) *proto.SessionResumed {
+	t.Helper()
+	res, err := client.CallFor[*proto.SessionResumed](t.Context(), c, &proto.SessionResume{SessionID: sid})
+	if err != nil {
+		t.Fatalf("session.resume: %v", err)
+	}
+	return res
 }
 
 // sendTurn starts a turn.

@@ -77,9 +77,7 @@ func TestDaemonTwoClients(t *testing.T) {
 	sendTurn(t, b, sb, "prompt B")
 	evB := until(t, b, proto.EventTurnCompleted)
 	appr := last[*proto.ApprovalRequested](t, evA)
-	if err := a.Send(&proto.ApprovalResolve{SessionID: sa, ApprovalID: appr.ApprovalID, Approved: true}); err != nil {
-		t.Fatal(err)
-	}
+	approve(t, a, sa, appr.ApprovalID)
 	evA = append(evA, until(t, a, proto.EventTurnCompleted)...)
 
 	checkOwnSession(t, "A", sa, evA)
@@ -90,10 +88,7 @@ func TestDaemonTwoClients(t *testing.T) {
 	if diff := cmp.Diff([]string{"B done."}, assistantTexts(evB)); diff != "" {
 		t.Errorf("B's answers (-want +got):\n%s", diff)
 	}
-	reqs := fm.Requests()
-	if len(reqs) != 4 {
-		t.Fatalf("model got %d requests, want 4", len(reqs))
-	}
+	reqs := modelRequests(t, fm, 4)
 	for i, want := range []string{"prompt A", "prompt B", "prompt B", "prompt A"} {
 		if diff := cmp.Diff([]string{want}, userTexts(reqs[i])); diff != "" {
 			t.Errorf("request %d user messages (-want +got):\n%s", i+1, diff)
@@ -354,19 +349,6 @@ func TestStopEndsRun(t *testing.T) {
 	}
 }
 
-// processGone reports whether pid no longer runs (gone or a zombie).
-func processGone(pid int) bool {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return true
-	}
-	s := string(b)
-	if i := strings.LastIndexByte(s, ')'); i >= 0 && len(s) > i+2 {
-		return s[i+2] == 'Z'
-	}
-	return false
-}
-
 func TestStartStop(t *testing.T) {
 	in := newInstance(t, providerConfig("http://127.0.0.1:9"))
 	r := in.run(in.env, "", "start")
@@ -375,11 +357,7 @@ func TestStartStop(t *testing.T) {
 		t.Fatalf("scv start: exit %d stdout %q stderr %q", r.code, r.stdout, r.stderr)
 	}
 	pid, _ := strconv.Atoi(m[1])
-	t.Cleanup(func() {
-		if !processGone(pid) {
-			_ = syscall.Kill(pid, syscall.SIGKILL)
-		}
-	})
+	testutil.KillAtCleanup(t, pid)
 	if st := in.status(t); !st.Running || st.PID != pid {
 		t.Errorf("status after scv start: %+v, want running pid %d", st, pid)
 	}
@@ -394,11 +372,7 @@ func TestStartStop(t *testing.T) {
 	if r.code != 0 || !strings.Contains(r.stdout, "stopped") {
 		t.Fatalf("scv stop: exit %d stdout %q stderr %q", r.code, r.stdout, r.stderr)
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for !processGone(pid) && time.Now().Before(deadline) {
-		time.Sleep(20 * time.Millisecond)
-	}
-	if !processGone(pid) {
+	if !testutil.WaitGone(10*time.Second, pid) {
 		t.Errorf("daemon pid %d still runs 10 s after scv stop", pid)
 	}
 	if _, err := os.Lstat(in.socket()); !errors.Is(err, os.ErrNotExist) {
@@ -438,11 +412,7 @@ func TestSCVHomeFromEnv(t *testing.T) {
 		t.Fatalf("scv start printed no pid: %q", r.stdout)
 	}
 	pid, _ := strconv.Atoi(m[1])
-	t.Cleanup(func() {
-		if !processGone(pid) {
-			_ = syscall.Kill(pid, syscall.SIGKILL)
-		}
-	})
+	testutil.KillAtCleanup(t, pid)
 	for _, p := range []string{in.socket(), filepath.Join(in.home, "server.lock"), filepath.Join(in.home, "logs", "daemon.log")} {
 		if !fileExists(p) {
 			t.Errorf("%s missing", p)
@@ -480,19 +450,14 @@ func TestDaemonQueue(t *testing.T) {
 		t.Errorf("queue.enqueued = %+v, want request_id q2 and a queue_id", q)
 	}
 	appr := last[*proto.ApprovalRequested](t, evs[:len(evs)-1])
-	if err := c.Send(&proto.ApprovalResolve{SessionID: sid, ApprovalID: appr.ApprovalID, Approved: true}); err != nil {
-		t.Fatal(err)
-	}
+	approve(t, c, sid, appr.ApprovalID)
 	evs = append(evs, until(t, c, proto.EventTurnCompleted)...)
 	evs = append(evs, until(t, c, proto.EventTurnCompleted)...)
 	checkOwnSession(t, "queue", sid, evs)
 	if diff := cmp.Diff([]string{"first", "second"}, assistantTexts(evs)); diff != "" {
 		t.Errorf("answers (-want +got):\n%s", diff)
 	}
-	reqs := fm.Requests()
-	if len(reqs) != 3 {
-		t.Fatalf("%d model requests, want 3", len(reqs))
-	}
+	reqs := modelRequests(t, fm, 3)
 	if diff := cmp.Diff([]string{"prompt 1", "prompt 2"}, userTexts(reqs[2])); diff != "" {
 		t.Errorf("third request's user messages (-want +got):\n%s", diff)
 	}
@@ -518,7 +483,7 @@ func TestStartRelativeHome(t *testing.T) {
 		// Contain the bug if it comes back: the daemon logs its pid.
 		if log, err := os.ReadFile(filepath.Join(home, "logs", "daemon.log")); err == nil {
 			if m := regexp.MustCompile(`pid=(\d+)`).FindSubmatch(log); m != nil {
-				if pid, _ := strconv.Atoi(string(m[1])); pid > 0 && !processGone(pid) {
+				if pid, _ := strconv.Atoi(string(m[1])); pid > 0 && testutil.Running(pid) {
 					_ = syscall.Kill(pid, syscall.SIGKILL)
 				}
 			}

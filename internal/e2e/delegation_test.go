@@ -14,6 +14,17 @@ import (
 	"github.com/scv-agent/scv/internal/testutil"
 )
 
+// fakeCodex writes body as the script of a fake Codex in dir and returns
+// the config lines that make agent_codex run it with bash.
+func fakeCodex(t *testing.T, dir, body string) []string {
+	t.Helper()
+	script := filepath.Join(dir, "fake-codex.sh")
+	if err := os.WriteFile(script, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return []string{"[agents.codex]", `command = "/bin/bash"`, fmt.Sprintf("args = [%q]", script)}
+}
+
 // TestDaemonSIGTERMStopsDelegations: a daemon stopped with SIGTERM while a
 // delegated agent runs (one that also left a setsid descendant) exits
 // within 5 s, and neither the agent nor its descendant survives; `scv
@@ -22,15 +33,11 @@ func TestDaemonSIGTERMStopsDelegations(t *testing.T) {
 	fm := modeltest.New(t)
 	fm.Script(modeltest.ToolCall("d1", "agent_codex", `{"prompt":"work for a long time"}`))
 	root := t.TempDir()
-	script := filepath.Join(root, "fake-codex.sh")
 	pidFile := filepath.Join(root, "pids")
 	// The fake agent records its own PID and its escapee's, then works.
 	// (setsid may fork, so the escapee writes its own PID.)
 	body := fmt.Sprintf("echo $$ >> %[1]s; setsid sh -c 'echo $$ >> %[1]s; exec sleep 300' </dev/null >/dev/null 2>&1 & sleep 300\n", pidFile)
-	if err := os.WriteFile(script, []byte(body), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	in := newInstance(t, providerConfig(fm.URL(), "[agents.codex]", `command = "/bin/bash"`, fmt.Sprintf("args = [%q]", script)))
+	in := newInstance(t, providerConfig(fm.URL(), fakeCodex(t, root, body)...))
 	d := in.startDaemon(in.env)
 	c := in.connect()
 	sid := in.startSession(c, proto.SessionStart{}).SessionID
@@ -40,9 +47,7 @@ func TestDaemonSIGTERMStopsDelegations(t *testing.T) {
 	if ap.Risk != "delegate" || !strings.Contains(ap.Summary, "/bin/bash") {
 		t.Errorf("approval.requested = %+v", ap)
 	}
-	if err := c.Send(&proto.ApprovalResolve{SessionID: sid, ApprovalID: ap.ApprovalID, Approved: true}); err != nil {
-		t.Fatal(err)
-	}
+	approve(t, c, sid, ap.ApprovalID)
 	until(t, c, proto.EventToolStarted)
 
 	pids := testutil.WaitPIDs(t, pidFile, 2, 10*time.Second)
@@ -64,11 +69,7 @@ func TestDaemonSIGTERMStopsDelegations(t *testing.T) {
 	if !d.wait(6 * time.Second) {
 		t.Fatalf("daemon still running 6 s after SIGTERM; stderr:\n%s", d.stderr)
 	}
-	deadline := time.Now().Add(2500 * time.Millisecond)
-	for time.Now().Before(deadline) && testutil.AnyRunning(pids...) {
-		time.Sleep(20 * time.Millisecond)
-	}
-	if testutil.AnyRunning(pids...) {
+	if !testutil.WaitGone(2500*time.Millisecond, pids...) {
 		t.Fatalf("delegated processes %v survived the daemon's SIGTERM", pids)
 	}
 	if ents, _ := os.ReadDir(filepath.Join(in.home, "run", "delegations")); len(ents) != 0 {

@@ -33,19 +33,16 @@ while [ ! -s %[1]s ]; do sleep 0.01; done`, file)
 // model is sent its output), then the answer.
 func escapeTurn(t *testing.T, fm *modeltest.Server, dir string) string {
 	t.Helper()
-	agent := filepath.Join(dir, "fake-codex.sh")
-	if err := os.WriteFile(agent, []byte(escapeCommand(filepath.Join(dir, "agent.pid"))+"\necho '{}'\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	agent := fakeCodex(t, dir, escapeCommand(filepath.Join(dir, "agent.pid"))+"\necho '{}'\n")
 	check := fmt.Sprintf(`for n in bash agent escapee; do p=$(cat %s/$n.pid); s=$(cut -d' ' -f3 /proc/$p/stat 2>/dev/null); case "$s" in ""|Z|X) echo "$n gone";; *) echo "$n running";; esac; done`, dir)
-	fm.Script(modeltest.ToolCall("c1", "bash", jsonString(t, map[string]string{"command": escapeCommand(filepath.Join(dir, "bash.pid"))})))
+	fm.Script(modeltest.ToolCall("c1", "bash", testutil.JSON(map[string]string{"command": escapeCommand(filepath.Join(dir, "bash.pid"))})))
 	fm.Script(modeltest.ToolCall("c2", "agent_codex", `{"prompt":"escape"}`))
 	fm.Script(modeltest.ToolCall("c3", "mcp__fake__echo", `{"text":"hi"}`))
-	fm.Script(modeltest.ToolCall("c4", "bash", jsonString(t, map[string]string{"command": check})))
+	fm.Script(modeltest.ToolCall("c4", "bash", testutil.JSON(map[string]string{"command": check})))
 	fm.Script(modeltest.Text("done"))
 	exe, env := mcptest.Fake(dir, mcptest.EnvEscape+"=1")
-	return providerConfig(fm.URL(), "[agents.codex]", `command = "/bin/bash"`, fmt.Sprintf("args = [%q]", agent), "",
-		mcpConfig("fake", exe, nil, env, `read_only_tools = ["echo"]`))
+	return providerConfig(fm.URL(), append(agent, "",
+		mcpConfig("fake", exe, nil, env, `read_only_tools = ["echo"]`))...)
 }
 
 // escapees reads the three escapees' PIDs; the test kills any survivor
@@ -92,6 +89,17 @@ func leakedLeaves(t *testing.T, pid int) []string {
 		}
 	}
 	return out
+}
+
+// removeLeavesAtCleanup removes the cgroup leaves the daemon d left when
+// the test ends: should the test fail with d killed, they go once the
+// processes the test started are killed (cleanups run last first).
+func removeLeavesAtCleanup(t *testing.T, d *daemonProc) {
+	t.Cleanup(func() {
+		for _, l := range leakedLeaves(t, d.cmd.Process.Pid) {
+			_ = os.Remove(filepath.Join(ownCgroupDir(t), l))
+		}
+	})
 }
 
 // ownCgroupDir is the cgroup v2 directory of this process ("" without
@@ -146,6 +154,36 @@ func wantReport(survive bool) string {
 	return "bash gone\nagent gone\nescapee running\n"
 }
 
+// escapeInstance is the instance whose one turn is escapeTurn's, run
+// under the tracking mechanism mech (a cgroup case is skipped without
+// cgroup v2), with its fake model and the directory of the PID files.
+func escapeInstance(t *testing.T, mech string) (in *instance, fm *modeltest.Server, dir string) {
+	t.Helper()
+	if mech == "cgroup" && ownCgroupDir(t) == "" {
+		t.Skip("no cgroup v2 here")
+	}
+	fm = modeltest.New(t)
+	dir = t.TempDir()
+	in = newInstance(t, escapeTurn(t, fm, dir))
+	in.env = in.withEnv("SCV_PROCESS_TRACKING=" + mech)
+	return in, fm, dir
+}
+
+// checkEnded checks what who (scv exec or the daemon, process pid) left
+// when it ended after the escape turn: the MCP server's escapee runs on
+// only where the mechanism lets it survive, and no cgroup leaf of pid is
+// left.
+func checkEnded(t *testing.T, who string, pid, escapee int, survive bool) {
+	t.Helper()
+	testutil.WaitGone(3*time.Second, escapee)
+	if testutil.Running(escapee) != survive {
+		t.Errorf("the MCP server's escapee running after %s ended: %v, want %v", who, !survive, survive)
+	}
+	if l := leakedLeaves(t, pid); len(l) > 0 {
+		t.Errorf("cgroups left by %s: %v", who, l)
+	}
+}
+
 // TestExecNoEscapee: under `scv exec`, the exact `env -i setsid` escape
 // from a bash call, a delegated agent and an MCP server: the first two are
 // gone when their calls end, the third when exec ends, and no cgroup of
@@ -153,13 +191,7 @@ func wantReport(survive bool) string {
 func TestExecNoEscapee(t *testing.T) {
 	for _, tc := range trackingCases {
 		t.Run(tc.mech, func(t *testing.T) {
-			if tc.mech == "cgroup" && ownCgroupDir(t) == "" {
-				t.Skip("no cgroup v2 here")
-			}
-			fm := modeltest.New(t)
-			dir := t.TempDir()
-			in := newInstance(t, escapeTurn(t, fm, dir))
-			in.env = in.withEnv("SCV_PROCESS_TRACKING=" + tc.mech)
+			in, fm, dir := escapeInstance(t, tc.mech)
 			r := in.start("exec", "--yes", "--verbose", "escape")
 			var code int
 			select {
@@ -179,13 +211,7 @@ func TestExecNoEscapee(t *testing.T) {
 			if got := checkReport(t, fm); got != wantReport(tc.survive) {
 				t.Errorf("escapees while exec ran:\n%s\nwant\n%s", got, wantReport(tc.survive))
 			}
-			testutil.WaitGone(3*time.Second, pids["escapee"])
-			if testutil.Running(pids["escapee"]) != tc.survive {
-				t.Errorf("the MCP server's escapee running after exec ended: %v, want %v", !tc.survive, tc.survive)
-			}
-			if l := leakedLeaves(t, r.cmd.Process.Pid); len(l) > 0 {
-				t.Errorf("cgroups left by scv exec: %v", l)
-			}
+			checkEnded(t, "scv exec", r.cmd.Process.Pid, pids["escapee"], tc.survive)
 		})
 	}
 }
@@ -196,13 +222,7 @@ func TestExecNoEscapee(t *testing.T) {
 func TestDaemonNoEscapee(t *testing.T) {
 	for _, tc := range trackingCases {
 		t.Run(tc.mech, func(t *testing.T) {
-			if tc.mech == "cgroup" && ownCgroupDir(t) == "" {
-				t.Skip("no cgroup v2 here")
-			}
-			fm := modeltest.New(t)
-			dir := t.TempDir()
-			in := newInstance(t, escapeTurn(t, fm, dir))
-			in.env = in.withEnv("SCV_PROCESS_TRACKING=" + tc.mech)
+			in, fm, dir := escapeInstance(t, tc.mech)
 			d := in.startDaemon(in.env)
 			if st := in.status(t); !strings.HasPrefix(st.ProcessTracking, tc.mech) {
 				t.Errorf("status process_tracking %q, want %s", st.ProcessTracking, tc.mech)
@@ -216,9 +236,7 @@ func TestDaemonNoEscapee(t *testing.T) {
 			for {
 				ev := next(t, c)
 				if ap, ok := ev.(*proto.ApprovalRequested); ok {
-					if err := c.Send(&proto.ApprovalResolve{SessionID: sid, ApprovalID: ap.ApprovalID, Approved: true}); err != nil {
-						t.Fatal(err)
-					}
+					approve(t, c, sid, ap.ApprovalID)
 				}
 				if ev.EventType() == proto.EventTurnCompleted {
 					break
@@ -236,13 +254,7 @@ func TestDaemonNoEscapee(t *testing.T) {
 			if !d.wait(10 * time.Second) {
 				t.Fatalf("daemon still running after scv stop; stderr:\n%s", d.stderr)
 			}
-			testutil.WaitGone(3*time.Second, pids["escapee"])
-			if testutil.Running(pids["escapee"]) != tc.survive {
-				t.Errorf("the MCP server's escapee running after the daemon stopped: %v, want %v", !tc.survive, tc.survive)
-			}
-			if l := leakedLeaves(t, d.cmd.Process.Pid); len(l) > 0 {
-				t.Errorf("cgroups left by the daemon: %v", l)
-			}
+			checkEnded(t, "the daemon", d.cmd.Process.Pid, pids["escapee"], tc.survive)
 		})
 	}
 }
@@ -271,30 +283,15 @@ func killedDaemonLeafReaped(t *testing.T, next string) {
 	in := newInstance(t, providerConfig(fm.URL()))
 	in.env = in.withEnv("SCV_PROCESS_TRACKING=cgroup")
 	pidFile := filepath.Join(in.ws, "escapee.pid")
-	fm.Script(modeltest.ToolCall("c1", "bash", jsonString(t, map[string]string{"command": escapeCommand(pidFile) + "; sleep 600"})))
+	fm.Script(modeltest.ToolCall("c1", "bash", testutil.JSON(map[string]string{"command": escapeCommand(pidFile) + "; sleep 600"})))
 	d := in.startDaemon(in.env)
-	// Should the test fail, the killed daemon's leaves go once the
-	// processes the test started are killed (cleanups run last first).
-	t.Cleanup(func() {
-		for _, l := range leakedLeaves(t, d.cmd.Process.Pid) {
-			_ = os.Remove(filepath.Join(ownCgroupDir(t), l))
-		}
-	})
+	removeLeavesAtCleanup(t, d)
 	c := in.connect()
 	sid := in.startSession(c, proto.SessionStart{}).SessionID
 	sendTurn(t, c, sid, "escape and wait")
-	evs := until(t, c, proto.EventApprovalRequested)
-	if err := c.Send(&proto.ApprovalResolve{SessionID: sid, ApprovalID: last[*proto.ApprovalRequested](t, evs).ApprovalID, Approved: true}); err != nil {
-		t.Fatal(err)
-	}
+	approveNext(t, c, sid)
 	escapee := testutil.WaitPID(t, pidFile, 10*time.Second)
-	if err := d.cmd.Process.Signal(syscall.SIGKILL); err != nil {
-		t.Fatal(err)
-	}
-	if !d.wait(5 * time.Second) {
-		t.Fatal("the daemon did not die of SIGKILL")
-	}
-	time.Sleep(300 * time.Millisecond)
+	d.killLeavingChildren(t)
 	if !testutil.Running(escapee) {
 		t.Fatalf("escapee %d ended with the daemon; the test needs a survivor", escapee)
 	}

@@ -26,6 +26,17 @@ func callOutput(r modeltest.Recorded, callID string) (string, bool) {
 	return "", false
 }
 
+// modelRequests is what the fake model received, which must be n requests
+// (else the test fails).
+func modelRequests(t *testing.T, fm *modeltest.Server, n int) []modeltest.Recorded {
+	t.Helper()
+	reqs := fm.Requests()
+	if len(reqs) != n {
+		t.Fatalf("the model got %d requests, want %d", len(reqs), n)
+	}
+	return reqs
+}
+
 // userTexts are the texts of the user messages in a Responses request.
 func userTexts(r modeltest.Recorded) []string {
 	var out []string
@@ -97,10 +108,7 @@ func TestExecToolLoop(t *testing.T) {
 					t.Errorf("stderr lacks %q:\n%s", s, r.stderr)
 				}
 			}
-			reqs := fm.Requests()
-			if len(reqs) != 3 {
-				t.Fatalf("model got %d requests, want 3", len(reqs))
-			}
+			reqs := modelRequests(t, fm, 3)
 			if got := userTexts(reqs[0]); !cmp.Equal(got, []string{"run the loop"}) {
 				t.Errorf("first request user messages = %q", got)
 			}
@@ -124,10 +132,7 @@ func TestExecJSONPrintsEvents(t *testing.T) {
 	fm.Script(modeltest.ToolCall("c1", "read", `{"path":"a.txt"}`))
 	fm.Script(modeltest.Text("Fi", "ne."), modeltest.Usage(10, 2))
 	in := newInstance(t, providerConfig(fm.URL()))
-	r := in.run(in.env, "", "exec", "--json", "read it")
-	if r.code != 0 {
-		t.Fatalf("exit %d; stderr:\n%s", r.code, r.stderr)
-	}
+	r := in.runOK(in.env, "", "exec", "--json", "read it")
 	var types []string
 	var sid string
 	var seq uint64
@@ -184,10 +189,7 @@ func TestExecPromptFromStdin(t *testing.T) {
 			if r.code != 0 || r.stdout != "ok\n" {
 				t.Fatalf("exit %d stdout %q; stderr:\n%s", r.code, r.stdout, r.stderr)
 			}
-			reqs := fm.Requests()
-			if len(reqs) != 1 {
-				t.Fatalf("%d requests, want 1", len(reqs))
-			}
+			reqs := modelRequests(t, fm, 1)
 			if diff := cmp.Diff([]string{"prompt from stdin"}, userTexts(reqs[0])); diff != "" {
 				t.Errorf("user messages (-want +got):\n%s", diff)
 			}
@@ -318,10 +320,7 @@ func TestExecShowsWriteDiff(t *testing.T) {
 	fm.Script(modeltest.ToolCall("c1", "write", `{"path":"a.txt","content":"hello from a.txt\nnew \u001b[8mhidden line\n","mode":"replace"}`))
 	fm.Script(modeltest.Text("written"))
 	in := newInstance(t, providerConfig(fm.URL()))
-	r := in.run(in.env, "", "exec", "--yes", "edit a.txt")
-	if r.code != 0 {
-		t.Fatalf("exit %d; stderr:\n%s", r.code, r.stderr)
-	}
+	r := in.runOK(in.env, "", "exec", "--yes", "edit a.txt")
 	want := "scv: approval for write (risk filesystem): approved (--yes)\n" +
 		"scv:   | replace a.txt (37 bytes)\n" +
 		"scv:   diff of a.txt: +1 -0 lines\n" +
@@ -336,10 +335,7 @@ func TestExecShowsWriteDiff(t *testing.T) {
 	if strings.Contains(r.stderr, "\x1b[8m") {
 		t.Error("a raw escape from the file content reached stderr")
 	}
-	reqs := fm.Requests()
-	if len(reqs) != 2 {
-		t.Fatalf("%d model requests, want 2", len(reqs))
-	}
+	reqs := modelRequests(t, fm, 2)
 	for i, req := range reqs {
 		if b, _ := json.Marshal(req.Body); strings.Contains(string(b), "+++ b/a.txt") || strings.Contains(string(b), "@@ -1") {
 			t.Errorf("request %d carries the diff: %s", i+1, b)

@@ -30,14 +30,8 @@ func TestHostileRepoSkillsStayInside(t *testing.T) {
 	}
 	testutil.Tree(t, filepath.Join("..", "skill", "testdata", "hostile-repo.txtar"), in.ws,
 		map[string]string{"SECRET": filepath.Join(outside, ".git-credentials"), "SECRETDIR": outside})
-	r := in.run(in.env, "", "exec", "hello")
-	if r.code != 0 {
-		t.Fatalf("exit %d; stderr:\n%s", r.code, r.stderr)
-	}
-	reqs := fm.Requests()
-	if len(reqs) != 1 {
-		t.Fatalf("%d model requests, want 1", len(reqs))
-	}
+	in.runOK(in.env, "", "exec", "hello")
+	reqs := modelRequests(t, fm, 1)
 	raw := string(reqs[0].Raw)
 	for _, leaked := range []string{"ghp_s3cr3t", "workspace-dotenv-secret"} {
 		if strings.Contains(raw, leaked) {

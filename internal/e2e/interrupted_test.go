@@ -4,7 +4,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/scv-agent/scv/internal/client"
 	"github.com/scv-agent/scv/internal/model/modeltest"
 	"github.com/scv-agent/scv/internal/proto"
 )
@@ -22,11 +21,7 @@ func TestInterruptedTurnStaysInContext(t *testing.T) {
 	sid := in.startSession(c, proto.SessionStart{Origin: proto.OriginTUI}).SessionID
 	fm.Script(modeltest.ToolCall("c1", "bash", `{"command":"echo partial-output-7; sleep 30"}`))
 	sendTurn(t, c, sid, "start the long job")
-	evs := until(t, c, proto.EventApprovalRequested)
-	appr := last[*proto.ApprovalRequested](t, evs)
-	if err := c.Send(&proto.ApprovalResolve{SessionID: sid, ApprovalID: appr.ApprovalID, Approved: true}); err != nil {
-		t.Fatal(err)
-	}
+	appr := approveNext(t, c, sid)
 	until(t, c, proto.EventToolStarted)
 	if err := c.Send(&proto.TurnCancel{SessionID: sid, TurnID: appr.TurnID}); err != nil {
 		t.Fatal(err)
@@ -57,9 +52,7 @@ func TestInterruptedTurnStaysInContext(t *testing.T) {
 	}
 	in.startDaemon(in.env)
 	c = in.connect()
-	if _, err := client.CallFor[*proto.SessionResumed](t.Context(), c, &proto.SessionResume{SessionID: sid}); err != nil {
-		t.Fatalf("resume: %v", err)
-	}
+	resume(t, c, sid)
 	fm.Script(modeltest.Text("still known"))
 	sendTurn(t, c, sid, "what happened?")
 	until(t, c, proto.EventTurnCompleted)

@@ -38,11 +38,7 @@ sleep 300
 func jobInstance(t *testing.T, fm *modeltest.Server, extra ...string) (*instance, string) {
 	t.Helper()
 	root := t.TempDir()
-	script := filepath.Join(root, "fake-codex.sh")
-	if err := os.WriteFile(script, []byte(fmt.Sprintf(fakeCodexJob, root)), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	lines := append([]string{"[agents.codex]", `command = "/bin/bash"`, fmt.Sprintf("args = [%q]", script)}, extra...)
+	lines := append(fakeCodex(t, root, fmt.Sprintf(fakeCodexJob, root)), extra...)
 	return newInstance(t, providerConfig(fm.URL(), lines...)), root
 }
 
@@ -92,11 +88,7 @@ func detached(t *testing.T, in *instance) {
 // gone waits for pids to be gone, at most the 2 s grace and a margin.
 func gone(t *testing.T, what string, pids []int) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for time.Now().Before(deadline) && testutil.AnyRunning(pids...) {
-		time.Sleep(20 * time.Millisecond)
-	}
-	if testutil.AnyRunning(pids...) {
+	if !testutil.WaitGone(5*time.Second, pids...) {
 		t.Fatalf("%s: processes %v survived", what, pids)
 	}
 }
@@ -132,9 +124,7 @@ func TestBackgroundJobReportedWhileDetached(t *testing.T) {
 
 	fm.Script(modeltest.Text("noted"))
 	c = in.connect()
-	if _, err := client.CallFor[*proto.SessionResumed](t.Context(), c, &proto.SessionResume{SessionID: sid}); err != nil {
-		t.Fatalf("session.resume: %v", err)
-	}
+	resume(t, c, sid)
 	if rep := last[*proto.JobReported](t, until(t, c, proto.EventJobReported)); rep.Job != "job-1" || rep.Status != "completed" {
 		t.Errorf("job.reported after the resume = %+v", rep)
 	}
@@ -273,9 +263,7 @@ func TestBackgroundJobsStopWithSessionAndDaemon(t *testing.T) {
 	fm.Script(modeltest.Text("noted"))
 	in.startDaemon(in.env)
 	c = in.connect()
-	if _, err := client.CallFor[*proto.SessionResumed](t.Context(), c, &proto.SessionResume{SessionID: b}); err != nil {
-		t.Fatalf("session.resume: %v", err)
-	}
+	resume(t, c, b)
 	sendTurn(t, c, b, "what happened?")
 	until(t, c, proto.EventTurnCompleted)
 	if !lastRequestHas(fm, "[scv] job-1 (codex) cancelled (SCV stopped)") {

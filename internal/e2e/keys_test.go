@@ -11,6 +11,7 @@ import (
 
 	"github.com/scv-agent/scv/internal/model/modeltest"
 	"github.com/scv-agent/scv/internal/proto"
+	"github.com/scv-agent/scv/internal/testutil"
 )
 
 // fakeKey is the provider key of these tests, in a variable whose name
@@ -55,12 +56,8 @@ func envOf(t *testing.T, path string) map[string]string {
 // the shell gets it, as the user chose.
 func TestProviderKeyNotInheritedByChildren(t *testing.T) {
 	root := t.TempDir()
-	script := filepath.Join(root, "fake-codex.sh")
 	agentEnv := filepath.Join(root, "agent.env")
-	if err := os.WriteFile(script, []byte(fmt.Sprintf("cat /proc/$$/environ > %s; echo done\n", agentEnv)), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	agents := []string{"[agents.codex]", `command = "/bin/bash"`, fmt.Sprintf("args = [%q]", script)}
+	agents := fakeCodex(t, root, fmt.Sprintf("cat /proc/$$/environ > %s; echo done\n", agentEnv))
 	for _, tc := range []struct {
 		name    string
 		extra   []string
@@ -76,10 +73,7 @@ func TestProviderKeyNotInheritedByChildren(t *testing.T) {
 			fm.Script(modeltest.Text("ok"))
 			// [agents.codex] must come after the provider's keys.
 			in := newInstance(t, keyConfig(fm.URL(), append(append([]string{}, tc.extra...), agents...)...))
-			r := in.run(in.withEnv("FAKE_KEY="+fakeKey), "", "exec", "--yes", "go")
-			if r.code != 0 {
-				t.Fatalf("exit %d; stderr:\n%s", r.code, r.stderr)
-			}
+			in.runOK(in.withEnv("FAKE_KEY="+fakeKey), "", "exec", "--yes", "go")
 			if k, ok := envOf(t, filepath.Join(in.ws, "bash.env"))["FAKE_KEY"]; ok != tc.bashKey || ok && k != fakeKey {
 				t.Errorf("bash's shell has FAKE_KEY: %v, want %v", ok, tc.bashKey)
 			}
@@ -98,13 +92,10 @@ func TestProviderKeyRedacted(t *testing.T) {
 	t.Run("progress", func(t *testing.T) {
 		fm := modeltest.New(t)
 		cmd := `for i in 1 2 3 4; do echo "using $FAKE_KEY"; sleep 0.3; echo "lower $(printf %s "$FAKE_KEY" | tr A-Z a-z)"; sleep 0.3; done`
-		fm.Script(modeltest.ToolCall("c1", "bash", jsonString(t, map[string]string{"command": cmd})))
+		fm.Script(modeltest.ToolCall("c1", "bash", testutil.JSON(map[string]string{"command": cmd})))
 		fm.Script(modeltest.Text("ok"))
 		in := newInstance(t, keyConfig(fm.URL(), "[tools]", "bash_env_remove = []"))
-		r := in.run(in.withEnv("FAKE_KEY="+fakeKey), "", "exec", "--yes", "--json", "go")
-		if r.code != 0 {
-			t.Fatalf("exit %d; stderr:\n%s", r.code, r.stderr)
-		}
+		r := in.runOK(in.withEnv("FAKE_KEY="+fakeKey), "", "exec", "--yes", "--json", "go")
 		progress := 0
 		sc := bufio.NewScanner(strings.NewReader(r.stdout))
 		for sc.Scan() {

@@ -41,13 +41,10 @@ func TestStdioEOFCancelsTurn(t *testing.T) {
 	}
 	sid := in.startSession(c, proto.SessionStart{}).SessionID
 	sendTurn(t, c, sid, "sleep")
-	appr := until(t, c, proto.EventApprovalRequested)
-	if err := c.Send(&proto.ApprovalResolve{SessionID: sid, ApprovalID: last[*proto.ApprovalRequested](t, appr).ApprovalID, Approved: true}); err != nil {
-		t.Fatal(err)
-	}
+	approveNext(t, c, sid)
 	until(t, c, proto.EventToolStarted)
 	pid, err := strconv.Atoi(testutil.WaitLine(t, filepath.Join(in.ws, "pid.txt"), 30*time.Second))
-	if err != nil || processGone(pid) {
+	if err != nil || !testutil.Running(pid) {
 		t.Fatalf("bash pid %d (%v) is not running", pid, err)
 	}
 	stdin.Close() // EOF
@@ -60,11 +57,7 @@ func TestStdioEOFCancelsTurn(t *testing.T) {
 	if code := cmd.ProcessState.ExitCode(); code != 0 {
 		t.Errorf("scv server --stdio exit %d after EOF, want 0", code)
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for !processGone(pid) && time.Now().Before(deadline) {
-		time.Sleep(20 * time.Millisecond)
-	}
-	if !processGone(pid) {
+	if !testutil.WaitGone(10*time.Second, pid) {
 		_ = syscall.Kill(pid, syscall.SIGKILL)
 		t.Errorf("the command (pid %d) outlived the stdio server", pid)
 	}

@@ -124,6 +124,17 @@ func (in *instance) run(env []string, stdin string, args ...string) result {
 	return in.runWithin(time.Minute, env, stdin, args...)
 }
 
+// runOK is run of a command that must exit 0 (else the test fails,
+// showing its stderr).
+func (in *instance) runOK(env []string, stdin string, args ...string) result {
+	in.t.Helper()
+	r := in.run(env, stdin, args...)
+	if r.code != 0 {
+		in.t.Fatalf("exit %d; stderr:\n%s", r.code, r.stderr)
+	}
+	return r
+}
+
 // runWithin is run bounded to limit (the test fails when it is reached).
 func (in *instance) runWithin(limit time.Duration, env []string, stdin string, args ...string) result {
 	in.t.Helper()

@@ -78,10 +78,7 @@ func TestExecMCPToolLoop(t *testing.T) {
 	fm.Script(modeltest.ToolCall("m1", "mcp__everything__echo", `{"message":`, `"hello mcp"}`))
 	fm.Script(modeltest.Text("Echoed."))
 	in := newInstance(t, providerConfig(fm.URL(), mcpConfig("everything", n.Node, []string{n.Everything, "stdio"}, nil)))
-	r := in.run(in.env, "", "exec", "--yes", "echo through mcp")
-	if r.code != 0 {
-		t.Fatalf("exit %d; stderr:\n%s", r.code, r.stderr)
-	}
+	r := in.runOK(in.env, "", "exec", "--yes", "echo through mcp")
 	if r.stdout != "Echoed.\n" {
 		t.Errorf("stdout = %q", r.stdout)
 	}
@@ -90,10 +87,7 @@ func TestExecMCPToolLoop(t *testing.T) {
 			t.Errorf("stderr lacks %q:\n%s", s, r.stderr)
 		}
 	}
-	reqs := fm.Requests()
-	if len(reqs) != 2 {
-		t.Fatalf("%d model requests, want 2", len(reqs))
-	}
+	reqs := modelRequests(t, fm, 2)
 	if names := reqs[0].ToolNames(); !slices.Contains(names, "mcp__everything__echo") || !slices.Contains(names, "bash") {
 		t.Errorf("first request offers %v", names)
 	}
@@ -161,11 +155,7 @@ func TestDaemonMCPSharedAndStopped(t *testing.T) {
 	if !d.wait(6 * time.Second) {
 		t.Fatalf("daemon still running after scv stop; stderr:\n%s", d.stderr)
 	}
-	deadline := time.Now().Add(2500 * time.Millisecond)
-	for time.Now().Before(deadline) && testutil.AnyRunning(pids...) {
-		time.Sleep(20 * time.Millisecond)
-	}
-	if testutil.AnyRunning(pids...) {
+	if !testutil.WaitGone(2500*time.Millisecond, pids...) {
 		t.Fatalf("MCP processes %v survived the daemon's stop; stderr:\n%s", pids, d.stderr)
 	}
 	if !strings.Contains(d.stderr.String(), "mcp server started") {

@@ -25,14 +25,8 @@ func TestBashResultReachesTheModelWhole(t *testing.T) {
 				extra, want = "[tools]\noutput_limit_bytes = "+limit, 4096
 			}
 			in := newInstance(t, providerConfig(fm.URL(), extra))
-			r := in.run(in.env, "", "exec", "--yes", "count")
-			if r.code != 0 {
-				t.Fatalf("exit %d; stderr:\n%s", r.code, r.stderr)
-			}
-			reqs := fm.Requests()
-			if len(reqs) != 2 {
-				t.Fatalf("%d model requests, want 2", len(reqs))
-			}
+			in.runOK(in.env, "", "exec", "--yes", "count")
+			reqs := modelRequests(t, fm, 2)
 			out, ok := callOutput(reqs[1], "c1")
 			if !ok {
 				t.Fatal("no function_call_output for c1")

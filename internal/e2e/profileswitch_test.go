@@ -93,10 +93,7 @@ max_retries = 0
 	c.Close()
 
 	c = in.connect()
-	resumed, err := client.CallFor[*proto.SessionResumed](t.Context(), c, &proto.SessionResume{SessionID: sid})
-	if err != nil {
-		t.Fatal(err)
-	}
+	resumed := resume(t, c, sid)
 	if resumed.BaseURL != fb.URL()+"/v1" || resumed.Model != "b-model" {
 		t.Errorf("resumed at %s %s, want the profile it was moved to", resumed.BaseURL, resumed.Model)
 	}

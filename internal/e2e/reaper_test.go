@@ -51,10 +51,7 @@ func TestDaemonSubreaperReapsAdopted(t *testing.T) {
 	c := in.connect()
 	sid := in.startSession(c, proto.SessionStart{}).SessionID
 	sendTurn(t, c, sid, "leave something behind")
-	evs := until(t, c, proto.EventApprovalRequested)
-	if err := c.Send(&proto.ApprovalResolve{SessionID: sid, ApprovalID: last[*proto.ApprovalRequested](t, evs).ApprovalID, Approved: true}); err != nil {
-		t.Fatal(err)
-	}
+	approveNext(t, c, sid)
 	orphan := testutil.WaitPID(t, pidFile, 10*time.Second)
 	adopted := false
 	deadline := time.Now().Add(10 * time.Second)

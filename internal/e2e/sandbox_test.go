@@ -43,7 +43,7 @@ func TestSandboxThroughDaemon(t *testing.T) {
 		{"scv-tools", fmt.Sprintf(`%s --scv-home %s tools call --yes bash '{"command":"echo x > %s/new"}'`, scvBin, in.home, outside)},
 	}
 	for _, a := range attempts {
-		fm.Script(modeltest.ToolCall(a.id, "bash", jsonString(t, map[string]string{"command": a.command})))
+		fm.Script(modeltest.ToolCall(a.id, "bash", testutil.JSON(map[string]string{"command": a.command})))
 	}
 	fm.Script(modeltest.ToolCall("allowed", "bash", `{"command":"echo ok > inside.txt && cat a.txt"}`))
 	fm.Script(modeltest.Text("done"))
@@ -55,10 +55,7 @@ func TestSandboxThroughDaemon(t *testing.T) {
 	if n := len(ofType[*proto.ApprovalRequested](evs)); n != 0 {
 		t.Errorf("%d approvals asked; ask-unsandboxed runs sandboxed calls unasked", n)
 	}
-	reqs := fm.Requests()
-	if len(reqs) != len(attempts)+2 {
-		t.Fatalf("model got %d requests, want %d", len(reqs), len(attempts)+2)
-	}
+	reqs := modelRequests(t, fm, len(attempts)+2)
 	exit := func(i int, id string) (int, string) {
 		out, ok := callOutput(reqs[i+1], id)
 		if !ok {

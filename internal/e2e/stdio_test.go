@@ -151,9 +151,7 @@ func TestStdioWebFetchApproval(t *testing.T) {
 					if ev.Risk != "network" || ev.Name != "web_fetch" || ev.CallID != "w1" || !strings.Contains(ev.Summary, tc.url) {
 						t.Errorf("approval.requested = %+v, want web_fetch w1 with risk network naming %s", ev, tc.url)
 					}
-					if err := c.Send(&proto.ApprovalResolve{SessionID: sid, ApprovalID: ev.ApprovalID, Approved: true}); err != nil {
-						t.Fatal(err)
-					}
+					approve(t, c, sid, ev.ApprovalID)
 				}
 				if ev, ok := ev.(*proto.ToolStarted); ok && !strings.Contains(ev.Summary, tc.url) {
 					t.Errorf("tool.started = %+v, want the full URL in its summary", ev)
@@ -168,10 +166,7 @@ func TestStdioWebFetchApproval(t *testing.T) {
 			if diff := cmp.Diff(tc.want, collapsedTypes(evs)); diff != "" {
 				t.Errorf("events (-want +got):\n%s", diff)
 			}
-			reqs := fm.Requests()
-			if len(reqs) != 2 {
-				t.Fatalf("model got %d requests, want 2", len(reqs))
-			}
+			reqs := modelRequests(t, fm, 2)
 			out, _ := callOutput(reqs[1], "w1")
 			if !strings.Contains(out, "hello page body") || !strings.Contains(out, "Status: 200") {
 				t.Errorf("web_fetch result sent to the model = %q, want the page", out)
@@ -204,10 +199,7 @@ func TestStdioHostedSearch(t *testing.T) {
 			sendTurn(t, c, started.SessionID, "search something")
 			until(t, c, proto.EventTurnCompleted)
 
-			reqs := fm.Requests()
-			if len(reqs) != 1 {
-				t.Fatalf("model got %d requests, want 1", len(reqs))
-			}
+			reqs := modelRequests(t, fm, 1)
 			r := reqs[0]
 			if got := r.HasHostedWebSearch(); got != tc.wantHosted {
 				t.Errorf("hosted web_search offered = %v, want %v; tools: %v", got, tc.wantHosted, r.Body["tools"])

@@ -31,9 +31,7 @@ func TestDatabaseRemovedDuringATurn(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if err := c.Send(&proto.ApprovalResolve{SessionID: sid, ApprovalID: appr.ApprovalID, Approved: true}); err != nil {
-		t.Fatal(err)
-	}
+	approve(t, c, sid, appr.ApprovalID)
 	evs := until(t, c, proto.EventTurnCompleted)
 	if done := last[*proto.TurnCompleted](t, evs); !done.NotStored {
 		t.Errorf("the turn whose database went away mid-turn does not say not_stored: %v", eventTypes(evs))

@@ -86,10 +86,7 @@ func TestUndoOfASessionLiveInTheDaemon(t *testing.T) {
 	c := in.connect()
 	started := in.startSession(c, proto.SessionStart{Origin: proto.OriginTUI})
 	sendTurn(t, c, started.SessionID, "edit a.txt")
-	ap := last[*proto.ApprovalRequested](t, until(t, c, proto.EventApprovalRequested))
-	if err := c.Send(&proto.ApprovalResolve{SessionID: started.SessionID, ApprovalID: ap.ApprovalID, Approved: true}); err != nil {
-		t.Fatal(err)
-	}
+	approveNext(t, c, started.SessionID)
 	until(t, c, proto.EventTurnCompleted)
 	a := filepath.Join(in.ws, "a.txt")
 

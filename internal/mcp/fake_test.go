@@ -24,8 +24,7 @@ func TestFakeTools(t *testing.T) {
 	m, logs := newManager(t, nil)
 	srv, _ := fake(t)
 	srv.ReadOnlyTools = []string{"add"}
-	l := m.Acquire(t.TempDir(), []Server{srv})
-	defer l.Release()
+	l := lease(t, m, srv)
 	r := registry(t, l)
 	long := ToolName("fake", mcptest.LongName)
 	want := []string{"mcp__fake__a_b", "mcp__fake__add", "mcp__fake__add_tool", "mcp__fake__crash", "mcp__fake__echo", "mcp__fake__fail",
@@ -108,8 +107,7 @@ func TestHugeOutputBounded(t *testing.T) {
 	m, _ := newManager(t, nil)
 	srv, _ := fake(t)
 	srv.ToolTimeout = time.Minute // megabytes under the race detector are slow
-	l := m.Acquire(t.TempDir(), []Server{srv})
-	defer l.Release()
+	l := lease(t, m, srv)
 	r := registry(t, l)
 	for _, limit := range []int{64, 65536} {
 		for _, args := range []string{`{"bytes":400000}`, `{"bytes":400000,"json":true}`, `{"bytes":200000,"chunk":"\u2028\"\\\n"}`} {
@@ -135,8 +133,7 @@ func TestHugeOutputBounded(t *testing.T) {
 func TestCrashMidCallRestarts(t *testing.T) {
 	m, logs := newManager(t, nil)
 	srv, dir := fake(t)
-	l := m.Acquire(t.TempDir(), []Server{srv})
-	defer l.Release()
+	l := lease(t, m, srv)
 	r := registry(t, l)
 	_, res := call(t, r, "mcp__fake__crash", `{}`)
 	if res.Error != tool.Failed || !strings.Contains(res.Output, "ended during the call: the server exited (exit status 3)") ||
@@ -165,8 +162,7 @@ func TestHangTimesOut(t *testing.T) {
 	m, _ := newManager(t, nil)
 	srv, dir := fake(t)
 	srv.ToolTimeout = 500 * time.Millisecond
-	l := m.Acquire(t.TempDir(), []Server{srv})
-	defer l.Release()
+	l := lease(t, m, srv)
 	r := registry(t, l)
 	began := time.Now()
 	_, res := call(t, r, "mcp__fake__hang", `{}`)
@@ -190,8 +186,7 @@ func TestHangTimesOut(t *testing.T) {
 func TestCancelNotifiesAndReturns(t *testing.T) {
 	m, _ := newManager(t, nil)
 	srv, dir := fake(t)
-	l := m.Acquire(t.TempDir(), []Server{srv})
-	defer l.Release()
+	l := lease(t, m, srv)
 	r := registry(t, l)
 	p, res, ok := r.Prepare(tool.Env{}, "mcp__fake__hang", nil)
 	if !ok {
@@ -217,8 +212,7 @@ func TestCancelNotifiesAndReturns(t *testing.T) {
 func TestListChanged(t *testing.T) {
 	m, _ := newManager(t, nil)
 	srv, _ := fake(t)
-	l := m.Acquire(t.TempDir(), []Server{srv})
-	defer l.Release()
+	l := lease(t, m, srv)
 	if _, changed := l.Tools(t.Context()); !changed {
 		t.Error("first Tools call not a change")
 	}
@@ -245,8 +239,7 @@ func TestToolFilters(t *testing.T) {
 	srv, _ := fake(t)
 	srv.Tools = []string{"echo", "add", "crash"}
 	srv.DisabledTools = []string{"crash"}
-	l := m.Acquire(t.TempDir(), []Server{srv})
-	defer l.Release()
+	l := lease(t, m, srv)
 	if diff := cmp.Diff([]string{"mcp__fake__add", "mcp__fake__echo"}, registry(t, l).Names()); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
 	}
@@ -256,8 +249,7 @@ func TestToolFilters(t *testing.T) {
 func TestProgress(t *testing.T) {
 	m, _ := newManager(t, nil)
 	srv, _ := fake(t)
-	l := m.Acquire(t.TempDir(), []Server{srv})
-	defer l.Release()
+	l := lease(t, m, srv)
 	var got []string
 	env := tool.Env{Progress: func(s string) { got = append(got, s) }}
 	p, res, ok := registry(t, l).Prepare(env, "mcp__fake__slow", json.RawMessage(`{"steps":3}`))
@@ -277,8 +269,7 @@ func TestProgress(t *testing.T) {
 func TestEnvironmentAndDir(t *testing.T) {
 	m, _ := newManager(t, nil)
 	srv, dir := fake(t, "ONLY_THIS=1")
-	l := m.Acquire(t.TempDir(), []Server{srv})
-	defer l.Release()
+	l := lease(t, m, srv)
 	_, res := call(t, registry(t, l), "mcp__fake__pid", `{}`)
 	var out struct {
 		Env []string

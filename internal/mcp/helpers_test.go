@@ -51,6 +51,15 @@ func fake(t *testing.T, extra ...string) (Server, string) {
 	return Server{Name: "fake", Command: cmd, Env: env, Dir: dir, StartupTimeout: 20 * time.Second, ToolTimeout: 10 * time.Second, Risk: tool.Process}, dir
 }
 
+// lease is m's lease of srv for a workspace of its own, released when the
+// test ends.
+func lease(t *testing.T, m *Manager, srv Server) *Lease {
+	t.Helper()
+	l := m.Acquire(t.TempDir(), []Server{srv})
+	t.Cleanup(l.Release)
+	return l
+}
+
 // registry is the lease's tools, as a registry.
 func registry(t *testing.T, l *Lease) *tool.Registry {
 	t.Helper()

@@ -134,8 +134,7 @@ func TestStartFailures(t *testing.T) {
 			m, logs := newManager(t, func(o *Options) { o.Backoff = time.Hour; o.MaxBackoff = time.Hour })
 			srv, dir := fake(t, tt.extra...)
 			srv.StartupTimeout = tt.startup
-			l := m.Acquire(t.TempDir(), []Server{srv})
-			defer l.Release()
+			l := lease(t, m, srv)
 			if tools, _ := l.Tools(t.Context()); len(tools) != 0 {
 				t.Fatalf("%d tools from a failed server", len(tools))
 			}
@@ -188,8 +187,7 @@ func TestProblemServer(t *testing.T) {
 func TestStderrBoundedInLog(t *testing.T) {
 	m, logs := newManager(t, nil)
 	srv, _ := fake(t, mcptest.EnvStderrLines+"=500")
-	l := m.Acquire(t.TempDir(), []Server{srv})
-	defer l.Release()
+	l := lease(t, m, srv)
 	registry(t, l)
 	var lines, drops int
 	deadline := time.Now().Add(5 * time.Second)
@@ -224,8 +222,7 @@ func TestHTTPServer(t *testing.T) {
 	m, _ := newManager(t, nil)
 	srv := Server{Name: "web", URL: ts.URL, Headers: map[string]string{"Authorization": "Bearer t0k", "X-Team": "tools"},
 		StartupTimeout: 10 * time.Second, ToolTimeout: 10 * time.Second, Risk: tool.Network}
-	l := m.Acquire(t.TempDir(), []Server{srv})
-	defer l.Release()
+	l := lease(t, m, srv)
 	p, res := call(t, registry(t, l), "mcp__web__hello", `{}`)
 	if !res.Success || res.Output != "hello over http" || p.Risk != tool.Network {
 		t.Fatalf("risk %q, result %+v", p.Risk, res)

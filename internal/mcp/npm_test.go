@@ -34,8 +34,7 @@ func TestEverything(t *testing.T) {
 			if transport == "http" {
 				srv = Server{Name: "everything", URL: n.StartEverythingHTTP(t), StartupTimeout: 30 * time.Second, ToolTimeout: 30 * time.Second, Risk: tool.Process}
 			}
-			l := m.Acquire(t.TempDir(), []Server{srv})
-			defer l.Release()
+			l := lease(t, m, srv)
 			r := registry(t, l)
 			for _, name := range []string{"mcp__everything__echo", "mcp__everything__get-sum", "mcp__everything__get-structured-content",
 				"mcp__everything__get-tiny-image", "mcp__everything__trigger-long-running-operation"} {
@@ -124,8 +123,7 @@ func TestFilesystem(t *testing.T) {
 	srv := Server{Name: "files", Command: n.Node, Args: []string{n.Filesystem, root},
 		Env: []string{"PATH=" + os.Getenv("PATH"), "HOME=" + root}, Dir: root, StartupTimeout: 30 * time.Second, ToolTimeout: 30 * time.Second,
 		Risk: tool.Filesystem, ReadOnlyTools: []string{"read_text_file", "list_directory"}}
-	l := m.Acquire(t.TempDir(), []Server{srv})
-	defer l.Release()
+	l := lease(t, m, srv)
 	r := registry(t, l)
 	checks := []struct {
 		name, args string

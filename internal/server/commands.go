@@ -79,11 +79,7 @@ func (c *conn) sessionConfigure(s *session, m *proto.SessionConfigure) {
 		stored := s.create == nil
 		s.mu.Unlock()
 		if st := c.srv.opts.Store; st != nil && stored {
-			ctx, cancel := context.WithTimeout(context.WithoutCancel(c.ctx), storeTimeout)
-			err := st.SetModel(ctx, s.id, m.Model)
-			cancel()
-			if err != nil {
-				c.reqError(m.RequestID, storeErrorCode(err), fmt.Sprintf("the model was not changed: the session database refused the change: %v", err), false)
+			if !c.storeChange(m.RequestID, "the model was not changed", func(ctx context.Context) error { return st.SetModel(ctx, s.id, m.Model) }) {
 				return
 			}
 		}
@@ -129,11 +125,7 @@ func (c *conn) sessionMove(s *session, m *proto.SessionConfigure, policy approva
 	stored := s.create == nil
 	s.mu.Unlock()
 	if st := c.srv.opts.Store; st != nil && stored {
-		ctx, cancel := context.WithTimeout(context.WithoutCancel(c.ctx), storeTimeout)
-		err := st.SetEndpoint(ctx, s.id, store.Endpoint(to))
-		cancel()
-		if err != nil {
-			c.reqError(m.RequestID, storeErrorCode(err), fmt.Sprintf("the session was not moved: the session database refused the change: %v", err), false)
+		if !c.storeChange(m.RequestID, "the session was not moved", func(ctx context.Context) error { return st.SetEndpoint(ctx, s.id, store.Endpoint(to)) }) {
 			return
 		}
 	}

@@ -1,7 +1,6 @@
 package server_test
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -54,20 +53,14 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 // that type, "raw TEXT" sends TEXT verbatim, `file NAME "content"` writes
 // a workspace file (Go-quoted content).
 func TestConversations(t *testing.T) {
-	files, err := filepath.Glob("testdata/conversations/*.txtar")
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no conversations: %v", err)
-	}
-	for _, f := range files {
-		t.Run(strings.TrimSuffix(filepath.Base(f), ".txtar"), func(t *testing.T) { runConversation(t, f) })
-	}
+	testutil.RunArchives(t, "testdata/conversations/*.txtar", runConversation)
 }
 
 // storeFault is the store's fault injector of a conversation: its
 // store-fault section lists the write operations that fail, one per line,
 // as a full disk would make them.
 func storeFault(a *txtar.Archive) func(op string) error {
-	text, ok := section(a, "store-fault")
+	text, ok := testutil.Section(a, "store-fault")
 	if !ok {
 		return nil
 	}
@@ -85,62 +78,23 @@ func storeFault(a *txtar.Archive) func(op string) error {
 	}
 }
 
-func section(a *txtar.Archive, name string) (string, bool) {
-	for _, f := range a.Files {
-		if f.Name == name {
-			return string(f.Data), true
-		}
-	}
-	return "", false
-}
-
 func runConversation(t *testing.T, file string) {
 	a, err := txtar.ParseFile(file)
 	if err != nil {
 		t.Fatal(err)
 	}
 	fake := modeltest.New(t)
-	if js, ok := section(a, "model.json"); ok {
-		p := filepath.Join(t.TempDir(), "model.json")
-		if err := os.WriteFile(p, []byte(js), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		steps, err := modeltest.LoadScript(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, s := range steps {
-			fake.Script(s...)
-		}
+	if js, ok := testutil.Section(a, "model.json"); ok {
+		testutil.ScriptModel(t, fake, js)
 	}
-	if ids, ok := section(a, "models"); ok {
+	if ids, ok := testutil.Section(a, "models"); ok {
 		fake.Models = strings.Fields(ids)
 	}
 	home := t.TempDir()
 	ws := testutil.TempDir(t)
-	for _, f := range a.Files {
-		if name, ok := strings.CutPrefix(f.Name, "ws/"); ok {
-			p := filepath.Join(ws, name)
-			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-				t.Fatal(err)
-			}
-			if err := os.WriteFile(p, f.Data, 0o644); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
-	for _, f := range a.Files {
-		if name, ok := strings.CutPrefix(f.Name, "home/"); ok {
-			p := filepath.Join(home, name)
-			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-				t.Fatal(err)
-			}
-			if err := os.WriteFile(p, f.Data, 0o644); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
-	extra, _ := section(a, "config.toml")
+	testutil.ArchiveFiles(t, a, "ws/", ws)
+	testutil.ArchiveFiles(t, a, "home/", home)
+	extra, _ := testutil.Section(a, "config.toml")
 	extra = strings.ReplaceAll(extra, "$MODEL_URL", fake.URL())
 	cfg := fmt.Sprintf("[providers.openai]\nbase_url = %q\nmax_retries = 0\n%s", fake.URL(), extra)
 	if err := os.WriteFile(filepath.Join(home, "config.toml"), []byte(cfg), 0o600); err != nil {
@@ -155,24 +109,24 @@ func runConversation(t *testing.T, file string) {
 	}
 	pc := loaded.Config.Protocol
 	var st *store.Store
-	if _, ok := section(a, "no-store"); !ok {
+	if _, ok := testutil.Section(a, "no-store"); !ok {
 		st = openTestStore(t, home, storeFault(a))
 	}
 	srv := server.New(server.Options{Factory: ap, Version: "test", MaxClientFrame: pc.MaxClientFrameBytes,
 		MaxServerFrame: pc.MaxServerFrameBytes, MaxSessionsPerConn: pc.MaxSessionsPerConnection, MaxSessions: pc.MaxSessions,
 		Store: st, Name: "test server"})
 
-	script, _ := section(a, "script")
+	script, _ := testutil.Section(a, "script")
 	got := converse(t, srv, ws, home, fake.URL(), script)
-	if n, ok := section(a, "model-requests"); ok {
+	if n, ok := testutil.Section(a, "model-requests"); ok {
 		if want := strings.TrimSpace(n); strconv.Itoa(len(fake.Requests())) != want {
 			t.Errorf("the fake model got %d requests, want %s", len(fake.Requests()), want)
 		}
 	}
-	if w, ok := section(a, "want-ws"); ok {
+	if w, ok := testutil.Section(a, "want-ws"); ok {
 		checkWorkspace(t, ws, w)
 	}
-	if w, ok := section(a, "want-request-models"); ok {
+	if w, ok := testutil.Section(a, "want-request-models"); ok {
 		var got []string
 		for _, r := range fake.Requests() {
 			got = append(got, fmt.Sprintf("%v %v", r.Body["model"], r.Body["reasoning"]))
@@ -181,7 +135,7 @@ func runConversation(t *testing.T, file string) {
 			t.Errorf("the fake model's requests named the models\n%s\nwant\n%s", g, strings.TrimSpace(w))
 		}
 	}
-	if w, ok := section(a, "want-request-paths"); ok {
+	if w, ok := testutil.Section(a, "want-request-paths"); ok {
 		var got []string
 		for _, r := range fake.Requests() {
 			got = append(got, r.Method+" "+r.Path)
@@ -190,33 +144,16 @@ func runConversation(t *testing.T, file string) {
 			t.Errorf("the fake model got the requests\n%s\nwant\n%s", g, strings.TrimSpace(w))
 		}
 	}
-	if w, ok := section(a, "want-last-request-has"); ok {
+	if w, ok := testutil.Section(a, "want-last-request-has"); ok {
 		reqs := fake.Requests()
 		if len(reqs) == 0 || !strings.Contains(string(reqs[len(reqs)-1].Raw), strings.TrimSpace(w)) {
 			t.Errorf("the fake model's last request does not contain %q", strings.TrimSpace(w))
 		}
 	}
-	if w, ok := section(a, "want-requests-have"); ok {
+	if w, ok := testutil.Section(a, "want-requests-have"); ok {
 		checkRequests(t, fake.Requests(), w)
 	}
-	want, _ := section(a, "want")
-	if testutil.Update() {
-		for i := range a.Files {
-			if a.Files[i].Name == "want" {
-				a.Files[i].Data = []byte(got)
-			}
-		}
-		if _, ok := section(a, "want"); !ok {
-			a.Files = append(a.Files, txtar.File{Name: "want", Data: []byte(got)})
-		}
-		if err := os.WriteFile(file, txtar.Format(a), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	if got != want {
-		t.Errorf("conversation differs (run with -update to accept)\n--- got\n%s--- want\n%s", got, want)
-	}
+	testutil.GoldenSection(t, file, a, "want", got)
 }
 
 // converse runs the script against one Serve call and returns the
@@ -234,36 +171,21 @@ func converse(t *testing.T, srv *server.Server, ws, home, modelURL, script strin
 	}()
 	n := newNormaliser(ws, home)
 	n.modelURL = modelURL
-	var mu sync.Mutex
-	var lines []string
-	seen := map[string]int{}
-	arrived := make(chan struct{}, 1024)
-	readDone := make(chan struct{})
-	go func() {
-		defer close(readDone)
-		sc := bufio.NewScanner(sr)
-		sc.Buffer(make([]byte, 1<<20), 16<<20)
-		for sc.Scan() {
-			line := sc.Text()
-			var ev struct {
-				Type string `json:"type"`
-			}
-			_ = json.Unmarshal([]byte(line), &ev)
-			mu.Lock()
-			if err := n.checkSeq(line); err != nil {
-				t.Error(err)
-			}
-			if ev.Type != "tool.progress" {
-				lines = append(lines, n.normalise(line))
-			}
-			seen[ev.Type]++
-			mu.Unlock()
-			select {
-			case arrived <- struct{}{}:
-			default:
-			}
+	seen := map[string]int{} // events by type, tool.progress too
+	out := testutil.ReadLines(sr, func(line string) (string, bool) {
+		var ev struct {
+			Type string `json:"type"`
 		}
-	}()
+		_ = json.Unmarshal([]byte(line), &ev)
+		if err := n.checkSeq(line); err != nil {
+			t.Error(err)
+		}
+		seen[ev.Type]++
+		if ev.Type == "tool.progress" {
+			return "", false
+		}
+		return n.normalise(line), true
+	})
 	waited := map[string]int{}
 	for _, raw := range strings.Split(script, "\n") {
 		line := strings.TrimSpace(raw)
@@ -285,40 +207,15 @@ func converse(t *testing.T, srv *server.Server, ws, home, modelURL, script strin
 		case strings.HasPrefix(line, "wait "):
 			typ := strings.TrimPrefix(line, "wait ")
 			waited[typ]++
-			deadline := time.After(20 * time.Second)
-			for {
-				mu.Lock()
-				ok := seen[typ] >= waited[typ]
-				mu.Unlock()
-				if ok {
-					break
-				}
-				select {
-				case <-arrived:
-				case <-time.After(10 * time.Millisecond):
-				case <-deadline:
-					mu.Lock()
-					t.Fatalf("timed out waiting for %s; got so far:\n%s", typ, strings.Join(lines, "\n"))
-					mu.Unlock()
-				}
-			}
+			want := waited[typ]
+			out.WaitFor(t, typ, 20*time.Second, func([]string) bool { return seen[typ] >= want })
 		default:
 			t.Fatalf("bad script line %q", line)
 		}
 	}
 	cw.Close()
-	select {
-	case err := <-served:
-		if err != nil {
-			t.Errorf("Serve: %v", err)
-		}
-	case <-time.After(20 * time.Second):
-		t.Fatal("Serve did not return after EOF")
-	}
-	<-readDone
-	mu.Lock()
-	defer mu.Unlock()
-	return strings.Join(lines, "\n") + "\n"
+	testutil.WaitServed(t, served, 20*time.Second)
+	return strings.Join(out.Wait(), "\n") + "\n"
 }
 
 // checkRequests checks want's lines against the fake model's requests:

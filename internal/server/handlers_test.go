@@ -22,10 +22,7 @@ func TestEveryMessageTypeHandled(t *testing.T) {
 	fake.Script(modeltest.Text("hi"))
 	srv, ws := newTestServer(t, fake, "")
 	c, _ := connect(t, srv)
-	started, err := c.StartSession(t.Context(), proto.SessionStart{Cwd: ws})
-	if err != nil {
-		t.Fatal(err)
-	}
+	started := startSession(t, c, ws)
 	fields, _ := json.Marshal(map[string]any{"session_id": started.SessionID, "cwd": ws, "prompt": "hi", "protocol_version": proto.Version})
 	types := proto.MessageTypes()
 	// session.close last: the others need the session open.
@@ -71,14 +68,11 @@ func TestPromptLimitFromConfig(t *testing.T) {
 	fake.Script(modeltest.Text("ok"))
 	srv, ws := newTestServer(t, fake, "[session]\nmax_prompt_bytes = 10\n")
 	c, _ := connect(t, srv)
-	started, err := c.StartSession(t.Context(), proto.SessionStart{Cwd: ws})
-	if err != nil {
-		t.Fatal(err)
-	}
+	started := startSession(t, c, ws)
 	if started.MaxPromptBytes != 10 {
 		t.Errorf("session.started max_prompt_bytes = %d, want 10 (so a client can check before sending)", started.MaxPromptBytes)
 	}
-	_, err = c.Call(t.Context(), &proto.TurnStart{SessionID: started.SessionID, Prompt: "twelve bytes"})
+	_, err := c.Call(t.Context(), &proto.TurnStart{SessionID: started.SessionID, Prompt: "twelve bytes"})
 	var re *client.RequestError
 	if !errors.As(err, &re) || re.Code != proto.ErrInvalidRequest {
 		t.Fatalf("turn.start of 12 bytes with a limit of 10: %v, want invalid_request", err)

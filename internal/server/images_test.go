@@ -5,7 +5,6 @@ import (
 	"crypto/rand"
 	"encoding/base64"
 	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,13 +12,11 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/scv-agent/scv/internal/app"
 	"github.com/scv-agent/scv/internal/client"
 	"github.com/scv-agent/scv/internal/model/modeltest"
 	"github.com/scv-agent/scv/internal/paths"
 	"github.com/scv-agent/scv/internal/proto"
 	"github.com/scv-agent/scv/internal/server"
-	"github.com/scv-agent/scv/internal/testutil"
 )
 
 // startImages is turn.start with images, run to its terminal event.
@@ -52,14 +49,7 @@ func TestImagesStoredByPathAndHash(t *testing.T) {
 	fake := modeltest.New(t)
 	fake.Script(modeltest.Text("a red dot"))
 	fake.Script(modeltest.Text("noted"))
-	home := t.TempDir()
-	ws := testutil.TempDir(t)
-	cfg := fmt.Sprintf("[providers.openai]\nbase_url = %q\nmax_retries = 0\n", fake.URL())
-	if err := os.WriteFile(filepath.Join(home, "config.toml"), []byte(cfg), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	ap := app.New(app.Options{Layout: paths.Layout{Home: home}, Env: map[string]string{"OPENAI_API_KEY": "sk-test", "HOME": home, "PATH": os.Getenv("PATH")}})
-	srv := server.New(server.Options{Factory: ap, Version: "test", Store: openTestStore(t, home, nil)})
+	srv, ws, home := newTestServerWith(t, fake, "", server.Options{})
 
 	noise := make([]byte, 4096)
 	rand.Read(noise)
@@ -71,10 +61,7 @@ func TestImagesStoredByPathAndHash(t *testing.T) {
 	writeFile(t, ws, "notes.png", "not a picture\n")
 
 	c, end := connect(t, srv)
-	started, err := c.StartSession(t.Context(), proto.SessionStart{Cwd: ws})
-	if err != nil {
-		t.Fatal(err)
-	}
+	started := startSession(t, c, ws)
 	sid := started.SessionID
 	if _, ok := startImages(t, c, sid, "what is this?", "shot.png").(*proto.TurnCompleted); !ok {
 		t.Fatal("the turn with an image did not complete")
@@ -84,7 +71,7 @@ func TestImagesStoredByPathAndHash(t *testing.T) {
 		t.Fatalf("the model got images %+v, want shot.png's bytes", got)
 	}
 
-	_, err = c.Call(t.Context(), &proto.TurnStart{SessionID: sid, Prompt: "and this?", Images: []proto.Image{{Path: "notes.png"}}})
+	_, err := c.Call(t.Context(), &proto.TurnStart{SessionID: sid, Prompt: "and this?", Images: []proto.Image{{Path: "notes.png"}}})
 	var re *client.RequestError
 	if !errors.As(err, &re) || re.Code != proto.ErrInvalidRequest || !strings.Contains(re.Message, filepath.Join(ws, "notes.png")) || !strings.Contains(re.Message, "text/plain") {
 		t.Fatalf("turn.start with a text file as image: %v, want invalid_request naming it and its type", err)
@@ -117,10 +104,7 @@ func TestImagesStoredByPathAndHash(t *testing.T) {
 		t.Fatal(err)
 	}
 	c, _ = connect(t, srv)
-	res, err := client.CallFor[*proto.SessionResumed](t.Context(), c, &proto.SessionResume{SessionID: sid})
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := resume(t, c, sid)
 	if len(res.Turns) != 1 || len(res.Turns[0].Images) != 1 {
 		t.Fatalf("session.resumed turns %+v, want one with one image", res.Turns)
 	}
@@ -147,24 +131,14 @@ func TestImagesStoredByPathAndHash(t *testing.T) {
 func TestMentionedImageStored(t *testing.T) {
 	fake := modeltest.New(t)
 	fake.Script(modeltest.Text("two pictures"))
-	home := t.TempDir()
-	ws := testutil.TempDir(t)
-	cfg := fmt.Sprintf("[providers.openai]\nbase_url = %q\nmax_retries = 0\n", fake.URL())
-	if err := os.WriteFile(filepath.Join(home, "config.toml"), []byte(cfg), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	ap := app.New(app.Options{Layout: paths.Layout{Home: home}, Env: map[string]string{"OPENAI_API_KEY": "sk-test", "HOME": home, "PATH": os.Getenv("PATH")}})
-	srv := server.New(server.Options{Factory: ap, Version: "test", Store: openTestStore(t, home, nil)})
+	srv, ws := newTestServer(t, fake, "")
 	png := "\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" + strings.Repeat("\x05", 200)
 	gif := "GIF89a\x01\x00\x01\x00\x00\x00\x00;"
 	writeFile(t, ws, "shot.png", png)
 	writeFile(t, ws, "dot.gif", gif)
 
 	c, end := connect(t, srv)
-	started, err := c.StartSession(t.Context(), proto.SessionStart{Cwd: ws})
-	if err != nil {
-		t.Fatal(err)
-	}
+	started := startSession(t, c, ws)
 	sid := started.SessionID
 	if err := c.Send(&proto.TurnStart{SessionID: sid, Prompt: "compare @shot.png", Images: []proto.Image{{Path: "dot.gif"}}}); err != nil {
 		t.Fatal(err)
@@ -191,10 +165,7 @@ func TestMentionedImageStored(t *testing.T) {
 	end()
 
 	c, _ = connect(t, srv)
-	res, err := client.CallFor[*proto.SessionResumed](t.Context(), c, &proto.SessionResume{SessionID: sid})
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := resume(t, c, sid)
 	if len(res.Turns) != 1 || len(res.Turns[0].Images) != 2 {
 		t.Fatalf("session.resumed turns %+v, want one with two images", res.Turns)
 	}

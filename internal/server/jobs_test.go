@@ -5,7 +5,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/scv-agent/scv/internal/client"
 	"github.com/scv-agent/scv/internal/model/modeltest"
 	"github.com/scv-agent/scv/internal/proto"
 	"github.com/scv-agent/scv/internal/server"
@@ -22,10 +21,7 @@ func TestReportDoor(t *testing.T) {
 	}
 	srv, ws := newTestServer(t, fake, "")
 	c, end := connect(t, srv)
-	started, err := c.StartSession(t.Context(), proto.SessionStart{Cwd: ws})
-	if err != nil {
-		t.Fatal(err)
-	}
+	started := startSession(t, c, ws)
 	sid := started.SessionID
 	turn(t, c, sid, "start")
 	srv.Report(server.JobReport{Session: sid, Job: "job-1", Agent: "codex", Status: "completed", Text: "[scv] job-1 (codex) completed: stale-marker",
@@ -52,9 +48,7 @@ func TestReportDoor(t *testing.T) {
 	srv.Report(server.JobReport{Session: sid, Job: "job-3", Agent: "claude", Status: "completed", Text: "[scv] job-3 (claude) completed: closed-marker"})
 	srv.Report(server.JobReport{Session: "s_000000000000", Job: "job-1", Agent: "pi", Status: "completed", Text: "lost"}) // no such session: logged
 	c, _ = connect(t, srv)
-	if _, err := client.CallFor[*proto.SessionResumed](t.Context(), c, &proto.SessionResume{SessionID: sid}); err != nil {
-		t.Fatal(err)
-	}
+	resume(t, c, sid)
 	// The client that opens it is told what it missed.
 	select {
 	case ev := <-c.Events():

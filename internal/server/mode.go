@@ -19,11 +19,7 @@ func (c *conn) sessionSetMode(s *session, m *proto.SessionSetMode) {
 		return
 	}
 	if st := c.srv.opts.Store; st != nil && !s.unstored() {
-		ctx, cancel := context.WithTimeout(context.WithoutCancel(c.ctx), storeTimeout)
-		err := st.SetMode(ctx, s.id, m.Mode)
-		cancel()
-		if err != nil {
-			c.reqError(m.RequestID, storeErrorCode(err), fmt.Sprintf("the mode was not changed: the session database refused the change: %v", err), false)
+		if !c.storeChange(m.RequestID, "the mode was not changed", func(ctx context.Context) error { return st.SetMode(ctx, s.id, m.Mode) }) {
 			return
 		}
 	}

@@ -285,6 +285,22 @@ func storeUsage(u *proto.Usage) store.Usage {
 		CacheReadTokens: u.CacheReadTokens, CacheWriteTokens: u.CacheWriteTokens, CostUSD: u.CostUSD}
 }
 
+// storeChange runs change, a change of the stored session made for a
+// client's request, bounded by storeTimeout and not cancelled with the
+// connection. When the session database refuses it, it answers the
+// request, saying what was not done (notDone: "the mode was not
+// changed"), and returns false.
+func (c *conn) storeChange(requestID, notDone string, change func(ctx context.Context) error) bool {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(c.ctx), storeTimeout)
+	err := change(ctx)
+	cancel()
+	if err != nil {
+		c.reqError(requestID, storeErrorCode(err), fmt.Sprintf("%s: the session database refused the change: %v", notDone, err), false)
+		return false
+	}
+	return true
+}
+
 // storeErrorCode maps a store error to the request error code that
 // answers it.
 func storeErrorCode(err error) string {

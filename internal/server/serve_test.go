@@ -23,13 +23,15 @@ import (
 // newTestServer builds a server over the real app with a fake model.
 func newTestServer(t *testing.T, fake *modeltest.Server, extra string) (*server.Server, string) {
 	t.Helper()
-	return newTestServerWith(t, fake, extra, server.Options{})
+	srv, ws, _ := newTestServerWith(t, fake, extra, server.Options{})
+	return srv, ws
 }
 
 // newTestServerFrame is newTestServer with a server frame limit.
 func newTestServerFrame(t *testing.T, fake *modeltest.Server, frame int) (*server.Server, string) {
 	t.Helper()
-	return newTestServerWith(t, fake, "", server.Options{MaxServerFrame: frame})
+	srv, ws, _ := newTestServerWith(t, fake, "", server.Options{MaxServerFrame: frame})
+	return srv, ws
 }
 
 func writeFile(t *testing.T, dir, name, text string) {
@@ -40,18 +42,18 @@ func writeFile(t *testing.T, dir, name, text string) {
 }
 
 // newTestServerWith builds the server of a test home whose config points
-// at fake, with opts' limits.
-func newTestServerWith(t *testing.T, fake *modeltest.Server, extra string, opts server.Options) (*server.Server, string) {
+// at fake, with opts' limits; it returns the workspace and the home too.
+func newTestServerWith(t *testing.T, fake *modeltest.Server, extra string, opts server.Options) (srv *server.Server, ws, home string) {
 	t.Helper()
-	home := t.TempDir()
-	ws := testutil.TempDir(t)
+	home = t.TempDir()
+	ws = testutil.TempDir(t)
 	cfg := fmt.Sprintf("[providers.openai]\nbase_url = %q\nmax_retries = 0\n%s", fake.URL(), extra)
 	if err := os.WriteFile(filepath.Join(home, "config.toml"), []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	ap := app.New(app.Options{Layout: paths.Layout{Home: home}, Env: map[string]string{"OPENAI_API_KEY": "sk-test", "HOME": home, "PATH": os.Getenv("PATH")}})
 	opts.Factory, opts.Version, opts.Store = ap, "test", openTestStore(t, home, nil)
-	return server.New(opts), ws
+	return server.New(opts), ws, home
 }
 
 // openTestStore opens the session database of a test home, held by this

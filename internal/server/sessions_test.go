@@ -35,6 +35,26 @@ func connect(t testing.TB, srv *server.Server) (*client.Conn, func()) {
 	return c, end
 }
 
+// startSession starts a session in ws; an error fails the test.
+func startSession(t testing.TB, c *client.Conn, ws string) *proto.SessionStarted {
+	t.Helper()
+	started, err := c.StartSession(t.Context(), proto.SessionStart{Cwd: ws})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return started
+}
+
+// resume resumes the stored session sid on c; an error fails the test.
+func resume(t testing.TB, c *client.Conn, sid string) *proto.SessionResumed {
+	t.Helper()
+	res, err := client.CallFor[*proto.SessionResumed](t.Context(), c, &proto.SessionResume{SessionID: sid})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
 // turn runs one prompt to its terminal event and returns that event.
 func turn(t testing.TB, c *client.Conn, sid, prompt string) proto.Event {
 	t.Helper()
@@ -78,26 +98,20 @@ func TestResumeContinuesTheConversation(t *testing.T) {
 		fake.Script(modeltest.Text("second"))
 		fake.Script(modeltest.Text("third"))
 	}
-	run := func(resume bool) string {
+	run := func(resumed bool) string {
 		fake := modeltest.New(t)
 		script(fake)
 		srv, ws := newTestServer(t, fake, "[tools]\napproval_policy = \"never\"\n")
 		writeFile(t, ws, "a.txt", "alpha\n")
 		c, end := connect(t, srv)
-		started, err := c.StartSession(t.Context(), proto.SessionStart{Cwd: ws})
-		if err != nil {
-			t.Fatal(err)
-		}
+		started := startSession(t, c, ws)
 		sid := started.SessionID
 		turn(t, c, sid, "read a.txt")
 		turn(t, c, sid, "and?")
-		if resume {
+		if resumed {
 			end()
 			c, _ = connect(t, srv)
-			ev, err := client.CallFor[*proto.SessionResumed](t.Context(), c, &proto.SessionResume{SessionID: sid})
-			if err != nil {
-				t.Fatal(err)
-			}
+			ev := resume(t, c, sid)
 			if len(ev.Turns) != 2 || ev.Turns[0].Prompt != "read a.txt" || ev.Seq == 0 {
 				t.Fatalf("session.resumed turns = %+v, seq %d", ev.Turns, ev.Seq)
 			}
@@ -129,10 +143,7 @@ func TestForkRewindsTheHistory(t *testing.T) {
 	}
 	srv, ws := newTestServer(t, fake, "")
 	c, _ := connect(t, srv)
-	started, err := c.StartSession(t.Context(), proto.SessionStart{Cwd: ws})
-	if err != nil {
-		t.Fatal(err)
-	}
+	started := startSession(t, c, ws)
 	turn(t, c, started.SessionID, "first prompt")
 	turn(t, c, started.SessionID, "second prompt")
 	list, err := client.CallFor[*proto.SessionTurnsReply](t.Context(), c, &proto.SessionTurnsRequest{SessionID: started.SessionID})
@@ -202,19 +213,13 @@ func TestResumedSessionFitsAFrame(t *testing.T) {
 	}
 	srv, ws := newTestServerFrame(t, fake, 16<<10)
 	c, end := connect(t, srv)
-	started, err := c.StartSession(t.Context(), proto.SessionStart{Cwd: ws})
-	if err != nil {
-		t.Fatal(err)
-	}
+	started := startSession(t, c, ws)
 	for i := range 12 {
 		turn(t, c, started.SessionID, "prompt "+string(rune('a'+i)))
 	}
 	end()
 	c, _ = connect(t, srv)
-	ev, err := client.CallFor[*proto.SessionResumed](t.Context(), c, &proto.SessionResume{SessionID: started.SessionID})
-	if err != nil {
-		t.Fatal(err)
-	}
+	ev := resume(t, c, started.SessionID)
 	if len(ev.Turns) == 0 || len(ev.Turns) >= 12 || ev.Before != ev.Turns[0].N {
 		t.Fatalf("resumed %d turns with before %d; want the newest that fit and a cursor", len(ev.Turns), ev.Before)
 	}

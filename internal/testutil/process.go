@@ -1,6 +1,7 @@
 package testutil
 
 import (
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -167,21 +168,48 @@ func OpenFDs(t testing.TB) int {
 // RSSMiB is the resident set of pid (0: this process) in MiB, or 0 when it
 // cannot be read.
 func RSSMiB(pid int) float64 {
+	kb, _ := statusKB(pid, "VmRSS")
+	return float64(kb) / 1024
+}
+
+// PeakRSSMiB is the peak resident set (VmHWM) of pid (0: this process) in
+// MiB, or 0 when it cannot be read.
+func PeakRSSMiB(pid int) float64 {
+	kb, _ := statusKB(pid, "VmHWM")
+	return float64(kb) / 1024
+}
+
+// StatusKB is the "NAME: N kB" field of /proc/<pid>/status (VmRSS, VmHWM,
+// RssAnon …; pid 0: this process); it fails the test when the field
+// cannot be read.
+func StatusKB(t testing.TB, pid int, name string) int {
+	t.Helper()
+	kb, err := statusKB(pid, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return kb
+}
+
+func statusKB(pid int, name string) (int, error) {
 	p := "/proc/self/status"
 	if pid != 0 {
 		p = "/proc/" + strconv.Itoa(pid) + "/status"
 	}
 	b, err := os.ReadFile(p)
 	if err != nil {
-		return 0
+		return 0, err
 	}
 	for l := range strings.Lines(string(b)) {
-		if rest, ok := strings.CutPrefix(l, "VmRSS:"); ok {
-			kb, _ := strconv.Atoi(strings.TrimSuffix(strings.TrimSpace(rest), " kB"))
-			return float64(kb) / 1024
+		if rest, ok := strings.CutPrefix(l, name+":"); ok {
+			kb, err := strconv.Atoi(strings.TrimSuffix(strings.TrimSpace(rest), " kB"))
+			if err != nil {
+				return 0, fmt.Errorf("%s of %s: %w", name, p, err)
+			}
+			return kb, nil
 		}
 	}
-	return 0
+	return 0, fmt.Errorf("no %s in %s", name, p)
 }
 
 // StartPiped starts cmd with a pipe to its stdin and one from its stdout;

@@ -1,7 +1,9 @@
 // Package testutil holds the helpers the tests of several packages share:
-// fixture trees (txtar archives or maps), locked buffers, a counting
-// loopback listener, process and PID-file waits, descriptor and RSS
-// readings, building the scv binary, result checks and the -update flag.
+// fixture trees (txtar archives or maps), golden txtar archives (their
+// sections, the want section -update rewrites, a fake model scripted by
+// one), locked buffers, line logs of a served stream, a counting loopback
+// listener, process and PID-file waits, descriptor and RSS readings,
+// building the scv binary, result checks and the -update flag.
 // Nothing but tests (and the measurement programs under bench/) imports it;
 // it imports no SCV package that imports it back.
 package testutil

@@ -126,7 +126,13 @@ func (d *Daemon) Dial(ctx context.Context, name string) (*client.Conn, error) {
 // its fake model made the calls it meant to); a failed turn or a protocol
 // error is returned.
 func Turn(ctx context.Context, c *client.Conn, sid string) (approved int, err error) {
-	if err := c.Send(&proto.TurnStart{SessionID: sid, Prompt: "go"}); err != nil {
+	return WatchTurn(ctx, c, sid, "go", nil)
+}
+
+// WatchTurn is Turn with prompt, showing observe (when set) every event of
+// the connection until the turn ends.
+func WatchTurn(ctx context.Context, c *client.Conn, sid, prompt string, observe func(proto.Event)) (approved int, err error) {
+	if err := c.Send(&proto.TurnStart{SessionID: sid, Prompt: prompt}); err != nil {
 		return 0, err
 	}
 	for {
@@ -136,6 +142,9 @@ func Turn(ctx context.Context, c *client.Conn, sid string) (approved int, err er
 		case ev, ok := <-c.Events():
 			if !ok {
 				return approved, fmt.Errorf("connection ended: %v", c.Err())
+			}
+			if observe != nil {
+				observe(ev)
 			}
 			switch e := ev.(type) {
 			case *proto.ApprovalRequested:
