@@ -431,16 +431,22 @@ func (p *responsesParser) call(it *respState, callID, name string) (*callAcc, er
 	return it.call, nil
 }
 
+// callItem takes a function_call item's id, name and arguments (when it
+// carries them).
+func (p *responsesParser) callItem(it *respState, item respItem) error {
+	c, err := p.call(it, item.CallID, item.Name)
+	if err != nil || item.Arguments == "" {
+		return err
+	}
+	return p.col.setArgs(c, string(item.Arguments))
+}
+
 func (p *responsesParser) itemAdded(ref respRef, item respItem) error {
 	it := p.item(ref, item.Type)
 	it.kind = item.Type
 	switch item.Type {
 	case "function_call":
-		c, err := p.call(it, item.CallID, item.Name)
-		if err != nil || item.Arguments == "" {
-			return err
-		}
-		return p.col.setArgs(c, string(item.Arguments))
+		return p.callItem(it, item)
 	case "message", "reasoning", "web_search_call":
 	default:
 		p.col.unusedKind(item.Type)
@@ -454,11 +460,7 @@ func (p *responsesParser) itemDone(ref respRef, item respItem) error {
 	it := p.item(ref, item.Type)
 	switch item.Type {
 	case "function_call":
-		c, err := p.call(it, item.CallID, item.Name)
-		if err != nil || item.Arguments == "" {
-			return err
-		}
-		return p.col.setArgs(c, string(item.Arguments))
+		return p.callItem(it, item)
 	case "message":
 		for _, part := range item.Content {
 			for _, a := range part.Annotations {
