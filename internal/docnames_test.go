@@ -1,6 +1,7 @@
 package internal_test
 
 import (
+	"fmt"
 	"go/ast"
 	"go/parser"
 	"go/token"
@@ -27,46 +28,54 @@ type declared map[string]bool
 // checked.
 func TestDocsNameRealIdentifiers(t *testing.T) {
 	byName, byPath := scanPackages(t, ".")
+	checked := 0
+	eachDocMatch(t, docName, func(where string, m []string) {
+		pkgRef, name, member := m[1], m[2], m[3]
+		var cands []declared
+		if strings.HasPrefix(pkgRef, "internal/") {
+			if d, ok := byPath[strings.TrimPrefix(pkgRef, "internal/")]; ok {
+				cands = []declared{d}
+			}
+		} else if !strings.Contains(pkgRef, "/") {
+			cands = byName[pkgRef]
+		}
+		if len(cands) == 0 {
+			return
+		}
+		checked++
+		want := name
+		if member != "" {
+			want = name + "." + member
+		}
+		found := false
+		for _, d := range cands {
+			found = found || d[want]
+		}
+		if !found {
+			t.Errorf("%s: names %s.%s, which package %s does not declare", where, pkgRef, want, pkgRef)
+		}
+	})
+	if checked < 20 {
+		t.Fatalf("checked only %d identifiers named in docs/: the pattern no longer finds them", checked)
+	}
+}
+
+// eachDocMatch calls f with each match of re in the documents under docs/
+// and the README, and where it stands ("docs/fs.md:12").
+func eachDocMatch(t *testing.T, re *regexp.Regexp, f func(where string, m []string)) {
+	t.Helper()
 	docs, _ := filepath.Glob("../docs/*.md")
 	more, _ := filepath.Glob("../docs/*/*.md")
-	docs = append(append(docs, more...), "../README.md")
-	checked := 0
-	for _, doc := range docs {
+	for _, doc := range append(append(docs, more...), "../README.md") {
 		data, err := os.ReadFile(doc)
 		if err != nil {
 			t.Fatal(err)
 		}
 		for i, line := range strings.Split(string(data), "\n") {
-			for _, m := range docName.FindAllStringSubmatch(line, -1) {
-				pkgRef, name, member := m[1], m[2], m[3]
-				var cands []declared
-				if strings.HasPrefix(pkgRef, "internal/") {
-					if d, ok := byPath[strings.TrimPrefix(pkgRef, "internal/")]; ok {
-						cands = []declared{d}
-					}
-				} else if !strings.Contains(pkgRef, "/") {
-					cands = byName[pkgRef]
-				}
-				if len(cands) == 0 {
-					continue
-				}
-				checked++
-				want := name
-				if member != "" {
-					want = name + "." + member
-				}
-				found := false
-				for _, d := range cands {
-					found = found || d[want]
-				}
-				if !found {
-					t.Errorf("%s:%d: names %s.%s, which package %s does not declare", filepath.ToSlash(doc[3:]), i+1, pkgRef, want, pkgRef)
-				}
+			for _, m := range re.FindAllStringSubmatch(line, -1) {
+				f(fmt.Sprintf("%s:%d", filepath.ToSlash(doc[3:]), i+1), m)
 			}
 		}
-	}
-	if checked < 20 {
-		t.Fatalf("checked only %d identifiers named in docs/: the pattern no longer finds them", checked)
 	}
 }
 
@@ -196,24 +205,13 @@ func TestDocsNameRealTests(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	docs, _ := filepath.Glob("../docs/*.md")
-	more, _ := filepath.Glob("../docs/*/*.md")
-	docs = append(append(docs, more...), "../README.md")
 	checked := 0
-	for _, doc := range docs {
-		data, err := os.ReadFile(doc)
-		if err != nil {
-			t.Fatal(err)
+	eachDocMatch(t, docTest, func(where string, m []string) {
+		checked++
+		if !funcs[m[1]] {
+			t.Errorf("%s: names %s, which no test file declares", where, m[1])
 		}
-		for i, line := range strings.Split(string(data), "\n") {
-			for _, m := range docTest.FindAllStringSubmatch(line, -1) {
-				checked++
-				if !funcs[m[1]] {
-					t.Errorf("%s:%d: names %s, which no test file declares", filepath.ToSlash(doc[3:]), i+1, m[1])
-				}
-			}
-		}
-	}
+	})
 	if checked < 20 {
 		t.Fatalf("checked only %d test names in docs/: the pattern no longer finds them", checked)
 	}

@@ -114,21 +114,27 @@ func selectWithin(c ContextOptions, fixed int, msgs []model.Message, metas []met
 		used += gc
 		keepFrom = st
 	}
-	notes := newNoter(msgs, metas, c.SummaryMaxChars)
+	out, removed, after := withNote(c, msgs, newNoter(msgs, metas, c.SummaryMaxChars), user, keepFrom, used, budget, cost)
+	return selection{msgs: out, removed: removed, before: fixed + total, after: fixed + after}, nil
+}
+
+// withNote puts the compaction note before what is kept (msgs from
+// keepFrom, and the user message), which costs used of budget tokens; while
+// the note does not fit, it drops the oldest kept groups (never the user
+// message) and measures the note again. It returns the messages to send,
+// how many the note stands for, and their cost.
+func withNote(c ContextOptions, msgs []model.Message, notes *noter, user, keepFrom, used, budget int, cost func(int) int) ([]model.Message, int, int) {
 	for {
-		note := notes.note(keepFrom, user)
-		noteMsg := model.Message{Role: model.User, Content: note}
+		noteMsg := model.Message{Role: model.User, Content: notes.note(keepFrom, user)}
 		after := used + estimate(c, messageBytes(noteMsg))
 		if after <= budget || keepFrom >= len(msgs) {
 			kept, removed := assemble(msgs, keepFrom, user)
-			out := append([]model.Message{noteMsg}, kept...)
 			if after > budget {
 				// Even the note does not fit beside the newest message: send
 				// without it rather than fail.
-				out = kept
-				after = used
+				return kept, removed, used
 			}
-			return selection{msgs: out, removed: removed, before: fixed + total, after: fixed + after}, nil
+			return append([]model.Message{noteMsg}, kept...), removed, after
 		}
 		// Drop the oldest kept groups (never the user message) until the
 		// note's cost is freed, then measure the note again.

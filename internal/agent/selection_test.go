@@ -55,31 +55,8 @@ func selectFull(c ContextOptions, fixed int, msgs []model.Message, metas []meta,
 		used += gc
 		keepFrom = st
 	}
-	notes := newNoter(msgs, metas, c.SummaryMaxChars)
-	for {
-		noteMsg := model.Message{Role: model.User, Content: notes.note(keepFrom, user)}
-		after := used + estimate(c, messageBytes(noteMsg))
-		if after <= budget || keepFrom >= len(msgs) {
-			kept, removed := assemble(msgs, keepFrom, user)
-			out := append([]model.Message{noteMsg}, kept...)
-			if after > budget {
-				out, after = kept, used
-			}
-			return selection{msgs: out, removed: removed, before: fixed + total, after: fixed + after}, nil
-		}
-		for deficit := after - budget; deficit > 0 && keepFrom < len(msgs); {
-			if keepFrom == user {
-				keepFrom = groupEnd(msgs, user)
-				continue
-			}
-			end := groupEnd(msgs, keepFrom)
-			for i := keepFrom; i < end; i++ {
-				used -= cost[i]
-				deficit -= cost[i]
-			}
-			keepFrom = end
-		}
-	}
+	out, removed, after := withNote(c, msgs, newNoter(msgs, metas, c.SummaryMaxChars), user, keepFrom, used, budget, func(i int) int { return cost[i] })
+	return selection{msgs: out, removed: removed, before: fixed + total, after: fixed + after}, nil
 }
 
 // randomTurn appends a user message and up to three assistant groups (tool

@@ -332,16 +332,24 @@ func grantFor(req Request, a Answer) (Grant, error) {
 
 // add keeps g unless an equal grant exists, and returns the grant kept.
 func (b *Broker) add(g Grant) Grant {
-	for _, o := range b.grants {
-		id := o.ID
-		o.ID = ""
-		if o == g {
-			o.ID = id
-			return o
-		}
+	if o, ok := equalGrant(b.grants, g); ok {
+		return o
 	}
 	b.nextID++
 	g.ID = "g" + strconv.Itoa(b.nextID)
 	b.grants = append(b.grants, g)
 	return g
+}
+
+// equalGrant finds the grant of gs that, but for its ID, equals g (whose ID
+// is "").
+func equalGrant(gs []Grant, g Grant) (Grant, bool) {
+	for _, o := range gs {
+		bare := o
+		bare.ID = ""
+		if bare == g {
+			return o, true
+		}
+	}
+	return Grant{}, false
 }

@@ -380,13 +380,8 @@ func (rb *RuleBook) Add(g Grant) Grant {
 	rb.mu.Lock()
 	defer rb.mu.Unlock()
 	g.ID = ""
-	for _, o := range rb.rules {
-		id := o.ID
-		o.ID = ""
-		if o == g {
-			o.ID = id
-			return o
-		}
+	if o, ok := equalGrant(rb.rules, g); ok {
+		return o
 	}
 	rb.nextID++
 	g.ID = rb.prefix + strconv.Itoa(rb.nextID)

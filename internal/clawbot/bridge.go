@@ -77,12 +77,14 @@ type Tuning struct {
 	MaxQueuedBytes int
 }
 
-func (t Tuning) withDefaults() Tuning {
-	def := func(d *time.Duration, v time.Duration) {
-		if *d <= 0 {
-			*d = v
-		}
+// def sets *p to v when it is zero or negative (not set).
+func def[T int | time.Duration](p *T, v T) {
+	if *p <= 0 {
+		*p = v
 	}
+}
+
+func (t Tuning) withDefaults() Tuning {
 	def(&t.IdleTimeout, DefaultIdleTimeout)
 	def(&t.IdleSweep, time.Minute)
 	def(&t.ToolFreeLimit, ToolFreeTurnLimit)
@@ -91,18 +93,10 @@ func (t Tuning) withDefaults() Tuning {
 	def(&t.PollBackoffMax, pollBackoffMax)
 	def(&t.SendRetry, time.Second)
 	def(&t.SendRepass, sendRepass)
-	if t.MaxConversations <= 0 {
-		t.MaxConversations = DefaultMaxConversations
-	}
-	if t.MaxQueue <= 0 {
-		t.MaxQueue = DefaultMaxQueue
-	}
-	if t.MaxOpen <= 0 {
-		t.MaxOpen = DefaultMaxOpen
-	}
-	if t.MaxQueuedBytes <= 0 {
-		t.MaxQueuedBytes = DefaultMaxQueuedBytes
-	}
+	def(&t.MaxConversations, DefaultMaxConversations)
+	def(&t.MaxQueue, DefaultMaxQueue)
+	def(&t.MaxOpen, DefaultMaxOpen)
+	def(&t.MaxQueuedBytes, DefaultMaxQueuedBytes)
 	return t
 }
 

@@ -56,14 +56,10 @@ type qrStatus struct {
 // status until it is confirmed (the credentials), expires (a new code, up
 // to three), or the time runs out.
 func Login(ctx context.Context, o LoginOptions) (Credentials, error) {
-	if o.Timeout <= 0 {
-		o.Timeout = LoginTimeout
-	}
+	def(&o.Timeout, LoginTimeout)
+	def(&o.Interval, time.Second)
 	if o.HTTP == nil {
 		o.HTTP = HTTPClient()
-	}
-	if o.Interval <= 0 {
-		o.Interval = time.Second
 	}
 	ctx, cancel := context.WithTimeout(ctx, o.Timeout)
 	defer cancel()

@@ -155,15 +155,9 @@ func NewSupervisor(opts Options) *Supervisor {
 	if opts.HTTP == nil {
 		opts.HTTP = HTTPClient()
 	}
-	if opts.ReconcileEvery <= 0 {
-		opts.ReconcileEvery = ReconcileEvery
-	}
-	if opts.BackoffMin <= 0 {
-		opts.BackoffMin = BackoffMin
-	}
-	if opts.BackoffMax <= 0 {
-		opts.BackoffMax = BackoffMax
-	}
+	def(&opts.ReconcileEvery, ReconcileEvery)
+	def(&opts.BackoffMin, BackoffMin)
+	def(&opts.BackoffMax, BackoffMax)
 	if opts.Tuning.OwnerLimit <= 0 {
 		opts.Tuning.OwnerLimit = OwnerLimit(opts.MaxToolTimeout)
 	}

@@ -262,32 +262,10 @@ func (p *responsesParser) event(name string, data []byte) (bool, error) {
 		typ = []byte(name)
 	}
 	switch string(typ) {
-	case "response.output_text.delta", "response.refusal.delta":
-		ev, ref, err := p.delta(typ, data)
-		if err != nil {
-			return false, err
-		}
-		it := p.item(ref, "message")
-		it.text = true
-		return false, p.col.addText(it.key, ev.Delta)
-	case "response.reasoning_summary_text.delta", "response.reasoning_text.delta":
-		ev, ref, err := p.delta(typ, data)
-		if err != nil {
-			return false, err
-		}
-		it := p.item(ref, "reasoning")
-		it.reasoned = true
-		return false, p.col.addReasoning(it.key<<16+ev.SummaryIndex+ev.ContentIndex, ev.Delta)
-	case "response.function_call_arguments.delta":
-		ev, ref, err := p.delta(typ, data)
-		if err != nil {
-			return false, err
-		}
-		c, err := p.call(p.item(ref, "function_call"), "", "")
-		if err != nil {
-			return false, err
-		}
-		return false, p.col.addArgs(c, ev.Delta)
+	case "response.output_text.delta", "response.refusal.delta",
+		"response.reasoning_summary_text.delta", "response.reasoning_text.delta",
+		"response.function_call_arguments.delta":
+		return false, p.deltaEvent(typ, data)
 	case "response.function_call_arguments.done":
 		ev := struct {
 			respRef
@@ -329,6 +307,29 @@ func (p *responsesParser) event(name string, data []byte) (bool, error) {
 		return p.final(string(typ), ev)
 	}
 	return false, nil
+}
+
+// deltaEvent adds a text, reasoning or arguments delta to its item.
+func (p *responsesParser) deltaEvent(typ, data []byte) error {
+	ev, ref, err := p.delta(typ, data)
+	if err != nil {
+		return err
+	}
+	switch string(typ) {
+	case "response.output_text.delta", "response.refusal.delta":
+		it := p.item(ref, "message")
+		it.text = true
+		return p.col.addText(it.key, ev.Delta)
+	case "response.function_call_arguments.delta":
+		c, err := p.call(p.item(ref, "function_call"), "", "")
+		if err != nil {
+			return err
+		}
+		return p.col.addArgs(c, ev.Delta)
+	}
+	it := p.item(ref, "reasoning")
+	it.reasoned = true
+	return p.col.addReasoning(it.key<<16+ev.SummaryIndex+ev.ContentIndex, ev.Delta)
 }
 
 // delta decodes a delta event and where it belongs.
@@ -430,16 +431,22 @@ func (p *responsesParser) call(it *respState, callID, name string) (*callAcc, er
 	return it.call, nil
 }
 
+// callItem takes a function_call item's id, name and arguments (when it
+// carries them).
+func (p *responsesParser) callItem(it *respState, item respItem) error {
+	c, err := p.call(it, item.CallID, item.Name)
+	if err != nil || item.Arguments == "" {
+		return err
+	}
+	return p.col.setArgs(c, string(item.Arguments))
+}
+
 func (p *responsesParser) itemAdded(ref respRef, item respItem) error {
 	it := p.item(ref, item.Type)
 	it.kind = item.Type
 	switch item.Type {
 	case "function_call":
-		c, err := p.call(it, item.CallID, item.Name)
-		if err != nil || item.Arguments == "" {
-			return err
-		}
-		return p.col.setArgs(c, string(item.Arguments))
+		return p.callItem(it, item)
 	case "message", "reasoning", "web_search_call":
 	default:
 		p.col.unusedKind(item.Type)
@@ -453,11 +460,7 @@ func (p *responsesParser) itemDone(ref respRef, item respItem) error {
 	it := p.item(ref, item.Type)
 	switch item.Type {
 	case "function_call":
-		c, err := p.call(it, item.CallID, item.Name)
-		if err != nil || item.Arguments == "" {
-			return err
-		}
-		return p.col.setArgs(c, string(item.Arguments))
+		return p.callItem(it, item)
 	case "message":
 		for _, part := range item.Content {
 			for _, a := range part.Annotations {

@@ -458,13 +458,7 @@ func childrenOf(pid int) ([]procFact, error) {
 			continue
 		}
 		for _, f := range bytes.Fields(buf) {
-			c, err := strconv.Atoi(string(f))
-			if err != nil {
-				continue
-			}
-			if s, err := readStat(c); err == nil && s.ppid == pid {
-				out = append(out, procFact{pid: c, pgid: s.pgrp, start: s.start, zombie: s.dead()})
-			}
+			out = appendChild(out, pid, string(f))
 		}
 	}
 	return out, nil
@@ -478,15 +472,22 @@ func childrenByScan(ppid int) ([]procFact, error) {
 	}
 	var out []procFact
 	for _, name := range names {
-		pid, err := strconv.Atoi(name)
-		if err != nil {
-			continue
-		}
-		if s, err := readStat(pid); err == nil && s.ppid == ppid {
-			out = append(out, procFact{pid: pid, pgid: s.pgrp, start: s.start, zombie: s.dead()})
-		}
+		out = appendChild(out, ppid, name)
 	}
 	return out, nil
+}
+
+// appendChild appends to out the process whose pid is the text name when
+// it is a child of ppid.
+func appendChild(out []procFact, ppid int, name string) []procFact {
+	pid, err := strconv.Atoi(name)
+	if err != nil {
+		return out
+	}
+	if s, err := readStat(pid); err == nil && s.ppid == ppid {
+		out = append(out, procFact{pid: pid, pgid: s.pgrp, start: s.start, zombie: s.dead()})
+	}
+	return out
 }
 
 // environOf is pid's environment.

@@ -61,6 +61,20 @@ func await(t *testing.T, done <-chan runOut, d time.Duration) runOut {
 	}
 }
 
+// awaitStarted waits for the end of a script that echoes started and
+// exits 0, which must come within about 2 s of start (what says more
+// about the run in the message).
+func awaitStarted(t *testing.T, done <-chan runOut, start time.Time, what string) {
+	t.Helper()
+	r := await(t, done, 10*time.Second)
+	if took := time.Since(start); took > 2500*time.Millisecond {
+		t.Errorf("Run took %v%s, want about 2 s at most", took, what)
+	}
+	if diff := cmp.Diff(runOut{Result{ExitCode: intp(0)}, "started\n"}, r, ignoreDuration, cmp.AllowUnexported(runOut{})); diff != "" {
+		t.Errorf("result (-want +got):\n%s", diff)
+	}
+}
+
 // TestCancelTermIgnored: the shell and its child ignore TERM; cancellation
 // must still leave nothing alive 2.5 s later (TERM, 2 s, KILL).
 func TestCancelTermIgnored(t *testing.T) {
@@ -136,13 +150,7 @@ func TestLeaderExitStopsGroup(t *testing.T) {
 			start := time.Now()
 			done := startBash(t, t.Context(), strings.ReplaceAll(tt.script, "PIDFILE", pidfile), nil)
 			pids := readPids(t, pidfile, 1)
-			r := await(t, done, 10*time.Second)
-			if took := time.Since(start); took > 2500*time.Millisecond {
-				t.Errorf("Run took %v, want about 2 s at most", took)
-			}
-			if diff := cmp.Diff(runOut{Result{ExitCode: intp(0)}, "started\n"}, r, ignoreDuration, cmp.AllowUnexported(runOut{})); diff != "" {
-				t.Errorf("result (-want +got):\n%s", diff)
-			}
+			awaitStarted(t, done, start, "")
 			if testutil.AnyRunning(pids...) {
 				t.Errorf("child %v alive after Run returned", pids)
 			}
@@ -190,13 +198,7 @@ func TestSetsidEscapee(t *testing.T) {
 				}
 			})
 			pids := readPids(t, pidfile, 1)
-			r := await(t, done, 10*time.Second)
-			if took := time.Since(start); took > 2500*time.Millisecond {
-				t.Errorf("Run took %v with a setsid child, want about 2 s at most", took)
-			}
-			if diff := cmp.Diff(runOut{Result{ExitCode: intp(0)}, "started\n"}, r, ignoreDuration, cmp.AllowUnexported(runOut{})); diff != "" {
-				t.Errorf("result (-want +got):\n%s", diff)
-			}
+			awaitStarted(t, done, start, " with a setsid child")
 			// The test's own sweep KILLs without waiting: give the kernel a
 			// moment to finish the process after it closed the pipe.
 			if alive := !testutil.WaitGone(500*time.Millisecond, pids...); alive != tt.wantAlive {

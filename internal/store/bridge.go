@@ -318,25 +318,17 @@ func (s *Store) BridgeState(ctx context.Context, account string) (BridgeState, e
 		if err != nil && !errors.Is(err, sql.ErrNoRows) {
 			return err
 		}
-		rows, err := tx.QueryContext(ctx, `SELECT msg_id, recipient, context_token, group_id, claimed_ns FROM bridge_claims WHERE account = ? ORDER BY id`, account)
+		st.Claims, err = queryAll(ctx, tx, func(rows *sql.Rows) (BridgeClaim, error) {
+			var c BridgeClaim
+			var at int64
+			err := rows.Scan(&c.MessageID, &c.Recipient, &c.ContextToken, &c.GroupID, &at)
+			c.Claimed = ns(at)
+			return c, err
+		}, `SELECT msg_id, recipient, context_token, group_id, claimed_ns FROM bridge_claims WHERE account = ? ORDER BY id`, account)
 		if err != nil {
 			return err
 		}
-		for rows.Next() {
-			var c BridgeClaim
-			var at int64
-			if err := rows.Scan(&c.MessageID, &c.Recipient, &c.ContextToken, &c.GroupID, &at); err != nil {
-				rows.Close()
-				return err
-			}
-			c.Claimed = ns(at)
-			st.Claims = append(st.Claims, c)
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return err
-		}
-		rows, err = tx.QueryContext(ctx, `SELECT msg_id, chunk, recipient, context_token, client_id, text, created_ns FROM bridge_replies WHERE account = ? ORDER BY id`, account)
+		rows, err := tx.QueryContext(ctx, `SELECT msg_id, chunk, recipient, context_token, client_id, text, created_ns FROM bridge_replies WHERE account = ? ORDER BY id`, account)
 		if err != nil {
 			return err
 		}

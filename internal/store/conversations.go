@@ -34,7 +34,6 @@ const maxConversationField = 4096
 func (s *Store) AgentConversations(ctx context.Context, id string) ([]AgentConversation, error) {
 	var out []AgentConversation
 	err := s.read(ctx, "read agent conversations", func(tx *sql.Tx) error {
-		out = out[:0]
 		q := `SELECT s.id, c.handle, c.agent, c.n, c.cwd, c.vendor_id, c.turns, c.created_ns, c.used_ns, c.closed_ns, c.closed_why
 			FROM agent_conversations c JOIN sessions s ON s.sid = c.sid`
 		args := []any{}
@@ -42,21 +41,15 @@ func (s *Store) AgentConversations(ctx context.Context, id string) ([]AgentConve
 			q += ` WHERE s.id = ?`
 			args = append(args, id)
 		}
-		rows, err := tx.QueryContext(ctx, q+` ORDER BY s.sid, c.created_ns, c.agent, c.n`, args...)
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		for rows.Next() {
+		var err error
+		out, err = queryAll(ctx, tx, func(rows *sql.Rows) (AgentConversation, error) {
 			var c AgentConversation
 			var created, used, closed int64
-			if err := rows.Scan(&c.SessionID, &c.Handle, &c.Agent, &c.N, &c.Cwd, &c.VendorID, &c.Turns, &created, &used, &closed, &c.ClosedWhy); err != nil {
-				return err
-			}
+			err := rows.Scan(&c.SessionID, &c.Handle, &c.Agent, &c.N, &c.Cwd, &c.VendorID, &c.Turns, &created, &used, &closed, &c.ClosedWhy)
 			c.Created, c.Used, c.Closed = ns(created), ns(used), ns(closed)
-			out = append(out, c)
-		}
-		return rows.Err()
+			return c, err
+		}, q+` ORDER BY s.sid, c.created_ns, c.agent, c.n`, args...)
+		return err
 	})
 	return out, err
 }

@@ -137,14 +137,7 @@ func TestPrune(t *testing.T) {
 	if n != 2 {
 		t.Errorf("pruned by age %d, want 2", n)
 	}
-	p, err := s.ListSessions(ctx, ListOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var ids []string
-	for _, x := range p.Sessions {
-		ids = append(ids, x.ID)
-	}
+	ids := listedIDs(t, s, ListOptions{})
 	if strings.Join(ids, ",") != "s5,s4,s0" {
 		t.Errorf("left %v, want s5, s4 and the live s0", ids)
 	}
@@ -173,14 +166,7 @@ func TestPruneWorkspace(t *testing.T) {
 	if err != nil || n != 2 {
 		t.Fatalf("pruned %d, %v; want the two older sessions of /a", n, err)
 	}
-	p, err := s.ListSessions(ctx, ListOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var ids []string
-	for _, x := range p.Sessions {
-		ids = append(ids, x.ID)
-	}
+	ids := listedIDs(t, s, ListOptions{})
 	if strings.Join(ids, ",") != "s5,s4,s3,s1" {
 		t.Errorf("left %v, want every session of /b and the newest of /a", ids)
 	}

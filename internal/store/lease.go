@@ -132,26 +132,19 @@ func (s *Store) Recover(ctx context.Context) (Recovery, error) {
 	}
 	var cands []cand
 	err := s.read(ctx, "recover", func(tx *sql.Tx) error {
-		cands = cands[:0]
-		rows, err := tx.QueryContext(ctx, `SELECT id, lease_instance, lease_pid, lease_start, lease_name FROM sessions
-			WHERE lease_pid != 0 OR lease_instance != ''
-			   OR sid IN (SELECT sid FROM turns WHERE state = 'running')`)
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		for rows.Next() {
+		var err error
+		cands, err = queryAll(ctx, tx, func(rows *sql.Rows) (cand, error) {
 			var c cand
 			var h Holder
-			if err := rows.Scan(&c.id, &h.Instance, &h.PID, &h.Start, &h.Name); err != nil {
-				return err
-			}
+			err := rows.Scan(&c.id, &h.Instance, &h.PID, &h.Start, &h.Name)
 			if !h.zero() {
 				c.lease = &h
 			}
-			cands = append(cands, c)
-		}
-		return rows.Err()
+			return c, err
+		}, `SELECT id, lease_instance, lease_pid, lease_start, lease_name FROM sessions
+			WHERE lease_pid != 0 OR lease_instance != ''
+			   OR sid IN (SELECT sid FROM turns WHERE state = 'running')`)
+		return err
 	})
 	if err != nil {
 		return Recovery{}, err

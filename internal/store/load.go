@@ -165,40 +165,22 @@ func (s *Store) SessionUsage(ctx context.Context, id string) (Usage, error) {
 
 // undidFiles loads the files an undo of turn row put back.
 func undidFiles(ctx context.Context, tx *sql.Tx, row int64) ([]UndoneFile, error) {
-	rows, err := tx.QueryContext(ctx, `SELECT path, existed FROM turn_files WHERE turn = ? ORDER BY n`, row)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []UndoneFile
-	for rows.Next() {
+	return queryAll(ctx, tx, func(rows *sql.Rows) (UndoneFile, error) {
 		var f UndoneFile
 		var existed bool
-		if err := rows.Scan(&f.Path, &existed); err != nil {
-			return nil, err
-		}
+		err := rows.Scan(&f.Path, &existed)
 		f.Removed = !existed
-		out = append(out, f)
-	}
-	return out, rows.Err()
+		return f, err
+	}, `SELECT path, existed FROM turn_files WHERE turn = ? ORDER BY n`, row)
 }
 
 // turnImages loads the input images of turn row's prompt.
 func turnImages(ctx context.Context, tx *sql.Tx, row int64) ([]Image, error) {
-	rows, err := tx.QueryContext(ctx, `SELECT path, media_type, size, sha256 FROM turn_images WHERE turn = ? ORDER BY n`, row)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []Image
-	for rows.Next() {
+	return queryAll(ctx, tx, func(rows *sql.Rows) (Image, error) {
 		var im Image
-		if err := rows.Scan(&im.Path, &im.MediaType, &im.Size, &im.SHA256); err != nil {
-			return nil, err
-		}
-		out = append(out, im)
-	}
-	return out, rows.Err()
+		err := rows.Scan(&im.Path, &im.MediaType, &im.Size, &im.SHA256)
+		return im, err
+	}, `SELECT path, media_type, size, sha256 FROM turn_images WHERE turn = ? ORDER BY n`, row)
 }
 
 // turnsBefore loads turns newest first until limit or maxBytes, then
@@ -297,15 +279,22 @@ func turnEvents(ctx context.Context, ev *sql.Stmt, rid int64) ([]Event, int, err
 	var out []Event
 	size := 0
 	for rows.Next() {
-		var seq int64
-		var b []byte
-		if err := rows.Scan(&seq, &b); err != nil {
+		e, err := scanEvent(rows)
+		if err != nil {
 			return nil, 0, err
 		}
-		out = append(out, Event{Seq: uint64(seq), Data: b})
-		size += len(b)
+		out = append(out, e)
+		size += len(e.Data)
 	}
 	return out, size, rows.Err()
+}
+
+// scanEvent reads an event row: seq, data.
+func scanEvent(rows *sql.Rows) (Event, error) {
+	var seq int64
+	var b []byte
+	err := rows.Scan(&seq, &b)
+	return Event{Seq: uint64(seq), Data: b}, err
 }
 
 // Turn returns one turn with its events.
@@ -331,20 +320,8 @@ func (s *Store) Turn(ctx context.Context, sessionID, turnID string) (Turn, error
 		if t.Images, err = turnImages(ctx, tx, row); err != nil {
 			return err
 		}
-		rows, err := tx.QueryContext(ctx, `SELECT seq, data FROM events WHERE turn = ? ORDER BY seq`, row)
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		for rows.Next() {
-			var seq int64
-			var b []byte
-			if err := rows.Scan(&seq, &b); err != nil {
-				return err
-			}
-			t.Events = append(t.Events, Event{Seq: uint64(seq), Data: b})
-		}
-		return rows.Err()
+		t.Events, err = queryAll(ctx, tx, scanEvent, `SELECT seq, data FROM events WHERE turn = ? ORDER BY seq`, row)
+		return err
 	})
 	return t, err
 }

@@ -67,19 +67,9 @@ func (s *Store) ResolveID(ctx context.Context, id string) (string, error) {
 			return nil
 		}
 		// Ids are ASCII: every id beginning with p sorts in [p, p+DEL).
-		rows, err := tx.QueryContext(ctx, `SELECT id FROM sessions WHERE id >= ? AND id < ? ORDER BY id LIMIT ?`, p, p+"\x7f", maxCandidates+1)
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		for rows.Next() {
-			var x string
-			if err := rows.Scan(&x); err != nil {
-				return err
-			}
-			found = append(found, x)
-		}
-		return rows.Err()
+		var err error
+		found, err = queryAll(ctx, tx, scanOne[string], `SELECT id FROM sessions WHERE id >= ? AND id < ? ORDER BY id LIMIT ?`, p, p+"\x7f", maxCandidates+1)
+		return err
 	})
 	switch {
 	case err != nil:

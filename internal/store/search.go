@@ -68,21 +68,12 @@ func (s *Store) Search(ctx context.Context, text string, o SearchOptions) ([]Hit
 			row  int64
 			rank float64
 		}
-		var top []ranked
-		rows, err := tx.QueryContext(ctx, rankQ, args...)
-		if err != nil {
-			return err
-		}
-		for rows.Next() {
+		top, err := queryAll(ctx, tx, func(rows *sql.Rows) (ranked, error) {
 			var r ranked
-			if err := rows.Scan(&r.row, &r.rank); err != nil {
-				rows.Close()
-				return err
-			}
-			top = append(top, r)
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
+			err := rows.Scan(&r.row, &r.rank)
+			return r, err
+		}, rankQ, args...)
+		if err != nil {
 			return err
 		}
 		line, err := tx.PrepareContext(ctx, lineQ)

@@ -415,21 +415,8 @@ func forkTx(ctx context.Context, tx *sql.Tx, id, turnID, newID string, origin Or
 // session nsid, with their events and images, their history windows
 // shifted down by base; a turn that was running is copied interrupted.
 func copyTurns(ctx context.Context, tx *sql.Tx, sid, nsid int64, n int, base int64) error {
-	rows, err := tx.QueryContext(ctx, `SELECT id FROM turns WHERE sid = ? AND n < ? ORDER BY n`, sid, n)
+	old, err := queryAll(ctx, tx, scanOne[int64], `SELECT id FROM turns WHERE sid = ? AND n < ? ORDER BY n`, sid, n)
 	if err != nil {
-		return err
-	}
-	var old []int64
-	for rows.Next() {
-		var t int64
-		if err := rows.Scan(&t); err != nil {
-			rows.Close()
-			return err
-		}
-		old = append(old, t)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
 		return err
 	}
 	for _, t := range old {

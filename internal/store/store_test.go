@@ -43,6 +43,20 @@ func openTemp(t testing.TB) *Store {
 	return openAt(t, filepath.Join(t.TempDir(), "state", "scv.db"), nil)
 }
 
+// listedIDs lists the sessions of one page of ListSessions(o).
+func listedIDs(t testing.TB, s *Store, o ListOptions) []string {
+	t.Helper()
+	p, err := s.ListSessions(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, x := range p.Sessions {
+		ids = append(ids, x.ID)
+	}
+	return ids
+}
+
 func ev(seq uint64, typ string, extra string) Event {
 	return Event{Seq: seq, Data: json.RawMessage(fmt.Sprintf(`{"type":%q,"seq":%d%s}`, typ, seq, extra))}
 }
@@ -330,15 +344,7 @@ func TestListPagesAndRename(t *testing.T) {
 	if d := cmp.Diff([]string{"s2", "s6", "s5", "s4", "s3", "s1", "s0"}, ids); d != "" {
 		t.Errorf("order (-want +got):\n%s", d)
 	}
-	p, err := s.ListSessions(ctx, ListOptions{Workspace: "/b"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var bs []string
-	for _, x := range p.Sessions {
-		bs = append(bs, x.ID)
-	}
-	if d := cmp.Diff([]string{"s5", "s3", "s1"}, bs); d != "" {
+	if d := cmp.Diff([]string{"s5", "s3", "s1"}, listedIDs(t, s, ListOptions{Workspace: "/b"})); d != "" {
 		t.Errorf("workspace /b (-want +got):\n%s", d)
 	}
 	// A renamed session keeps its title when its first prompt arrives.

@@ -232,3 +232,29 @@ func (s *Store) read(ctx context.Context, op string, fn func(tx *sql.Tx) error) 
 		return fn(tx)
 	})
 }
+
+// queryAll runs q in tx and returns every row as scan reads it, in order;
+// the rows are closed when it returns, so tx can run the next query.
+func queryAll[T any](ctx context.Context, tx *sql.Tx, scan func(*sql.Rows) (T, error), q string, args ...any) ([]T, error) {
+	rows, err := tx.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []T
+	for rows.Next() {
+		v, err := scan(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+	}
+	return out, rows.Err()
+}
+
+// scanOne reads a row of one column.
+func scanOne[T any](rows *sql.Rows) (T, error) {
+	var v T
+	err := rows.Scan(&v)
+	return v, err
+}

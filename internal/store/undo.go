@@ -54,22 +54,15 @@ func (s *Store) LastUndoable(ctx context.Context, sessionID string) (Undoable, e
 		} else if err != nil {
 			return err
 		}
-		rows, err := tx.QueryContext(ctx, `SELECT path, existed, before, unkept, after FROM turn_files WHERE turn = ? ORDER BY n`, row)
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		for rows.Next() {
+		u.Files, err = queryAll(ctx, tx, func(rows *sql.Rows) (filechange.Change, error) {
 			var f filechange.Change
-			if err := rows.Scan(&f.Path, &f.Existed, &f.Before, &f.Unkept, &f.After); err != nil {
-				return err
-			}
+			err := rows.Scan(&f.Path, &f.Existed, &f.Before, &f.Unkept, &f.After)
 			if f.Existed && f.Unkept == "" && f.Before == nil {
 				f.Before = []byte{} // an empty file, as it was
 			}
-			u.Files = append(u.Files, f)
-		}
-		return rows.Err()
+			return f, err
+		}, `SELECT path, existed, before, unkept, after FROM turn_files WHERE turn = ? ORDER BY n`, row)
+		return err
 	})
 	if errors.Is(err, ErrNotFound) {
 		return Undoable{}, fmt.Errorf("session %s has no turn to undo: %w", sessionID, ErrNotFound)

@@ -44,12 +44,13 @@ func testRegistry(t *testing.T, ran *int) *tool.Registry {
 	return reg
 }
 
+// answering is an approver giving every request the answer a.
+func answering(a approval.Answer) approval.Approver {
+	return func(context.Context, approval.Request) approval.Answer { return a }
+}
+
 func TestRun(t *testing.T) {
-	yes := func(context.Context, approval.Request) approval.Answer { return approval.Answer{Approved: true} }
-	no := func(context.Context, approval.Request) approval.Answer { return approval.Answer{} }
-	because := func(context.Context, approval.Request) approval.Answer {
-		return approval.Answer{Reason: "use the staging copy"}
-	}
+	yes, no, because := answering(approval.Answer{Approved: true}), answering(approval.Answer{}), answering(approval.Answer{Reason: "use the staging copy"})
 	tests := []struct {
 		name     string
 		policy   approval.Policy
@@ -233,10 +234,7 @@ func TestCheck(t *testing.T) {
 // runs unasked, a denying policy refuses without asking, an approver's
 // answer decides, and with no approver the step is refused with a reason.
 func TestNestedApproval(t *testing.T) {
-	yes := func(context.Context, approval.Request) approval.Answer { return approval.Answer{Approved: true} }
-	no := func(context.Context, approval.Request) approval.Answer {
-		return approval.Answer{Reason: "not that file"}
-	}
+	yes, no := answering(approval.Answer{Approved: true}), answering(approval.Answer{Reason: "not that file"})
 	tests := []struct {
 		name    string
 		policy  approval.Policy

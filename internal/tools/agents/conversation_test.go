@@ -370,18 +370,7 @@ func TestResumeArgv(t *testing.T) {
 // TestRunStreamsProgress: a real run's stream reaches the call's progress
 // sink as it arrives; the result carries none of it.
 func TestRunStreamsProgress(t *testing.T) {
-	f := newFixture(t, "codex", "FAKEAGENT_STREAM="+abs(t, "testdata/streams/codex/shell/stdout.jsonl"))
-	var lines []string
-	env := f.env()
-	env.Progress = func(s string) { lines = append(lines, s) }
-	p, err := f.tool(t, "codex").Plan(env, json.RawMessage(`{"prompt":"hi"}`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	res := p.Run(t.Context())
-	if !res.Success {
-		t.Fatalf("%+v", res)
-	}
+	lines, res := runProgress(t, "codex", "shell")
 	if len(lines) != 3 || lines[1] != "$ echo hi" || lines[2] != "exit 0: echo hi" {
 		t.Errorf("progress %q", lines)
 	}

@@ -288,41 +288,54 @@ func (p *parser) codexEvent(line []byte) {
 	}
 }
 
-func (p *parser) piEvent(line []byte) {
+// piMessage is the message of pi's message_end event.
+type piMessage struct {
+	Role    string `json:"role"`
+	Content []struct {
+		Type string `json:"type"`
+		Text string `json:"text"`
+	} `json:"content"`
+	Usage *struct {
+		Input     int64 `json:"input"`
+		Output    int64 `json:"output"`
+		CacheRead int64 `json:"cacheRead"`
+	} `json:"usage"`
+	StopReason   string `json:"stopReason"`
+	ErrorMessage string `json:"errorMessage"`
+}
+
+// piAssistantEnd decodes line as pi's message_end event of an assistant
+// message; ok is false for any other line.
+func piAssistantEnd(line []byte) (m piMessage, ok bool) {
 	var ev struct {
-		Type    string `json:"type"`
-		Message struct {
-			Role    string `json:"role"`
-			Content []struct {
-				Type string `json:"type"`
-				Text string `json:"text"`
-			} `json:"content"`
-			Usage *struct {
-				Input     int64 `json:"input"`
-				Output    int64 `json:"output"`
-				CacheRead int64 `json:"cacheRead"`
-			} `json:"usage"`
-			StopReason   string `json:"stopReason"`
-			ErrorMessage string `json:"errorMessage"`
-		} `json:"message"`
+		Type    string    `json:"type"`
+		Message piMessage `json:"message"`
 	}
 	if json.Unmarshal(line, &ev) != nil || ev.Type != "message_end" || ev.Message.Role != "assistant" {
+		return piMessage{}, false
+	}
+	return ev.Message, true
+}
+
+func (p *parser) piEvent(line []byte) {
+	m, ok := piAssistantEnd(line)
+	if !ok {
 		return
 	}
 	var b strings.Builder
-	for _, c := range ev.Message.Content {
+	for _, c := range m.Content {
 		if c.Type == "text" {
 			b.WriteString(c.Text)
 		}
 	}
 	p.out.Reply, p.out.HaveReply = b.String(), true
-	if u := ev.Message.Usage; u != nil {
+	if u := m.Usage; u != nil {
 		if p.out.Usage == nil {
 			p.out.Usage = &Usage{}
 		}
 		p.out.Usage.add(Usage{InputTokens: u.Input, OutputTokens: u.Output, CachedInputTokens: u.CacheRead})
 	}
-	p.piStop, p.piErr = ev.Message.StopReason, ev.Message.ErrorMessage
+	p.piStop, p.piErr = m.StopReason, m.ErrorMessage
 }
 
 // boundText cuts s to at most limit bytes on a character boundary.

@@ -186,20 +186,11 @@ func (p *parser) piToolProgress(line []byte) {
 }
 
 func (p *parser) piTextProgress(line []byte) {
-	var ev struct {
-		Type    string `json:"type"`
-		Message struct {
-			Role    string `json:"role"`
-			Content []struct {
-				Type string `json:"type"`
-				Text string `json:"text"`
-			} `json:"content"`
-		} `json:"message"`
-	}
-	if json.Unmarshal(line, &ev) != nil || ev.Type != "message_end" || ev.Message.Role != "assistant" {
+	m, ok := piAssistantEnd(line)
+	if !ok {
 		return
 	}
-	for _, c := range ev.Message.Content {
+	for _, c := range m.Content {
 		if c.Type == "text" {
 			if s := firstLine(c.Text); s != "" {
 				p.say(s)

@@ -490,18 +490,28 @@ func abs(t *testing.T, p string) string {
 	return a
 }
 
-func TestRunReportsProgress(t *testing.T) {
-	f := newFixture(t, "pi", "FAKEAGENT_STREAM="+abs(t, "testdata/streams/pi/text/stdout.jsonl"))
+// runProgress runs agent over its recorded stream (testdata/streams/
+// <agent>/<stream>) and returns the progress lines the call reported and
+// its result, which must be a success.
+func runProgress(t *testing.T, agent, stream string) ([]string, tool.Result) {
+	t.Helper()
+	f := newFixture(t, agent, "FAKEAGENT_STREAM="+abs(t, "testdata/streams/"+agent+"/"+stream+"/stdout.jsonl"))
 	var lines []string
 	env := f.env()
 	env.Progress = func(s string) { lines = append(lines, s) }
-	p, err := f.tool(t, "pi").Plan(env, json.RawMessage(`{"prompt":"hi"}`))
+	p, err := f.tool(t, agent).Plan(env, json.RawMessage(`{"prompt":"hi"}`))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res := p.Run(t.Context()); !res.Success {
+	res := p.Run(t.Context())
+	if !res.Success {
 		t.Fatalf("%+v", res)
 	}
+	return lines, res
+}
+
+func TestRunReportsProgress(t *testing.T) {
+	lines, _ := runProgress(t, "pi", "text")
 	// The start, then what the stream said (its one message's text).
 	if len(lines) != 2 || !regexp.MustCompile(`^agent_pi started as pi-[0-9a-f]{6} \(pid \d+\)$`).MatchString(lines[0]) || lines[1] != "Hello from the fake model." {
 		t.Errorf("progress %q", lines)

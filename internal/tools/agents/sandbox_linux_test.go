@@ -1,15 +1,14 @@
 package agents
 
 import (
-	"net"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"testing"
 
 	"github.com/scv-agent/scv/internal/sandbox"
+	"github.com/scv-agent/scv/internal/testutil"
 )
 
 // TestSandboxedAgent: a fake delegated agent (with full permissions, the
@@ -20,25 +19,7 @@ func TestSandboxedAgent(t *testing.T) {
 	if rep := sandbox.Probe(); !rep.Available {
 		t.Skipf("the kernel cannot sandbox: %s", rep.Reason)
 	}
-	l, err := net.Listen("tcp4", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var accepted atomic.Int64
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			accepted.Add(1)
-			c.Close()
-		}
-	}()
-	t.Cleanup(func() { l.Close(); <-done })
-	port := strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
+	l := testutil.ListenOn(t, "tcp4", "127.0.0.1:0")
 
 	for _, sandboxed := range []bool{false, true} {
 		f := newFixture(t, "claude", "FAKEAGENT_STREAM="+abs(t, "testdata/streams/claude/text/stdout.jsonl"))
@@ -55,7 +36,7 @@ func TestSandboxedAgent(t *testing.T) {
 		attempts := []string{
 			"echo x > " + outside + "/new",
 			"cat " + hidden + "/key",
-			"exec 3<>/dev/tcp/127.0.0.1/" + port,
+			"exec 3<>/dev/tcp/127.0.0.1/" + l.Port(),
 			"echo x > " + f.opts.Layout.Home + "/stolen",
 		}
 		var script strings.Builder
@@ -91,8 +72,8 @@ func TestSandboxedAgent(t *testing.T) {
 				t.Errorf("sandboxed %v: attempt %q: %q, want %q", sandboxed, attempts[i], line, want)
 			}
 		}
-		if sandboxed && accepted.Load() != 1 {
-			t.Errorf("the listener counted %d connections; want the unsandboxed one only", accepted.Load())
+		if n := l.Settled(t); sandboxed && n != 1 {
+			t.Errorf("the listener counted %d connections; want the unsandboxed one only", n)
 		}
 	}
 }

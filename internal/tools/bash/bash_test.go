@@ -313,12 +313,20 @@ func TestBackgroundChild(t *testing.T) {
 	if took := time.Since(start); took > 2500*time.Millisecond {
 		t.Errorf("took %v, want about 2 s at most", took)
 	}
+	wantStartedChildGone(t, env, res, "background sleep")
+}
+
+// wantStartedChildGone checks a call that started a child (its pid in the
+// workspace's file pid) and echoed started: it succeeded, and the child
+// is gone.
+func wantStartedChildGone(t *testing.T, env tool.Env, res tool.Result, child string) {
+	t.Helper()
 	want := decoded{Success: true, JSON: true, Out: Result{ExitCode: intp(0), Output: "started\n"}}
 	if diff := cmp.Diff(want, decode(t, res)); diff != "" {
 		t.Errorf("result (-want +got):\n%s", diff)
 	}
 	if pid := testutil.WaitPID(t, filepath.Join(env.Workspace, "pid"), 10*time.Second); testutil.Running(pid) {
-		t.Errorf("background sleep %d alive after the call", pid)
+		t.Errorf("%s %d alive after the call", child, pid)
 	}
 }
 
@@ -327,13 +335,7 @@ func TestBackgroundChild(t *testing.T) {
 func TestSetsidDescendantStopped(t *testing.T) {
 	env := callEnv(t)
 	res := plan(t, newRegistry(t, Options{}), env, args("setsid sleep 600 >/dev/null 2>&1 & echo $! > pid; echo started")).Run(t.Context())
-	want := decoded{Success: true, JSON: true, Out: Result{ExitCode: intp(0), Output: "started\n"}}
-	if diff := cmp.Diff(want, decode(t, res)); diff != "" {
-		t.Errorf("result (-want +got):\n%s", diff)
-	}
-	if pid := testutil.WaitPID(t, filepath.Join(env.Workspace, "pid"), 10*time.Second); testutil.Running(pid) {
-		t.Errorf("setsid sleep %d alive after the call", pid)
-	}
+	wantStartedChildGone(t, env, res, "setsid sleep")
 }
 
 func TestProgress(t *testing.T) {

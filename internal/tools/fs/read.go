@@ -155,25 +155,18 @@ func result(r ReadResult, outputLimit int) tool.Result {
 		// The fixed part is sized with "truncated":false, the longer value.
 		empty := r
 		empty.Content, empty.Truncated = "", false
-		head, err := tool.EncodeJSON(empty)
-		if err != nil {
-			return tool.Fail(tool.Failed, "encode result: %v", err)
-		}
-		if len(head) > outputLimit {
-			return tool.TooSmall(outputLimit, len(head))
+		head := tool.JSONWithin(true, "", empty, false, outputLimit)
+		if !head.Success {
+			return head
 		}
 		whole := r.Content
-		r.Content = tool.FitJSON(whole, outputLimit-len(head))
+		r.Content = tool.FitJSON(whole, outputLimit-len(head.Output))
 		if r.Content == "" && whole != "" {
 			return tool.Fail(tool.Limit, "tools.output_limit_bytes (%d) leaves no room for content in the result; raise it", outputLimit)
 		}
 	}
 	r.Truncated = r.Offset+int64(len(r.Content)) < r.TotalBytes
-	out, err := tool.EncodeJSON(r)
-	if err != nil {
-		return tool.Fail(tool.Failed, "encode result: %v", err)
-	}
-	return tool.Result{Success: true, Output: out, JSON: true, Truncated: r.Truncated}
+	return tool.JSONResult(true, "", r, r.Truncated)
 }
 
 // utf8Problem explains why b (read from offset) is not valid UTF-8, or

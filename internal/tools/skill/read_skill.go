@@ -141,22 +141,15 @@ func encode(res Result, outputLimit int) tool.Result {
 		// The fixed part is sized with "truncated":false, the longer value.
 		empty := res
 		empty.Content, empty.Truncated = "", false
-		head, err := tool.EncodeJSON(empty)
-		if err != nil {
-			return tool.Fail(tool.Failed, "encode result: %v", err)
+		head := tool.JSONWithin(true, "", empty, false, outputLimit)
+		if !head.Success {
+			return head
 		}
-		if len(head) > outputLimit {
-			return tool.TooSmall(outputLimit, len(head))
-		}
-		if fit := tool.FitJSON(res.Content, outputLimit-len(head)); fit != res.Content {
+		if fit := tool.FitJSON(res.Content, outputLimit-len(head.Output)); fit != res.Content {
 			res.Content, res.Truncated = fit, true
 		}
 	}
-	out, err := tool.EncodeJSON(res)
-	if err != nil {
-		return tool.Fail(tool.Failed, "encode result: %v", err)
-	}
-	return tool.Result{Success: true, Output: out, JSON: true, Truncated: res.Truncated}
+	return tool.JSONResult(true, "", res, res.Truncated)
 }
 
 // escapes reports whether err is os.Root refusing a path that leaves the root.
