@@ -54,10 +54,8 @@ func TestApprovalAnswersEndToEnd(t *testing.T) {
 	p.waitFor("fake-model", "connected", "ready")
 
 	// 1. Allow for this session, with the prefix edited to `echo`.
-	p.text("echo twice")
-	p.keys("Enter")
-	p.waitFor("Approve this tool call?", "a allow `echo grant-one …` for this session")
-	p.keys("a")
+	p.submit("echo twice")
+	p.answerApproval("a", "a allow `echo grant-one …` for this session")
 	p.waitFor("allow for this session the bash commands starting with:", "› echo grant-one")
 	for range len(" grant-one") {
 		p.keys("BSpace")
@@ -74,18 +72,14 @@ func TestApprovalAnswersEndToEnd(t *testing.T) {
 	if out := callOutputs(fake.Requests()[2])["c2"]; !strings.Contains(out, "grant-two") {
 		t.Errorf("the granted call's output %q does not show it ran", out)
 	}
-	p.text("/approvals")
-	p.keys("Enter")
+	p.submit("/approvals")
 	p.waitFor("1. bash commands starting with `echo` (risk process)")
 
 	// 2. Deny with a reason the model reads.
-	p.text("clean up")
-	p.keys("Enter")
-	p.waitFor("Approve this tool call?", "rm -rf build")
-	p.keys("r")
+	p.submit("clean up")
+	p.answerApproval("r", "rm -rf build")
 	p.waitFor("deny with a reason (the model reads it):")
-	p.text("use make clean instead")
-	p.keys("Enter")
+	p.submit("use make clean instead")
 	p.waitFor("Understood, not removing it.", "ready")
 	reqs := fake.Requests()
 	if len(reqs) != 5 {
@@ -97,8 +91,7 @@ func TestApprovalAnswersEndToEnd(t *testing.T) {
 
 	// 3. Esc on an approval: one step denies and cancels; the model, which
 	// would answer at once, is not asked again, and nothing is an error.
-	p.text("print it")
-	p.keys("Enter")
+	p.submit("print it")
 	p.waitFor("Approve this tool call?", "printf cancelled-call")
 	p.keys("Escape")
 	s = p.waitFor("turn cancelled", "[cancelled]", "ready")
@@ -115,8 +108,7 @@ func TestApprovalAnswersEndToEnd(t *testing.T) {
 			t.Errorf("the screen shows %q after Esc:\n%s", bad, s)
 		}
 	}
-	p.keys("C-c")
-	p.assertRestored(0)
+	p.quit()
 }
 
 // TestGrantScopesEndToEnd drives the real `scv` against `scv run`:
@@ -156,10 +148,8 @@ func TestGrantScopesEndToEnd(t *testing.T) {
 	p := startPane(t, 120, 40, "cd "+shellQuote(ws)+" && "+shellQuote(scv)+" --scv-home "+shellQuote(home))
 	p.waitFor("fake-model", "connected", "ready")
 
-	p.text("edit things")
-	p.keys("Enter")
-	p.waitFor("Approve this tool call?", "a allow writes anywhere in the workspace for this session")
-	p.keys("a")
+	p.submit("edit things")
+	p.answerApproval("a", "a allow writes anywhere in the workspace for this session")
 	p.waitFor("allow for this session the writes under", "› ./█")
 	p.keys("Enter")
 	s := p.waitFor("Approve this tool call?", "replace .git/config", "why:", "`.git/config` is a guarded path")
@@ -178,10 +168,8 @@ func TestGrantScopesEndToEnd(t *testing.T) {
 		t.Errorf("a.txt = %q, want the approved write", b)
 	}
 
-	p.text("echo twice")
-	p.keys("Enter")
-	p.waitFor("Approve this tool call?", "a allow `echo …` for this session")
-	p.keys("a")
+	p.submit("echo twice")
+	p.answerApproval("a", "a allow `echo …` for this session")
 	p.waitFor("› echo█")
 	p.keys("Enter")
 	s = p.waitFor("Echoed twice.", "✓ allowed by a session grant", "ready")
@@ -192,6 +180,5 @@ func TestGrantScopesEndToEnd(t *testing.T) {
 	if out := callOutputs(reqs[len(reqs)-1])["c4"]; !strings.Contains(out, "uxsess-42") {
 		t.Errorf("the granted call's output %q does not show it ran", out)
 	}
-	p.keys("C-c")
-	p.assertRestored(0)
+	p.quit()
 }

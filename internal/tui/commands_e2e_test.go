@@ -24,8 +24,7 @@ func TestReconnectAfterDaemonRestart(t *testing.T) {
 	fake.Script(modeltest.Text("First answer about apples."))
 	fake.Script(modeltest.Text("Second answer about pears."))
 	p := openTUI(t, scv, home, ws, fake, 100, 30)
-	p.text("tell me about apples")
-	p.keys("Enter")
+	p.submit("tell me about apples")
 	p.waitFor("First answer about apples.", "ready")
 
 	stop := exec.Command(scv, "stop", "--scv-home", home)
@@ -36,8 +35,7 @@ func TestReconnectAfterDaemonRestart(t *testing.T) {
 	p.waitFor("daemon disconnected, reconnecting…", "● reconnecting…", "First answer about apples.")
 	startDaemon(t, scv, home)
 	p.waitFor("reconnected to the daemon", "Enter continues this session", "● connected")
-	p.text("and pears?")
-	p.keys("Enter")
+	p.submit("and pears?")
 	s := p.waitFor("Second answer about pears.", "ready")
 	if !strings.Contains(s, "› tell me about apples") {
 		t.Errorf("the resumed session's earlier turn is not redrawn:\n%s", s)
@@ -45,8 +43,7 @@ func TestReconnectAfterDaemonRestart(t *testing.T) {
 	if got := lastUserTexts(fake); len(got) != 2 || got[0] != "tell me about apples" || got[1] != "and pears?" {
 		t.Errorf("the turn after reconnecting sent the user messages %q; want both turns of the session", got)
 	}
-	p.keys("C-c")
-	p.assertRestored(0)
+	p.quit()
 }
 
 // wheel sends n SGR mouse-wheel reports (up or down) at a cell of the
@@ -81,8 +78,7 @@ func TestMouseWheelUnderTmux(t *testing.T) {
 	fake := modeltest.New(t)
 	fake.Script(modeltest.Text(b.String()))
 	p := openTUI(t, scv, home, ws, fake, 80, 20)
-	p.text("a long answer please")
-	p.keys("Enter")
+	p.submit("a long answer please")
 	p.waitFor("THE LAST LINE", "ready")
 	p.wheel(true, 5)
 	s := p.waitFor("↑15 lines")
@@ -94,8 +90,7 @@ func TestMouseWheelUnderTmux(t *testing.T) {
 	if strings.Contains(s, "↑") {
 		t.Errorf("scrolled back down, the status line still says scrolled:\n%s", s)
 	}
-	p.keys("C-c")
-	p.assertRestored(0)
+	p.quit()
 }
 
 // TestModelAndUndoUnderTmux: /model NAME switches the model of the next
@@ -110,15 +105,12 @@ func TestModelAndUndoUnderTmux(t *testing.T) {
 	fake.Script(modeltest.Text("Notes rewritten."))
 	p := openTUI(t, scv, home, ws, fake, 100, 40)
 
-	p.text("/model other-model")
-	p.keys("Enter")
+	p.submit("/model other-model")
 	time.Sleep(300 * time.Millisecond)
 	p.waitFor("model: other-model", "scv │ other-model │")
 
-	p.text("rewrite the notes")
-	p.keys("Enter")
-	p.waitFor("Approve this tool call?", "notes.txt")
-	p.keys("y")
+	p.submit("rewrite the notes")
+	p.answerApproval("y", "notes.txt")
 	p.waitFor("Notes rewritten.", "ready")
 	reqs := fake.Requests()
 	if got := reqs[len(reqs)-1].Body["model"]; got != "other-model" {
@@ -128,16 +120,14 @@ func TestModelAndUndoUnderTmux(t *testing.T) {
 		t.Fatalf("the write did not happen: %q", b)
 	}
 
-	p.text("/undo")
-	p.keys("Enter")
+	p.submit("/undo")
 	p.waitFor("Undo the last turn?", "restore notes.txt", "-new notes", "+old notes", "y undo")
 	p.keys("y")
 	p.waitFor("undone: 1 file", "restored notes.txt")
 	if b, _ := os.ReadFile(filepath.Join(ws, "notes.txt")); string(b) != "old notes\n" {
 		t.Errorf("after /undo notes.txt holds %q, want the old notes", b)
 	}
-	p.keys("C-c")
-	p.assertRestored(0)
+	p.quit()
 }
 
 // TestRefusedCommandNeverSentUnderTmux: an unknown /word is refused and
@@ -151,11 +141,9 @@ func TestRefusedCommandNeverSentUnderTmux(t *testing.T) {
 	fake := modeltest.New(t)
 	fake.Script(modeltest.Text("Plain answer."))
 	p := openTUI(t, scv, home, ws, fake, 100, 30)
-	p.text("/zap")
-	p.keys("Enter")
+	p.submit("/zap")
 	p.waitFor("unknown command /zap (nothing was sent)")
-	p.text("/frobnicate")
-	p.keys("Enter")
+	p.submit("/frobnicate")
 	s := p.waitFor("unknown command /frobnicate (nothing was sent)")
 	if strings.Contains(s, "/zap/frobnicate") {
 		t.Errorf("the second command was appended to the first:\n%s", s)
@@ -164,12 +152,10 @@ func TestRefusedCommandNeverSentUnderTmux(t *testing.T) {
 	if n := len(fake.Requests()); n != 0 {
 		t.Fatalf("the model got %d requests for refused commands; the last: %v", n, lastUserTexts(fake))
 	}
-	p.text("a real prompt")
-	p.keys("Enter")
+	p.submit("a real prompt")
 	p.waitFor("Plain answer.", "ready")
 	if got := lastUserTexts(fake); len(got) != 1 || got[0] != "a real prompt" {
 		t.Errorf("the model got the user messages %q; want only the prompt", got)
 	}
-	p.keys("C-c")
-	p.assertRestored(0)
+	p.quit()
 }

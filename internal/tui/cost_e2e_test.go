@@ -46,19 +46,15 @@ api_key_env = ""
 	p := startPane(t, 110, 32, "cd "+shellQuote(ws)+" && "+shellQuote(scv)+" --scv-home "+shellQuote(home))
 	p.waitFor("fake-model", "connected", "ready")
 
-	p.text("what does it cost?")
-	p.keys("Enter")
+	p.submit("what does it cost?")
 	// 1,000 prompt tokens at $2 and 200 answer tokens at $10 per million.
 	p.waitFor("priced answer", "1.2k tok · $0.004")
-	p.text("/cost")
-	p.keys("Enter")
+	p.submit("/cost")
 	p.waitFor("cost of this session", "what does it cost?", "total")
 
-	p.text("/model -p second")
-	p.keys("Enter")
+	p.submit("/model -p second")
 	p.waitFor("endpoint changed: "+fake.URL()+" → "+second.URL()+"/v1", "profile second · model: second-model")
-	p.text("and now?")
-	p.keys("Enter")
+	p.submit("and now?")
 	s := p.waitFor("answer from the second profile", "1.3k tok · $0.004")
 	if strings.Contains(s, "turn failed") {
 		t.Errorf("a turn failed:\n%s", s)
@@ -69,6 +65,5 @@ api_key_env = ""
 	if r := second.Requests(); len(r) != 1 || r[0].Path != "/v1/chat/completions" || r[0].Body["model"] != "second-model" {
 		t.Errorf("the second profile's server got %v", r)
 	}
-	p.keys("C-c")
-	p.assertRestored(0)
+	p.quit()
 }

@@ -40,8 +40,7 @@ func TestCustomCommandUnderTmux(t *testing.T) {
 	p.text("/l")
 	p.waitFor("/lint [args]", "(repo) Lint the whole tree")
 	p.keys("BSpace", "BSpace")
-	p.text("/review src/main.go")
-	p.keys("Enter")
+	p.submit("/review src/main.go")
 	s := p.waitFor("Reviewed: no bugs.", "ready")
 	if !strings.Contains(s, "› /review src/main.go") {
 		t.Errorf("the transcript does not show the command as typed:\n%s", s)
@@ -50,8 +49,7 @@ func TestCustomCommandUnderTmux(t *testing.T) {
 	if got := lastUserTexts(fake); len(got) != 1 || got[0] != want {
 		t.Errorf("the model got the user messages %q, want the expanded command %q", got, want)
 	}
-	p.keys("C-c")
-	p.assertRestored(0)
+	p.quit()
 }
 
 // TestInitAndCompactUnderTmux: /init asks the model to write AGENTS.md,
@@ -71,8 +69,7 @@ func TestInitAndCompactUnderTmux(t *testing.T) {
 	fake.Script(modeltest.Text("Next answer."))
 	p := openTUI(t, scv, home, ws, fake, 100, 40)
 
-	p.text("/init")
-	p.keys("Enter")
+	p.submit("/init")
 	p.waitFor("Approve this tool call?", "AGENTS.md")
 	if _, err := os.Stat(filepath.Join(ws, "AGENTS.md")); !os.IsNotExist(err) {
 		t.Fatalf("AGENTS.md exists before the write was approved (%v)", err)
@@ -89,22 +86,19 @@ func TestInitAndCompactUnderTmux(t *testing.T) {
 		t.Errorf("the /init prompt sent was %q", got)
 	}
 
-	p.text("/compact the agents file")
-	p.keys("Enter")
+	p.submit("/compact the agents file")
 	p.waitFor("conversation compacted:", "messages replaced by the model's summary")
 	reqs := fake.Requests()
 	if got := string(reqs[2].Raw); !strings.Contains(got, "compact this conversation") || !strings.Contains(got, "focus on: the agents file") {
 		t.Errorf("the compaction request does not hold the compaction prompt and the focus: %.400s", got)
 	}
-	p.text("what next?")
-	p.keys("Enter")
+	p.submit("what next?")
 	p.waitFor("Next answer.", "ready")
 	got := lastUserTexts(fake)
 	if len(got) != 2 || !strings.Contains(got[0], "SUMMARY-OK") || got[1] != "what next?" {
 		t.Errorf("after /compact the model got the user messages %q; want the summary note, then the prompt", got)
 	}
-	p.keys("C-c")
-	p.assertRestored(0)
+	p.quit()
 }
 
 // firstUserText is the first user message of request i.

@@ -85,10 +85,8 @@ func TestEndToEndWithDaemon(t *testing.T) {
 	fake.Script(modeltest.ToolCall("call_2", "bash", `{"command":"sleep 30"}`))
 	fake.Script(modeltest.Text("Queued prompt answered."))
 	p := openTUI(t, scv, home, ws, fake, 100, 32)
-	p.text("please echo something")
-	p.keys("Enter")
-	p.waitFor("Approve this tool call?", "bash", "risk:")
-	p.keys("y")
+	p.submit("please echo something")
+	p.answerApproval("y", "bash", "risk:")
 	s := p.waitFor("⎿ e2e-bash-output", "All done.", "[done]", "ready")
 	if !strings.Contains(s, "› please echo something") {
 		t.Errorf("prompt not in the transcript:\n%s", s)
@@ -96,21 +94,17 @@ func TestEndToEndWithDaemon(t *testing.T) {
 
 	// A long call, a prompt queued behind it, Esc cancels the turn, and
 	// the queued prompt runs next.
-	p.text("sleep please")
-	p.keys("Enter")
-	p.waitFor("Approve this tool call?", "sleep 30")
-	p.keys("y")
+	p.submit("sleep please")
+	p.answerApproval("y", "sleep 30")
 	p.waitFor("bash sleep 30 [running]")
-	p.text("after the sleep")
-	p.keys("Enter")
+	p.submit("after the sleep")
 	p.waitFor("queued: after the sleep")
 	p.keys("Escape")
 	s = p.waitFor("bash sleep 30 [cancelled]", "turn cancelled", "› after the sleep", "Queued prompt answered.", "ready")
 	if strings.Contains(s, "queued:") {
 		t.Errorf("a started prompt is still shown as queued:\n%s", s)
 	}
-	p.keys("C-c")
-	p.assertRestored(0)
+	p.quit()
 	if n := fake.Pending(); n != 0 {
 		t.Errorf("%d scripted model responses unused", n)
 	}

@@ -37,8 +37,7 @@ func TestResumedSessionsKeepTheirEndpoint(t *testing.T) {
 	ask := func(p *pane, fm *modeltest.Server, prompt, answer string) {
 		t.Helper()
 		fm.Script(modeltest.Text(answer))
-		p.text(prompt)
-		p.keys("Enter")
+		p.submit(prompt)
 		p.waitFor(answer, "ready")
 	}
 	// released waits until no session is live in the daemon any more (it
@@ -75,8 +74,7 @@ func TestResumedSessionsKeepTheirEndpoint(t *testing.T) {
 	p := run(atA, "")
 	p.waitFor("fake-model", "connected", "ready")
 	ask(p, a, "first question", "Alpha one.")
-	p.keys("C-c")
-	p.assertRestored(0)
+	p.quit()
 	released()
 	check("new session", 1, 0)
 
@@ -91,11 +89,9 @@ func TestResumedSessionsKeepTheirEndpoint(t *testing.T) {
 	p.waitFor("rewinding to turn 2")
 	p.keys("C-u")
 	a.Script(modeltest.Text("Alpha fork."))
-	p.text("edited second question")
-	p.keys("Enter")
+	p.submit("edited second question")
 	p.waitFor("Alpha fork.", "rewound: a new session forked", "ready")
-	p.keys("C-c")
-	p.assertRestored(0)
+	p.quit()
 	released()
 	check("rewind", 3, 0)
 
@@ -115,8 +111,7 @@ func TestResumedSessionsKeepTheirEndpoint(t *testing.T) {
 	startDaemon(t, scv, home)
 	p.waitFor("reconnected to the daemon", "● connected")
 	ask(p, a, "after the restart", "Alpha reconnected.")
-	p.keys("C-c")
-	p.assertRestored(0)
+	p.quit()
 	released()
 	check("reconnect", 5, 0)
 
@@ -128,8 +123,7 @@ func TestResumedSessionsKeepTheirEndpoint(t *testing.T) {
 	}
 	check("moved, before its first request", 5, 0)
 	ask(p, b, "at b now", "Bravo.")
-	p.keys("C-c")
-	p.assertRestored(0)
+	p.quit()
 	released()
 	check("moved", 5, 1)
 	if got := b.Requests()[0].Header.Get("Authorization"); got != "Bearer "+keyB {

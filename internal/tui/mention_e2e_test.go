@@ -38,8 +38,7 @@ func TestMentionUnderTmux(t *testing.T) {
 	}
 	p.keys("Tab")
 	p.waitFor("> explain @src/widget.go")
-	p.text("and @.env ")
-	p.keys("Enter")
+	p.submit("and @.env ")
 	s = p.waitFor("Explained the widget.", "[@src/widget.go] [@.env ✗]", "@.env not attached: it looks like it holds secrets", "ready")
 	if strings.Contains(s, "widget-marker-31") {
 		t.Errorf("the transcript shows the attached content instead of a chip:\n%s", s)
@@ -51,6 +50,5 @@ func TestMentionUnderTmux(t *testing.T) {
 	if strings.Contains(string(fake.Requests()[0].Raw), "tmux-secret-57") {
 		t.Error("the secret-like file's content reached the model")
 	}
-	p.keys("C-c")
-	p.assertRestored(0)
+	p.quit()
 }

@@ -34,8 +34,7 @@ func TestBellAndCopyUnderTmux(t *testing.T) {
 	p.tmux("set-option", "-g", "set-clipboard", "on")
 	p.tmux("set-option", "-g", "monitor-bell", "on")
 	p.waitFor("fake-model", "connected", "ready")
-	p.text("ring when you need me")
-	p.keys("Enter")
+	p.submit("ring when you need me")
 	// Another window in front at once (the bell comes at least a second
 	// after the approval): a bell in the TUI's window flags it.
 	p.tmux("new-window", "-d", "-t", "e2e:9", "sleep 60")
@@ -57,8 +56,7 @@ func TestBellAndCopyUnderTmux(t *testing.T) {
 	p.tmux("select-window", "-t", "e2e:0")
 	p.keys("y")
 	p.waitFor("go test ./copied/...", "ready")
-	p.text("/copy code")
-	p.keys("Enter")
+	p.submit("/copy code")
 	p.waitFor("copied the last code block")
 	deadline = time.Now().Add(10 * time.Second)
 	for {
@@ -71,6 +69,5 @@ func TestBellAndCopyUnderTmux(t *testing.T) {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	p.keys("C-c")
-	p.assertRestored(0)
+	p.quit()
 }

@@ -38,8 +38,7 @@ func TestPlanModeEndToEnd(t *testing.T) {
 	p.waitFor("fake-model", "connected", "ready")
 	p.keys("BTab")
 	p.waitFor("plan mode · ready")
-	p.text("plan the change")
-	p.keys("Enter")
+	p.submit("plan the change")
 	s := p.waitFor("PLAN: replace a.txt with changed", "Todo 0/2", "◐ change a.txt", "☐ check it", "plan mode · ready")
 	if strings.Contains(s, "Approve this tool call?") {
 		t.Errorf("an approval was asked in plan mode:\n%s", s)

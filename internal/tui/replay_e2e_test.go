@@ -22,15 +22,12 @@ func TestResumeShowsGrantAndUndoUnderTmux(t *testing.T) {
 	fake.Script(modeltest.ToolCall("c1", "write", `{"path":"notes.txt","mode":"replace","content":"new notes\n"}`))
 	fake.Script(modeltest.Text("Notes rewritten."))
 	p := openTUI(t, scv, home, ws, fake, 100, 40)
-	p.text("rewrite the notes")
-	p.keys("Enter")
-	p.waitFor("Approve this tool call?", "a allow writes anywhere in the workspace for this session")
-	p.keys("a")
+	p.submit("rewrite the notes")
+	p.answerApproval("a", "a allow writes anywhere in the workspace for this session")
 	p.waitFor("allow for this session the writes under")
 	p.keys("Enter")
 	p.waitFor("Notes rewritten.", "ready")
-	p.text("/undo")
-	p.keys("Enter")
+	p.submit("/undo")
 	p.waitFor("Undo the last turn?", "y undo")
 	p.keys("y")
 	live := p.waitFor("undone: 1 file", "restored notes.txt")
@@ -43,8 +40,7 @@ func TestResumeShowsGrantAndUndoUnderTmux(t *testing.T) {
 			t.Fatalf("the live screen lacks %q:\n%s", n, live)
 		}
 	}
-	p.keys("C-c")
-	p.assertRestored(0)
+	p.quit()
 
 	p = startPane(t, 100, 40, "cd "+shellQuote(ws)+" && "+shellQuote(scv)+" --scv-home "+shellQuote(home)+" --continue")
 	s := p.waitFor("Notes rewritten.", "ready")
@@ -56,6 +52,5 @@ func TestResumeShowsGrantAndUndoUnderTmux(t *testing.T) {
 	if strings.Index(s, "undone: 1 file") < strings.Index(s, "Notes rewritten.") {
 		t.Errorf("the undo note is not after the turn it undid:\n%s", s)
 	}
-	p.keys("C-c")
-	p.assertRestored(0)
+	p.quit()
 }

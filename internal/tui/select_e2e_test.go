@@ -24,12 +24,9 @@ func TestSelectAndHintsUnderTmux(t *testing.T) {
 	fake.Script(modeltest.Text("Wrote and echoed."))
 	fake.Script(modeltest.ToolCall("c3", "bash", `{"command":"sleep 30"}`))
 	p := openTUI(t, scv, home, ws, fake, 100, 40)
-	p.text("rewrite the notes")
-	p.keys("Enter")
-	p.waitFor("Approve this tool call?", "notes.txt")
-	p.keys("y")
-	p.waitFor("Approve this tool call?", "command: echo later-call")
-	p.keys("y")
+	p.submit("rewrite the notes")
+	p.answerApproval("y", "notes.txt")
+	p.answerApproval("y", "command: echo later-call")
 	s := p.waitFor("Wrote and echoed.", "ready")
 	if !strings.Contains(s, "± notes.txt +1 −1 · select with alt+↑/↓, then ctrl+o to show the diff") {
 		t.Fatalf("the write's hint does not say how to reach its diff after a later call:\n%s", s)
@@ -46,10 +43,8 @@ func TestSelectAndHintsUnderTmux(t *testing.T) {
 	p.keys("C-o")
 	p.waitFor("-old notes", "+new notes", "(ctrl+o to collapse)")
 
-	p.text("now sleep")
-	p.keys("Enter")
-	p.waitFor("Approve this tool call?", "sleep 30")
-	p.keys("y")
+	p.submit("now sleep")
+	p.answerApproval("y", "sleep 30")
 	s = p.waitFor("bash sleep 30 [running]", "esc/ctrl+c cancel the turn")
 	if strings.Contains(s, "ctrl+c quit") {
 		t.Errorf("the status line says ctrl+c quits while a turn runs:\n%s", s)
@@ -59,6 +54,5 @@ func TestSelectAndHintsUnderTmux(t *testing.T) {
 	if strings.Contains(s, "pane-script-finished") {
 		t.Fatalf("ctrl+c during the turn quit the TUI:\n%s", s)
 	}
-	p.keys("C-c")
-	p.assertRestored(0)
+	p.quit()
 }

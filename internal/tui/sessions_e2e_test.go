@@ -34,14 +34,11 @@ func TestStoredSessionsUnderTmux(t *testing.T) {
 
 	p := run("")
 	p.waitFor("fake-model", "connected", "ready")
-	p.text("what do the notes say?")
-	p.keys("Enter")
+	p.submit("what do the notes say?")
 	p.waitFor("hello from notes.", "ready")
-	p.text("and the answer?")
-	p.keys("Enter")
+	p.submit("and the answer?")
 	live := p.waitFor("forty-two", "ready")
-	p.keys("C-c")
-	p.assertRestored(0)
+	p.quit()
 
 	// --continue redraws the conversation as it was shown live.
 	p = run("--continue")
@@ -54,8 +51,7 @@ func TestStoredSessionsUnderTmux(t *testing.T) {
 			t.Errorf("the resumed screen lacks %q:\n%s", want, s)
 		}
 	}
-	p.text("continue please")
-	p.keys("Enter")
+	p.submit("continue please")
 	p.waitFor("Continued answer.", "ready")
 	if got := lastUserTexts(fake); len(got) != 3 || got[0] != "what do the notes say?" {
 		t.Errorf("the continued turn sent the user messages %q; want the whole conversation", got)
@@ -67,8 +63,7 @@ func TestStoredSessionsUnderTmux(t *testing.T) {
 	p.keys("Down", "Down", "Enter")
 	p.waitFor("rewinding to turn 1")
 	p.keys("C-u") // the composer's delete-to-line-start
-	p.text("tell me about bananas")
-	p.keys("Enter")
+	p.submit("tell me about bananas")
 	s = p.waitFor("Forked answer about bananas.", "rewound: a new session forked", "ready")
 	if strings.Contains(s, "forty-two") || strings.Contains(s, "Continued answer.") {
 		t.Errorf("the fork shows turns after the rewind point:\n%s", s)
@@ -76,8 +71,7 @@ func TestStoredSessionsUnderTmux(t *testing.T) {
 	if got := lastUserTexts(fake); len(got) != 1 || got[0] != "tell me about bananas" {
 		t.Errorf("the fork sent the user messages %q; want only the edited prompt", got)
 	}
-	p.keys("C-c")
-	p.assertRestored(0)
+	p.quit()
 
 	// --resume without an id: the picker lists both sessions.
 	p = run("--resume")
@@ -88,8 +82,7 @@ func TestStoredSessionsUnderTmux(t *testing.T) {
 	// Newest first: the fork, then the original; open the original.
 	p.keys("Down", "Enter")
 	p.waitFor("Continued answer.", "forty-two", "ready")
-	p.keys("C-c")
-	p.assertRestored(0)
+	p.quit()
 }
 
 // lastUserTexts are the user messages of the fake model's last request.

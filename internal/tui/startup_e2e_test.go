@@ -43,11 +43,9 @@ func TestStartsDaemonUnderTmux(t *testing.T) {
 	p.waitFor("fake-model", "connected", "ready")
 	// The pane's main screen holds the start line under the TUI; it is
 	// read after the TUI leaves (alternate screen).
-	p.text("hello")
-	p.keys("Enter")
+	p.submit("hello")
 	p.waitFor("Answer from an autostarted daemon.", "ready")
-	p.keys("C-c")
-	p.assertRestored(0)
+	p.quit()
 	s := p.screen()
 	m := startedLine.FindAllStringSubmatch(s, -1)
 	if len(m) != 1 {
@@ -73,14 +71,12 @@ func TestStartsDaemonUnderTmux(t *testing.T) {
 	// the daemon runs, so nothing is started again.
 	p = startPane(t, 220, 30, "cd "+shellQuote(ws)+" && "+shellQuote(scv)+strings.TrimPrefix(r[1], "scv"))
 	p.waitFor("› hello", "Answer from an autostarted daemon.", "ready")
-	p.text("again")
-	p.keys("Enter")
+	p.submit("again")
 	p.waitFor("Second answer after resuming.", "ready")
 	if got := lastUserTexts(fake); len(got) != 2 || got[0] != "hello" || got[1] != "again" {
 		t.Errorf("the resumed session sent the user messages %q", got)
 	}
-	p.keys("C-c")
-	p.assertRestored(0)
+	p.quit()
 	if s := p.screen(); startedLine.MatchString(s) {
 		t.Errorf("a second daemon was started:\n%s", s)
 	}
@@ -114,15 +110,13 @@ func TestPromptBeforeAttachUnderTmux(t *testing.T) {
 		}
 		time.Sleep(2 * time.Millisecond)
 	}
-	p.text("early prompt")
-	p.keys("Enter")
+	p.submit("early prompt")
 	p.waitFor("Answer to the early prompt.", "ready")
 	t.Logf("typed while connecting: %v", early)
 	if got := lastUserTexts(fake); len(got) != 1 || got[0] != "early prompt" {
 		t.Errorf("user messages sent: %q, want the early prompt once", got)
 	}
-	p.keys("C-c")
-	p.assertRestored(0)
+	p.quit()
 	m := startedLine.FindAllStringSubmatch(p.screen(), -1)
 	if len(m) != 1 {
 		t.Fatalf("the daemon's start line is shown %d times, want once:\n%s", len(m), p.screen())
@@ -175,16 +169,13 @@ func TestNoDaemonUnderTmux(t *testing.T) {
 	writeConfig(t, home, fake.URL())
 	p := startPane(t, 220, 30, "cd "+shellQuote(ws)+" && "+shellQuote(scv)+" --scv-home "+shellQuote(home)+" --no-daemon")
 	p.waitFor("fake-model", "connected", "ready")
-	p.text("run it")
-	p.keys("Enter")
-	p.waitFor("Approve this tool call?", "echo in-process-bash")
-	p.keys("y")
+	p.submit("run it")
+	p.answerApproval("y", "echo in-process-bash")
 	p.waitFor("⎿ in-process-bash", "Served in process.", "ready")
 	if _, err := os.Stat(filepath.Join(home, "server.sock")); err == nil {
 		t.Error("--no-daemon left a daemon socket")
 	}
-	p.keys("C-c")
-	p.assertRestored(0)
+	p.quit()
 	s := p.screen()
 	if startedLine.MatchString(s) {
 		t.Errorf("--no-daemon started a daemon:\n%s", s)
@@ -195,11 +186,9 @@ func TestNoDaemonUnderTmux(t *testing.T) {
 	}
 	p = startPane(t, 220, 30, "cd "+shellQuote(ws)+" && "+shellQuote(scv)+strings.TrimPrefix(r[1], "scv"))
 	p.waitFor("› run it", "Served in process.", "ready")
-	p.text("more")
-	p.keys("Enter")
+	p.submit("more")
 	p.waitFor("Resumed in process.", "ready")
-	p.keys("C-c")
-	p.assertRestored(0)
+	p.quit()
 	if _, err := os.Stat(filepath.Join(home, "server.sock")); err == nil {
 		t.Error("--no-daemon --resume left a daemon socket")
 	}
