@@ -36,9 +36,7 @@ func callOutputs(r modeltest.Recorded) map[string]string {
 //     is cancelled, no further request reaches the model, and no error is
 //     shown.
 func TestApprovalAnswersEndToEnd(t *testing.T) {
-	scv := scvBinary(t)
-	requireRun(t, scv)
-	home, ws := t.TempDir(), t.TempDir()
+	scv, home, ws := e2eSetup(t)
 	fake := modeltest.New(t)
 	fake.Script(modeltest.ToolCall("c1", "bash", `{"command":"echo grant-one"}`))
 	fake.Script(modeltest.ToolCall("c2", "bash", `{"command":"echo grant-two"}`))
@@ -47,11 +45,7 @@ func TestApprovalAnswersEndToEnd(t *testing.T) {
 	fake.Script(modeltest.Text("Understood, not removing it."))
 	fake.Script(modeltest.ToolCall("c4", "bash", `{"command":"printf cancelled-call"}`))
 	fake.Script(modeltest.Text("This answer must never be requested."))
-	writeConfig(t, home, fake.URL())
-	startDaemon(t, scv, home)
-
-	p := startPane(t, 100, 40, "cd "+shellQuote(ws)+" && "+shellQuote(scv)+" --scv-home "+shellQuote(home))
-	p.waitFor("fake-model", "connected", "ready")
+	p := openTUI(t, scv, home, ws, fake, 100, 40)
 
 	// 1. Allow for this session, with the prefix edited to `echo`.
 	p.submit("echo twice")
@@ -121,9 +115,7 @@ func TestApprovalAnswersEndToEnd(t *testing.T) {
 //     identical command runs without a question (the exact command is
 //     always covered, though no prefix covers a substitution).
 func TestGrantScopesEndToEnd(t *testing.T) {
-	scv := scvBinary(t)
-	requireRun(t, scv)
-	home, ws := t.TempDir(), t.TempDir()
+	scv, home, ws := e2eSetup(t)
 	config := filepath.Join(ws, ".git", "config")
 	const original = "[core]\n\tbare = false\n"
 	if err := os.MkdirAll(filepath.Dir(config), 0o755); err != nil {
@@ -142,11 +134,7 @@ func TestGrantScopesEndToEnd(t *testing.T) {
 	fake.Script(modeltest.ToolCall("c3", "bash", `{"command":"echo uxsess-$((40+2))"}`))
 	fake.Script(modeltest.ToolCall("c4", "bash", `{"command":"echo uxsess-$((40+2))"}`))
 	fake.Script(modeltest.Text("Echoed twice."))
-	writeConfig(t, home, fake.URL())
-	startDaemon(t, scv, home)
-
-	p := startPane(t, 120, 40, "cd "+shellQuote(ws)+" && "+shellQuote(scv)+" --scv-home "+shellQuote(home))
-	p.waitFor("fake-model", "connected", "ready")
+	p := openTUI(t, scv, home, ws, fake, 120, 40)
 
 	p.submit("edit things")
 	p.answerApproval("a", "a allow writes anywhere in the workspace for this session")

@@ -170,7 +170,7 @@ func TestBinaryApproveAndQuit(t *testing.T) {
 	scv := scvBinary(t)
 	home, ws := t.TempDir(), t.TempDir()
 	d := startFakeDaemon(t, home, 0)
-	p := startPane(t, 100, 30, "cd "+shellQuote(ws)+" && "+shellQuote(scv)+" --scv-home "+shellQuote(home)+" --model override-model")
+	p := startSCV(t, 100, 30, scv, home, ws, "--model override-model")
 	p.waitFor("override-model", "connected", "ready")
 	p.submit("run the echo")
 	s := p.waitFor("Approve this tool call?", "risk:    process", "echo hello-from-bash", "awaiting approval")

@@ -3,7 +3,6 @@ package tui_test
 import (
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -17,9 +16,7 @@ import (
 // is back; the prompt typed then continues the same stored session (the
 // model gets both turns) and the transcript is redrawn.
 func TestReconnectAfterDaemonRestart(t *testing.T) {
-	scv := scvBinary(t)
-	requireRun(t, scv)
-	home, ws := t.TempDir(), t.TempDir()
+	scv, home, ws := e2eSetup(t)
 	fake := modeltest.New(t)
 	fake.Script(modeltest.Text("First answer about apples."))
 	fake.Script(modeltest.Text("Second answer about pears."))
@@ -27,11 +24,7 @@ func TestReconnectAfterDaemonRestart(t *testing.T) {
 	p.submit("tell me about apples")
 	p.waitFor("First answer about apples.", "ready")
 
-	stop := exec.Command(scv, "stop", "--scv-home", home)
-	stop.Env = []string{"HOME=" + t.TempDir(), "PATH=" + os.Getenv("PATH")}
-	if out, err := stop.CombinedOutput(); err != nil {
-		t.Fatalf("scv stop: %v: %s", err, out)
-	}
+	stopDaemon(t, scv, home)
 	p.waitFor("daemon disconnected, reconnecting…", "● reconnecting…", "First answer about apples.")
 	startDaemon(t, scv, home)
 	p.waitFor("reconnected to the daemon", "Enter continues this session", "● connected")
@@ -67,9 +60,7 @@ func (p *pane) wheel(up bool, n int) {
 // TestMouseWheelUnderTmux: the wheel scrolls a long answer up and back
 // down in a real terminal.
 func TestMouseWheelUnderTmux(t *testing.T) {
-	scv := scvBinary(t)
-	requireRun(t, scv)
-	home, ws := t.TempDir(), t.TempDir()
+	scv, home, ws := e2eSetup(t)
 	var b strings.Builder
 	for i := 1; i <= 60; i++ {
 		b.WriteString("answer line " + string(rune('A'+i/26)) + string(rune('a'+i%26)) + "\n\n")
@@ -96,9 +87,7 @@ func TestMouseWheelUnderTmux(t *testing.T) {
 // TestModelAndUndoUnderTmux: /model NAME switches the model of the next
 // request; /undo shows the write of the last turn, y restores the file.
 func TestModelAndUndoUnderTmux(t *testing.T) {
-	scv := scvBinary(t)
-	requireRun(t, scv)
-	home, ws := t.TempDir(), t.TempDir()
+	scv, home, ws := e2eSetup(t)
 	writeFile(t, ws, "notes.txt", "old notes\n")
 	fake := modeltest.New(t)
 	fake.Script(modeltest.ToolCall("c1", "write", `{"path":"notes.txt","mode":"replace","content":"new notes\n"}`))
@@ -135,9 +124,7 @@ func TestModelAndUndoUnderTmux(t *testing.T) {
 // "/frobnicate" are both refused and the model never gets a request for
 // either; the prompt typed after them is the only one it gets.
 func TestRefusedCommandNeverSentUnderTmux(t *testing.T) {
-	scv := scvBinary(t)
-	requireRun(t, scv)
-	home, ws := t.TempDir(), t.TempDir()
+	scv, home, ws := e2eSetup(t)
 	fake := modeltest.New(t)
 	fake.Script(modeltest.Text("Plain answer."))
 	p := openTUI(t, scv, home, ws, fake, 100, 30)

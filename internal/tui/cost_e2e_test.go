@@ -1,8 +1,6 @@
 package tui_test
 
 import (
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -16,9 +14,7 @@ import (
 // the TUI says the endpoint changed, and the next prompt reaches that
 // server only.
 func TestCostAndProfileMoveUnderTmux(t *testing.T) {
-	scv := scvBinary(t)
-	requireRun(t, scv)
-	home, ws := t.TempDir(), t.TempDir()
+	scv, home, ws := e2eSetup(t)
 	fake, second := modeltest.New(t), modeltest.New(t)
 	fake.Script(modeltest.Text("priced answer"), modeltest.Usage(1000, 200))
 	second.Script(modeltest.Text("answer from the second profile"), modeltest.Usage(50, 5))
@@ -34,17 +30,8 @@ model = "second-model"
 wire_api = "chat"
 api_key_env = ""
 `
-	f, err := os.OpenFile(filepath.Join(home, "config.toml"), os.O_APPEND|os.O_WRONLY, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := f.WriteString(extra); err != nil {
-		t.Fatal(err)
-	}
-	f.Close()
-	startDaemon(t, scv, home)
-	p := startPane(t, 110, 32, "cd "+shellQuote(ws)+" && "+shellQuote(scv)+" --scv-home "+shellQuote(home))
-	p.waitFor("fake-model", "connected", "ready")
+	appendConfig(t, home, extra)
+	p := attachTUI(t, scv, home, ws, 110, 32)
 
 	p.submit("what does it cost?")
 	// 1,000 prompt tokens at $2 and 200 answer tokens at $10 per million.

@@ -15,9 +15,7 @@ import (
 // arguments in place of $ARGUMENTS to the model, and the transcript shows
 // what was typed.
 func TestCustomCommandUnderTmux(t *testing.T) {
-	scv := scvBinary(t)
-	requireRun(t, scv)
-	home, ws := t.TempDir(), t.TempDir()
+	scv, home, ws := e2eSetup(t)
 	for dir, files := range map[string]map[string]string{
 		filepath.Join(home, "commands"):       {"review.md": "# Review a file carefully\nReview $ARGUMENTS and list the bugs you find.\n"},
 		filepath.Join(ws, ".scv", "commands"): {"lint.md": "Lint the whole tree\nRun the linters and fix what they report.\n"},
@@ -58,9 +56,7 @@ func TestCustomCommandUnderTmux(t *testing.T) {
 // request), shows the token estimate before and after, and the next
 // prompt is sent with the summary in place of the earlier turns.
 func TestInitAndCompactUnderTmux(t *testing.T) {
-	scv := scvBinary(t)
-	requireRun(t, scv)
-	home, ws := t.TempDir(), t.TempDir()
+	scv, home, ws := e2eSetup(t)
 	writeFile(t, ws, "go.mod", "module example.com/x\n")
 	fake := modeltest.New(t)
 	fake.Script(modeltest.ToolCall("c1", "write", `{"path":"AGENTS.md","mode":"create","content":"# Agents\n\nRun go test ./...\n"}`))

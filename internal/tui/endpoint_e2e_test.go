@@ -2,7 +2,6 @@ package tui_test
 
 import (
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -20,10 +19,8 @@ import (
 // `--base-url B` moves the session there, which the transcript announces
 // before the first request.
 func TestResumedSessionsKeepTheirEndpoint(t *testing.T) {
-	scv := scvBinary(t)
-	requireRun(t, scv)
+	scv, home, ws := e2eSetup(t)
 	const keyA, keyB = "sk-tui-a-5150", "sk-tui-b-6160"
-	home, ws := t.TempDir(), t.TempDir()
 	a, b := modeltest.New(t), modeltest.New(t)
 	config := "[provider]\nactive = \"openai\"\n\n[providers.openai]\nbase_url = \"" + b.URL() + "\"\nmodel = \"fake-model\"\nwire_api = \"responses\"\napi_key_env = \"OPENAI_API_KEY\"\nmax_retries = 0\n"
 	if err := os.WriteFile(filepath.Join(home, "config.toml"), []byte(config), 0o600); err != nil {
@@ -47,9 +44,7 @@ func TestResumedSessionsKeepTheirEndpoint(t *testing.T) {
 		t.Helper()
 		deadline := time.Now().Add(20 * time.Second)
 		for {
-			cmd := exec.Command(scv, "sessions", "list", "--json", "--scv-home", home)
-			cmd.Env = []string{"HOME=" + t.TempDir(), "PATH=" + os.Getenv("PATH")}
-			out, err := cmd.Output()
+			out, err := scvCommand(t, scv, home, "sessions", "list", "--json").Output()
 			if err == nil && !strings.Contains(string(out), `"live_in"`) {
 				return
 			}
@@ -102,11 +97,7 @@ func TestResumedSessionsKeepTheirEndpoint(t *testing.T) {
 	ask(p, a, "picked question", "Alpha picked.")
 	check("picker", 4, 0)
 
-	stop := exec.Command(scv, "stop", "--scv-home", home)
-	stop.Env = []string{"HOME=" + t.TempDir(), "PATH=" + os.Getenv("PATH")}
-	if out, err := stop.CombinedOutput(); err != nil {
-		t.Fatalf("scv stop: %v: %s", err, out)
-	}
+	stopDaemon(t, scv, home)
 	p.waitFor("daemon disconnected, reconnecting…")
 	startDaemon(t, scv, home)
 	p.waitFor("reconnected to the daemon", "● connected")

@@ -14,9 +14,7 @@ import (
 // model; a pasted path (tmux's paste buffer, a bracketed paste) attaches
 // a second image the same way.
 func TestImageUnderTmux(t *testing.T) {
-	scv := scvBinary(t)
-	requireRun(t, scv)
-	home, ws := t.TempDir(), t.TempDir()
+	scv, home, ws := e2eSetup(t)
 	png := append([]byte("\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR"), bytes.Repeat([]byte{7}, 3000)...)
 	gif := []byte("GIF89a\x01\x00\x01\x00\x00\x00\x00;")
 	if err := os.WriteFile(filepath.Join(ws, "shot.png"), png, 0o644); err != nil {
@@ -46,9 +44,7 @@ func TestImageUnderTmux(t *testing.T) {
 // prompt sends the file's bytes to the model as an input image, and the
 // transcript shows its image chip.
 func TestMentionedImageUnderTmux(t *testing.T) {
-	scv := scvBinary(t)
-	requireRun(t, scv)
-	home, ws := t.TempDir(), t.TempDir()
+	scv, home, ws := e2eSetup(t)
 	png := append([]byte("\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR"), bytes.Repeat([]byte{9}, 5000)...)
 	if err := os.WriteFile(filepath.Join(ws, "shot.png"), png, 0o644); err != nil {
 		t.Fatal(err)

@@ -15,9 +15,7 @@ import (
 // while the transcript shows only chips; a mentioned secret-like file is
 // refused with its reason and its bytes never reach the model.
 func TestMentionUnderTmux(t *testing.T) {
-	scv := scvBinary(t)
-	requireRun(t, scv)
-	home, ws := t.TempDir(), t.TempDir()
+	scv, home, ws := e2eSetup(t)
 	if err := os.MkdirAll(filepath.Join(ws, "src"), 0o755); err != nil {
 		t.Fatal(err)
 	}

@@ -1,8 +1,6 @@
 package tui_test
 
 import (
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -16,21 +14,14 @@ import (
 // sets the terminal's clipboard through OSC 52 (tmux keeps it as a paste
 // buffer).
 func TestBellAndCopyUnderTmux(t *testing.T) {
-	scv := scvBinary(t)
-	requireRun(t, scv)
-	home, ws := t.TempDir(), t.TempDir()
+	scv, home, ws := e2eSetup(t)
 	fake := modeltest.New(t)
 	fake.Script(modeltest.ToolCall("c1", "bash", `{"command":"echo bell-test"}`))
 	fake.Script(modeltest.Text("Use this:\n\n```sh\ngo test ./copied/...\n```\n"))
 	writeConfig(t, home, fake.URL())
-	f, err := os.OpenFile(filepath.Join(home, "config.toml"), os.O_APPEND|os.O_WRONLY, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f.WriteString("\n[tui]\nnotify = \"bell\"\nnotify_after_seconds = 1\n")
-	f.Close()
+	appendConfig(t, home, "\n[tui]\nnotify = \"bell\"\nnotify_after_seconds = 1\n")
 	startDaemon(t, scv, home)
-	p := startPane(t, 100, 30, "cd "+shellQuote(ws)+" && "+shellQuote(scv)+" --scv-home "+shellQuote(home))
+	p := startSCV(t, 100, 30, scv, home, ws)
 	p.tmux("set-option", "-g", "set-clipboard", "on")
 	p.tmux("set-option", "-g", "monitor-bell", "on")
 	p.waitFor("fake-model", "connected", "ready")

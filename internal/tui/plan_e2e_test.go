@@ -17,9 +17,7 @@ import (
 // the default mode, the plan as the next prompt, and the write asked
 // about and run.
 func TestPlanModeEndToEnd(t *testing.T) {
-	scv := scvBinary(t)
-	requireRun(t, scv)
-	home, ws := t.TempDir(), t.TempDir()
+	scv, home, ws := e2eSetup(t)
 	if err := os.WriteFile(filepath.Join(ws, "a.txt"), []byte("alpha\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -31,11 +29,7 @@ func TestPlanModeEndToEnd(t *testing.T) {
 	fake.Script(modeltest.Text("PLAN: replace a.txt with changed"))
 	fake.Script(modeltest.ToolCall("c5", "write", `{"path":"a.txt","content":"changed","mode":"replace"}`))
 	fake.Script(modeltest.Text("Plan carried out."))
-	writeConfig(t, home, fake.URL())
-	startDaemon(t, scv, home)
-
-	p := startPane(t, 100, 40, "cd "+shellQuote(ws)+" && "+shellQuote(scv)+" --scv-home "+shellQuote(home))
-	p.waitFor("fake-model", "connected", "ready")
+	p := openTUI(t, scv, home, ws, fake, 100, 40)
 	p.keys("BTab")
 	p.waitFor("plan mode · ready")
 	p.submit("plan the change")

@@ -14,9 +14,7 @@ import (
 // in the transcript; `scv --continue` shows both again, as they were
 // shown live.
 func TestResumeShowsGrantAndUndoUnderTmux(t *testing.T) {
-	scv := scvBinary(t)
-	requireRun(t, scv)
-	home, ws := t.TempDir(), t.TempDir()
+	scv, home, ws := e2eSetup(t)
 	writeFile(t, ws, "notes.txt", "old notes\n")
 	fake := modeltest.New(t)
 	fake.Script(modeltest.ToolCall("c1", "write", `{"path":"notes.txt","mode":"replace","content":"new notes\n"}`))
@@ -42,7 +40,7 @@ func TestResumeShowsGrantAndUndoUnderTmux(t *testing.T) {
 	}
 	p.quit()
 
-	p = startPane(t, 100, 40, "cd "+shellQuote(ws)+" && "+shellQuote(scv)+" --scv-home "+shellQuote(home)+" --continue")
+	p = startSCV(t, 100, 40, scv, home, ws, "--continue")
 	s := p.waitFor("Notes rewritten.", "ready")
 	for _, n := range notes {
 		if !strings.Contains(s, n) {

@@ -16,9 +16,7 @@ import (
 // question, its row naming the rule; /approvals lists it; a new session
 // (/new), which loads it from the file, is not asked either.
 func TestSaveRuleEndToEnd(t *testing.T) {
-	scv := scvBinary(t)
-	requireRun(t, scv)
-	home, ws := t.TempDir(), t.TempDir()
+	scv, home, ws := e2eSetup(t)
 	fake := modeltest.New(t)
 	fake.Script(modeltest.ToolCall("c1", "bash", `{"command":"echo One"}`))
 	fake.Script(modeltest.ToolCall("c2", "bash", `{"command":"echo Two"}`))
@@ -26,19 +24,13 @@ func TestSaveRuleEndToEnd(t *testing.T) {
 	fake.Script(modeltest.ToolCall("c3", "bash", `{"command":"echo Three"}`))
 	fake.Script(modeltest.Text("Third ran."))
 	writeConfig(t, home, fake.URL())
+	appendConfig(t, home, "# my own note, kept\n")
 	cfgPath := filepath.Join(home, "config.toml")
 	before, err := os.ReadFile(cfgPath)
 	if err != nil {
 		t.Fatal(err)
 	}
-	before = append(before, "# my own note, kept\n"...)
-	if err := os.WriteFile(cfgPath, before, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	startDaemon(t, scv, home)
-
-	p := startPane(t, 120, 40, "cd "+shellQuote(ws)+" && "+shellQuote(scv)+" --scv-home "+shellQuote(home))
-	p.waitFor("fake-model", "connected", "ready")
+	p := attachTUI(t, scv, home, ws, 120, 40)
 	p.submit("echo twice")
 	p.answerApproval("s", "s always (save rule)")
 	p.waitFor("allow always (a rule saved for this cwd) the bash commands starting with:", "› echo█")

@@ -14,9 +14,7 @@ import (
 // then the write, and Ctrl+O shows its diff), and while a turn runs the status line says Ctrl+C
 // cancels it, which it does without quitting.
 func TestSelectAndHintsUnderTmux(t *testing.T) {
-	scv := scvBinary(t)
-	requireRun(t, scv)
-	home, ws := t.TempDir(), t.TempDir()
+	scv, home, ws := e2eSetup(t)
 	writeFile(t, ws, "notes.txt", "old notes\n")
 	fake := modeltest.New(t)
 	fake.Script(modeltest.ToolCall("c1", "write", `{"path":"notes.txt","mode":"replace","content":"new notes\n"}`))

@@ -16,9 +16,7 @@ import (
 // without an id opens the picker, which lists both sessions, and Enter
 // opens the one chosen.
 func TestStoredSessionsUnderTmux(t *testing.T) {
-	scv := scvBinary(t)
-	requireRun(t, scv)
-	home, ws := t.TempDir(), t.TempDir()
+	scv, home, ws := e2eSetup(t)
 	fake := modeltest.New(t)
 	fake.Script(modeltest.ToolCall("call_1", "read", `{"path":"notes.txt"}`))
 	fake.Script(modeltest.Text("The notes say **hello from notes**."))
@@ -28,9 +26,7 @@ func TestStoredSessionsUnderTmux(t *testing.T) {
 	writeConfig(t, home, fake.URL())
 	writeFile(t, ws, "notes.txt", "hello from notes\n")
 	startDaemon(t, scv, home)
-	run := func(flags string) *pane {
-		return startPane(t, 100, 40, "cd "+shellQuote(ws)+" && "+shellQuote(scv)+" --scv-home "+shellQuote(home)+" "+flags)
-	}
+	run := func(flags string) *pane { return startSCV(t, 100, 40, scv, home, ws, flags) }
 
 	p := run("")
 	p.waitFor("fake-model", "connected", "ready")

@@ -29,9 +29,7 @@ func stopStartedDaemon(t *testing.T, scv, home string, pid int) {
 // on exit it prints how to come back, and that command resumes the
 // session from the daemon left running.
 func TestStartsDaemonUnderTmux(t *testing.T) {
-	scv := scvBinary(t)
-	requireRun(t, scv)
-	home, ws := t.TempDir(), t.TempDir()
+	scv, home, ws := e2eSetup(t)
 	fake := modeltest.New(t)
 	fake.Script(modeltest.Text("Answer from an autostarted daemon."))
 	fake.Script(modeltest.Text("Second answer after resuming."))
@@ -39,7 +37,7 @@ func TestStartsDaemonUnderTmux(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(home, "server.sock")); err == nil {
 		t.Fatal("a daemon socket exists before the test")
 	}
-	p := startPane(t, 220, 30, "cd "+shellQuote(ws)+" && "+shellQuote(scv)+" --scv-home "+shellQuote(home))
+	p := startSCV(t, 220, 30, scv, home, ws)
 	p.waitFor("fake-model", "connected", "ready")
 	// The pane's main screen holds the start line under the TUI; it is
 	// read after the TUI leaves (alternate screen).
@@ -87,13 +85,11 @@ func TestStartsDaemonUnderTmux(t *testing.T) {
 // prompt typed the moment the TUI shows anything is sent exactly once,
 // whether it arrived while connecting (kept, then sent) or just after.
 func TestPromptBeforeAttachUnderTmux(t *testing.T) {
-	scv := scvBinary(t)
-	requireRun(t, scv)
-	home, ws := t.TempDir(), t.TempDir()
+	scv, home, ws := e2eSetup(t)
 	fake := modeltest.New(t)
 	fake.Script(modeltest.Text("Answer to the early prompt."))
 	writeConfig(t, home, fake.URL())
-	p := startPane(t, 220, 30, "cd "+shellQuote(ws)+" && "+shellQuote(scv)+" --scv-home "+shellQuote(home))
+	p := startSCV(t, 220, 30, scv, home, ws)
 	early := false
 	deadline := time.Now().Add(15 * time.Second)
 	for time.Now().Before(deadline) {
@@ -130,17 +126,10 @@ func TestPromptBeforeAttachUnderTmux(t *testing.T) {
 // the terminal is restored, and the error says why (the last line the
 // daemon logged) and names its log.
 func TestDaemonFailsAtStartUnderTmux(t *testing.T) {
-	scv := scvBinary(t)
-	requireRun(t, scv)
-	home, ws := t.TempDir(), t.TempDir()
+	scv, home, ws := e2eSetup(t)
 	writeConfig(t, home, "http://127.0.0.1:9")
-	f, err := os.OpenFile(filepath.Join(home, "config.toml"), os.O_APPEND|os.O_WRONLY, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f.WriteString("[tui]\nnot_a_key = 1\n")
-	f.Close()
-	p := startPane(t, 220, 30, "cd "+shellQuote(ws)+" && "+shellQuote(scv)+" --scv-home "+shellQuote(home))
+	appendConfig(t, home, "[tui]\nnot_a_key = 1\n")
+	p := startSCV(t, 220, 30, scv, home, ws)
 	p.assertRestored(1)
 	log := filepath.Join(home, "logs", "daemon.log")
 	if s := p.screen(); !strings.Contains(s, "the daemon exited at start") || !strings.Contains(s, `unknown key "tui.not_a_key"`) ||
@@ -159,15 +148,13 @@ func TestDaemonFailsAtStartUnderTmux(t *testing.T) {
 // TUI's process: no daemon socket appears, the turn runs and is stored,
 // and the way back it prints (with --no-daemon) resumes it.
 func TestNoDaemonUnderTmux(t *testing.T) {
-	scv := scvBinary(t)
-	requireRun(t, scv)
-	home, ws := t.TempDir(), t.TempDir()
+	scv, home, ws := e2eSetup(t)
 	fake := modeltest.New(t)
 	fake.Script(modeltest.ToolCall("c1", "bash", `{"command":"echo in-process-bash"}`))
 	fake.Script(modeltest.Text("Served in process."))
 	fake.Script(modeltest.Text("Resumed in process."))
 	writeConfig(t, home, fake.URL())
-	p := startPane(t, 220, 30, "cd "+shellQuote(ws)+" && "+shellQuote(scv)+" --scv-home "+shellQuote(home)+" --no-daemon")
+	p := startSCV(t, 220, 30, scv, home, ws, "--no-daemon")
 	p.waitFor("fake-model", "connected", "ready")
 	p.submit("run it")
 	p.answerApproval("y", "echo in-process-bash")
