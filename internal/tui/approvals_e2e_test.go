@@ -1,8 +1,6 @@
 package tui_test
 
 import (
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -116,17 +114,9 @@ func TestApprovalAnswersEndToEnd(t *testing.T) {
 //     always covered, though no prefix covers a substitution).
 func TestGrantScopesEndToEnd(t *testing.T) {
 	scv, home, ws := e2eSetup(t)
-	config := filepath.Join(ws, ".git", "config")
 	const original = "[core]\n\tbare = false\n"
-	if err := os.MkdirAll(filepath.Dir(config), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(config, []byte(original), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(ws, "a.txt"), []byte("old\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	writeFile(t, ws, ".git/config", original)
+	writeFile(t, ws, "a.txt", "old\n")
 	fake := modeltest.New(t)
 	fake.Script(modeltest.ToolCall("c1", "write", `{"path":"a.txt","content":"new\n","mode":"replace"}`))
 	fake.Script(modeltest.ToolCall("c2", "write", `{"path":".git/config","content":"[core]\n\tfsmonitor = touch pwned\n","mode":"replace"}`))
@@ -144,16 +134,16 @@ func TestGrantScopesEndToEnd(t *testing.T) {
 	if strings.Contains(s, "a allow") {
 		t.Errorf("the guarded write offers a grant:\n%s", s)
 	}
-	if b, _ := os.ReadFile(config); string(b) != original {
-		t.Fatalf(".git/config changed before its approval: %q", b)
+	if got := readFile(ws, ".git/config"); got != original {
+		t.Fatalf(".git/config changed before its approval: %q", got)
 	}
 	p.keys("n")
 	p.waitFor("Config left alone.", "ready")
-	if b, _ := os.ReadFile(config); string(b) != original {
-		t.Errorf(".git/config changed after its denial: %q", b)
+	if got := readFile(ws, ".git/config"); got != original {
+		t.Errorf(".git/config changed after its denial: %q", got)
 	}
-	if b, _ := os.ReadFile(filepath.Join(ws, "a.txt")); string(b) != "new\n" {
-		t.Errorf("a.txt = %q, want the approved write", b)
+	if got := readFile(ws, "a.txt"); got != "new\n" {
+		t.Errorf("a.txt = %q, want the approved write", got)
 	}
 
 	p.submit("echo twice")

@@ -2,8 +2,6 @@ package tui_test
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -88,9 +86,8 @@ func TestMouseWheelUnderTmux(t *testing.T) {
 // request; /undo shows the write of the last turn, y restores the file.
 func TestModelAndUndoUnderTmux(t *testing.T) {
 	scv, home, ws := e2eSetup(t)
-	writeFile(t, ws, "notes.txt", "old notes\n")
 	fake := modeltest.New(t)
-	fake.Script(modeltest.ToolCall("c1", "write", `{"path":"notes.txt","mode":"replace","content":"new notes\n"}`))
+	scriptNotesRewrite(t, ws, fake)
 	fake.Script(modeltest.Text("Notes rewritten."))
 	p := openTUI(t, scv, home, ws, fake, 100, 40)
 
@@ -105,16 +102,16 @@ func TestModelAndUndoUnderTmux(t *testing.T) {
 	if got := reqs[len(reqs)-1].Body["model"]; got != "other-model" {
 		t.Errorf("the request after /model used model %v, want other-model", got)
 	}
-	if b, _ := os.ReadFile(filepath.Join(ws, "notes.txt")); string(b) != "new notes\n" {
-		t.Fatalf("the write did not happen: %q", b)
+	if got := readFile(ws, "notes.txt"); got != "new notes\n" {
+		t.Fatalf("the write did not happen: %q", got)
 	}
 
 	p.submit("/undo")
 	p.waitFor("Undo the last turn?", "restore notes.txt", "-new notes", "+old notes", "y undo")
 	p.keys("y")
 	p.waitFor("undone: 1 file", "restored notes.txt")
-	if b, _ := os.ReadFile(filepath.Join(ws, "notes.txt")); string(b) != "old notes\n" {
-		t.Errorf("after /undo notes.txt holds %q, want the old notes", b)
+	if got := readFile(ws, "notes.txt"); got != "old notes\n" {
+		t.Errorf("after /undo notes.txt holds %q, want the old notes", got)
 	}
 	p.quit()
 }

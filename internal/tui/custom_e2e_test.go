@@ -20,9 +20,6 @@ func TestCustomCommandUnderTmux(t *testing.T) {
 		filepath.Join(home, "commands"):       {"review.md": "# Review a file carefully\nReview $ARGUMENTS and list the bugs you find.\n"},
 		filepath.Join(ws, ".scv", "commands"): {"lint.md": "Lint the whole tree\nRun the linters and fix what they report.\n"},
 	} {
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			t.Fatal(err)
-		}
 		for name, text := range files {
 			writeFile(t, dir, name, text)
 		}

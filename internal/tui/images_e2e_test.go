@@ -2,7 +2,6 @@ package tui_test
 
 import (
 	"bytes"
-	"os"
 	"path/filepath"
 	"testing"
 
@@ -17,12 +16,8 @@ func TestImageUnderTmux(t *testing.T) {
 	scv, home, ws := e2eSetup(t)
 	png := append([]byte("\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR"), bytes.Repeat([]byte{7}, 3000)...)
 	gif := []byte("GIF89a\x01\x00\x01\x00\x00\x00\x00;")
-	if err := os.WriteFile(filepath.Join(ws, "shot.png"), png, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(ws, "dot.gif"), gif, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	writeFile(t, ws, "shot.png", string(png))
+	writeFile(t, ws, "dot.gif", string(gif))
 	fake := modeltest.New(t)
 	fake.Script(modeltest.Text("A grey square."))
 	p := openTUI(t, scv, home, ws, fake, 100, 30)
@@ -46,9 +41,7 @@ func TestImageUnderTmux(t *testing.T) {
 func TestMentionedImageUnderTmux(t *testing.T) {
 	scv, home, ws := e2eSetup(t)
 	png := append([]byte("\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR"), bytes.Repeat([]byte{9}, 5000)...)
-	if err := os.WriteFile(filepath.Join(ws, "shot.png"), png, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	writeFile(t, ws, "shot.png", string(png))
 	fake := modeltest.New(t)
 	fake.Script(modeltest.Text("A striped square."))
 	p := openTUI(t, scv, home, ws, fake, 100, 30)

@@ -1,8 +1,6 @@
 package tui_test
 
 import (
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -16,12 +14,6 @@ import (
 // refused with its reason and its bytes never reach the model.
 func TestMentionUnderTmux(t *testing.T) {
 	scv, home, ws := e2eSetup(t)
-	if err := os.MkdirAll(filepath.Join(ws, "src"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.MkdirAll(filepath.Join(ws, "vendor"), 0o755); err != nil {
-		t.Fatal(err)
-	}
 	writeFile(t, ws, "src/widget.go", "package src // widget-marker-31\n")
 	writeFile(t, ws, "vendor/widget_vendored.go", "package vendor\n")
 	writeFile(t, ws, ".gitignore", "vendor/\n")

@@ -18,9 +18,7 @@ import (
 // about and run.
 func TestPlanModeEndToEnd(t *testing.T) {
 	scv, home, ws := e2eSetup(t)
-	if err := os.WriteFile(filepath.Join(ws, "a.txt"), []byte("alpha\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	writeFile(t, ws, "a.txt", "alpha\n")
 	fake := modeltest.New(t)
 	fake.Script(modeltest.ToolCall("c1", "write", `{"path":"a.txt","content":"changed","mode":"replace"}`),
 		modeltest.ToolCall("c2", "bash", `{"command":"touch made-by-bash"}`),
@@ -40,8 +38,8 @@ func TestPlanModeEndToEnd(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(ws, "made-by-bash")); err == nil {
 		t.Error("the bash call ran in plan mode")
 	}
-	if b, _ := os.ReadFile(filepath.Join(ws, "a.txt")); string(b) != "alpha\n" {
-		t.Errorf("a.txt = %q after plan mode", b)
+	if got := readFile(ws, "a.txt"); got != "alpha\n" {
+		t.Errorf("a.txt = %q after plan mode", got)
 	}
 	outs := callOutputs(fake.Requests()[1])
 	for _, id := range []string{"c1", "c2"} {
@@ -63,8 +61,8 @@ func TestPlanModeEndToEnd(t *testing.T) {
 	}
 	p.keys("y")
 	p.waitFor("Plan carried out.", "ready")
-	if b, _ := os.ReadFile(filepath.Join(ws, "a.txt")); string(b) != "changed" {
-		t.Errorf("a.txt = %q after the plan was carried out", b)
+	if got := readFile(ws, "a.txt"); got != "changed" {
+		t.Errorf("a.txt = %q after the plan was carried out", got)
 	}
 	if in := fake.Requests()[2].InputItems(); !strings.Contains(lastUserText(in), "Carry out this plan:\n\nPLAN: replace a.txt with changed") {
 		t.Errorf("the accepted plan's prompt was %q", lastUserText(in))

@@ -1,8 +1,6 @@
 package tui_test
 
 import (
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -15,9 +13,8 @@ import (
 // shown live.
 func TestResumeShowsGrantAndUndoUnderTmux(t *testing.T) {
 	scv, home, ws := e2eSetup(t)
-	writeFile(t, ws, "notes.txt", "old notes\n")
 	fake := modeltest.New(t)
-	fake.Script(modeltest.ToolCall("c1", "write", `{"path":"notes.txt","mode":"replace","content":"new notes\n"}`))
+	scriptNotesRewrite(t, ws, fake)
 	fake.Script(modeltest.Text("Notes rewritten."))
 	p := openTUI(t, scv, home, ws, fake, 100, 40)
 	p.submit("rewrite the notes")
@@ -29,8 +26,8 @@ func TestResumeShowsGrantAndUndoUnderTmux(t *testing.T) {
 	p.waitFor("Undo the last turn?", "y undo")
 	p.keys("y")
 	live := p.waitFor("undone: 1 file", "restored notes.txt")
-	if b, _ := os.ReadFile(filepath.Join(ws, "notes.txt")); string(b) != "old notes\n" {
-		t.Fatalf("the undo did not restore the file: %q", b)
+	if got := readFile(ws, "notes.txt"); got != "old notes\n" {
+		t.Fatalf("the undo did not restore the file: %q", got)
 	}
 	notes := []string{"allowed for this session: write calls anywhere in the workspace", "undone: 1 file of the last turn", "restored notes.txt"}
 	for _, n := range notes {

@@ -1,8 +1,6 @@
 package tui_test
 
 import (
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -15,9 +13,8 @@ import (
 // cancels it, which it does without quitting.
 func TestSelectAndHintsUnderTmux(t *testing.T) {
 	scv, home, ws := e2eSetup(t)
-	writeFile(t, ws, "notes.txt", "old notes\n")
 	fake := modeltest.New(t)
-	fake.Script(modeltest.ToolCall("c1", "write", `{"path":"notes.txt","mode":"replace","content":"new notes\n"}`))
+	scriptNotesRewrite(t, ws, fake)
 	fake.Script(modeltest.ToolCall("c2", "bash", `{"command":"echo later-call"}`))
 	fake.Script(modeltest.Text("Wrote and echoed."))
 	fake.Script(modeltest.ToolCall("c3", "bash", `{"command":"sleep 30"}`))
@@ -29,8 +26,8 @@ func TestSelectAndHintsUnderTmux(t *testing.T) {
 	if !strings.Contains(s, "± notes.txt +1 −1 · select with alt+↑/↓, then ctrl+o to show the diff") {
 		t.Fatalf("the write's hint does not say how to reach its diff after a later call:\n%s", s)
 	}
-	if b, _ := os.ReadFile(filepath.Join(ws, "notes.txt")); string(b) != "new notes\n" {
-		t.Fatalf("the write did not happen: %q", b)
+	if got := readFile(ws, "notes.txt"); got != "new notes\n" {
+		t.Fatalf("the write did not happen: %q", got)
 	}
 	p.keys("M-Up")
 	p.waitFor("▸ Wrote and echoed.", "y copy · alt+↑/↓ select")

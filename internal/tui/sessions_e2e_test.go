@@ -95,9 +95,28 @@ func lastUserTexts(fake *modeltest.Server) []string {
 	return out
 }
 
+// writeFile writes text to dir/name, making the folders it needs.
 func writeFile(t *testing.T, dir, name, text string) {
 	t.Helper()
-	if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+	path := filepath.Join(dir, name)
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		t.Fatal(err)
 	}
+	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// readFile is the text of dir/name ("" when it cannot be read).
+func readFile(dir, name string) string {
+	b, _ := os.ReadFile(filepath.Join(dir, name))
+	return string(b)
+}
+
+// scriptNotesRewrite puts notes.txt ("old notes") in ws and scripts the
+// model's first answer: call c1, a write replacing it with "new notes".
+func scriptNotesRewrite(t *testing.T, ws string, fake *modeltest.Server) {
+	t.Helper()
+	writeFile(t, ws, "notes.txt", "old notes\n")
+	fake.Script(modeltest.ToolCall("c1", "write", `{"path":"notes.txt","mode":"replace","content":"new notes\n"}`))
 }
