@@ -98,8 +98,7 @@ func TestScopedApproval(t *testing.T) {
 	h.golden("approval_prefix")
 	h.keys(tea.KeyPressMsg{Code: tea.KeyBackspace}, tea.KeyPressMsg{Code: tea.KeyBackspace}, tea.KeyPressMsg{Code: tea.KeyBackspace},
 		tea.KeyPressMsg{Code: tea.KeyBackspace})
-	h.typeText("test ./internal/...")
-	h.keys(enter)
+	h.submit("test ./internal/...")
 	want := &proto.ApprovalResolve{Envelope: proto.Envelope{RequestID: "tui-2"}, SessionID: "s1", ApprovalID: "a1", Approved: true,
 		Scope: proto.ScopeSession, Prefix: "go test ./internal/..."}
 	if d := cmp.Diff([]any{want}, h.rec.take()); d != "" {
@@ -206,24 +205,20 @@ func TestEscIsQuietAboutEndedTurns(t *testing.T) {
 // revokes one by its number in the list; bad arguments say how to use it.
 func TestApprovalsCommand(t *testing.T) {
 	h := newHarness(t, nil)
-	h.typeText("/approvals")
-	h.keys(enter)
+	h.submit("/approvals")
 	if d := cmp.Diff([]any{&proto.ApprovalGrantsRequest{Envelope: proto.Envelope{RequestID: "tui-1"}, SessionID: "s1"}}, h.rec.take()); d != "" {
 		t.Errorf("sent (-want +got):\n%s", d)
 	}
 	grants := []proto.Grant{{GrantID: "g1", Tool: "bash", Risk: "process", Prefix: "go test"}, {GrantID: "g2", Tool: "write", Risk: "filesystem"}}
 	h.ev(req("tui-1", &proto.ApprovalGrantsReply{Grants: grants}))
 	h.golden("approvals_list")
-	h.typeText("/approvals revoke 2")
-	h.keys(enter)
+	h.submit("/approvals revoke 2")
 	if d := cmp.Diff([]any{&proto.ApprovalRevoke{Envelope: proto.Envelope{RequestID: "tui-2"}, SessionID: "s1", GrantID: "g2"}}, h.rec.take()); d != "" {
 		t.Errorf("sent (-want +got):\n%s", d)
 	}
 	h.ev(req("tui-2", &proto.ApprovalGrantsReply{Grants: grants[:1]}))
-	h.typeText("/approvals revoke 5")
-	h.keys(enter)
-	h.typeText("/approvals forget")
-	h.keys(enter)
+	h.submit("/approvals revoke 5")
+	h.submit("/approvals forget")
 	f := h.frame()
 	for _, want := range []string{`no grant "5" in the last list (1 grants)`, "usage: /approvals lists"} {
 		if !strings.Contains(f, want) {
@@ -233,8 +228,7 @@ func TestApprovalsCommand(t *testing.T) {
 	if got := h.rec.take(); len(got) != 0 {
 		t.Errorf("bad /approvals commands sent %v", got)
 	}
-	h.typeText("/approvals revoke all")
-	h.keys(enter)
+	h.submit("/approvals revoke all")
 	if d := cmp.Diff([]any{&proto.ApprovalRevoke{Envelope: proto.Envelope{RequestID: "tui-3"}, SessionID: "s1", GrantID: "g1"}}, h.rec.take()); d != "" {
 		t.Errorf("sent (-want +got):\n%s", d)
 	}

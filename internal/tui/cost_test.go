@@ -37,8 +37,7 @@ func TestCostStatusAndReport(t *testing.T) {
 		t.Errorf("status line after an unpriced turn:\n%s", f)
 	}
 	h.rec.take()
-	h.typeText("/cost")
-	h.keys(enter)
+	h.submit("/cost")
 	if got := h.rec.take(); len(got) != 0 {
 		t.Fatalf("/cost sent %v", got)
 	}
@@ -107,8 +106,7 @@ func TestCostResumed(t *testing.T) {
 // the endpoint change and the new window. /model -p PROFILE does it too.
 func TestModelPickerProfiles(t *testing.T) {
 	h := newHarness(t, func(c *Config) { c.Height = 16 })
-	h.typeText("/model")
-	h.keys(enter)
+	h.submit("/model")
 	h.rec.take()
 	h.ev(req("tui-1", &proto.ModelsListed{Current: "gpt-test", Models: []string{"gpt-big", "gpt-test"}, Provider: "openai",
 		Profiles: []proto.Profile{{Name: "openai", WireAPI: "responses", BaseURL: "https://api.openai.com/v1", Model: "gpt-test"},
@@ -140,15 +138,13 @@ func TestModelPickerProfiles(t *testing.T) {
 			t.Errorf("after the move the frame lacks %q:\n%s", w, f)
 		}
 	}
-	h.typeText("/model -p openai")
-	h.keys(enter)
+	h.submit("/model -p openai")
 	want = []any{&proto.SessionConfigure{Envelope: proto.Envelope{RequestID: "tui-4"}, SessionID: "s1", Provider: "openai"}}
 	if d := cmp.Diff(want, h.rec.take()); d != "" {
 		t.Errorf("/model -p sent (-want +got):\n%s", d)
 	}
 	// A profile whose models cannot be listed still offers its own.
-	h.typeText("/model")
-	h.keys(enter)
+	h.submit("/model")
 	h.rec.take()
 	h.ev(req("tui-5", &proto.ModelsListed{Current: "gpt-test", Models: []string{"gpt-test"}, Provider: "openai",
 		Profiles: []proto.Profile{{Name: "openai", Model: "gpt-test"}, {Name: "local", Model: "qwen3:8b"}}}))

@@ -196,8 +196,7 @@ func TestMentionAbandonedWalk(t *testing.T) {
 // chips and the mentioned one only as its mention chip, as live.
 func TestMentionedImageChip(t *testing.T) {
 	h := newHarness(t, nil)
-	h.typeText("look at @shot.png")
-	h.keys(enter)
+	h.submit("look at @shot.png")
 	ev := &proto.TurnStarted{TurnHeader: th("t1"), Mentions: []proto.Mention{{Path: "shot.png", Kind: proto.MentionImage, Bytes: 120 << 10}}}
 	h.ev(ev)
 	const chip = "[@shot.png · image 120 KB]"

@@ -143,8 +143,7 @@ func TestPlanModeCycleAndAccept(t *testing.T) {
 	}
 	h.ev(&proto.SessionMode{Mode: proto.ModeDefault})
 	// /plan enters again; leaving without a new plan needs no offer.
-	h.typeText("/plan")
-	h.keys(enter)
+	h.submit("/plan")
 	h.ev(&proto.SessionMode{Mode: proto.ModePlan})
 	h.rec.take()
 	h.keys(shiftTab)

@@ -31,8 +31,7 @@ func liveTurns(t *testing.T, h *harness) []proto.StoredTurn {
 	begin := func(id, prompt string) {
 		turns = append(turns, proto.StoredTurn{TurnID: id, N: len(turns) + 1, Prompt: prompt, Started: h.clk.t.Format(time.RFC3339)})
 		cur = &turns[len(turns)-1]
-		h.typeText(prompt)
-		h.keys(enter)
+		h.submit(prompt)
 		send(&proto.TurnStarted{TurnHeader: th(id)})
 	}
 	// end ends the turn 4 s after it began, with its terminal event.
@@ -171,8 +170,7 @@ func TestSessionPicker(t *testing.T) {
 	if d := cmp.Diff([]any{&proto.SessionClose{Envelope: proto.Envelope{RequestID: "tui-6"}, SessionID: "s1"}}, h.rec.take()); d != "" {
 		t.Errorf("the old session was not closed (-want +got):\n%s", d)
 	}
-	h.typeText("next")
-	h.keys(enter)
+	h.submit("next")
 	if got := h.rec.take(); len(got) != 1 || got[0].(*proto.TurnStart).SessionID != "s0" {
 		t.Errorf("a prompt after resuming went to %+v", got)
 	}
@@ -200,8 +198,7 @@ func TestRewind(t *testing.T) {
 	if !strings.Contains(h.frame(), "rewinding to turn 1") {
 		t.Errorf("status does not say rewinding:\n%s", h.frame())
 	}
-	h.typeText(", edited")
-	h.keys(enter)
+	h.submit(", edited")
 	if d := cmp.Diff([]any{&proto.SessionFork{Envelope: proto.Envelope{RequestID: "tui-3"}, SessionID: "s1", TurnID: "t1", Origin: "tui"}}, h.rec.take()); d != "" {
 		t.Fatalf("Enter sent (-want +got):\n%s", d)
 	}
@@ -217,8 +214,7 @@ func TestRewind(t *testing.T) {
 	// A refused fork gives the edited prompt back.
 	h.ev(inSession("s2", &proto.TurnStarted{TurnHeader: th("t3")}), inSession("s2", &proto.TurnCompleted{TurnHeader: th("t3")}))
 	h.keys(ctrlR, enter)
-	h.typeText("!")
-	h.keys(enter)
+	h.submit("!")
 	h.rec.take()
 	h.ev(req("tui-6", &proto.Error{Code: "store_error", Message: "disk full"}))
 	if got := h.m.composer.Value(); got != "first prompt, edited!" || !strings.Contains(h.frame(), "could not open the session (store_error): disk full") {
@@ -247,8 +243,7 @@ func TestResumeKeepsGrantAndUndoNotes(t *testing.T) {
 	stamp := func() string { return live.clk.t.Format(time.RFC3339) }
 	begin := func(id, prompt string) {
 		turns = append(turns, proto.StoredTurn{TurnID: id, N: len(turns) + 1, Prompt: prompt, Started: stamp()})
-		live.typeText(prompt)
-		live.keys(enter)
+		live.submit(prompt)
 		send(&proto.TurnStarted{TurnHeader: th(id)})
 	}
 	end := func(id string) {
@@ -273,8 +268,7 @@ func TestResumeKeepsGrantAndUndoNotes(t *testing.T) {
 	// /undo after the second turn undoes the first (the last that wrote).
 	live.clk.t = live.clk.t.Add(5 * time.Second)
 	live.rec.take()
-	live.typeText("/undo")
-	live.keys(enter)
+	live.submit("/undo")
 	files := []proto.UndoFile{{Path: "notes.txt", Action: proto.UndoRestore, Diff: &proto.Diff{Path: "notes.txt", Text: "-new\n+old\n", Added: 1, Removed: 1}}}
 	live.ev(req(requestID(t, live.rec.take()), &proto.SessionUndone{TurnID: "t1", DryRun: true, Files: files, Note: proto.UndoNote}))
 	live.keys(key('y'))

@@ -164,8 +164,7 @@ func TestPickerTypeToFilter(t *testing.T) {
 	if h.m.picker == nil || strings.Contains(h.frame(), "filter:") || !strings.Contains(h.frame(), "Release notes") {
 		t.Fatalf("the first Esc did not clear the filter (or closed the picker):\n%s", h.frame())
 	}
-	h.typeText("store")
-	h.keys(enter)
+	h.submit("store")
 	got := h.rec.take()
 	if len(got) != 1 {
 		t.Fatalf("Enter on the filtered row sent %v", got)
