@@ -16,14 +16,8 @@ import (
 // what was typed.
 func TestCustomCommandUnderTmux(t *testing.T) {
 	scv, home, ws := e2eSetup(t)
-	for dir, files := range map[string]map[string]string{
-		filepath.Join(home, "commands"):       {"review.md": "# Review a file carefully\nReview $ARGUMENTS and list the bugs you find.\n"},
-		filepath.Join(ws, ".scv", "commands"): {"lint.md": "Lint the whole tree\nRun the linters and fix what they report.\n"},
-	} {
-		for name, text := range files {
-			writeFile(t, dir, name, text)
-		}
-	}
+	writeFile(t, home, "commands/review.md", "# Review a file carefully\nReview $ARGUMENTS and list the bugs you find.\n")
+	writeFile(t, ws, ".scv/commands/lint.md", "Lint the whole tree\nRun the linters and fix what they report.\n")
 	fake := modeltest.New(t)
 	fake.Script(modeltest.Text("Reviewed: no bugs."))
 	p := openTUI(t, scv, home, ws, fake, 100, 30)

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/scv-agent/scv/internal/model/modeltest"
+	"github.com/scv-agent/scv/internal/testutil"
 )
 
 // TestStoredSessionsUnderTmux runs the real binary in a tmux pane against
@@ -98,13 +99,7 @@ func lastUserTexts(fake *modeltest.Server) []string {
 // writeFile writes text to dir/name, making the folders it needs.
 func writeFile(t *testing.T, dir, name, text string) {
 	t.Helper()
-	path := filepath.Join(dir, name)
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	testutil.WriteFile(t, filepath.Join(dir, name), text)
 }
 
 // readFile is the text of dir/name ("" when it cannot be read).
