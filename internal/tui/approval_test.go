@@ -80,11 +80,7 @@ func TestLongDiffScrolls(t *testing.T) {
 		h.keys(down)
 	}
 	f = h.frame()
-	for _, want := range []string{"+line 40", "… +3960 more lines", "–44 ·"} {
-		if !strings.Contains(f, want) {
-			t.Errorf("scrolled to the end, the panel lacks %q:\n%s", want, f)
-		}
-	}
+	assertContains(t, "scrolled to the end, the panel", f, "+line 40", "… +3960 more lines", "–44 ·")
 }
 
 // TestScopedApproval: "a" on a command offers the prefix to confirm or
@@ -162,11 +158,7 @@ func TestToolGrant(t *testing.T) {
 		&proto.ToolStarted{TurnHeader: th("t1"), CallID: "c2", Name: "write", Summary: "create b.go (3 bytes)", GrantID: "g1",
 			Diff: &proto.Diff{Path: "b.go", Text: "--- /dev/null\n+++ b/b.go\n@@ -0,0 +1 @@\n+b\n", Added: 1}})
 	f := h.frame()
-	for _, want := range []string{"allowed for this session: write calls (risk filesystem)", "✓ allowed by a session grant", "± b.go +1 −0 · ctrl+o to show the diff", "↳ create b.go (3 bytes)"} {
-		if !strings.Contains(f, want) {
-			t.Errorf("the granted row lacks %q:\n%s", want, f)
-		}
-	}
+	assertContains(t, "the granted row", f, "allowed for this session: write calls (risk filesystem)", "✓ allowed by a session grant", "± b.go +1 −0 · ctrl+o to show the diff", "↳ create b.go (3 bytes)")
 
 	h = newHarness(t, nil)
 	h.approvalFlow() // no grant offered
@@ -220,11 +212,7 @@ func TestApprovalsCommand(t *testing.T) {
 	h.submit("/approvals revoke 5")
 	h.submit("/approvals forget")
 	f := h.frame()
-	for _, want := range []string{`no grant "5" in the last list (1 grants)`, "usage: /approvals lists"} {
-		if !strings.Contains(f, want) {
-			t.Errorf("frame lacks %q:\n%s", want, f)
-		}
-	}
+	assertContains(t, "frame", f, `no grant "5" in the last list (1 grants)`, "usage: /approvals lists")
 	if got := h.rec.take(); len(got) != 0 {
 		t.Errorf("bad /approvals commands sent %v", got)
 	}

@@ -36,11 +36,7 @@ func TestEarlyFrame(t *testing.T) {
 		t.Fatal("Init starts no attach")
 	}
 	f := h.frame()
-	for _, want := range []string{"configured-model", "/home/ada/project", "● connecting…", "connecting to the daemon…", "ctrl+c quit", "Ask SCV"} {
-		if !strings.Contains(f, want) {
-			t.Errorf("early frame lacks %q:\n%s", want, f)
-		}
-	}
+	assertContains(t, "early frame", f, "configured-model", "/home/ada/project", "● connecting…", "connecting to the daemon…", "ctrl+c quit", "Ask SCV")
 	h.submit("/cost")
 	if f := h.frame(); !strings.Contains(f, "still connecting to the daemon: commands run once the session has started") {
 		t.Errorf("a command while connecting is not refused:\n%s", f)
@@ -80,11 +76,7 @@ func TestEarlyFrame(t *testing.T) {
 		t.Errorf("kept prompts sent (-want +got):\n%s", d)
 	}
 	f = h.frame()
-	for _, want := range []string{"gpt-test", "● connected", "attached notice", "\nready"} {
-		if !strings.Contains(f, want) {
-			t.Errorf("frame after the attach lacks %q:\n%s", want, f)
-		}
-	}
+	assertContains(t, "frame after the attach", f, "gpt-test", "● connected", "attached notice", "\nready")
 	if strings.Contains(f, "connecting to the daemon…") || strings.Contains(f, "● connecting") {
 		t.Errorf("still says connecting:\n%s", f)
 	}

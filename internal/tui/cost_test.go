@@ -42,16 +42,12 @@ func TestCostStatusAndReport(t *testing.T) {
 		t.Fatalf("/cost sent %v", got)
 	}
 	report := h.m.costReport()
-	for _, want := range []string{
+	assertContains(t, "/cost", report,
 		"  1     first question                   10.0k      2.3k      8.0k     $0.042",
 		"  2     second                             500       100         0          —",
 		"  total                                  10.5k      2.4k      8.0k     $0.042",
 		"1 turn had no known price",
-	} {
-		if !strings.Contains(report, want) {
-			t.Errorf("/cost lacks %q:\n%s", want, report)
-		}
-	}
+	)
 	if !strings.Contains(h.frame(), "cost of this session") {
 		t.Errorf("/cost is not shown:\n%s", h.frame())
 	}
@@ -93,11 +89,7 @@ func TestCostResumed(t *testing.T) {
 		t.Errorf("a resumed session's status line does not show its total:\n%s", f)
 	}
 	r := h.m.costReport()
-	for _, want := range []string{"earlier turns (not shown)", "$1.250", "  6     latest", "$0.250", "$1.500"} {
-		if !strings.Contains(r, want) {
-			t.Errorf("/cost of a resumed session lacks %q:\n%s", want, r)
-		}
-	}
+	assertContains(t, "/cost of a resumed session", r, "earlier turns (not shown)", "$1.250", "  6     latest", "$0.250", "$1.500")
 }
 
 // TestModelPickerProfiles: /model lists the session's models and a row

@@ -52,18 +52,10 @@ func TestCustomCommands(t *testing.T) {
 		{Name: "rtest", Description: "Run the tests", Source: proto.CommandWorkspace},
 	}, proto.SkippedCommand{File: "/ws/.scv/commands/Bad.md", Reason: "bad name"})
 	f := h.texts()
-	for _, want := range []string{"custom commands skipped", "/model (workspace): the built-in /model has that name", "Bad.md: bad name"} {
-		if !strings.Contains(f, want) {
-			t.Errorf("no %q in the frame:\n%s", want, f)
-		}
-	}
+	assertContains(t, "the frame", f, "custom commands skipped", "/model (workspace): the built-in /model has that name", "Bad.md: bad name")
 	h.typeText("/r")
 	f = h.frame()
-	for _, want := range []string{"/review [args]", "Review a file", "/rtest [args]", "(repo) Run the tests", "/resume"} {
-		if !strings.Contains(f, want) {
-			t.Errorf("the menu for /r lacks %q:\n%s", want, f)
-		}
-	}
+	assertContains(t, "the menu for /r", f, "/review [args]", "Review a file", "/rtest [args]", "(repo) Run the tests", "/resume")
 	if strings.Contains(f, "shadow") {
 		t.Errorf("the custom /model that clashes with the built-in is offered:\n%s", f)
 	}

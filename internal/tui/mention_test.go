@@ -100,11 +100,7 @@ func TestMentionCompletion(t *testing.T) {
 		{Path: ".env", Kind: proto.MentionFile, Refused: "it looks like it holds secrets"},
 	}})
 	f = h.frame()
-	for _, want := range []string{"[@internal/tui/composer.go] [@internal/] [@.env ✗]", "@.env not attached: it looks like it holds secrets"} {
-		if !strings.Contains(f, want) {
-			t.Errorf("the transcript lacks %q:\n%s", want, f)
-		}
-	}
+	assertContains(t, "the transcript", f, "[@internal/tui/composer.go] [@internal/] [@.env ✗]", "@.env not attached: it looks like it holds secrets")
 	if strings.Contains(f, "package tui") {
 		t.Errorf("the transcript shows the attached content:\n%s", f)
 	}

@@ -138,6 +138,17 @@ func (h *harness) prompt(text, turnID string) {
 	h.ev(&proto.TurnStarted{TurnHeader: th(turnID)})
 }
 
+// assertContains reports each of want that s, which is what (say, "the
+// panel"), does not contain.
+func assertContains(t *testing.T, what, s string, want ...string) {
+	t.Helper()
+	for _, w := range want {
+		if !strings.Contains(s, w) {
+			t.Errorf("%s lacks %q:\n%s", what, w, s)
+		}
+	}
+}
+
 // frame is the rendered frame without colour and trailing spaces.
 func (h *harness) frame() string {
 	lines := strings.Split(ansi.Strip(h.m.Render()), "\n")

@@ -102,11 +102,7 @@ func TestInterruptedTurnIsMarked(t *testing.T) {
 		}}}
 	})
 	f := h.frame()
-	for _, want := range []string{"› run the migration", "make migrate", "cancelled", "turn interrupted: the process running this turn stopped before the turn ended", "ready"} {
-		if !strings.Contains(f, want) {
-			t.Errorf("frame lacks %q:\n%s", want, f)
-		}
-	}
+	assertContains(t, "frame", f, "› run the migration", "make migrate", "cancelled", "turn interrupted: the process running this turn stopped before the turn ended", "ready")
 	if h.m.turnID != "" || h.m.ticking {
 		t.Errorf("after replay: turn %q, ticking %v; want idle", h.m.turnID, h.m.ticking)
 	}
@@ -130,11 +126,7 @@ func TestSessionPicker(t *testing.T) {
 		{SessionID: "s0", Title: "Fix the flaky test", Cwd: "/home/ada/project", Turns: 12, Bytes: 340 << 10, Updated: now.Add(-3 * time.Hour).Format(time.RFC3339), LastTurn: "interrupted"},
 	}}))
 	f := h.frame()
-	for _, want := range []string{"Sessions in /home/ada/project · type to filter", "▸ first session prompt", "this session", "Fix the flaky test", "3h ago · 12 turns · 340.0 KiB · interrupted", "no turns", "enter open · tab all dirs · ctrl+a show failed · del delete · esc close"} {
-		if !strings.Contains(f, want) {
-			t.Errorf("picker frame lacks %q:\n%s", want, f)
-		}
-	}
+	assertContains(t, "picker frame", f, "Sessions in /home/ada/project · type to filter", "▸ first session prompt", "this session", "Fix the flaky test", "3h ago · 12 turns · 340.0 KiB · interrupted", "no turns", "enter open · tab all dirs · ctrl+a show failed · del delete · esc close")
 	h.keys(tabKey)
 	if got := h.rec.take(); len(got) != 1 || got[0].(*proto.SessionList).Workspace != "" {
 		t.Errorf("Tab sent %+v, want a list of every workspace", got)

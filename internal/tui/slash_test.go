@@ -20,11 +20,7 @@ func TestSlashMenu(t *testing.T) {
 	h.typeText("re")
 	h.golden("slash_menu_filtered")
 	f := h.frame()
-	for _, want := range []string{"/resume", "/rewind"} {
-		if !strings.Contains(f, want) {
-			t.Errorf("filtered menu lacks %s:\n%s", want, f)
-		}
-	}
+	assertContains(t, "filtered menu", f, "/resume", "/rewind")
 	if strings.Contains(f, "/model") {
 		t.Errorf("filtered menu still shows /model:\n%s", f)
 	}
