@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	"github.com/scv-agent/scv/internal/model/modeltest"
-	"github.com/scv-agent/scv/internal/testutil"
 )
 
 // TestMentionUnderTmux: in the real binary, `@` and a fragment open the
@@ -15,12 +14,10 @@ import (
 // refused with its reason and its bytes never reach the model.
 func TestMentionUnderTmux(t *testing.T) {
 	scv, home, ws := e2eSetup(t)
-	testutil.Files(t, ws, map[string]string{
-		"src/widget.go":             "package src // widget-marker-31\n",
-		"vendor/widget_vendored.go": "package vendor\n",
-		".gitignore":                "vendor/\n",
-		".env":                      "TOKEN=tmux-secret-57\n",
-	})
+	writeFile(t, ws, "src/widget.go", "package src // widget-marker-31\n")
+	writeFile(t, ws, "vendor/widget_vendored.go", "package vendor\n")
+	writeFile(t, ws, ".gitignore", "vendor/\n")
+	writeFile(t, ws, ".env", "TOKEN=tmux-secret-57\n")
 	fake := modeltest.New(t)
 	fake.Script(modeltest.Text("Explained the widget."))
 	p := openTUI(t, scv, home, ws, fake, 100, 30)
