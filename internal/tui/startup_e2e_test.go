@@ -18,10 +18,31 @@ var (
 	resumeLine  = regexp.MustCompile(`scv: to come back to this session: (scv .*--resume (\S+))`)
 )
 
-// stopStartedDaemon stops, at the test's end, the daemon a TUI started
-// in the background (pid, from its start line).
-func stopStartedDaemon(t *testing.T, scv, home string, pid int) {
+// startedDaemon reads the start line of the daemon a TUI started in the
+// background from screen, which must show it once, and stops that daemon
+// at the test's end; it gives the line's pid, socket and log.
+func startedDaemon(t *testing.T, scv, home, screen string) (pid int, sock, log string) {
+	t.Helper()
+	m := startedLine.FindAllStringSubmatch(screen, -1)
+	if len(m) != 1 {
+		t.Fatalf("the daemon's start line is shown %d times, want once:\n%s", len(m), screen)
+	}
+	pid, _ = strconv.Atoi(m[0][1])
 	t.Cleanup(func() { stopDaemonPID(t, scv, home, pid) })
+	return pid, m[0][2], m[0][3]
+}
+
+// runPrinted runs in ws, in a pane, the way back a TUI printed (cmd, which
+// starts with "scv"), with the built binary.
+func runPrinted(t *testing.T, scv, ws, cmd string) *pane {
+	t.Helper()
+	return startPane(t, 220, 30, "cd "+shellQuote(ws)+" && "+shellQuote(scv)+strings.TrimPrefix(cmd, "scv"))
+}
+
+// socketExists says whether a daemon socket is in home.
+func socketExists(home string) bool {
+	_, err := os.Stat(filepath.Join(home, "server.sock"))
+	return err == nil
 }
 
 // TestStartsDaemonUnderTmux: plain `scv` with no daemon running starts one
@@ -34,7 +55,7 @@ func TestStartsDaemonUnderTmux(t *testing.T) {
 	fake.Script(modeltest.Text("Answer from an autostarted daemon."))
 	fake.Script(modeltest.Text("Second answer after resuming."))
 	writeConfig(t, home, fake.URL())
-	if _, err := os.Stat(filepath.Join(home, "server.sock")); err == nil {
+	if socketExists(home) {
 		t.Fatal("a daemon socket exists before the test")
 	}
 	p := startSCV(t, 220, 30, scv, home, ws)
@@ -45,14 +66,9 @@ func TestStartsDaemonUnderTmux(t *testing.T) {
 	p.waitFor("Answer from an autostarted daemon.", "ready")
 	p.quit()
 	s := p.screen()
-	m := startedLine.FindAllStringSubmatch(s, -1)
-	if len(m) != 1 {
-		t.Fatalf("the daemon's start line is shown %d times, want once:\n%s", len(m), s)
-	}
-	pid, _ := strconv.Atoi(m[0][1])
-	stopStartedDaemon(t, scv, home, pid)
-	if m[0][2] != filepath.Join(home, "server.sock") || m[0][3] != filepath.Join(home, "logs", "daemon.log") {
-		t.Errorf("the start line names %s and %s", m[0][2], m[0][3])
+	pid, sock, log := startedDaemon(t, scv, home, s)
+	if sock != filepath.Join(home, "server.sock") || log != filepath.Join(home, "logs", "daemon.log") {
+		t.Errorf("the start line names %s and %s", sock, log)
 	}
 	if syscall.Kill(pid, 0) != nil {
 		t.Fatalf("the started daemon (pid %d) does not outlive the TUI", pid)
@@ -67,7 +83,7 @@ func TestStartsDaemonUnderTmux(t *testing.T) {
 
 	// The printed command (with the built binary) resumes the session;
 	// the daemon runs, so nothing is started again.
-	p = startPane(t, 220, 30, "cd "+shellQuote(ws)+" && "+shellQuote(scv)+strings.TrimPrefix(r[1], "scv"))
+	p = runPrinted(t, scv, ws, r[1])
 	p.waitFor("› hello", "Answer from an autostarted daemon.", "ready")
 	p.submit("again")
 	p.waitFor("Second answer after resuming.", "ready")
@@ -113,12 +129,7 @@ func TestPromptBeforeAttachUnderTmux(t *testing.T) {
 		t.Errorf("user messages sent: %q, want the early prompt once", got)
 	}
 	p.quit()
-	m := startedLine.FindAllStringSubmatch(p.screen(), -1)
-	if len(m) != 1 {
-		t.Fatalf("the daemon's start line is shown %d times, want once:\n%s", len(m), p.screen())
-	}
-	pid, _ := strconv.Atoi(m[0][1])
-	stopStartedDaemon(t, scv, home, pid)
+	startedDaemon(t, scv, home, p.screen())
 }
 
 // TestDaemonFailsAtStartUnderTmux: a daemon that cannot start (its
@@ -139,7 +150,7 @@ func TestDaemonFailsAtStartUnderTmux(t *testing.T) {
 	if b, _ := os.ReadFile(log); !strings.Contains(string(b), "not_a_key") {
 		t.Errorf("the daemon's log does not name the bad key:\n%s", b)
 	}
-	if _, err := os.Stat(filepath.Join(home, "server.sock")); err == nil {
+	if socketExists(home) {
 		t.Error("a socket is left")
 	}
 }
@@ -159,7 +170,7 @@ func TestNoDaemonUnderTmux(t *testing.T) {
 	p.submit("run it")
 	p.answerApproval("y", "echo in-process-bash")
 	p.waitFor("⎿ in-process-bash", "Served in process.", "ready")
-	if _, err := os.Stat(filepath.Join(home, "server.sock")); err == nil {
+	if socketExists(home) {
 		t.Error("--no-daemon left a daemon socket")
 	}
 	p.quit()
@@ -171,12 +182,12 @@ func TestNoDaemonUnderTmux(t *testing.T) {
 	if r == nil || !strings.Contains(r[1], " --no-daemon --resume ") {
 		t.Fatalf("no way back with --no-daemon:\n%s", s)
 	}
-	p = startPane(t, 220, 30, "cd "+shellQuote(ws)+" && "+shellQuote(scv)+strings.TrimPrefix(r[1], "scv"))
+	p = runPrinted(t, scv, ws, r[1])
 	p.waitFor("› run it", "Served in process.", "ready")
 	p.submit("more")
 	p.waitFor("Resumed in process.", "ready")
 	p.quit()
-	if _, err := os.Stat(filepath.Join(home, "server.sock")); err == nil {
+	if socketExists(home) {
 		t.Error("--no-daemon --resume left a daemon socket")
 	}
 }
