@@ -42,16 +42,13 @@ func TestResumedSessionsKeepTheirEndpoint(t *testing.T) {
 	// next TUI's resume does not find it busy.
 	released := func() {
 		t.Helper()
-		deadline := time.Now().Add(20 * time.Second)
-		for {
-			out, err := scvCommand(t, scv, home, "sessions", "list", "--json").Output()
-			if err == nil && !strings.Contains(string(out), `"live_in"`) {
-				return
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("a session is still live 20 s after its TUI ended: %v\n%s", err, out)
-			}
-			time.Sleep(50 * time.Millisecond)
+		var out []byte
+		var err error
+		if !waitUntil(20*time.Second, 50*time.Millisecond, func() bool {
+			out, err = scvCommand(t, scv, home, "sessions", "list", "--json").Output()
+			return err == nil && !strings.Contains(string(out), `"live_in"`)
+		}) {
+			t.Fatalf("a session is still live 20 s after its TUI ended: %v\n%s", err, out)
 		}
 	}
 	check := func(step string, nA, nB int) {

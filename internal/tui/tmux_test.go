@@ -144,6 +144,19 @@ func (p *pane) waitFor(want ...string) string {
 	return ""
 }
 
+// waitUntil polls cond every interval until it holds (true) or d passes
+// (false).
+func waitUntil(d, interval time.Duration, cond func() bool) bool {
+	deadline := time.Now().Add(d)
+	for !cond() {
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(interval)
+	}
+	return true
+}
+
 // format reads a tmux format variable of the pane.
 func (p *pane) format(f string) string {
 	return strings.TrimSpace(p.tmux("display-message", "-p", "-t", "e2e", f))
