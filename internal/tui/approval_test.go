@@ -80,11 +80,7 @@ func TestLongDiffScrolls(t *testing.T) {
 		h.keys(down)
 	}
 	f = h.frame()
-	for _, want := range []string{"+line 40", "… +3960 more lines", "–44 ·"} {
-		if !strings.Contains(f, want) {
-			t.Errorf("scrolled to the end, the panel lacks %q:\n%s", want, f)
-		}
-	}
+	assertContains(t, "scrolled to the end, the panel", f, "+line 40", "… +3960 more lines", "–44 ·")
 }
 
 // TestScopedApproval: "a" on a command offers the prefix to confirm or
@@ -98,8 +94,7 @@ func TestScopedApproval(t *testing.T) {
 	h.golden("approval_prefix")
 	h.keys(tea.KeyPressMsg{Code: tea.KeyBackspace}, tea.KeyPressMsg{Code: tea.KeyBackspace}, tea.KeyPressMsg{Code: tea.KeyBackspace},
 		tea.KeyPressMsg{Code: tea.KeyBackspace})
-	h.typeText("test ./internal/...")
-	h.keys(enter)
+	h.submit("test ./internal/...")
 	want := &proto.ApprovalResolve{Envelope: proto.Envelope{RequestID: "tui-2"}, SessionID: "s1", ApprovalID: "a1", Approved: true,
 		Scope: proto.ScopeSession, Prefix: "go test ./internal/..."}
 	if d := cmp.Diff([]any{want}, h.rec.take()); d != "" {
@@ -163,11 +158,7 @@ func TestToolGrant(t *testing.T) {
 		&proto.ToolStarted{TurnHeader: th("t1"), CallID: "c2", Name: "write", Summary: "create b.go (3 bytes)", GrantID: "g1",
 			Diff: &proto.Diff{Path: "b.go", Text: "--- /dev/null\n+++ b/b.go\n@@ -0,0 +1 @@\n+b\n", Added: 1}})
 	f := h.frame()
-	for _, want := range []string{"allowed for this session: write calls (risk filesystem)", "✓ allowed by a session grant", "± b.go +1 −0 · ctrl+o to show the diff", "↳ create b.go (3 bytes)"} {
-		if !strings.Contains(f, want) {
-			t.Errorf("the granted row lacks %q:\n%s", want, f)
-		}
-	}
+	assertContains(t, "the granted row", f, "allowed for this session: write calls (risk filesystem)", "✓ allowed by a session grant", "± b.go +1 −0 · ctrl+o to show the diff", "↳ create b.go (3 bytes)")
 
 	h = newHarness(t, nil)
 	h.approvalFlow() // no grant offered
@@ -206,35 +197,26 @@ func TestEscIsQuietAboutEndedTurns(t *testing.T) {
 // revokes one by its number in the list; bad arguments say how to use it.
 func TestApprovalsCommand(t *testing.T) {
 	h := newHarness(t, nil)
-	h.typeText("/approvals")
-	h.keys(enter)
+	h.submit("/approvals")
 	if d := cmp.Diff([]any{&proto.ApprovalGrantsRequest{Envelope: proto.Envelope{RequestID: "tui-1"}, SessionID: "s1"}}, h.rec.take()); d != "" {
 		t.Errorf("sent (-want +got):\n%s", d)
 	}
 	grants := []proto.Grant{{GrantID: "g1", Tool: "bash", Risk: "process", Prefix: "go test"}, {GrantID: "g2", Tool: "write", Risk: "filesystem"}}
 	h.ev(req("tui-1", &proto.ApprovalGrantsReply{Grants: grants}))
 	h.golden("approvals_list")
-	h.typeText("/approvals revoke 2")
-	h.keys(enter)
+	h.submit("/approvals revoke 2")
 	if d := cmp.Diff([]any{&proto.ApprovalRevoke{Envelope: proto.Envelope{RequestID: "tui-2"}, SessionID: "s1", GrantID: "g2"}}, h.rec.take()); d != "" {
 		t.Errorf("sent (-want +got):\n%s", d)
 	}
 	h.ev(req("tui-2", &proto.ApprovalGrantsReply{Grants: grants[:1]}))
-	h.typeText("/approvals revoke 5")
-	h.keys(enter)
-	h.typeText("/approvals forget")
-	h.keys(enter)
+	h.submit("/approvals revoke 5")
+	h.submit("/approvals forget")
 	f := h.frame()
-	for _, want := range []string{`no grant "5" in the last list (1 grants)`, "usage: /approvals lists"} {
-		if !strings.Contains(f, want) {
-			t.Errorf("frame lacks %q:\n%s", want, f)
-		}
-	}
+	assertContains(t, "frame", f, `no grant "5" in the last list (1 grants)`, "usage: /approvals lists")
 	if got := h.rec.take(); len(got) != 0 {
 		t.Errorf("bad /approvals commands sent %v", got)
 	}
-	h.typeText("/approvals revoke all")
-	h.keys(enter)
+	h.submit("/approvals revoke all")
 	if d := cmp.Diff([]any{&proto.ApprovalRevoke{Envelope: proto.Envelope{RequestID: "tui-3"}, SessionID: "s1", GrantID: "g1"}}, h.rec.take()); d != "" {
 		t.Errorf("sent (-want +got):\n%s", d)
 	}

@@ -1,8 +1,6 @@
 package tui_test
 
 import (
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -36,9 +34,7 @@ func callOutputs(r modeltest.Recorded) map[string]string {
 //     is cancelled, no further request reaches the model, and no error is
 //     shown.
 func TestApprovalAnswersEndToEnd(t *testing.T) {
-	scv := scvBinary(t)
-	requireRun(t, scv)
-	home, ws := t.TempDir(), t.TempDir()
+	scv, home, ws := e2eSetup(t)
 	fake := modeltest.New(t)
 	fake.Script(modeltest.ToolCall("c1", "bash", `{"command":"echo grant-one"}`))
 	fake.Script(modeltest.ToolCall("c2", "bash", `{"command":"echo grant-two"}`))
@@ -47,17 +43,11 @@ func TestApprovalAnswersEndToEnd(t *testing.T) {
 	fake.Script(modeltest.Text("Understood, not removing it."))
 	fake.Script(modeltest.ToolCall("c4", "bash", `{"command":"printf cancelled-call"}`))
 	fake.Script(modeltest.Text("This answer must never be requested."))
-	writeConfig(t, home, fake.URL())
-	startDaemon(t, scv, home)
-
-	p := startPane(t, 100, 40, "cd "+shellQuote(ws)+" && "+shellQuote(scv)+" --scv-home "+shellQuote(home))
-	p.waitFor("fake-model", "connected", "ready")
+	p := openTUI(t, scv, home, ws, fake, 100, 40)
 
 	// 1. Allow for this session, with the prefix edited to `echo`.
-	p.text("echo twice")
-	p.keys("Enter")
-	p.waitFor("Approve this tool call?", "a allow `echo grant-one …` for this session")
-	p.keys("a")
+	p.submit("echo twice")
+	p.answerApproval("a", "a allow `echo grant-one …` for this session")
 	p.waitFor("allow for this session the bash commands starting with:", "› echo grant-one")
 	for range len(" grant-one") {
 		p.keys("BSpace")
@@ -74,18 +64,14 @@ func TestApprovalAnswersEndToEnd(t *testing.T) {
 	if out := callOutputs(fake.Requests()[2])["c2"]; !strings.Contains(out, "grant-two") {
 		t.Errorf("the granted call's output %q does not show it ran", out)
 	}
-	p.text("/approvals")
-	p.keys("Enter")
+	p.submit("/approvals")
 	p.waitFor("1. bash commands starting with `echo` (risk process)")
 
 	// 2. Deny with a reason the model reads.
-	p.text("clean up")
-	p.keys("Enter")
-	p.waitFor("Approve this tool call?", "rm -rf build")
-	p.keys("r")
+	p.submit("clean up")
+	p.answerApproval("r", "rm -rf build")
 	p.waitFor("deny with a reason (the model reads it):")
-	p.text("use make clean instead")
-	p.keys("Enter")
+	p.submit("use make clean instead")
 	p.waitFor("Understood, not removing it.", "ready")
 	reqs := fake.Requests()
 	if len(reqs) != 5 {
@@ -97,8 +83,7 @@ func TestApprovalAnswersEndToEnd(t *testing.T) {
 
 	// 3. Esc on an approval: one step denies and cancels; the model, which
 	// would answer at once, is not asked again, and nothing is an error.
-	p.text("print it")
-	p.keys("Enter")
+	p.submit("print it")
 	p.waitFor("Approve this tool call?", "printf cancelled-call")
 	p.keys("Escape")
 	s = p.waitFor("turn cancelled", "[cancelled]", "ready")
@@ -115,8 +100,7 @@ func TestApprovalAnswersEndToEnd(t *testing.T) {
 			t.Errorf("the screen shows %q after Esc:\n%s", bad, s)
 		}
 	}
-	p.keys("C-c")
-	p.assertRestored(0)
+	p.quit()
 }
 
 // TestGrantScopesEndToEnd drives the real `scv` against `scv run`:
@@ -129,20 +113,10 @@ func TestApprovalAnswersEndToEnd(t *testing.T) {
 //     identical command runs without a question (the exact command is
 //     always covered, though no prefix covers a substitution).
 func TestGrantScopesEndToEnd(t *testing.T) {
-	scv := scvBinary(t)
-	requireRun(t, scv)
-	home, ws := t.TempDir(), t.TempDir()
-	config := filepath.Join(ws, ".git", "config")
+	scv, home, ws := e2eSetup(t)
 	const original = "[core]\n\tbare = false\n"
-	if err := os.MkdirAll(filepath.Dir(config), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(config, []byte(original), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(ws, "a.txt"), []byte("old\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	writeFile(t, ws, ".git/config", original)
+	writeFile(t, ws, "a.txt", "old\n")
 	fake := modeltest.New(t)
 	fake.Script(modeltest.ToolCall("c1", "write", `{"path":"a.txt","content":"new\n","mode":"replace"}`))
 	fake.Script(modeltest.ToolCall("c2", "write", `{"path":".git/config","content":"[core]\n\tfsmonitor = touch pwned\n","mode":"replace"}`))
@@ -150,38 +124,30 @@ func TestGrantScopesEndToEnd(t *testing.T) {
 	fake.Script(modeltest.ToolCall("c3", "bash", `{"command":"echo uxsess-$((40+2))"}`))
 	fake.Script(modeltest.ToolCall("c4", "bash", `{"command":"echo uxsess-$((40+2))"}`))
 	fake.Script(modeltest.Text("Echoed twice."))
-	writeConfig(t, home, fake.URL())
-	startDaemon(t, scv, home)
+	p := openTUI(t, scv, home, ws, fake, 120, 40)
 
-	p := startPane(t, 120, 40, "cd "+shellQuote(ws)+" && "+shellQuote(scv)+" --scv-home "+shellQuote(home))
-	p.waitFor("fake-model", "connected", "ready")
-
-	p.text("edit things")
-	p.keys("Enter")
-	p.waitFor("Approve this tool call?", "a allow writes anywhere in the workspace for this session")
-	p.keys("a")
+	p.submit("edit things")
+	p.answerApproval("a", "a allow writes anywhere in the workspace for this session")
 	p.waitFor("allow for this session the writes under", "› ./█")
 	p.keys("Enter")
 	s := p.waitFor("Approve this tool call?", "replace .git/config", "why:", "`.git/config` is a guarded path")
 	if strings.Contains(s, "a allow") {
 		t.Errorf("the guarded write offers a grant:\n%s", s)
 	}
-	if b, _ := os.ReadFile(config); string(b) != original {
-		t.Fatalf(".git/config changed before its approval: %q", b)
+	if got := readFile(ws, ".git/config"); got != original {
+		t.Fatalf(".git/config changed before its approval: %q", got)
 	}
 	p.keys("n")
 	p.waitFor("Config left alone.", "ready")
-	if b, _ := os.ReadFile(config); string(b) != original {
-		t.Errorf(".git/config changed after its denial: %q", b)
+	if got := readFile(ws, ".git/config"); got != original {
+		t.Errorf(".git/config changed after its denial: %q", got)
 	}
-	if b, _ := os.ReadFile(filepath.Join(ws, "a.txt")); string(b) != "new\n" {
-		t.Errorf("a.txt = %q, want the approved write", b)
+	if got := readFile(ws, "a.txt"); got != "new\n" {
+		t.Errorf("a.txt = %q, want the approved write", got)
 	}
 
-	p.text("echo twice")
-	p.keys("Enter")
-	p.waitFor("Approve this tool call?", "a allow `echo …` for this session")
-	p.keys("a")
+	p.submit("echo twice")
+	p.answerApproval("a", "a allow `echo …` for this session")
 	p.waitFor("› echo█")
 	p.keys("Enter")
 	s = p.waitFor("Echoed twice.", "✓ allowed by a session grant", "ready")
@@ -192,6 +158,5 @@ func TestGrantScopesEndToEnd(t *testing.T) {
 	if out := callOutputs(reqs[len(reqs)-1])["c4"]; !strings.Contains(out, "uxsess-42") {
 		t.Errorf("the granted call's output %q does not show it ran", out)
 	}
-	p.keys("C-c")
-	p.assertRestored(0)
+	p.quit()
 }

@@ -36,27 +36,19 @@ func TestEarlyFrame(t *testing.T) {
 		t.Fatal("Init starts no attach")
 	}
 	f := h.frame()
-	for _, want := range []string{"configured-model", "/home/ada/project", "● connecting…", "connecting to the daemon…", "ctrl+c quit", "Ask SCV"} {
-		if !strings.Contains(f, want) {
-			t.Errorf("early frame lacks %q:\n%s", want, f)
-		}
-	}
-	h.typeText("/cost")
-	h.keys(enter)
+	assertContains(t, "early frame", f, "configured-model", "/home/ada/project", "● connecting…", "connecting to the daemon…", "ctrl+c quit", "Ask SCV")
+	h.submit("/cost")
 	if f := h.frame(); !strings.Contains(f, "still connecting to the daemon: commands run once the session has started") {
 		t.Errorf("a command while connecting is not refused:\n%s", f)
 	}
 	// A custom command is not listed before the session exists: it waits
 	// too, instead of being called unknown.
-	h.typeText("/review")
-	h.keys(enter)
+	h.submit("/review")
 	if f := h.frame(); strings.Contains(f, "unknown") || strings.Count(f, "still connecting to the daemon") != 2 {
 		t.Errorf("a custom command while connecting is not told to wait:\n%s", f)
 	}
-	h.typeText("first") // replaces the selected command
-	h.keys(enter)
-	h.typeText("second")
-	h.keys(enter)
+	h.submit("first") // replaces the selected command
+	h.submit("second")
 	if f := h.frame(); !strings.Contains(f, "kept until the session starts: first") || !strings.Contains(f, "2 kept") {
 		t.Errorf("kept prompts not shown:\n%s", f)
 	}
@@ -84,11 +76,7 @@ func TestEarlyFrame(t *testing.T) {
 		t.Errorf("kept prompts sent (-want +got):\n%s", d)
 	}
 	f = h.frame()
-	for _, want := range []string{"gpt-test", "● connected", "attached notice", "\nready"} {
-		if !strings.Contains(f, want) {
-			t.Errorf("frame after the attach lacks %q:\n%s", want, f)
-		}
-	}
+	assertContains(t, "frame after the attach", f, "gpt-test", "● connected", "attached notice", "\nready")
 	if strings.Contains(f, "connecting to the daemon…") || strings.Contains(f, "● connecting") {
 		t.Errorf("still says connecting:\n%s", f)
 	}
@@ -103,8 +91,7 @@ func TestEarlyFrame(t *testing.T) {
 func TestEarlyAttachFails(t *testing.T) {
 	h, _ := attachHarness(t)
 	for i := range maxEarlyPrompts + 1 {
-		h.typeText(strings.Repeat("p", i+1))
-		h.keys(enter)
+		h.submit(strings.Repeat("p", i+1))
 	}
 	if len(h.m.early) != maxEarlyPrompts {
 		t.Errorf("%d prompts kept, want %d", len(h.m.early), maxEarlyPrompts)
@@ -135,18 +122,14 @@ func TestEarlyAttachFails(t *testing.T) {
 // slash, and /help works while connecting (typed, not only from the menu).
 func TestEarlyPromptsKeepTheirImages(t *testing.T) {
 	h, _ := attachHarness(t)
-	h.typeText("/help")
-	h.keys(enter)
+	h.submit("/help")
 	if f := h.frame(); strings.Contains(f, "still connecting") {
 		t.Errorf("/help refused while connecting:\n%s", f)
 	}
-	h.typeText("plain")
-	h.keys(enter)
+	h.submit("plain")
 	h.m.images = []attachedImage{{path: "/home/ada/project/shot.png"}}
-	h.typeText("with image")
-	h.keys(enter)
-	h.typeText("//slash first")
-	h.keys(enter)
+	h.submit("with image")
+	h.submit("//slash first")
 	h.m.images = []attachedImage{{path: "/home/ada/project/later.png"}} // for the next prompt, not a kept one
 	h.m.Update(AttachedMsg{Sender: h.rec, Session: proto.SessionStarted{SessionID: "s1", ContextMaxTokens: 1000}})
 	var got []string
@@ -175,8 +158,7 @@ func TestEarlyPromptsKeepTheirImages(t *testing.T) {
 // and an attach that completes after the quit sends nothing.
 func TestEarlyQuitKeepsPrompts(t *testing.T) {
 	h, adopted := attachHarness(t)
-	h.typeText("kept prompt")
-	h.keys(enter)
+	h.submit("kept prompt")
 	if cmd := h.keys(ctrlC); cmd == nil {
 		t.Fatal("ctrl+c with an empty composer does not quit while connecting")
 	}
@@ -193,10 +175,8 @@ func TestEarlyQuitKeepsPrompts(t *testing.T) {
 // in the composer, with the limit named; the others are sent.
 func TestEarlyPromptOverLimit(t *testing.T) {
 	h, _ := attachHarness(t)
-	h.typeText("far too long a prompt")
-	h.keys(enter)
-	h.typeText("short")
-	h.keys(enter)
+	h.submit("far too long a prompt")
+	h.submit("short")
 	h.m.Update(AttachedMsg{Sender: h.rec, Session: proto.SessionStarted{SessionID: "s1", MaxPromptBytes: 10}})
 	var sent []string
 	for _, m := range h.rec.take() {

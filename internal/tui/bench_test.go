@@ -60,16 +60,9 @@ func BenchmarkView10kItems(b *testing.B) {
 				feedTurn(h, i)
 			}
 			h.prompt("stream", "tX")
-			h.ev(&proto.AssistantDelta{TurnHeader: th("tX"), Content: strings.Repeat("streamed words ", 40)})
+			streamDelta(h)
 			_ = h.m.Render()
-			// Each frame re-renders the streaming item (as after a delta)
-			// without letting it grow, so frames stay comparable.
-			last := h.m.tr.last()
-			b.ResetTimer()
-			for b.Loop() {
-				last.touch()
-				_ = h.m.View()
-			}
+			streamingFrames(b, h, nil)
 			b.ReportMetric(float64(len(h.m.tr.items)), "items")
 		})
 	}
@@ -144,11 +137,26 @@ func BenchmarkFrameWithDraft(b *testing.B) {
 	h.prompt("stream", "tX")
 	line := strings.Repeat("word ", 12) + "end of line\n"
 	h.m.Update(tea.PasteMsg{Content: strings.Repeat(line, (64<<10)/len(line))})
-	h.ev(&proto.AssistantDelta{TurnHeader: th("tX"), Content: strings.Repeat("streamed words ", 40)})
+	streamDelta(h)
 	_ = h.m.View()
+	streamingFrames(b, h, nil)
+}
+
+// streamDelta streams a first piece of answer into turn tX.
+func streamDelta(h *harness) {
+	h.ev(&proto.AssistantDelta{TurnHeader: th("tX"), Content: strings.Repeat("streamed words ", 40)})
+}
+
+// streamingFrames times frames that each re-render the streaming item
+// (as after a delta) without letting it grow, so frames stay comparable;
+// before, unless nil, runs ahead of each frame.
+func streamingFrames(b *testing.B, h *harness, before func()) {
 	last := h.m.tr.last()
 	b.ResetTimer()
 	for b.Loop() {
+		if before != nil {
+			before()
+		}
 		last.touch()
 		_ = h.m.View()
 	}
@@ -267,21 +275,17 @@ func BenchmarkCostDisplay10kItems(b *testing.B) {
 			}
 			h.m.spend.resumed(&proto.Usage{InputTokens: 1 << 30, OutputTokens: 1 << 20, TotalTokens: 1<<30 + 1<<20, CostUSD: &cost})
 			h.prompt("stream", "tX")
-			h.ev(&proto.AssistantDelta{TurnHeader: th("tX"), Content: strings.Repeat("streamed words ", 40)})
+			streamDelta(h)
 			_ = h.m.Render()
 			if !strings.Contains(h.frame(), " tok · $") {
 				b.Fatalf("no cost in the status line:\n%s", h.frame())
 			}
-			last := h.m.tr.last()
-			u := proto.Usage{InputTokens: 1000, OutputTokens: 100, TotalTokens: 1100, CostUSD: &cost}
-			b.ResetTimer()
-			for b.Loop() {
-				if changing {
-					h.m.spend.turnDone(turnSpend{id: "tY", usage: u})
-				}
-				last.touch()
-				_ = h.m.View()
+			var addTurn func()
+			if changing {
+				u := proto.Usage{InputTokens: 1000, OutputTokens: 100, TotalTokens: 1100, CostUSD: &cost}
+				addTurn = func() { h.m.spend.turnDone(turnSpend{id: "tY", usage: u}) }
 			}
+			streamingFrames(b, h, addTurn)
 		})
 	}
 }

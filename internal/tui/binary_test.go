@@ -170,18 +170,16 @@ func TestBinaryApproveAndQuit(t *testing.T) {
 	scv := scvBinary(t)
 	home, ws := t.TempDir(), t.TempDir()
 	d := startFakeDaemon(t, home, 0)
-	p := startPane(t, 100, 30, "cd "+shellQuote(ws)+" && "+shellQuote(scv)+" --scv-home "+shellQuote(home)+" --model override-model")
+	p := startSCV(t, 100, 30, scv, home, ws, "--model override-model")
 	p.waitFor("override-model", "connected", "ready")
-	p.text("run the echo")
-	p.keys("Enter")
+	p.submit("run the echo")
 	s := p.waitFor("Approve this tool call?", "risk:    process", "echo hello-from-bash", "awaiting approval")
 	if !strings.Contains(s, "› run the echo") {
 		t.Errorf("prompt not in the transcript:\n%s", s)
 	}
 	p.keys("y")
 	p.waitFor("hello-from-bash", "All done: it printed hello-from-bash.", "[done]", "ready")
-	p.keys("C-c")
-	p.assertRestored(0)
+	p.quit()
 
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -212,8 +210,7 @@ func TestBinaryLostConnection(t *testing.T) {
 	startFakeDaemon(t, home, 0)
 	p.keys("C-c", "Enter") // clear the draft, then reconnect
 	p.waitFor("reconnected to the daemon", "Enter continues this session", "● connected")
-	p.keys("C-c") // quit
-	p.assertRestored(0)
+	p.quit()
 }
 
 func TestBinarySIGTERMRestoresTerminal(t *testing.T) {

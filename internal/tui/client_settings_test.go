@@ -25,8 +25,7 @@ func TestClientSettingsOnLaterSessions(t *testing.T) {
 		c.Redial = rd.dial
 		c.RedialDelay = func(int) time.Duration { return 0 }
 	})
-	h.typeText("/new")
-	h.keys(enter)
+	h.submit("/new")
 	want := []any{&proto.SessionStart{Envelope: proto.Envelope{RequestID: "tui-1"}, Cwd: sessionStarted.Cwd, Model: "client-model",
 		Provider: "openai", BaseURL: "http://relay.example/v1", Origin: proto.OriginTUI, ProviderKeyEnv: "OPENAI_API_KEY", ProviderKey: "sk-client",
 		ProviderKeyBaseURL: "http://relay.example/v1"}}

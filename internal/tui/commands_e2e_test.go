@@ -2,9 +2,6 @@ package tui_test
 
 import (
 	"fmt"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -17,27 +14,19 @@ import (
 // is back; the prompt typed then continues the same stored session (the
 // model gets both turns) and the transcript is redrawn.
 func TestReconnectAfterDaemonRestart(t *testing.T) {
-	scv := scvBinary(t)
-	requireRun(t, scv)
-	home, ws := t.TempDir(), t.TempDir()
+	scv, home, ws := e2eSetup(t)
 	fake := modeltest.New(t)
 	fake.Script(modeltest.Text("First answer about apples."))
 	fake.Script(modeltest.Text("Second answer about pears."))
 	p := openTUI(t, scv, home, ws, fake, 100, 30)
-	p.text("tell me about apples")
-	p.keys("Enter")
+	p.submit("tell me about apples")
 	p.waitFor("First answer about apples.", "ready")
 
-	stop := exec.Command(scv, "stop", "--scv-home", home)
-	stop.Env = []string{"HOME=" + t.TempDir(), "PATH=" + os.Getenv("PATH")}
-	if out, err := stop.CombinedOutput(); err != nil {
-		t.Fatalf("scv stop: %v: %s", err, out)
-	}
+	stopDaemon(t, scv, home)
 	p.waitFor("daemon disconnected, reconnecting…", "● reconnecting…", "First answer about apples.")
 	startDaemon(t, scv, home)
 	p.waitFor("reconnected to the daemon", "Enter continues this session", "● connected")
-	p.text("and pears?")
-	p.keys("Enter")
+	p.submit("and pears?")
 	s := p.waitFor("Second answer about pears.", "ready")
 	if !strings.Contains(s, "› tell me about apples") {
 		t.Errorf("the resumed session's earlier turn is not redrawn:\n%s", s)
@@ -45,8 +34,7 @@ func TestReconnectAfterDaemonRestart(t *testing.T) {
 	if got := lastUserTexts(fake); len(got) != 2 || got[0] != "tell me about apples" || got[1] != "and pears?" {
 		t.Errorf("the turn after reconnecting sent the user messages %q; want both turns of the session", got)
 	}
-	p.keys("C-c")
-	p.assertRestored(0)
+	p.quit()
 }
 
 // wheel sends n SGR mouse-wheel reports (up or down) at a cell of the
@@ -70,9 +58,7 @@ func (p *pane) wheel(up bool, n int) {
 // TestMouseWheelUnderTmux: the wheel scrolls a long answer up and back
 // down in a real terminal.
 func TestMouseWheelUnderTmux(t *testing.T) {
-	scv := scvBinary(t)
-	requireRun(t, scv)
-	home, ws := t.TempDir(), t.TempDir()
+	scv, home, ws := e2eSetup(t)
 	var b strings.Builder
 	for i := 1; i <= 60; i++ {
 		b.WriteString("answer line " + string(rune('A'+i/26)) + string(rune('a'+i%26)) + "\n\n")
@@ -81,8 +67,7 @@ func TestMouseWheelUnderTmux(t *testing.T) {
 	fake := modeltest.New(t)
 	fake.Script(modeltest.Text(b.String()))
 	p := openTUI(t, scv, home, ws, fake, 80, 20)
-	p.text("a long answer please")
-	p.keys("Enter")
+	p.submit("a long answer please")
 	p.waitFor("THE LAST LINE", "ready")
 	p.wheel(true, 5)
 	s := p.waitFor("↑15 lines")
@@ -94,50 +79,41 @@ func TestMouseWheelUnderTmux(t *testing.T) {
 	if strings.Contains(s, "↑") {
 		t.Errorf("scrolled back down, the status line still says scrolled:\n%s", s)
 	}
-	p.keys("C-c")
-	p.assertRestored(0)
+	p.quit()
 }
 
 // TestModelAndUndoUnderTmux: /model NAME switches the model of the next
 // request; /undo shows the write of the last turn, y restores the file.
 func TestModelAndUndoUnderTmux(t *testing.T) {
-	scv := scvBinary(t)
-	requireRun(t, scv)
-	home, ws := t.TempDir(), t.TempDir()
-	writeFile(t, ws, "notes.txt", "old notes\n")
+	scv, home, ws := e2eSetup(t)
 	fake := modeltest.New(t)
-	fake.Script(modeltest.ToolCall("c1", "write", `{"path":"notes.txt","mode":"replace","content":"new notes\n"}`))
+	scriptNotesRewrite(t, ws, fake)
 	fake.Script(modeltest.Text("Notes rewritten."))
 	p := openTUI(t, scv, home, ws, fake, 100, 40)
 
-	p.text("/model other-model")
-	p.keys("Enter")
+	p.submit("/model other-model")
 	time.Sleep(300 * time.Millisecond)
 	p.waitFor("model: other-model", "scv │ other-model │")
 
-	p.text("rewrite the notes")
-	p.keys("Enter")
-	p.waitFor("Approve this tool call?", "notes.txt")
-	p.keys("y")
+	p.submit("rewrite the notes")
+	p.answerApproval("y", "notes.txt")
 	p.waitFor("Notes rewritten.", "ready")
 	reqs := fake.Requests()
 	if got := reqs[len(reqs)-1].Body["model"]; got != "other-model" {
 		t.Errorf("the request after /model used model %v, want other-model", got)
 	}
-	if b, _ := os.ReadFile(filepath.Join(ws, "notes.txt")); string(b) != "new notes\n" {
-		t.Fatalf("the write did not happen: %q", b)
+	if got := readFile(ws, "notes.txt"); got != "new notes\n" {
+		t.Fatalf("the write did not happen: %q", got)
 	}
 
-	p.text("/undo")
-	p.keys("Enter")
+	p.submit("/undo")
 	p.waitFor("Undo the last turn?", "restore notes.txt", "-new notes", "+old notes", "y undo")
 	p.keys("y")
 	p.waitFor("undone: 1 file", "restored notes.txt")
-	if b, _ := os.ReadFile(filepath.Join(ws, "notes.txt")); string(b) != "old notes\n" {
-		t.Errorf("after /undo notes.txt holds %q, want the old notes", b)
+	if got := readFile(ws, "notes.txt"); got != "old notes\n" {
+		t.Errorf("after /undo notes.txt holds %q, want the old notes", got)
 	}
-	p.keys("C-c")
-	p.assertRestored(0)
+	p.quit()
 }
 
 // TestRefusedCommandNeverSentUnderTmux: an unknown /word is refused and
@@ -145,17 +121,13 @@ func TestModelAndUndoUnderTmux(t *testing.T) {
 // "/frobnicate" are both refused and the model never gets a request for
 // either; the prompt typed after them is the only one it gets.
 func TestRefusedCommandNeverSentUnderTmux(t *testing.T) {
-	scv := scvBinary(t)
-	requireRun(t, scv)
-	home, ws := t.TempDir(), t.TempDir()
+	scv, home, ws := e2eSetup(t)
 	fake := modeltest.New(t)
 	fake.Script(modeltest.Text("Plain answer."))
 	p := openTUI(t, scv, home, ws, fake, 100, 30)
-	p.text("/zap")
-	p.keys("Enter")
+	p.submit("/zap")
 	p.waitFor("unknown command /zap (nothing was sent)")
-	p.text("/frobnicate")
-	p.keys("Enter")
+	p.submit("/frobnicate")
 	s := p.waitFor("unknown command /frobnicate (nothing was sent)")
 	if strings.Contains(s, "/zap/frobnicate") {
 		t.Errorf("the second command was appended to the first:\n%s", s)
@@ -164,12 +136,10 @@ func TestRefusedCommandNeverSentUnderTmux(t *testing.T) {
 	if n := len(fake.Requests()); n != 0 {
 		t.Fatalf("the model got %d requests for refused commands; the last: %v", n, lastUserTexts(fake))
 	}
-	p.text("a real prompt")
-	p.keys("Enter")
+	p.submit("a real prompt")
 	p.waitFor("Plain answer.", "ready")
 	if got := lastUserTexts(fake); len(got) != 1 || got[0] != "a real prompt" {
 		t.Errorf("the model got the user messages %q; want only the prompt", got)
 	}
-	p.keys("C-c")
-	p.assertRestored(0)
+	p.quit()
 }

@@ -98,8 +98,7 @@ func TestComposerWrapsWideRunes(t *testing.T) {
 // walked first.
 func TestComposerHistoryRows(t *testing.T) {
 	h := newHarness(t, func(c *Config) { c.Width = 20 })
-	h.typeText("earlier")
-	h.keys(enter)
+	h.submit("earlier")
 	long := "one two three four five six seven eight" // three rows at this width
 	h.m.Update(tea.PasteMsg{Content: long})
 	for i, want := range []string{long, long, "earlier"} {

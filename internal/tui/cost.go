@@ -145,17 +145,7 @@ func sameUsage(a, b proto.Usage) bool {
 
 // tokenCount is n with one decimal from a thousand up to a hundred
 // thousand (12.3k), whole thousands to a million, then millions (1.2M).
-func tokenCount(n int64) string {
-	switch {
-	case n >= 1_000_000:
-		return fmt.Sprintf("%.1fM", float64(n)/1e6)
-	case n >= 100_000:
-		return fmt.Sprintf("%dk", n/1000)
-	case n >= 1000:
-		return fmt.Sprintf("%.1fk", float64(n)/1e3)
-	}
-	return fmt.Sprint(n)
-}
+func tokenCount(n int64) string { return shortCount(n, 100_000) }
 
 // dollars formats a cost: three decimals below ten dollars ($0.042), two
 // above; "<$0.001" for a cost that rounds to nothing but is not zero.

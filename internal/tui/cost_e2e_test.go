@@ -1,8 +1,6 @@
 package tui_test
 
 import (
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -16,9 +14,7 @@ import (
 // the TUI says the endpoint changed, and the next prompt reaches that
 // server only.
 func TestCostAndProfileMoveUnderTmux(t *testing.T) {
-	scv := scvBinary(t)
-	requireRun(t, scv)
-	home, ws := t.TempDir(), t.TempDir()
+	scv, home, ws := e2eSetup(t)
 	fake, second := modeltest.New(t), modeltest.New(t)
 	fake.Script(modeltest.Text("priced answer"), modeltest.Usage(1000, 200))
 	second.Script(modeltest.Text("answer from the second profile"), modeltest.Usage(50, 5))
@@ -34,31 +30,18 @@ model = "second-model"
 wire_api = "chat"
 api_key_env = ""
 `
-	f, err := os.OpenFile(filepath.Join(home, "config.toml"), os.O_APPEND|os.O_WRONLY, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := f.WriteString(extra); err != nil {
-		t.Fatal(err)
-	}
-	f.Close()
-	startDaemon(t, scv, home)
-	p := startPane(t, 110, 32, "cd "+shellQuote(ws)+" && "+shellQuote(scv)+" --scv-home "+shellQuote(home))
-	p.waitFor("fake-model", "connected", "ready")
+	appendConfig(t, home, extra)
+	p := attachTUI(t, scv, home, ws, 110, 32)
 
-	p.text("what does it cost?")
-	p.keys("Enter")
+	p.submit("what does it cost?")
 	// 1,000 prompt tokens at $2 and 200 answer tokens at $10 per million.
 	p.waitFor("priced answer", "1.2k tok · $0.004")
-	p.text("/cost")
-	p.keys("Enter")
+	p.submit("/cost")
 	p.waitFor("cost of this session", "what does it cost?", "total")
 
-	p.text("/model -p second")
-	p.keys("Enter")
+	p.submit("/model -p second")
 	p.waitFor("endpoint changed: "+fake.URL()+" → "+second.URL()+"/v1", "profile second · model: second-model")
-	p.text("and now?")
-	p.keys("Enter")
+	p.submit("and now?")
 	s := p.waitFor("answer from the second profile", "1.3k tok · $0.004")
 	if strings.Contains(s, "turn failed") {
 		t.Errorf("a turn failed:\n%s", s)
@@ -69,6 +52,5 @@ api_key_env = ""
 	if r := second.Requests(); len(r) != 1 || r[0].Path != "/v1/chat/completions" || r[0].Body["model"] != "second-model" {
 		t.Errorf("the second profile's server got %v", r)
 	}
-	p.keys("C-c")
-	p.assertRestored(0)
+	p.quit()
 }

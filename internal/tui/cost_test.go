@@ -37,22 +37,17 @@ func TestCostStatusAndReport(t *testing.T) {
 		t.Errorf("status line after an unpriced turn:\n%s", f)
 	}
 	h.rec.take()
-	h.typeText("/cost")
-	h.keys(enter)
+	h.submit("/cost")
 	if got := h.rec.take(); len(got) != 0 {
 		t.Fatalf("/cost sent %v", got)
 	}
 	report := h.m.costReport()
-	for _, want := range []string{
+	assertContains(t, "/cost", report,
 		"  1     first question                   10.0k      2.3k      8.0k     $0.042",
 		"  2     second                             500       100         0          —",
 		"  total                                  10.5k      2.4k      8.0k     $0.042",
 		"1 turn had no known price",
-	} {
-		if !strings.Contains(report, want) {
-			t.Errorf("/cost lacks %q:\n%s", want, report)
-		}
-	}
+	)
 	if !strings.Contains(h.frame(), "cost of this session") {
 		t.Errorf("/cost is not shown:\n%s", h.frame())
 	}
@@ -94,11 +89,7 @@ func TestCostResumed(t *testing.T) {
 		t.Errorf("a resumed session's status line does not show its total:\n%s", f)
 	}
 	r := h.m.costReport()
-	for _, want := range []string{"earlier turns (not shown)", "$1.250", "  6     latest", "$0.250", "$1.500"} {
-		if !strings.Contains(r, want) {
-			t.Errorf("/cost of a resumed session lacks %q:\n%s", want, r)
-		}
-	}
+	assertContains(t, "/cost of a resumed session", r, "earlier turns (not shown)", "$1.250", "  6     latest", "$0.250", "$1.500")
 }
 
 // TestModelPickerProfiles: /model lists the session's models and a row
@@ -107,8 +98,7 @@ func TestCostResumed(t *testing.T) {
 // the endpoint change and the new window. /model -p PROFILE does it too.
 func TestModelPickerProfiles(t *testing.T) {
 	h := newHarness(t, func(c *Config) { c.Height = 16 })
-	h.typeText("/model")
-	h.keys(enter)
+	h.submit("/model")
 	h.rec.take()
 	h.ev(req("tui-1", &proto.ModelsListed{Current: "gpt-test", Models: []string{"gpt-big", "gpt-test"}, Provider: "openai",
 		Profiles: []proto.Profile{{Name: "openai", WireAPI: "responses", BaseURL: "https://api.openai.com/v1", Model: "gpt-test"},
@@ -140,15 +130,13 @@ func TestModelPickerProfiles(t *testing.T) {
 			t.Errorf("after the move the frame lacks %q:\n%s", w, f)
 		}
 	}
-	h.typeText("/model -p openai")
-	h.keys(enter)
+	h.submit("/model -p openai")
 	want = []any{&proto.SessionConfigure{Envelope: proto.Envelope{RequestID: "tui-4"}, SessionID: "s1", Provider: "openai"}}
 	if d := cmp.Diff(want, h.rec.take()); d != "" {
 		t.Errorf("/model -p sent (-want +got):\n%s", d)
 	}
 	// A profile whose models cannot be listed still offers its own.
-	h.typeText("/model")
-	h.keys(enter)
+	h.submit("/model")
 	h.rec.take()
 	h.ev(req("tui-5", &proto.ModelsListed{Current: "gpt-test", Models: []string{"gpt-test"}, Provider: "openai",
 		Profiles: []proto.Profile{{Name: "openai", Model: "gpt-test"}, {Name: "local", Model: "qwen3:8b"}}}))

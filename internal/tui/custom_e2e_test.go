@@ -15,20 +15,9 @@ import (
 // arguments in place of $ARGUMENTS to the model, and the transcript shows
 // what was typed.
 func TestCustomCommandUnderTmux(t *testing.T) {
-	scv := scvBinary(t)
-	requireRun(t, scv)
-	home, ws := t.TempDir(), t.TempDir()
-	for dir, files := range map[string]map[string]string{
-		filepath.Join(home, "commands"):       {"review.md": "# Review a file carefully\nReview $ARGUMENTS and list the bugs you find.\n"},
-		filepath.Join(ws, ".scv", "commands"): {"lint.md": "Lint the whole tree\nRun the linters and fix what they report.\n"},
-	} {
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			t.Fatal(err)
-		}
-		for name, text := range files {
-			writeFile(t, dir, name, text)
-		}
-	}
+	scv, home, ws := e2eSetup(t)
+	writeFile(t, home, "commands/review.md", "# Review a file carefully\nReview $ARGUMENTS and list the bugs you find.\n")
+	writeFile(t, ws, ".scv/commands/lint.md", "Lint the whole tree\nRun the linters and fix what they report.\n")
 	fake := modeltest.New(t)
 	fake.Script(modeltest.Text("Reviewed: no bugs."))
 	p := openTUI(t, scv, home, ws, fake, 100, 30)
@@ -40,8 +29,7 @@ func TestCustomCommandUnderTmux(t *testing.T) {
 	p.text("/l")
 	p.waitFor("/lint [args]", "(repo) Lint the whole tree")
 	p.keys("BSpace", "BSpace")
-	p.text("/review src/main.go")
-	p.keys("Enter")
+	p.submit("/review src/main.go")
 	s := p.waitFor("Reviewed: no bugs.", "ready")
 	if !strings.Contains(s, "› /review src/main.go") {
 		t.Errorf("the transcript does not show the command as typed:\n%s", s)
@@ -50,8 +38,7 @@ func TestCustomCommandUnderTmux(t *testing.T) {
 	if got := lastUserTexts(fake); len(got) != 1 || got[0] != want {
 		t.Errorf("the model got the user messages %q, want the expanded command %q", got, want)
 	}
-	p.keys("C-c")
-	p.assertRestored(0)
+	p.quit()
 }
 
 // TestInitAndCompactUnderTmux: /init asks the model to write AGENTS.md,
@@ -60,9 +47,7 @@ func TestCustomCommandUnderTmux(t *testing.T) {
 // request), shows the token estimate before and after, and the next
 // prompt is sent with the summary in place of the earlier turns.
 func TestInitAndCompactUnderTmux(t *testing.T) {
-	scv := scvBinary(t)
-	requireRun(t, scv)
-	home, ws := t.TempDir(), t.TempDir()
+	scv, home, ws := e2eSetup(t)
 	writeFile(t, ws, "go.mod", "module example.com/x\n")
 	fake := modeltest.New(t)
 	fake.Script(modeltest.ToolCall("c1", "write", `{"path":"AGENTS.md","mode":"create","content":"# Agents\n\nRun go test ./...\n"}`))
@@ -71,8 +56,7 @@ func TestInitAndCompactUnderTmux(t *testing.T) {
 	fake.Script(modeltest.Text("Next answer."))
 	p := openTUI(t, scv, home, ws, fake, 100, 40)
 
-	p.text("/init")
-	p.keys("Enter")
+	p.submit("/init")
 	p.waitFor("Approve this tool call?", "AGENTS.md")
 	if _, err := os.Stat(filepath.Join(ws, "AGENTS.md")); !os.IsNotExist(err) {
 		t.Fatalf("AGENTS.md exists before the write was approved (%v)", err)
@@ -89,22 +73,19 @@ func TestInitAndCompactUnderTmux(t *testing.T) {
 		t.Errorf("the /init prompt sent was %q", got)
 	}
 
-	p.text("/compact the agents file")
-	p.keys("Enter")
+	p.submit("/compact the agents file")
 	p.waitFor("conversation compacted:", "messages replaced by the model's summary")
 	reqs := fake.Requests()
 	if got := string(reqs[2].Raw); !strings.Contains(got, "compact this conversation") || !strings.Contains(got, "focus on: the agents file") {
 		t.Errorf("the compaction request does not hold the compaction prompt and the focus: %.400s", got)
 	}
-	p.text("what next?")
-	p.keys("Enter")
+	p.submit("what next?")
 	p.waitFor("Next answer.", "ready")
 	got := lastUserTexts(fake)
 	if len(got) != 2 || !strings.Contains(got[0], "SUMMARY-OK") || got[1] != "what next?" {
 		t.Errorf("after /compact the model got the user messages %q; want the summary note, then the prompt", got)
 	}
-	p.keys("C-c")
-	p.assertRestored(0)
+	p.quit()
 }
 
 // firstUserText is the first user message of request i.

@@ -52,23 +52,14 @@ func TestCustomCommands(t *testing.T) {
 		{Name: "rtest", Description: "Run the tests", Source: proto.CommandWorkspace},
 	}, proto.SkippedCommand{File: "/ws/.scv/commands/Bad.md", Reason: "bad name"})
 	f := h.texts()
-	for _, want := range []string{"custom commands skipped", "/model (workspace): the built-in /model has that name", "Bad.md: bad name"} {
-		if !strings.Contains(f, want) {
-			t.Errorf("no %q in the frame:\n%s", want, f)
-		}
-	}
+	assertContains(t, "the frame", f, "custom commands skipped", "/model (workspace): the built-in /model has that name", "Bad.md: bad name")
 	h.typeText("/r")
 	f = h.frame()
-	for _, want := range []string{"/review [args]", "Review a file", "/rtest [args]", "(repo) Run the tests", "/resume"} {
-		if !strings.Contains(f, want) {
-			t.Errorf("the menu for /r lacks %q:\n%s", want, f)
-		}
-	}
+	assertContains(t, "the menu for /r", f, "/review [args]", "Review a file", "/rtest [args]", "(repo) Run the tests", "/resume")
 	if strings.Contains(f, "shadow") {
 		t.Errorf("the custom /model that clashes with the built-in is offered:\n%s", f)
 	}
-	h.typeText("eview  main.go  now ")
-	h.keys(enter)
+	h.submit("eview  main.go  now ")
 	want := []any{&proto.TurnStart{Envelope: proto.Envelope{RequestID: "tui-2"}, SessionID: "s1", Command: "review", Arguments: "main.go  now"}}
 	if d := cmp.Diff(want, h.rec.take()); d != "" {
 		t.Fatalf("/review sent (-want +got):\n%s", d)
@@ -79,15 +70,13 @@ func TestCustomCommands(t *testing.T) {
 	}
 	h.ev(&proto.TurnCompleted{TurnHeader: th("t1")})
 	// Enter on the menu runs the selected custom command without arguments.
-	h.typeText("/rt")
-	h.keys(enter)
+	h.submit("/rt")
 	want = []any{&proto.TurnStart{Envelope: proto.Envelope{RequestID: "tui-3"}, SessionID: "s1", Command: "rtest"}}
 	if d := cmp.Diff(want, h.rec.take()); d != "" {
 		t.Fatalf("Enter on /rt sent (-want +got):\n%s", d)
 	}
 	// The built-in /model is still the built-in one.
-	h.typeText("/model")
-	h.keys(enter)
+	h.submit("/model")
 	if got := h.rec.take(); len(got) != 1 || got[0].(proto.Message).MessageType() != proto.TypeModelsList {
 		t.Errorf("/model sent %v, want models.list", got)
 	}
@@ -99,8 +88,7 @@ func TestCompactCommand(t *testing.T) {
 	h := newHarness(t, func(c *Config) { c.Height = 20 })
 	h.prompt("hi", "t1")
 	h.rec.take()
-	h.typeText("/compact")
-	h.keys(enter)
+	h.submit("/compact")
 	if got := h.rec.take(); len(got) != 0 {
 		t.Errorf("/compact during a turn sent %v", got)
 	}
@@ -108,8 +96,7 @@ func TestCompactCommand(t *testing.T) {
 		t.Errorf("no refusal shown:\n%s", f)
 	}
 	h.ev(&proto.TurnCompleted{TurnHeader: th("t1")})
-	h.typeText("/compact the parser API")
-	h.keys(enter)
+	h.submit("/compact the parser API")
 	want := []any{&proto.SessionCompact{Envelope: proto.Envelope{RequestID: "tui-2"}, SessionID: "s1", Focus: "the parser API"}}
 	if d := cmp.Diff(want, h.rec.take()); d != "" {
 		t.Fatalf("/compact sent (-want +got):\n%s", d)
@@ -118,8 +105,7 @@ func TestCompactCommand(t *testing.T) {
 	if f := h.texts(); !strings.Contains(f, "conversation compacted: 45k → 2.1k tokens, 38 messages replaced by the model's summary") {
 		t.Errorf("no compaction notice:\n%s", f)
 	}
-	h.typeText("/compact")
-	h.keys(enter)
+	h.submit("/compact")
 	h.ev(req("tui-3", &proto.Error{Code: proto.ErrCompactFailed, Message: "the conversation was not compacted: HTTP 500"}))
 	if f := h.texts(); !strings.Contains(f, "the conversation was not compacted (compact_failed)") {
 		t.Errorf("the refusal is not shown:\n%s", f)
@@ -129,8 +115,7 @@ func TestCompactCommand(t *testing.T) {
 // TestInitCommand: /init sends the fixed AGENTS.md prompt and shows /init.
 func TestInitCommand(t *testing.T) {
 	h := newHarness(t, func(c *Config) { c.Height = 20 })
-	h.typeText("/init")
-	h.keys(enter)
+	h.submit("/init")
 	got := h.rec.take()
 	if len(got) != 1 {
 		t.Fatalf("/init sent %v", got)

@@ -18,8 +18,7 @@ import (
 // startDaemon runs `scv run --scv-home home` and waits for its socket.
 func startDaemon(t testing.TB, scv, home string) {
 	t.Helper()
-	cmd := exec.Command(scv, "run", "--scv-home", home)
-	cmd.Env = []string{"HOME=" + t.TempDir(), "PATH=" + os.Getenv("PATH")}
+	cmd := scvCommand(t, scv, home, "run")
 	logs := &testutil.LockedBuffer{}
 	cmd.Stdout, cmd.Stderr = logs, logs
 	if err := cmd.Start(); err != nil {
@@ -59,15 +58,57 @@ func startDaemon(t testing.TB, scv, home string) {
 	}
 }
 
-// openTUI points home's configuration at the fake model, starts its daemon
-// and opens the TUI in ws in a w×h pane, once it shows it is ready.
+// e2eSetup skips unless the scv binary (with `scv run`) and tmux are at
+// hand, and gives the binary with a fresh home and workspace.
+func e2eSetup(t *testing.T) (scv, home, ws string) {
+	t.Helper()
+	scv = scvBinary(t)
+	requireRun(t, scv)
+	return scv, t.TempDir(), t.TempDir()
+}
+
+// startSCV runs `scv --scv-home home` and then flags in ws, in a w×h pane.
+func startSCV(t *testing.T, w, h int, scv, home, ws string, flags ...string) *pane {
+	t.Helper()
+	script := "cd " + shellQuote(ws) + " && " + shellQuote(scv) + " --scv-home " + shellQuote(home)
+	for _, f := range flags {
+		script += " " + f
+	}
+	return startPane(t, w, h, script)
+}
+
+// openTUI points home's configuration at the fake model and attaches the
+// TUI (see attachTUI).
 func openTUI(t *testing.T, scv, home, ws string, fake *modeltest.Server, w, h int) *pane {
 	t.Helper()
 	writeConfig(t, home, fake.URL())
+	return attachTUI(t, scv, home, ws, w, h)
+}
+
+// attachTUI starts home's daemon and opens the TUI in ws in a w×h pane,
+// once it shows it is ready.
+func attachTUI(t *testing.T, scv, home, ws string, w, h int) *pane {
+	t.Helper()
 	startDaemon(t, scv, home)
-	p := startPane(t, w, h, "cd "+shellQuote(ws)+" && "+shellQuote(scv)+" --scv-home "+shellQuote(home))
+	p := startSCV(t, w, h, scv, home, ws)
 	p.waitFor("fake-model", "connected", "ready")
 	return p
+}
+
+// scvCommand is `scv args… --scv-home home`, run outside the pane with a
+// HOME of its own.
+func scvCommand(t testing.TB, scv, home string, args ...string) *exec.Cmd {
+	cmd := exec.Command(scv, append(args, "--scv-home", home)...)
+	cmd.Env = []string{"HOME=" + t.TempDir(), "PATH=" + os.Getenv("PATH")}
+	return cmd
+}
+
+// stopDaemon runs `scv stop` for home.
+func stopDaemon(t *testing.T, scv, home string) {
+	t.Helper()
+	if out, err := scvCommand(t, scv, home, "stop").CombinedOutput(); err != nil {
+		t.Fatalf("scv stop: %v: %s", err, out)
+	}
 }
 
 // TestEndToEndWithDaemon runs the real binary twice: `scv run` as the
@@ -76,19 +117,15 @@ func openTUI(t *testing.T, scv, home, ws string, fake *modeltest.Server, w, h in
 // with y; its output and the final answer appear; Ctrl+C quits and leaves
 // the terminal as it was.
 func TestEndToEndWithDaemon(t *testing.T) {
-	scv := scvBinary(t)
-	requireRun(t, scv)
-	home, ws := t.TempDir(), t.TempDir()
+	scv, home, ws := e2eSetup(t)
 	fake := modeltest.New(t)
 	fake.Script(modeltest.Text("I will run it."), modeltest.ToolCall("call_1", "bash", `{"command":`, `"echo e2e-bash-output"}`), modeltest.Usage(500, 20))
 	fake.Script(modeltest.Text("The command printed ", "e2e-bash-output. All done."), modeltest.Usage(600, 12))
 	fake.Script(modeltest.ToolCall("call_2", "bash", `{"command":"sleep 30"}`))
 	fake.Script(modeltest.Text("Queued prompt answered."))
 	p := openTUI(t, scv, home, ws, fake, 100, 32)
-	p.text("please echo something")
-	p.keys("Enter")
-	p.waitFor("Approve this tool call?", "bash", "risk:")
-	p.keys("y")
+	p.submit("please echo something")
+	p.answerApproval("y", "bash", "risk:")
 	s := p.waitFor("⎿ e2e-bash-output", "All done.", "[done]", "ready")
 	if !strings.Contains(s, "› please echo something") {
 		t.Errorf("prompt not in the transcript:\n%s", s)
@@ -96,21 +133,17 @@ func TestEndToEndWithDaemon(t *testing.T) {
 
 	// A long call, a prompt queued behind it, Esc cancels the turn, and
 	// the queued prompt runs next.
-	p.text("sleep please")
-	p.keys("Enter")
-	p.waitFor("Approve this tool call?", "sleep 30")
-	p.keys("y")
+	p.submit("sleep please")
+	p.answerApproval("y", "sleep 30")
 	p.waitFor("bash sleep 30 [running]")
-	p.text("after the sleep")
-	p.keys("Enter")
+	p.submit("after the sleep")
 	p.waitFor("queued: after the sleep")
 	p.keys("Escape")
 	s = p.waitFor("bash sleep 30 [cancelled]", "turn cancelled", "› after the sleep", "Queued prompt answered.", "ready")
 	if strings.Contains(s, "queued:") {
 		t.Errorf("a started prompt is still shown as queued:\n%s", s)
 	}
-	p.keys("C-c")
-	p.assertRestored(0)
+	p.quit()
 	if n := fake.Pending(); n != 0 {
 		t.Errorf("%d scripted model responses unused", n)
 	}
@@ -139,6 +172,19 @@ wire_api = "responses"
 api_key_env = ""
 `
 	if err := os.WriteFile(filepath.Join(home, "config.toml"), []byte(config), 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// appendConfig adds text to the end of home's configuration.
+func appendConfig(t testing.TB, home, text string) {
+	t.Helper()
+	f, err := os.OpenFile(filepath.Join(home, "config.toml"), os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := f.WriteString(text); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -2,7 +2,6 @@ package tui_test
 
 import (
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -20,10 +19,8 @@ import (
 // `--base-url B` moves the session there, which the transcript announces
 // before the first request.
 func TestResumedSessionsKeepTheirEndpoint(t *testing.T) {
-	scv := scvBinary(t)
-	requireRun(t, scv)
+	scv, home, ws := e2eSetup(t)
 	const keyA, keyB = "sk-tui-a-5150", "sk-tui-b-6160"
-	home, ws := t.TempDir(), t.TempDir()
 	a, b := modeltest.New(t), modeltest.New(t)
 	config := "[provider]\nactive = \"openai\"\n\n[providers.openai]\nbase_url = \"" + b.URL() + "\"\nmodel = \"fake-model\"\nwire_api = \"responses\"\napi_key_env = \"OPENAI_API_KEY\"\nmax_retries = 0\n"
 	if err := os.WriteFile(filepath.Join(home, "config.toml"), []byte(config), 0o600); err != nil {
@@ -37,8 +34,7 @@ func TestResumedSessionsKeepTheirEndpoint(t *testing.T) {
 	ask := func(p *pane, fm *modeltest.Server, prompt, answer string) {
 		t.Helper()
 		fm.Script(modeltest.Text(answer))
-		p.text(prompt)
-		p.keys("Enter")
+		p.submit(prompt)
 		p.waitFor(answer, "ready")
 	}
 	// released waits until no session is live in the daemon any more (it
@@ -46,18 +42,13 @@ func TestResumedSessionsKeepTheirEndpoint(t *testing.T) {
 	// next TUI's resume does not find it busy.
 	released := func() {
 		t.Helper()
-		deadline := time.Now().Add(20 * time.Second)
-		for {
-			cmd := exec.Command(scv, "sessions", "list", "--json", "--scv-home", home)
-			cmd.Env = []string{"HOME=" + t.TempDir(), "PATH=" + os.Getenv("PATH")}
-			out, err := cmd.Output()
-			if err == nil && !strings.Contains(string(out), `"live_in"`) {
-				return
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("a session is still live 20 s after its TUI ended: %v\n%s", err, out)
-			}
-			time.Sleep(50 * time.Millisecond)
+		var out []byte
+		var err error
+		if !waitUntil(20*time.Second, 50*time.Millisecond, func() bool {
+			out, err = scvCommand(t, scv, home, "sessions", "list", "--json").Output()
+			return err == nil && !strings.Contains(string(out), `"live_in"`)
+		}) {
+			t.Fatalf("a session is still live 20 s after its TUI ended: %v\n%s", err, out)
 		}
 	}
 	check := func(step string, nA, nB int) {
@@ -75,8 +66,7 @@ func TestResumedSessionsKeepTheirEndpoint(t *testing.T) {
 	p := run(atA, "")
 	p.waitFor("fake-model", "connected", "ready")
 	ask(p, a, "first question", "Alpha one.")
-	p.keys("C-c")
-	p.assertRestored(0)
+	p.quit()
 	released()
 	check("new session", 1, 0)
 
@@ -91,11 +81,9 @@ func TestResumedSessionsKeepTheirEndpoint(t *testing.T) {
 	p.waitFor("rewinding to turn 2")
 	p.keys("C-u")
 	a.Script(modeltest.Text("Alpha fork."))
-	p.text("edited second question")
-	p.keys("Enter")
+	p.submit("edited second question")
 	p.waitFor("Alpha fork.", "rewound: a new session forked", "ready")
-	p.keys("C-c")
-	p.assertRestored(0)
+	p.quit()
 	released()
 	check("rewind", 3, 0)
 
@@ -106,17 +94,12 @@ func TestResumedSessionsKeepTheirEndpoint(t *testing.T) {
 	ask(p, a, "picked question", "Alpha picked.")
 	check("picker", 4, 0)
 
-	stop := exec.Command(scv, "stop", "--scv-home", home)
-	stop.Env = []string{"HOME=" + t.TempDir(), "PATH=" + os.Getenv("PATH")}
-	if out, err := stop.CombinedOutput(); err != nil {
-		t.Fatalf("scv stop: %v: %s", err, out)
-	}
+	stopDaemon(t, scv, home)
 	p.waitFor("daemon disconnected, reconnecting…")
 	startDaemon(t, scv, home)
 	p.waitFor("reconnected to the daemon", "● connected")
 	ask(p, a, "after the restart", "Alpha reconnected.")
-	p.keys("C-c")
-	p.assertRestored(0)
+	p.quit()
 	released()
 	check("reconnect", 5, 0)
 
@@ -128,8 +111,7 @@ func TestResumedSessionsKeepTheirEndpoint(t *testing.T) {
 	}
 	check("moved, before its first request", 5, 0)
 	ask(p, b, "at b now", "Bravo.")
-	p.keys("C-c")
-	p.assertRestored(0)
+	p.quit()
 	released()
 	check("moved", 5, 1)
 	if got := b.Requests()[0].Header.Get("Authorization"); got != "Bearer "+keyB {

@@ -399,12 +399,17 @@ func (m *Model) requestError(ev *proto.Error) {
 	m.addItem(&item{kind: kindError, text: text})
 }
 
-// tokens formats a token count compactly (1234 → 1.2k).
-func tokens[T int | int64](n T) string {
+// tokens formats a token count compactly (1234 → 1.2k, 12345 → 12k).
+func tokens[T int | int64](n T) string { return shortCount(int64(n), 10_000) }
+
+// shortCount is n as is below a thousand, with one decimal in thousands
+// (1.2k) up to wholeK, whole thousands (12k) from there to a million, and
+// millions with one decimal (1.2M).
+func shortCount(n, wholeK int64) string {
 	switch {
 	case n >= 1_000_000:
 		return fmt.Sprintf("%.1fM", float64(n)/1e6)
-	case n >= 10_000:
+	case n >= wholeK:
 		return fmt.Sprintf("%dk", n/1000)
 	case n >= 1000:
 		return fmt.Sprintf("%.1fk", float64(n)/1e3)

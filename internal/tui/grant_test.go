@@ -44,11 +44,7 @@ func TestGuardedWritePanel(t *testing.T) {
 	why := "`.git/config` is a guarded path, asked every time and never covered by a grant: git's config and hooks run commands (core.fsmonitor, hooks, aliases)"
 	h.askWith("write", "replace .git/config (32 bytes)", nil, why)
 	f := h.frame()
-	for _, want := range []string{"why:", "`.git/config` is a guarded path", "core.fsmonitor"} {
-		if !strings.Contains(f, want) {
-			t.Errorf("the panel lacks %q:\n%s", want, f)
-		}
-	}
+	assertContains(t, "the panel", f, "why:", "`.git/config` is a guarded path", "core.fsmonitor")
 	if strings.Contains(f, "a allow") {
 		t.Errorf("the panel offers a grant:\n%s", f)
 	}
@@ -111,11 +107,7 @@ func TestExactCommandPanel(t *testing.T) {
 	why := "`bash` is a shell, which runs any script it is given: no prefix is offered, a session grant covers this exact command only"
 	h.askWith("bash", "bash -c 'echo hi'", &proto.Grant{Tool: "bash", Risk: "process", Command: "bash -c 'echo hi'"}, why)
 	f := h.frame()
-	for _, want := range []string{"a allow this exact command for this session", "why:", "`bash` is a shell"} {
-		if !strings.Contains(f, want) {
-			t.Errorf("the panel lacks %q:\n%s", want, f)
-		}
-	}
+	assertContains(t, "the panel", f, "a allow this exact command for this session", "why:", "`bash` is a shell")
 	h.keys(key('a'))
 	want = sessionGrant(proto.ApprovalResolve{Approved: true, Scope: proto.ScopeSession})
 	if d := cmp.Diff([]any{want}, h.rec.take()); d != "" {

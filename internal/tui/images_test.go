@@ -44,13 +44,11 @@ func sentStarts(h *harness) []*proto.TurnStart {
 // a file that is no image is refused when attached, naming it.
 func TestImageCommand(t *testing.T) {
 	h, ws := imageHarness(t)
-	h.typeText("/image notes.png")
-	h.keys(enter)
+	h.submit("/image notes.png")
 	if f := h.frame(); !strings.Contains(f, "notes.png") || !strings.Contains(f, "nothing was attached") {
 		t.Errorf("a text file was not refused:\n%s", f)
 	}
-	h.typeText("/image shot.png")
-	h.keys(enter)
+	h.submit("/image shot.png")
 	if f := h.frame(); !strings.Contains(f, "[image shot.png 120 KB] attached to the next prompt") {
 		t.Errorf("no chip after /image:\n%s", f)
 	}
@@ -94,8 +92,7 @@ func TestPasteImagePath(t *testing.T) {
 		t.Errorf("a text paste: composer %q, %d images", v, len(h.m.images))
 	}
 	h.m.composer.Reset()
-	h.typeText("/image clear")
-	h.keys(enter)
+	h.submit("/image clear")
 	if len(h.m.images) != 0 {
 		t.Errorf("/image clear left %d images", len(h.m.images))
 	}

@@ -1,8 +1,6 @@
 package tui_test
 
 import (
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -15,15 +13,7 @@ import (
 // while the transcript shows only chips; a mentioned secret-like file is
 // refused with its reason and its bytes never reach the model.
 func TestMentionUnderTmux(t *testing.T) {
-	scv := scvBinary(t)
-	requireRun(t, scv)
-	home, ws := t.TempDir(), t.TempDir()
-	if err := os.MkdirAll(filepath.Join(ws, "src"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.MkdirAll(filepath.Join(ws, "vendor"), 0o755); err != nil {
-		t.Fatal(err)
-	}
+	scv, home, ws := e2eSetup(t)
 	writeFile(t, ws, "src/widget.go", "package src // widget-marker-31\n")
 	writeFile(t, ws, "vendor/widget_vendored.go", "package vendor\n")
 	writeFile(t, ws, ".gitignore", "vendor/\n")
@@ -38,8 +28,7 @@ func TestMentionUnderTmux(t *testing.T) {
 	}
 	p.keys("Tab")
 	p.waitFor("> explain @src/widget.go")
-	p.text("and @.env ")
-	p.keys("Enter")
+	p.submit("and @.env ")
 	s = p.waitFor("Explained the widget.", "[@src/widget.go] [@.env ✗]", "@.env not attached: it looks like it holds secrets", "ready")
 	if strings.Contains(s, "widget-marker-31") {
 		t.Errorf("the transcript shows the attached content instead of a chip:\n%s", s)
@@ -51,6 +40,5 @@ func TestMentionUnderTmux(t *testing.T) {
 	if strings.Contains(string(fake.Requests()[0].Raw), "tmux-secret-57") {
 		t.Error("the secret-like file's content reached the model")
 	}
-	p.keys("C-c")
-	p.assertRestored(0)
+	p.quit()
 }

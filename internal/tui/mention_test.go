@@ -100,11 +100,7 @@ func TestMentionCompletion(t *testing.T) {
 		{Path: ".env", Kind: proto.MentionFile, Refused: "it looks like it holds secrets"},
 	}})
 	f = h.frame()
-	for _, want := range []string{"[@internal/tui/composer.go] [@internal/] [@.env ✗]", "@.env not attached: it looks like it holds secrets"} {
-		if !strings.Contains(f, want) {
-			t.Errorf("the transcript lacks %q:\n%s", want, f)
-		}
-	}
+	assertContains(t, "the transcript", f, "[@internal/tui/composer.go] [@internal/] [@.env ✗]", "@.env not attached: it looks like it holds secrets")
 	if strings.Contains(f, "package tui") {
 		t.Errorf("the transcript shows the attached content:\n%s", f)
 	}
@@ -196,8 +192,7 @@ func TestMentionAbandonedWalk(t *testing.T) {
 // chips and the mentioned one only as its mention chip, as live.
 func TestMentionedImageChip(t *testing.T) {
 	h := newHarness(t, nil)
-	h.typeText("look at @shot.png")
-	h.keys(enter)
+	h.submit("look at @shot.png")
 	ev := &proto.TurnStarted{TurnHeader: th("t1"), Mentions: []proto.Mention{{Path: "shot.png", Kind: proto.MentionImage, Bytes: 120 << 10}}}
 	h.ev(ev)
 	const chip = "[@shot.png · image 120 KB]"

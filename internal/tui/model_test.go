@@ -107,6 +107,12 @@ func (h *harness) typeText(s string) {
 	}
 }
 
+// submit types s and presses Enter; it returns Enter's command.
+func (h *harness) submit(s string) tea.Cmd {
+	h.typeText(s)
+	return h.keys(enter)
+}
+
 var (
 	enter  = tea.KeyPressMsg{Code: tea.KeyEnter}
 	esc    = tea.KeyPressMsg{Code: tea.KeyEscape}
@@ -128,9 +134,19 @@ func key(r rune) tea.KeyPressMsg { return tea.KeyPressMsg{Code: r, Text: string(
 // prompt types and submits a prompt, then starts its turn as the server
 // would.
 func (h *harness) prompt(text, turnID string) {
-	h.typeText(text)
-	h.keys(enter)
+	h.submit(text)
 	h.ev(&proto.TurnStarted{TurnHeader: th(turnID)})
+}
+
+// assertContains reports each of want that s, which is what (say, "the
+// panel"), does not contain.
+func assertContains(t *testing.T, what, s string, want ...string) {
+	t.Helper()
+	for _, w := range want {
+		if !strings.Contains(s, w) {
+			t.Errorf("%s lacks %q:\n%s", what, w, s)
+		}
+	}
 }
 
 // frame is the rendered frame without colour and trailing spaces.
@@ -324,10 +340,8 @@ func TestQueueing(t *testing.T) {
 	h := newHarness(t, nil)
 	h.prompt("first", "t1")
 	h.ev(&proto.AssistantDelta{TurnHeader: th("t1"), Content: "working on it"})
-	h.typeText("second")
-	h.keys(enter)
-	h.typeText("third")
-	h.keys(enter)
+	h.submit("second")
+	h.submit("third")
 	want := []any{turnStart("tui-1", "first"), turnStart("tui-2", "second"), turnStart("tui-3", "third")}
 	if d := cmp.Diff(want, h.rec.take()); d != "" {
 		t.Errorf("sent (-want +got):\n%s", d)
@@ -346,8 +360,7 @@ func TestErrors(t *testing.T) {
 	h.prompt("hi", "t1")
 	h.ev(&proto.AssistantDelta{TurnHeader: th("t1"), Content: "partial"},
 		&proto.TurnFailed{TurnHeader: th("t1"), Code: proto.FailProvider, Message: "HTTP 500 from http://127.0.0.1:1/v1/responses"})
-	h.typeText("again")
-	h.keys(enter)
+	h.submit("again")
 	h.ev(req("tui-2", &proto.Error{Code: proto.ErrSessionNotFound, Message: "unknown session s1", Fatal: false}),
 		&proto.ContextCompacted{BeforeTokens: 120000, AfterTokens: 30000, RemovedMessages: 12},
 		&proto.SessionTrimmed{RemovedMessages: 4, HistoryBytes: 3 << 20})
@@ -364,8 +377,7 @@ func TestDisconnect(t *testing.T) {
 		&proto.ToolStarted{TurnHeader: th("t1"), CallID: "c1", Name: "bash"})
 	h.rec.take()
 	h.m.Update(DisconnectedMsg{Err: os.ErrClosed})
-	h.typeText("still there?")
-	h.keys(enter)
+	h.submit("still there?")
 	if got := h.rec.take(); len(got) != 0 {
 		t.Errorf("sent %v while disconnected", got)
 	}
@@ -378,8 +390,7 @@ func TestDisconnect(t *testing.T) {
 func TestSendFailureDisconnects(t *testing.T) {
 	h := newHarness(t, nil)
 	h.rec.err = os.ErrClosed
-	h.typeText("hello")
-	h.keys(enter)
+	h.submit("hello")
 	if h.m.conn != disconnected || len(h.m.pending) != 0 {
 		t.Errorf("conn=%v pending=%v after a failed send", h.m.conn, h.m.pending)
 	}
@@ -426,8 +437,7 @@ func TestComposerAndHistory(t *testing.T) {
 	h.golden("multiline")
 	h.keys(enter)
 	h.ev(&proto.TurnStarted{TurnHeader: th("t1")}, &proto.TurnCompleted{TurnHeader: th("t1")})
-	h.typeText("second")
-	h.keys(enter)
+	h.submit("second")
 	sent := h.rec.take()
 	if d := cmp.Diff([]any{turnStart("tui-1", "line one\nline two"), turnStart("tui-2", "second")}, sent); d != "" {
 		t.Errorf("sent (-want +got):\n%s", d)
@@ -447,16 +457,13 @@ func TestComposerAndHistory(t *testing.T) {
 
 func TestLocalCommands(t *testing.T) {
 	h := newHarness(t, func(c *Config) { c.Height = 30 })
-	h.typeText("/help")
-	h.keys(enter)
+	h.submit("/help")
 	h.prompt("hi", "t1")
 	h.ev(&proto.TurnCompleted{TurnHeader: th("t1"), Usage: &proto.Usage{InputTokens: 6400, TotalTokens: 7000}})
-	h.typeText("/context")
-	h.keys(enter)
+	h.submit("/context")
 	h.golden("help_context")
 	h.rec.take()
-	h.typeText("/clear")
-	h.keys(enter)
+	h.submit("/clear")
 	want := []any{&proto.SessionClear{Envelope: proto.Envelope{RequestID: "tui-2"}, SessionID: "s1"}}
 	if d := cmp.Diff(want, h.rec.take()); d != "" {
 		t.Errorf("/clear sent (-want +got):\n%s", d)
@@ -466,20 +473,17 @@ func TestLocalCommands(t *testing.T) {
 		t.Errorf("%d items after session.cleared, want the one notice", n)
 	}
 	// A slash word that is no command is a prompt.
-	h.typeText("/etc/hosts looks odd")
-	h.keys(enter)
+	h.submit("/etc/hosts looks odd")
 	if d := cmp.Diff([]any{turnStart("tui-3", "/etc/hosts looks odd")}, h.rec.take()); d != "" {
 		t.Errorf("sent (-want +got):\n%s", d)
 	}
 	// /clear while a turn runs stays local.
 	h.ev(&proto.TurnStarted{TurnHeader: th("t2")})
-	h.typeText("/clear")
-	h.keys(enter)
+	h.submit("/clear")
 	if got := h.rec.take(); len(got) != 0 {
 		t.Errorf("/clear during a turn sent %v", got)
 	}
-	h.typeText("/quit")
-	if cmd := h.keys(enter); cmd == nil {
+	if cmd := h.submit("/quit"); cmd == nil {
 		t.Error("/quit did not quit")
 	}
 }

@@ -29,12 +29,11 @@ func (m *Model) modelCommand(args []string) {
 			m.addItem(&item{kind: kindError, text: modelUsage})
 			return
 		}
-		c := &proto.SessionConfigure{Envelope: proto.Envelope{RequestID: m.nextRequestID()}, SessionID: m.session.SessionID, Provider: args[1]}
+		c := proto.SessionConfigure{Provider: args[1]}
 		if len(args) == 3 {
 			c.Model = args[2]
 		}
-		m.configureReq = c.RequestID
-		m.sendMsg(c)
+		m.configure(c)
 		return
 	}
 	if len(args) > 2 {
@@ -45,12 +44,20 @@ func (m *Model) modelCommand(args []string) {
 		m.listModels("")
 		return
 	}
-	c := &proto.SessionConfigure{Envelope: proto.Envelope{RequestID: m.nextRequestID()}, SessionID: m.session.SessionID, Model: args[0]}
+	c := proto.SessionConfigure{Model: args[0]}
 	if len(args) == 2 {
 		c.ReasoningEffort = args[1]
 	}
+	m.configure(c)
+}
+
+// configure sends c for the session as the request whose answer the
+// model command waits for.
+func (m *Model) configure(c proto.SessionConfigure) {
+	c.RequestID = m.nextRequestID()
+	c.SessionID = m.session.SessionID
 	m.configureReq = c.RequestID
-	m.sendMsg(c)
+	m.sendMsg(&c)
 }
 
 // listModels asks for the models of profile ("" for the session's own).

@@ -1,8 +1,6 @@
 package tui_test
 
 import (
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -16,61 +14,42 @@ import (
 // sets the terminal's clipboard through OSC 52 (tmux keeps it as a paste
 // buffer).
 func TestBellAndCopyUnderTmux(t *testing.T) {
-	scv := scvBinary(t)
-	requireRun(t, scv)
-	home, ws := t.TempDir(), t.TempDir()
+	scv, home, ws := e2eSetup(t)
 	fake := modeltest.New(t)
 	fake.Script(modeltest.ToolCall("c1", "bash", `{"command":"echo bell-test"}`))
 	fake.Script(modeltest.Text("Use this:\n\n```sh\ngo test ./copied/...\n```\n"))
 	writeConfig(t, home, fake.URL())
-	f, err := os.OpenFile(filepath.Join(home, "config.toml"), os.O_APPEND|os.O_WRONLY, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f.WriteString("\n[tui]\nnotify = \"bell\"\nnotify_after_seconds = 1\n")
-	f.Close()
+	appendConfig(t, home, "\n[tui]\nnotify = \"bell\"\nnotify_after_seconds = 1\n")
 	startDaemon(t, scv, home)
-	p := startPane(t, 100, 30, "cd "+shellQuote(ws)+" && "+shellQuote(scv)+" --scv-home "+shellQuote(home))
+	p := startSCV(t, 100, 30, scv, home, ws)
 	p.tmux("set-option", "-g", "set-clipboard", "on")
 	p.tmux("set-option", "-g", "monitor-bell", "on")
 	p.waitFor("fake-model", "connected", "ready")
-	p.text("ring when you need me")
-	p.keys("Enter")
+	p.submit("ring when you need me")
 	// Another window in front at once (the bell comes at least a second
 	// after the approval): a bell in the TUI's window flags it.
 	p.tmux("new-window", "-d", "-t", "e2e:9", "sleep 60")
 	p.tmux("select-window", "-t", "e2e:9")
-	deadline := time.Now().Add(15 * time.Second)
-	for !strings.Contains(p.tmux("capture-pane", "-p", "-t", "e2e:0"), "Approve this tool call?") {
-		if time.Now().After(deadline) {
-			t.Fatalf("no approval shown:\n%s", p.tmux("capture-pane", "-p", "-t", "e2e:0"))
-		}
-		time.Sleep(50 * time.Millisecond)
+	tuiWindow := func() string { return p.tmux("capture-pane", "-p", "-t", "e2e:0") }
+	if !waitUntil(15*time.Second, 50*time.Millisecond, func() bool { return strings.Contains(tuiWindow(), "Approve this tool call?") }) {
+		t.Fatalf("no approval shown:\n%s", tuiWindow())
 	}
-	deadline = time.Now().Add(15 * time.Second)
-	for p.tmux("display-message", "-p", "-t", "e2e:0", "#{window_bell_flag}") != "1\n" {
-		if time.Now().After(deadline) {
-			t.Fatalf("no bell within 15 s of the approval waiting (notify_after_seconds = 1):\n%s", p.tmux("capture-pane", "-p", "-t", "e2e:0"))
-		}
-		time.Sleep(100 * time.Millisecond)
+	if !waitUntil(15*time.Second, 100*time.Millisecond, func() bool {
+		return p.tmux("display-message", "-p", "-t", "e2e:0", "#{window_bell_flag}") == "1\n"
+	}) {
+		t.Fatalf("no bell within 15 s of the approval waiting (notify_after_seconds = 1):\n%s", tuiWindow())
 	}
 	p.tmux("select-window", "-t", "e2e:0")
 	p.keys("y")
 	p.waitFor("go test ./copied/...", "ready")
-	p.text("/copy code")
-	p.keys("Enter")
+	p.submit("/copy code")
 	p.waitFor("copied the last code block")
-	deadline = time.Now().Add(10 * time.Second)
-	for {
-		buf, _ := p.tryTmux("show-buffer")
-		if strings.Contains(buf, "go test ./copied/...") {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the clipboard (tmux buffer) holds %q, want the code block", buf)
-		}
-		time.Sleep(100 * time.Millisecond)
+	var buf string
+	if !waitUntil(10*time.Second, 100*time.Millisecond, func() bool {
+		buf, _ = p.tryTmux("show-buffer")
+		return strings.Contains(buf, "go test ./copied/...")
+	}) {
+		t.Fatalf("the clipboard (tmux buffer) holds %q, want the code block", buf)
 	}
-	p.keys("C-c")
-	p.assertRestored(0)
+	p.quit()
 }

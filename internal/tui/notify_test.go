@@ -98,19 +98,16 @@ func TestNotifications(t *testing.T) {
 // so.
 func TestCopyCommand(t *testing.T) {
 	h := newHarness(t, nil)
-	h.typeText("/copy")
-	if got := sent(h.keys(enter)); len(got) != 0 || !strings.Contains(h.frame(), "nothing to copy") {
+	if got := sent(h.submit("/copy")); len(got) != 0 || !strings.Contains(h.frame(), "nothing to copy") {
 		t.Fatalf("/copy with no answer sent %q:\n%s", got, h.frame())
 	}
 	h.prompt("show code", "t1")
 	answer := "Run this:\n\n```sh\ngo test ./...\n```\n\nor this:\n\n~~~\nmake check\n~~~\n"
 	h.ev(&proto.AssistantCompleted{TurnHeader: th("t1"), Content: answer}, &proto.TurnCompleted{TurnHeader: th("t1")})
-	h.typeText("/copy")
-	if got := sent(h.keys(enter)); len(got) != 1 || got[0] != "clipboard:"+answer {
+	if got := sent(h.submit("/copy")); len(got) != 1 || got[0] != "clipboard:"+answer {
 		t.Errorf("/copy sent %q, want the answer on the clipboard", got)
 	}
-	h.typeText("/copy code")
-	if got := sent(h.keys(enter)); len(got) != 1 || got[0] != "clipboard:make check\n" {
+	if got := sent(h.submit("/copy code")); len(got) != 1 || got[0] != "clipboard:make check\n" {
 		t.Errorf("/copy code sent %q, want the last code block", got)
 	}
 	if !strings.Contains(h.frame(), "copied the last code block") {

@@ -17,12 +17,8 @@ import (
 // the default mode, the plan as the next prompt, and the write asked
 // about and run.
 func TestPlanModeEndToEnd(t *testing.T) {
-	scv := scvBinary(t)
-	requireRun(t, scv)
-	home, ws := t.TempDir(), t.TempDir()
-	if err := os.WriteFile(filepath.Join(ws, "a.txt"), []byte("alpha\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	scv, home, ws := e2eSetup(t)
+	writeFile(t, ws, "a.txt", "alpha\n")
 	fake := modeltest.New(t)
 	fake.Script(modeltest.ToolCall("c1", "write", `{"path":"a.txt","content":"changed","mode":"replace"}`),
 		modeltest.ToolCall("c2", "bash", `{"command":"touch made-by-bash"}`),
@@ -31,15 +27,10 @@ func TestPlanModeEndToEnd(t *testing.T) {
 	fake.Script(modeltest.Text("PLAN: replace a.txt with changed"))
 	fake.Script(modeltest.ToolCall("c5", "write", `{"path":"a.txt","content":"changed","mode":"replace"}`))
 	fake.Script(modeltest.Text("Plan carried out."))
-	writeConfig(t, home, fake.URL())
-	startDaemon(t, scv, home)
-
-	p := startPane(t, 100, 40, "cd "+shellQuote(ws)+" && "+shellQuote(scv)+" --scv-home "+shellQuote(home))
-	p.waitFor("fake-model", "connected", "ready")
+	p := openTUI(t, scv, home, ws, fake, 100, 40)
 	p.keys("BTab")
 	p.waitFor("plan mode · ready")
-	p.text("plan the change")
-	p.keys("Enter")
+	p.submit("plan the change")
 	s := p.waitFor("PLAN: replace a.txt with changed", "Todo 0/2", "◐ change a.txt", "☐ check it", "plan mode · ready")
 	if strings.Contains(s, "Approve this tool call?") {
 		t.Errorf("an approval was asked in plan mode:\n%s", s)
@@ -47,8 +38,8 @@ func TestPlanModeEndToEnd(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(ws, "made-by-bash")); err == nil {
 		t.Error("the bash call ran in plan mode")
 	}
-	if b, _ := os.ReadFile(filepath.Join(ws, "a.txt")); string(b) != "alpha\n" {
-		t.Errorf("a.txt = %q after plan mode", b)
+	if got := readFile(ws, "a.txt"); got != "alpha\n" {
+		t.Errorf("a.txt = %q after plan mode", got)
 	}
 	outs := callOutputs(fake.Requests()[1])
 	for _, id := range []string{"c1", "c2"} {
@@ -70,8 +61,8 @@ func TestPlanModeEndToEnd(t *testing.T) {
 	}
 	p.keys("y")
 	p.waitFor("Plan carried out.", "ready")
-	if b, _ := os.ReadFile(filepath.Join(ws, "a.txt")); string(b) != "changed" {
-		t.Errorf("a.txt = %q after the plan was carried out", b)
+	if got := readFile(ws, "a.txt"); got != "changed" {
+		t.Errorf("a.txt = %q after the plan was carried out", got)
 	}
 	if in := fake.Requests()[2].InputItems(); !strings.Contains(lastUserText(in), "Carry out this plan:\n\nPLAN: replace a.txt with changed") {
 		t.Errorf("the accepted plan's prompt was %q", lastUserText(in))

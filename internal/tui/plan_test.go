@@ -74,11 +74,7 @@ func TestTodoChecklistBounded(t *testing.T) {
 		t.Fatalf("%d checklist lines:\n%s", len(lines), strings.Join(lines, "\n"))
 	}
 	got := strings.Join(lines, "\n")
-	for _, want := range []string{"Todo 12/20", "… 5 earlier", "◐ step m", "… 7 more"} {
-		if !strings.Contains(got, want) {
-			t.Errorf("checklist lacks %q:\n%s", want, got)
-		}
-	}
+	assertContains(t, "checklist", got, "Todo 12/20", "… 5 earlier", "◐ step m", "… 7 more")
 }
 
 // Shift+Tab asks for plan mode; the status bar says it once the server
@@ -143,8 +139,7 @@ func TestPlanModeCycleAndAccept(t *testing.T) {
 	}
 	h.ev(&proto.SessionMode{Mode: proto.ModeDefault})
 	// /plan enters again; leaving without a new plan needs no offer.
-	h.typeText("/plan")
-	h.keys(enter)
+	h.submit("/plan")
 	h.ev(&proto.SessionMode{Mode: proto.ModePlan})
 	h.rec.take()
 	h.keys(shiftTab)

@@ -13,8 +13,7 @@ import (
 // at the limit is sent.
 func TestPromptLimitFromSession(t *testing.T) {
 	h := newHarness(t, func(c *Config) { c.Session.MaxPromptBytes = 10 })
-	h.typeText("eleven byte")
-	h.keys(enter)
+	h.submit("eleven byte")
 	if got := h.rec.take(); len(got) != 0 {
 		t.Fatalf("an 11-byte prompt over a 10-byte limit was sent: %v", got)
 	}

@@ -93,8 +93,7 @@ func TestReconnect(t *testing.T) {
 	if !strings.Contains(h.frame(), "Enter continues this session") {
 		t.Errorf("no offer to continue:\n%s", h.frame())
 	}
-	h.typeText("and now?")
-	h.keys(enter)
+	h.submit("and now?")
 	want := []any{&proto.SessionResume{Envelope: proto.Envelope{RequestID: "tui-2"}, SessionID: "s1"}}
 	if d := cmp.Diff(want, rd.rec.take()); d != "" {
 		t.Errorf("Enter sent (-want +got):\n%s", d)

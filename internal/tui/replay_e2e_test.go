@@ -1,8 +1,6 @@
 package tui_test
 
 import (
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -14,28 +12,22 @@ import (
 // in the transcript; `scv --continue` shows both again, as they were
 // shown live.
 func TestResumeShowsGrantAndUndoUnderTmux(t *testing.T) {
-	scv := scvBinary(t)
-	requireRun(t, scv)
-	home, ws := t.TempDir(), t.TempDir()
-	writeFile(t, ws, "notes.txt", "old notes\n")
+	scv, home, ws := e2eSetup(t)
 	fake := modeltest.New(t)
-	fake.Script(modeltest.ToolCall("c1", "write", `{"path":"notes.txt","mode":"replace","content":"new notes\n"}`))
+	scriptNotesRewrite(t, ws, fake)
 	fake.Script(modeltest.Text("Notes rewritten."))
 	p := openTUI(t, scv, home, ws, fake, 100, 40)
-	p.text("rewrite the notes")
-	p.keys("Enter")
-	p.waitFor("Approve this tool call?", "a allow writes anywhere in the workspace for this session")
-	p.keys("a")
+	p.submit("rewrite the notes")
+	p.answerApproval("a", "a allow writes anywhere in the workspace for this session")
 	p.waitFor("allow for this session the writes under")
 	p.keys("Enter")
 	p.waitFor("Notes rewritten.", "ready")
-	p.text("/undo")
-	p.keys("Enter")
+	p.submit("/undo")
 	p.waitFor("Undo the last turn?", "y undo")
 	p.keys("y")
 	live := p.waitFor("undone: 1 file", "restored notes.txt")
-	if b, _ := os.ReadFile(filepath.Join(ws, "notes.txt")); string(b) != "old notes\n" {
-		t.Fatalf("the undo did not restore the file: %q", b)
+	if got := readFile(ws, "notes.txt"); got != "old notes\n" {
+		t.Fatalf("the undo did not restore the file: %q", got)
 	}
 	notes := []string{"allowed for this session: write calls anywhere in the workspace", "undone: 1 file of the last turn", "restored notes.txt"}
 	for _, n := range notes {
@@ -43,10 +35,9 @@ func TestResumeShowsGrantAndUndoUnderTmux(t *testing.T) {
 			t.Fatalf("the live screen lacks %q:\n%s", n, live)
 		}
 	}
-	p.keys("C-c")
-	p.assertRestored(0)
+	p.quit()
 
-	p = startPane(t, 100, 40, "cd "+shellQuote(ws)+" && "+shellQuote(scv)+" --scv-home "+shellQuote(home)+" --continue")
+	p = startSCV(t, 100, 40, scv, home, ws, "--continue")
 	s := p.waitFor("Notes rewritten.", "ready")
 	for _, n := range notes {
 		if !strings.Contains(s, n) {
@@ -56,6 +47,5 @@ func TestResumeShowsGrantAndUndoUnderTmux(t *testing.T) {
 	if strings.Index(s, "undone: 1 file") < strings.Index(s, "Notes rewritten.") {
 		t.Errorf("the undo note is not after the turn it undid:\n%s", s)
 	}
-	p.keys("C-c")
-	p.assertRestored(0)
+	p.quit()
 }

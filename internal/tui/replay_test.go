@@ -16,46 +16,60 @@ import (
 // server stores them: each event line exactly as it was sent.
 func liveTurns(t *testing.T, h *harness) []proto.StoredTurn {
 	t.Helper()
-	var turns []proto.StoredTurn
-	var cur *proto.StoredTurn
-	send := func(evs ...proto.Event) {
-		for _, e := range evs {
-			h.ev(e)
-			b, err := proto.EncodeEvent(e)
-			if err != nil {
-				t.Fatal(err)
-			}
-			cur.Events = append(cur.Events, json.RawMessage(b))
-		}
-	}
-	begin := func(id, prompt string) {
-		turns = append(turns, proto.StoredTurn{TurnID: id, N: len(turns) + 1, Prompt: prompt, Started: h.clk.t.Format(time.RFC3339)})
-		cur = &turns[len(turns)-1]
-		h.typeText(prompt)
-		h.keys(enter)
-		send(&proto.TurnStarted{TurnHeader: th(id)})
-	}
-	// end ends the turn 4 s after it began, with its terminal event.
-	end := func(state string, last proto.Event) {
-		h.clk.t = h.clk.t.Add(4 * time.Second)
-		cur.State, cur.Ended = state, h.clk.t.Format(time.RFC3339)
-		send(last)
-	}
-	begin("t1", "Explain the build")
-	send(&proto.AssistantReasoning{TurnHeader: th("t1"), Content: "Looking at go.mod"},
+	r := &liveRecorder{t: t, h: h}
+	// Each turn ends 4 s after it began.
+	r.begin("t1", "Explain the build")
+	r.send(&proto.AssistantReasoning{TurnHeader: th("t1"), Content: "Looking at go.mod"},
 		&proto.AssistantCompleted{TurnHeader: th("t1"), Content: ""},
 		&proto.ToolProposed{TurnHeader: th("t1"), CallID: "c1", Name: "bash", Arguments: args(map[string]any{"command": "go build ./..."})},
 		&proto.ApprovalRequested{TurnHeader: th("t1"), ApprovalID: "a1", CallID: "c1", Name: "bash", Risk: "process", Cwd: "/w", Summary: "go build ./..."})
 	h.keys(key('y'))
-	send(&proto.ToolStarted{TurnHeader: th("t1"), CallID: "c1", Name: "bash", Summary: "go build ./..."},
+	r.send(&proto.ToolStarted{TurnHeader: th("t1"), CallID: "c1", Name: "bash", Summary: "go build ./..."},
 		&proto.ToolCompleted{TurnHeader: th("t1"), CallID: "c1", Name: "bash", Success: true, Output: `{"exit_code":0,"timed_out":false,"output":"ok\n","truncated":false}`},
 		&proto.AssistantDelta{TurnHeader: th("t1"), Content: "The build uses **Go modules**."},
 		&proto.AssistantCompleted{TurnHeader: th("t1"), Content: "The build uses **Go modules**:\n\n- `go build`\n- `go test`"})
-	end(proto.TurnStateCompleted, &proto.TurnCompleted{TurnHeader: th("t1"), Steps: 2, Usage: &proto.Usage{InputTokens: 3200, OutputTokens: 50, TotalTokens: 3250}, ContextTokens: 3300})
-	begin("t2", "And the tests?")
-	send(&proto.AssistantDelta{TurnHeader: th("t2"), Content: "Partial"})
-	end(proto.TurnStateFailed, &proto.TurnFailed{TurnHeader: th("t2"), Code: "provider_error", Message: "upstream 502"})
-	return turns
+	r.end(4*time.Second, proto.TurnStateCompleted, &proto.TurnCompleted{TurnHeader: th("t1"), Steps: 2, Usage: &proto.Usage{InputTokens: 3200, OutputTokens: 50, TotalTokens: 3250}, ContextTokens: 3300})
+	r.begin("t2", "And the tests?")
+	r.send(&proto.AssistantDelta{TurnHeader: th("t2"), Content: "Partial"})
+	r.end(4*time.Second, proto.TurnStateFailed, &proto.TurnFailed{TurnHeader: th("t2"), Code: "provider_error", Message: "upstream 502"})
+	return r.turns
+}
+
+// liveRecorder plays turns live into h and keeps them as the server
+// stores them: each event line exactly as it was sent.
+type liveRecorder struct {
+	t     *testing.T
+	h     *harness
+	turns []proto.StoredTurn
+}
+
+// begin submits prompt and starts turn id with it.
+func (r *liveRecorder) begin(id, prompt string) {
+	r.turns = append(r.turns, proto.StoredTurn{TurnID: id, N: len(r.turns) + 1, Prompt: prompt, Started: r.h.clk.t.Format(time.RFC3339)})
+	r.h.submit(prompt)
+	r.send(&proto.TurnStarted{TurnHeader: th(id)})
+}
+
+// send plays evs and stores them in the turn begun last.
+func (r *liveRecorder) send(evs ...proto.Event) {
+	cur := &r.turns[len(r.turns)-1]
+	for _, e := range evs {
+		r.h.ev(e)
+		b, err := proto.EncodeEvent(e)
+		if err != nil {
+			r.t.Fatal(err)
+		}
+		cur.Events = append(cur.Events, json.RawMessage(b))
+	}
+}
+
+// end ends the turn begun last after d more on the clock, in state, with
+// its terminal event last.
+func (r *liveRecorder) end(d time.Duration, state string, last proto.Event) {
+	r.h.clk.t = r.h.clk.t.Add(d)
+	cur := &r.turns[len(r.turns)-1]
+	cur.State, cur.Ended = state, r.h.clk.t.Format(time.RFC3339)
+	r.send(last)
 }
 
 // TestResumedTranscriptLooksAsLive: a session redrawn from its stored
@@ -103,11 +117,7 @@ func TestInterruptedTurnIsMarked(t *testing.T) {
 		}}}
 	})
 	f := h.frame()
-	for _, want := range []string{"› run the migration", "make migrate", "cancelled", "turn interrupted: the process running this turn stopped before the turn ended", "ready"} {
-		if !strings.Contains(f, want) {
-			t.Errorf("frame lacks %q:\n%s", want, f)
-		}
-	}
+	assertContains(t, "frame", f, "› run the migration", "make migrate", "cancelled", "turn interrupted: the process running this turn stopped before the turn ended", "ready")
 	if h.m.turnID != "" || h.m.ticking {
 		t.Errorf("after replay: turn %q, ticking %v; want idle", h.m.turnID, h.m.ticking)
 	}
@@ -131,11 +141,7 @@ func TestSessionPicker(t *testing.T) {
 		{SessionID: "s0", Title: "Fix the flaky test", Cwd: "/home/ada/project", Turns: 12, Bytes: 340 << 10, Updated: now.Add(-3 * time.Hour).Format(time.RFC3339), LastTurn: "interrupted"},
 	}}))
 	f := h.frame()
-	for _, want := range []string{"Sessions in /home/ada/project · type to filter", "▸ first session prompt", "this session", "Fix the flaky test", "3h ago · 12 turns · 340.0 KiB · interrupted", "no turns", "enter open · tab all dirs · ctrl+a show failed · del delete · esc close"} {
-		if !strings.Contains(f, want) {
-			t.Errorf("picker frame lacks %q:\n%s", want, f)
-		}
-	}
+	assertContains(t, "picker frame", f, "Sessions in /home/ada/project · type to filter", "▸ first session prompt", "this session", "Fix the flaky test", "3h ago · 12 turns · 340.0 KiB · interrupted", "no turns", "enter open · tab all dirs · ctrl+a show failed · del delete · esc close")
 	h.keys(tabKey)
 	if got := h.rec.take(); len(got) != 1 || got[0].(*proto.SessionList).Workspace != "" {
 		t.Errorf("Tab sent %+v, want a list of every workspace", got)
@@ -171,8 +177,7 @@ func TestSessionPicker(t *testing.T) {
 	if d := cmp.Diff([]any{&proto.SessionClose{Envelope: proto.Envelope{RequestID: "tui-6"}, SessionID: "s1"}}, h.rec.take()); d != "" {
 		t.Errorf("the old session was not closed (-want +got):\n%s", d)
 	}
-	h.typeText("next")
-	h.keys(enter)
+	h.submit("next")
 	if got := h.rec.take(); len(got) != 1 || got[0].(*proto.TurnStart).SessionID != "s0" {
 		t.Errorf("a prompt after resuming went to %+v", got)
 	}
@@ -200,8 +205,7 @@ func TestRewind(t *testing.T) {
 	if !strings.Contains(h.frame(), "rewinding to turn 1") {
 		t.Errorf("status does not say rewinding:\n%s", h.frame())
 	}
-	h.typeText(", edited")
-	h.keys(enter)
+	h.submit(", edited")
 	if d := cmp.Diff([]any{&proto.SessionFork{Envelope: proto.Envelope{RequestID: "tui-3"}, SessionID: "s1", TurnID: "t1", Origin: "tui"}}, h.rec.take()); d != "" {
 		t.Fatalf("Enter sent (-want +got):\n%s", d)
 	}
@@ -217,8 +221,7 @@ func TestRewind(t *testing.T) {
 	// A refused fork gives the edited prompt back.
 	h.ev(inSession("s2", &proto.TurnStarted{TurnHeader: th("t3")}), inSession("s2", &proto.TurnCompleted{TurnHeader: th("t3")}))
 	h.keys(ctrlR, enter)
-	h.typeText("!")
-	h.keys(enter)
+	h.submit("!")
 	h.rec.take()
 	h.ev(req("tui-6", &proto.Error{Code: "store_error", Message: "disk full"}))
 	if got := h.m.composer.Value(); got != "first prompt, edited!" || !strings.Contains(h.frame(), "could not open the session (store_error): disk full") {
@@ -232,57 +235,36 @@ func TestRewind(t *testing.T) {
 // tool.started, the undo after the last turn that had ended by then.
 func TestResumeKeepsGrantAndUndoNotes(t *testing.T) {
 	live := newHarness(t, func(c *Config) { c.Height = 40 })
-	var turns []proto.StoredTurn
-	send := func(evs ...proto.Event) {
-		cur := &turns[len(turns)-1]
-		for _, e := range evs {
-			live.ev(e)
-			b, err := proto.EncodeEvent(e)
-			if err != nil {
-				t.Fatal(err)
-			}
-			cur.Events = append(cur.Events, json.RawMessage(b))
-		}
-	}
-	stamp := func() string { return live.clk.t.Format(time.RFC3339) }
-	begin := func(id, prompt string) {
-		turns = append(turns, proto.StoredTurn{TurnID: id, N: len(turns) + 1, Prompt: prompt, Started: stamp()})
-		live.typeText(prompt)
-		live.keys(enter)
-		send(&proto.TurnStarted{TurnHeader: th(id)})
-	}
+	r := &liveRecorder{t: t, h: live}
 	end := func(id string) {
-		live.clk.t = live.clk.t.Add(3 * time.Second)
-		turns[len(turns)-1].State, turns[len(turns)-1].Ended = proto.TurnStateCompleted, stamp()
-		send(&proto.TurnCompleted{TurnHeader: th(id)})
+		r.end(3*time.Second, proto.TurnStateCompleted, &proto.TurnCompleted{TurnHeader: th(id)})
 	}
 	diff := &proto.Diff{Path: "notes.txt", Text: "--- a/notes.txt\n+++ b/notes.txt\n@@ -1 +1 @@\n-old\n+new\n", Added: 1, Removed: 1}
-	begin("t1", "rewrite the notes")
-	send(&proto.ToolProposed{TurnHeader: th("t1"), CallID: "c1", Name: "write", Arguments: args(map[string]any{"path": "notes.txt"})},
+	r.begin("t1", "rewrite the notes")
+	r.send(&proto.ToolProposed{TurnHeader: th("t1"), CallID: "c1", Name: "write", Arguments: args(map[string]any{"path": "notes.txt"})},
 		&proto.ApprovalRequested{TurnHeader: th("t1"), ApprovalID: "a1", CallID: "c1", Name: "write", Risk: "filesystem", Cwd: "/w",
 			Summary: "replace notes.txt (4 bytes)", Diff: diff, Grant: &proto.Grant{Tool: "write", Risk: "filesystem"}})
 	live.keys(key('a'))
-	send(&proto.ToolStarted{TurnHeader: th("t1"), CallID: "c1", Name: "write", Granted: &proto.Grant{GrantID: "g1", Tool: "write", Risk: "filesystem"}},
+	r.send(&proto.ToolStarted{TurnHeader: th("t1"), CallID: "c1", Name: "write", Granted: &proto.Grant{GrantID: "g1", Tool: "write", Risk: "filesystem"}},
 		&proto.ToolCompleted{TurnHeader: th("t1"), CallID: "c1", Name: "write", Success: true, Output: `{"path":"notes.txt","bytes":4,"sha256":"x"}`},
 		&proto.AssistantCompleted{TurnHeader: th("t1"), Content: "Rewritten."})
 	end("t1")
-	begin("t2", "what changed?")
-	send(&proto.AssistantCompleted{TurnHeader: th("t2"), Content: "Only the notes."})
+	r.begin("t2", "what changed?")
+	r.send(&proto.AssistantCompleted{TurnHeader: th("t2"), Content: "Only the notes."})
 	end("t2")
 
 	// /undo after the second turn undoes the first (the last that wrote).
 	live.clk.t = live.clk.t.Add(5 * time.Second)
 	live.rec.take()
-	live.typeText("/undo")
-	live.keys(enter)
+	live.submit("/undo")
 	files := []proto.UndoFile{{Path: "notes.txt", Action: proto.UndoRestore, Diff: &proto.Diff{Path: "notes.txt", Text: "-new\n+old\n", Added: 1, Removed: 1}}}
 	live.ev(req(requestID(t, live.rec.take()), &proto.SessionUndone{TurnID: "t1", DryRun: true, Files: files, Note: proto.UndoNote}))
 	live.keys(key('y'))
 	live.ev(req(requestID(t, live.rec.take()), &proto.SessionUndone{TurnID: "t1", Files: files, Note: proto.UndoNote}))
-	turns[0].Undone = &proto.StoredUndo{At: live.clk.t.UTC().Format(time.RFC3339Nano), Files: []proto.UndoFile{{Path: "notes.txt", Action: proto.UndoRestore}}}
+	r.turns[0].Undone = &proto.StoredUndo{At: live.clk.t.UTC().Format(time.RFC3339Nano), Files: []proto.UndoFile{{Path: "notes.txt", Action: proto.UndoRestore}}}
 	live.clk.t = live.clk.t.Add(5 * time.Second)
-	begin("t3", "thanks")
-	send(&proto.AssistantCompleted{TurnHeader: th("t3"), Content: "You are welcome."})
+	r.begin("t3", "thanks")
+	r.send(&proto.AssistantCompleted{TurnHeader: th("t3"), Content: "You are welcome."})
 	end("t3")
 	want := live.frame()
 	for _, note := range []string{"allowed for this session: write calls (risk filesystem)", "undone: 1 file of the last turn", "restored notes.txt"} {
@@ -294,7 +276,7 @@ func TestResumeKeepsGrantAndUndoNotes(t *testing.T) {
 	resumed := newHarness(t, func(c *Config) {
 		c.Height = 40
 		c.Resumed = &proto.SessionResumed{SessionID: "s1", Cwd: sessionStarted.Cwd, Model: sessionStarted.Model,
-			ContextMaxTokens: sessionStarted.ContextMaxTokens, Tools: sessionStarted.Tools, Turns: turns}
+			ContextMaxTokens: sessionStarted.ContextMaxTokens, Tools: sessionStarted.Tools, Turns: r.turns}
 	})
 	resumed.clk.t = live.clk.t
 	if d := cmp.Diff(want, resumed.frame()); d != "" {

@@ -16,9 +16,7 @@ import (
 // question, its row naming the rule; /approvals lists it; a new session
 // (/new), which loads it from the file, is not asked either.
 func TestSaveRuleEndToEnd(t *testing.T) {
-	scv := scvBinary(t)
-	requireRun(t, scv)
-	home, ws := t.TempDir(), t.TempDir()
+	scv, home, ws := e2eSetup(t)
 	fake := modeltest.New(t)
 	fake.Script(modeltest.ToolCall("c1", "bash", `{"command":"echo One"}`))
 	fake.Script(modeltest.ToolCall("c2", "bash", `{"command":"echo Two"}`))
@@ -26,23 +24,15 @@ func TestSaveRuleEndToEnd(t *testing.T) {
 	fake.Script(modeltest.ToolCall("c3", "bash", `{"command":"echo Three"}`))
 	fake.Script(modeltest.Text("Third ran."))
 	writeConfig(t, home, fake.URL())
+	appendConfig(t, home, "# my own note, kept\n")
 	cfgPath := filepath.Join(home, "config.toml")
 	before, err := os.ReadFile(cfgPath)
 	if err != nil {
 		t.Fatal(err)
 	}
-	before = append(before, "# my own note, kept\n"...)
-	if err := os.WriteFile(cfgPath, before, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	startDaemon(t, scv, home)
-
-	p := startPane(t, 120, 40, "cd "+shellQuote(ws)+" && "+shellQuote(scv)+" --scv-home "+shellQuote(home))
-	p.waitFor("fake-model", "connected", "ready")
-	p.text("echo twice")
-	p.keys("Enter")
-	p.waitFor("Approve this tool call?", "s always (save rule)")
-	p.keys("s")
+	p := attachTUI(t, scv, home, ws, 120, 40)
+	p.submit("echo twice")
+	p.answerApproval("s", "s always (save rule)")
 	p.waitFor("allow always (a rule saved for this cwd) the bash commands starting with:", "› echo█")
 	p.keys("Enter")
 	s := p.waitFor("Both ran.", "saved rule: bash prefix `echo` → allow ("+cfgPath+":", "✓ allowed by the saved rule bash prefix `echo`", "ready")
@@ -59,16 +49,13 @@ func TestSaveRuleEndToEnd(t *testing.T) {
 	if !strings.HasPrefix(string(after), string(before)) || !strings.Contains(string(after), "[[approvals.rules]]\ntool = \"bash\"\nprefix = \"echo\"\ndecision = \"allow\"\nworkspace = ") {
 		t.Fatalf("the user config after saving:\n%s", after)
 	}
-	p.text("/approvals")
-	p.keys("Enter")
+	p.submit("/approvals")
 	p.waitFor("saved rules (deny beats allow", "· bash prefix `echo` → allow ("+cfgPath+":")
 
 	// A new session loads the rule from the file.
-	p.text("/new")
-	p.keys("Enter")
+	p.submit("/new")
 	p.waitFor("ready")
-	p.text("echo again")
-	p.keys("Enter")
+	p.submit("echo again")
 	s = p.waitFor("Third ran.", "✓ allowed by the saved rule bash prefix `echo`", "ready")
 	if strings.Contains(s, "Approve this tool call?") {
 		t.Errorf("the new session asked:\n%s", s)
@@ -76,6 +63,5 @@ func TestSaveRuleEndToEnd(t *testing.T) {
 	if out := callOutputs(fake.Requests()[len(fake.Requests())-1])["c3"]; !strings.Contains(out, "Three") {
 		t.Errorf("the third call's output %q does not show it ran", out)
 	}
-	p.keys("C-c")
-	p.assertRestored(0)
+	p.quit()
 }

@@ -32,8 +32,7 @@ func TestSaveRuleKey(t *testing.T) {
 	if got := h.rec.take(); len(got) != 0 {
 		t.Fatalf("an empty prefix sent %+v", got)
 	}
-	h.typeText("go test")
-	h.keys(enter)
+	h.submit("go test")
 	want := &proto.ApprovalResolve{Envelope: proto.Envelope{RequestID: "tui-2"}, SessionID: "s1", ApprovalID: "a1", Approved: true, Scope: proto.ScopeRule, Prefix: "go test"}
 	if d := cmp.Diff([]any{want}, h.rec.take()); d != "" {
 		t.Fatalf("sent (-want +got):\n%s", d)
@@ -54,8 +53,7 @@ func TestSaveRuleKey(t *testing.T) {
 		}
 	}
 	h.ev(&proto.TurnCompleted{TurnHeader: th("t1"), Steps: 2})
-	h.typeText("/approvals")
-	h.keys(enter)
+	h.submit("/approvals")
 	h.rec.take()
 	h.ev(req("tui-3", &proto.ApprovalGrantsReply{Grants: []proto.Grant{}, Rules: []proto.Grant{rule,
 		{GrantID: "u2", Tool: "bash", Risk: proto.AnyRisk, Prefix: "git push", Source: "/w/.scv/config.toml:1", Decision: proto.DecisionDeny}}}))

@@ -1,8 +1,6 @@
 package tui_test
 
 import (
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -14,28 +12,22 @@ import (
 // then the write, and Ctrl+O shows its diff), and while a turn runs the status line says Ctrl+C
 // cancels it, which it does without quitting.
 func TestSelectAndHintsUnderTmux(t *testing.T) {
-	scv := scvBinary(t)
-	requireRun(t, scv)
-	home, ws := t.TempDir(), t.TempDir()
-	writeFile(t, ws, "notes.txt", "old notes\n")
+	scv, home, ws := e2eSetup(t)
 	fake := modeltest.New(t)
-	fake.Script(modeltest.ToolCall("c1", "write", `{"path":"notes.txt","mode":"replace","content":"new notes\n"}`))
+	scriptNotesRewrite(t, ws, fake)
 	fake.Script(modeltest.ToolCall("c2", "bash", `{"command":"echo later-call"}`))
 	fake.Script(modeltest.Text("Wrote and echoed."))
 	fake.Script(modeltest.ToolCall("c3", "bash", `{"command":"sleep 30"}`))
 	p := openTUI(t, scv, home, ws, fake, 100, 40)
-	p.text("rewrite the notes")
-	p.keys("Enter")
-	p.waitFor("Approve this tool call?", "notes.txt")
-	p.keys("y")
-	p.waitFor("Approve this tool call?", "command: echo later-call")
-	p.keys("y")
+	p.submit("rewrite the notes")
+	p.answerApproval("y", "notes.txt")
+	p.answerApproval("y", "command: echo later-call")
 	s := p.waitFor("Wrote and echoed.", "ready")
 	if !strings.Contains(s, "± notes.txt +1 −1 · select with alt+↑/↓, then ctrl+o to show the diff") {
 		t.Fatalf("the write's hint does not say how to reach its diff after a later call:\n%s", s)
 	}
-	if b, _ := os.ReadFile(filepath.Join(ws, "notes.txt")); string(b) != "new notes\n" {
-		t.Fatalf("the write did not happen: %q", b)
+	if got := readFile(ws, "notes.txt"); got != "new notes\n" {
+		t.Fatalf("the write did not happen: %q", got)
 	}
 	p.keys("M-Up")
 	p.waitFor("▸ Wrote and echoed.", "y copy · alt+↑/↓ select")
@@ -46,10 +38,8 @@ func TestSelectAndHintsUnderTmux(t *testing.T) {
 	p.keys("C-o")
 	p.waitFor("-old notes", "+new notes", "(ctrl+o to collapse)")
 
-	p.text("now sleep")
-	p.keys("Enter")
-	p.waitFor("Approve this tool call?", "sleep 30")
-	p.keys("y")
+	p.submit("now sleep")
+	p.answerApproval("y", "sleep 30")
 	s = p.waitFor("bash sleep 30 [running]", "esc/ctrl+c cancel the turn")
 	if strings.Contains(s, "ctrl+c quit") {
 		t.Errorf("the status line says ctrl+c quits while a turn runs:\n%s", s)
@@ -59,6 +49,5 @@ func TestSelectAndHintsUnderTmux(t *testing.T) {
 	if strings.Contains(s, "pane-script-finished") {
 		t.Fatalf("ctrl+c during the turn quit the TUI:\n%s", s)
 	}
-	p.keys("C-c")
-	p.assertRestored(0)
+	p.quit()
 }

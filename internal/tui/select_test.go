@@ -51,11 +51,7 @@ func TestSelectEarlierRowAndExpand(t *testing.T) {
 	}
 	h.keys(ctrlO)
 	f = h.frame()
-	for _, want := range []string{`+    println("hello")`, `-    println("hi")`, "(ctrl+o to collapse)"} {
-		if !strings.Contains(f, want) {
-			t.Errorf("ctrl+o on the selected write does not show %q:\n%s", want, f)
-		}
-	}
+	assertContains(t, "the frame after ctrl+o on the selected write", f, `+    println("hello")`, `-    println("hi")`, "(ctrl+o to collapse)")
 	if strings.Contains(f, "l8") {
 		t.Errorf("the read's output is expanded too:\n%s", f)
 	}
@@ -164,8 +160,7 @@ func TestPickerTypeToFilter(t *testing.T) {
 	if h.m.picker == nil || strings.Contains(h.frame(), "filter:") || !strings.Contains(h.frame(), "Release notes") {
 		t.Fatalf("the first Esc did not clear the filter (or closed the picker):\n%s", h.frame())
 	}
-	h.typeText("store")
-	h.keys(enter)
+	h.submit("store")
 	got := h.rec.take()
 	if len(got) != 1 {
 		t.Fatalf("Enter on the filtered row sent %v", got)

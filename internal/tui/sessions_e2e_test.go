@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/scv-agent/scv/internal/model/modeltest"
+	"github.com/scv-agent/scv/internal/testutil"
 )
 
 // TestStoredSessionsUnderTmux runs the real binary in a tmux pane against
@@ -16,9 +17,7 @@ import (
 // without an id opens the picker, which lists both sessions, and Enter
 // opens the one chosen.
 func TestStoredSessionsUnderTmux(t *testing.T) {
-	scv := scvBinary(t)
-	requireRun(t, scv)
-	home, ws := t.TempDir(), t.TempDir()
+	scv, home, ws := e2eSetup(t)
 	fake := modeltest.New(t)
 	fake.Script(modeltest.ToolCall("call_1", "read", `{"path":"notes.txt"}`))
 	fake.Script(modeltest.Text("The notes say **hello from notes**."))
@@ -28,20 +27,15 @@ func TestStoredSessionsUnderTmux(t *testing.T) {
 	writeConfig(t, home, fake.URL())
 	writeFile(t, ws, "notes.txt", "hello from notes\n")
 	startDaemon(t, scv, home)
-	run := func(flags string) *pane {
-		return startPane(t, 100, 40, "cd "+shellQuote(ws)+" && "+shellQuote(scv)+" --scv-home "+shellQuote(home)+" "+flags)
-	}
+	run := func(flags string) *pane { return startSCV(t, 100, 40, scv, home, ws, flags) }
 
 	p := run("")
 	p.waitFor("fake-model", "connected", "ready")
-	p.text("what do the notes say?")
-	p.keys("Enter")
+	p.submit("what do the notes say?")
 	p.waitFor("hello from notes.", "ready")
-	p.text("and the answer?")
-	p.keys("Enter")
+	p.submit("and the answer?")
 	live := p.waitFor("forty-two", "ready")
-	p.keys("C-c")
-	p.assertRestored(0)
+	p.quit()
 
 	// --continue redraws the conversation as it was shown live.
 	p = run("--continue")
@@ -54,8 +48,7 @@ func TestStoredSessionsUnderTmux(t *testing.T) {
 			t.Errorf("the resumed screen lacks %q:\n%s", want, s)
 		}
 	}
-	p.text("continue please")
-	p.keys("Enter")
+	p.submit("continue please")
 	p.waitFor("Continued answer.", "ready")
 	if got := lastUserTexts(fake); len(got) != 3 || got[0] != "what do the notes say?" {
 		t.Errorf("the continued turn sent the user messages %q; want the whole conversation", got)
@@ -67,8 +60,7 @@ func TestStoredSessionsUnderTmux(t *testing.T) {
 	p.keys("Down", "Down", "Enter")
 	p.waitFor("rewinding to turn 1")
 	p.keys("C-u") // the composer's delete-to-line-start
-	p.text("tell me about bananas")
-	p.keys("Enter")
+	p.submit("tell me about bananas")
 	s = p.waitFor("Forked answer about bananas.", "rewound: a new session forked", "ready")
 	if strings.Contains(s, "forty-two") || strings.Contains(s, "Continued answer.") {
 		t.Errorf("the fork shows turns after the rewind point:\n%s", s)
@@ -76,8 +68,7 @@ func TestStoredSessionsUnderTmux(t *testing.T) {
 	if got := lastUserTexts(fake); len(got) != 1 || got[0] != "tell me about bananas" {
 		t.Errorf("the fork sent the user messages %q; want only the edited prompt", got)
 	}
-	p.keys("C-c")
-	p.assertRestored(0)
+	p.quit()
 
 	// --resume without an id: the picker lists both sessions.
 	p = run("--resume")
@@ -88,8 +79,7 @@ func TestStoredSessionsUnderTmux(t *testing.T) {
 	// Newest first: the fork, then the original; open the original.
 	p.keys("Down", "Enter")
 	p.waitFor("Continued answer.", "forty-two", "ready")
-	p.keys("C-c")
-	p.assertRestored(0)
+	p.quit()
 }
 
 // lastUserTexts are the user messages of the fake model's last request.
@@ -106,9 +96,22 @@ func lastUserTexts(fake *modeltest.Server) []string {
 	return out
 }
 
+// writeFile writes text to dir/name, making the folders it needs.
 func writeFile(t *testing.T, dir, name, text string) {
 	t.Helper()
-	if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	testutil.WriteFile(t, filepath.Join(dir, name), text)
+}
+
+// readFile is the text of dir/name ("" when it cannot be read).
+func readFile(dir, name string) string {
+	b, _ := os.ReadFile(filepath.Join(dir, name))
+	return string(b)
+}
+
+// scriptNotesRewrite puts notes.txt ("old notes") in ws and scripts the
+// model's first answer: call c1, a write replacing it with "new notes".
+func scriptNotesRewrite(t *testing.T, ws string, fake *modeltest.Server) {
+	t.Helper()
+	writeFile(t, ws, "notes.txt", "old notes\n")
+	fake.Script(modeltest.ToolCall("c1", "write", `{"path":"notes.txt","mode":"replace","content":"new notes\n"}`))
 }

@@ -283,17 +283,28 @@ func (m *Model) runCommand(name string, args []string) tea.Cmd {
 // newSession starts a fresh session in this workspace; the one shown is
 // closed when the new one is open (session.started answers).
 func (m *Model) newSession() {
+	if m.refuseUnlessIdle("/new", "not connected; a new session needs the daemon") {
+		return
+	}
+	id := m.nextRequestID()
+	if m.sendMsg(m.cfg.Client.start(id, m.session.Cwd)) {
+		m.newReq = id
+	}
+}
+
+// refuseUnlessIdle shows why command, which needs a connected and idle
+// session, cannot run now (offline says it for no connection) and
+// reports whether it did.
+func (m *Model) refuseUnlessIdle(command, offline string) bool {
 	switch {
 	case m.conn != connected:
-		m.addItem(&item{kind: kindError, text: "not connected; a new session needs the daemon"})
+		m.addItem(&item{kind: kindError, text: offline})
 	case !m.idle():
-		m.addItem(&item{kind: kindError, text: "a turn is running; /new works when the session is idle (Esc cancels the turn)"})
+		m.addItem(&item{kind: kindError, text: "a turn is running; " + command + " works when the session is idle (Esc cancels the turn)"})
 	default:
-		id := m.nextRequestID()
-		if m.sendMsg(m.cfg.Client.start(id, m.session.Cwd)) {
-			m.newReq = id
-		}
+		return false
 	}
+	return true
 }
 
 // newStarted shows the session /new started in place of the one shown.

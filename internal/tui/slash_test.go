@@ -20,11 +20,7 @@ func TestSlashMenu(t *testing.T) {
 	h.typeText("re")
 	h.golden("slash_menu_filtered")
 	f := h.frame()
-	for _, want := range []string{"/resume", "/rewind"} {
-		if !strings.Contains(f, want) {
-			t.Errorf("filtered menu lacks %s:\n%s", want, f)
-		}
-	}
+	assertContains(t, "filtered menu", f, "/resume", "/rewind")
 	if strings.Contains(f, "/model") {
 		t.Errorf("filtered menu still shows /model:\n%s", f)
 	}
@@ -40,8 +36,7 @@ func TestSlashMenu(t *testing.T) {
 		t.Errorf("Esc changed the composer to %q", got)
 	}
 	h.m.composer.Reset()
-	h.typeText("/mo")
-	h.keys(enter)
+	h.submit("/mo")
 	want := []any{&proto.ModelsList{Envelope: proto.Envelope{RequestID: "tui-1"}, SessionID: "s1"}}
 	if d := cmp.Diff(want, h.rec.take()); d != "" {
 		t.Errorf("Enter on /mo sent (-want +got):\n%s", d)
@@ -56,8 +51,7 @@ func TestSlashMenu(t *testing.T) {
 // slash; a first word that is a path is a prompt.
 func TestSlashWordsNotCommands(t *testing.T) {
 	h := newHarness(t, func(c *Config) { c.Height = 16 })
-	h.typeText("/frobnicate the build")
-	h.keys(enter)
+	h.submit("/frobnicate the build")
 	if got := h.rec.take(); len(got) != 0 {
 		t.Fatalf("an unknown command sent %v", got)
 	}
@@ -71,8 +65,7 @@ func TestSlashWordsNotCommands(t *testing.T) {
 	// The refused text is selected: the next command replaces it instead
 	// of being appended to it (which made the prompt "/compact/cost").
 	h.m.composer.Reset()
-	h.typeText("/zap")
-	h.keys(enter)
+	h.submit("/zap")
 	h.typeText("/nosuch")
 	if got := h.m.composer.Value(); got != "/nosuch" {
 		t.Errorf("typing after a refused command made the composer %q, want /nosuch", got)
@@ -88,8 +81,7 @@ func TestSlashWordsNotCommands(t *testing.T) {
 		t.Errorf("End then typing made the composer %q, want the refused text kept and extended", got)
 	}
 	h.m.composer.Reset()
-	h.typeText("/help me please")
-	h.keys(enter)
+	h.submit("/help me please")
 	if got := h.rec.take(); len(got) != 0 {
 		t.Fatalf("/help with words sent %v", got)
 	}
@@ -100,8 +92,7 @@ func TestSlashWordsNotCommands(t *testing.T) {
 	}
 	for i, c := range cases {
 		h.m.composer.Reset()
-		h.typeText(c.typed)
-		h.keys(enter)
+		h.submit(c.typed)
 		id := "tui-" + string(rune('1'+i))
 		if d := cmp.Diff([]any{turnStart(id, c.sent)}, h.rec.take()); d != "" {
 			t.Errorf("%q sent (-want +got):\n%s", c.typed, d)
@@ -114,8 +105,7 @@ func TestSlashWordsNotCommands(t *testing.T) {
 // line's model and context window; unsupported shows the usage.
 func TestModelCommand(t *testing.T) {
 	h := newHarness(t, func(c *Config) { c.Height = 16 })
-	h.typeText("/model")
-	h.keys(enter)
+	h.submit("/model")
 	h.rec.take()
 	h.ev(req("tui-1", &proto.ModelsListed{Current: "gpt-test", Models: []string{"gpt-big", "gpt-test", "gpt-tiny"}}))
 	h.golden("model_picker")
@@ -129,8 +119,7 @@ func TestModelCommand(t *testing.T) {
 	if !strings.Contains(f, "scv │ gpt-tiny │") || !strings.Contains(f, "ctx 32k") {
 		t.Errorf("the header and status line do not show the new model and window:\n%s", f)
 	}
-	h.typeText("/model gpt-big high")
-	h.keys(enter)
+	h.submit("/model gpt-big high")
 	want = []any{&proto.SessionConfigure{Envelope: proto.Envelope{RequestID: "tui-3"}, SessionID: "s1", Model: "gpt-big", ReasoningEffort: "high"}}
 	if d := cmp.Diff(want, h.rec.take()); d != "" {
 		t.Errorf("/model NAME effort sent (-want +got):\n%s", d)
@@ -139,8 +128,7 @@ func TestModelCommand(t *testing.T) {
 	if !strings.Contains(h.frame(), "the model was not changed") {
 		t.Errorf("a refused configure is not shown:\n%s", h.frame())
 	}
-	h.typeText("/model")
-	h.keys(enter)
+	h.submit("/model")
 	h.ev(req("tui-4", &proto.Error{Code: proto.ErrUnsupported, Message: "the provider cannot list models"}))
 	if f := h.frame(); !strings.Contains(f, "/model NAME [effort]") {
 		t.Errorf("unsupported does not show the usage:\n%s", f)
@@ -151,8 +139,7 @@ func TestModelCommand(t *testing.T) {
 // note, y sends the undo; n keeps the files; undo_refused is a notice.
 func TestUndoCommand(t *testing.T) {
 	h := newHarness(t, func(c *Config) { c.Height = 20 })
-	h.typeText("/undo")
-	h.keys(enter)
+	h.submit("/undo")
 	want := []any{&proto.SessionUndo{Envelope: proto.Envelope{RequestID: "tui-1"}, SessionID: "s1", DryRun: true}}
 	if d := cmp.Diff(want, h.rec.take()); d != "" {
 		t.Errorf("/undo sent (-want +got):\n%s", d)
@@ -177,15 +164,13 @@ func TestUndoCommand(t *testing.T) {
 	}
 
 	// n keeps the files; a refusal is shown.
-	h.typeText("/undo")
-	h.keys(enter)
+	h.submit("/undo")
 	h.ev(req("tui-3", dry))
 	h.keys(key('n'))
 	if got := h.rec.take(); len(got) != 1 {
 		t.Errorf("n sent more than the dry run: %v", got)
 	}
-	h.typeText("/undo")
-	h.keys(enter)
+	h.submit("/undo")
 	h.ev(req("tui-4", &proto.Error{Code: proto.ErrUndoRefused, Message: "notes.md was changed since the turn wrote it"}))
 	if f := h.frame(); !strings.Contains(f, "undo refused: notes.md was changed") {
 		t.Errorf("undo_refused not shown:\n%s", f)
@@ -198,8 +183,7 @@ func TestHistoryWalksPastCommands(t *testing.T) {
 	h := newHarness(t, nil)
 	h.prompt("first prompt", "t1")
 	h.ev(&proto.TurnCompleted{TurnHeader: th("t1")})
-	h.typeText("/context")
-	h.keys(enter)
+	h.submit("/context")
 	h.keys(up)
 	if got := h.m.composer.Value(); got != "/context" {
 		t.Fatalf("Up recalled %q, want /context", got)

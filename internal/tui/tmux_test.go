@@ -99,6 +99,28 @@ func (p *pane) keys(k ...string) { p.tmux(append([]string{"send-keys", "-t", "e2
 
 func (p *pane) text(s string) { p.tmux("send-keys", "-t", "e2e", "-l", s) }
 
+// submit types s into the composer and sends it with Enter.
+func (p *pane) submit(s string) {
+	p.text(s)
+	p.keys("Enter")
+}
+
+// answerApproval waits for the approval panel showing all of want and
+// answers it with key.
+func (p *pane) answerApproval(key string, want ...string) {
+	p.t.Helper()
+	p.waitFor(append([]string{"Approve this tool call?"}, want...)...)
+	p.keys(key)
+}
+
+// quit quits with Ctrl+C and checks that scv exited 0 and restored the
+// terminal.
+func (p *pane) quit() {
+	p.t.Helper()
+	p.keys("C-c")
+	p.assertRestored(0)
+}
+
 // waitFor polls the screen until it contains all of want (or 15 s pass).
 func (p *pane) waitFor(want ...string) string {
 	p.t.Helper()
@@ -120,6 +142,19 @@ func (p *pane) waitFor(want ...string) string {
 	}
 	p.t.Fatalf("screen never showed %q; last screen:\n%s", want, s)
 	return ""
+}
+
+// waitUntil polls cond every interval until it holds (true) or d passes
+// (false).
+func waitUntil(d, interval time.Duration, cond func() bool) bool {
+	deadline := time.Now().Add(d)
+	for !cond() {
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(interval)
+	}
+	return true
 }
 
 // format reads a tmux format variable of the pane.

@@ -25,16 +25,12 @@ type undoPanel struct {
 
 // undoCommand asks the server what undoing the last turn would change.
 func (m *Model) undoCommand() {
-	switch {
-	case m.conn != connected:
-		m.addItem(&item{kind: kindError, text: "not connected; nothing can be undone"})
-	case !m.idle():
-		m.addItem(&item{kind: kindError, text: "a turn is running; /undo works when the session is idle (Esc cancels the turn)"})
-	default:
-		id := m.nextRequestID()
-		if m.sendMsg(&proto.SessionUndo{Envelope: proto.Envelope{RequestID: id}, SessionID: m.session.SessionID, DryRun: true}) {
-			m.undoReq = id
-		}
+	if m.refuseUnlessIdle("/undo", "not connected; nothing can be undone") {
+		return
+	}
+	id := m.nextRequestID()
+	if m.sendMsg(&proto.SessionUndo{Envelope: proto.Envelope{RequestID: id}, SessionID: m.session.SessionID, DryRun: true}) {
+		m.undoReq = id
 	}
 }
 
