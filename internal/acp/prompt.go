@@ -49,9 +49,14 @@ type turn struct {
 	// answered is closed once the prompt's response is written.
 	answered chan struct{}
 	// ctx ends the turn's pending permission requests.
-	ctx   context.Context
-	stop  context.CancelFunc
-	calls map[string]*call
+	ctx  context.Context
+	stop context.CancelFunc
+	// asking counts the permission requests in flight (added under the
+	// session's lock while not cancelled), so session/cancel withdraws
+	// them ($/cancel_request) before the server is told and the failed
+	// tool_call_update follows: the client sees one order.
+	asking sync.WaitGroup
+	calls  map[string]*call
 }
 
 // call is what is known of one tool call.
@@ -225,6 +230,7 @@ func (s *session) cancel(a *Agent) {
 		return
 	}
 	t.stop()
+	t.asking.Wait()
 	if turnID != "" {
 		_ = a.conn.Send(&proto.TurnCancel{SessionID: s.id, TurnID: turnID})
 	}
@@ -406,7 +412,17 @@ func (a *Agent) askPermission(s *session, t *turn, e *proto.ApprovalRequested, c
 	}
 	opts = append(opts, permissionOption{OptionID: RejectOnce, Name: "Reject", Kind: RejectOnce})
 	res := &proto.ApprovalResolve{SessionID: s.id, ApprovalID: e.ApprovalID}
+	s.mu.Lock()
+	cancelled := t.cancelled
+	if !cancelled {
+		t.asking.Add(1)
+	}
+	s.mu.Unlock()
+	if cancelled {
+		return // the cancel withdraws the approval with the turn
+	}
 	raw, err := a.wire.call(t.ctx, a.closed, MethodRequestPermission, permissionParams{SessionID: s.id, ToolCall: tc, Options: opts})
+	t.asking.Done()
 	var pr permissionResult
 	switch {
 	case err != nil:
