@@ -178,17 +178,27 @@ func httpClient(given *http.Client) *http.Client {
 // the daemon's memory. One pool also reuses connections (and TLS
 // sessions) across sessions of the same endpoint. It carries no
 // credentials: keys and headers are set on each request.
-var sharedTransport = sync.OnceValue(func() *http.Transport {
-	return &http.Transport{
-		// No Proxy: nothing comes from the process environment.
-		DialContext:           (&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
-		ForceAttemptHTTP2:     true,
-		MaxIdleConns:          10,
-		IdleConnTimeout:       90 * time.Second,
-		TLSHandshakeTimeout:   10 * time.Second,
-		ExpectContinueTimeout: time.Second,
-	}
-})
+// (A function, not a sync.OnceValue variable: package initialisation of
+// every scv process would pay for the closure.)
+func sharedTransport() *http.Transport {
+	transportOnce.Do(func() {
+		transport = &http.Transport{
+			// No Proxy: nothing comes from the process environment.
+			DialContext:           (&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+			ForceAttemptHTTP2:     true,
+			MaxIdleConns:          10,
+			IdleConnTimeout:       90 * time.Second,
+			TLSHandshakeTimeout:   10 * time.Second,
+			ExpectContinueTimeout: time.Second,
+		}
+	})
+	return transport
+}
+
+var (
+	transportOnce sync.Once
+	transport     *http.Transport
+)
 
 func sleepCtx(ctx context.Context, d time.Duration) error {
 	t := time.NewTimer(d)
