@@ -1,7 +1,6 @@
 package agent
 
 import (
-	"flag"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,19 +12,8 @@ import (
 	"github.com/scv-agent/scv/internal/approval"
 	"github.com/scv-agent/scv/internal/hooks"
 	"github.com/scv-agent/scv/internal/proto"
+	"github.com/scv-agent/scv/internal/testutil"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files in testdata")
-
-// hookScript writes an executable bash script and returns its path.
-func hookScript(t *testing.T, dir, name, body string) string {
-	t.Helper()
-	p := filepath.Join(dir, name)
-	if err := os.WriteFile(p, []byte("#!/bin/bash\n"+body+"\n"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
 
 func hookSession(t *testing.T, fm *fakeModel, order *[]string, policy approval.Policy, ws string, hs ...hooks.Hook) *Session {
 	t.Helper()
@@ -49,7 +37,7 @@ func hookRuns(rec *recorder) []string {
 func TestHookEventsGolden(t *testing.T) {
 	ws := t.TempDir()
 	log := filepath.Join(t.TempDir(), "log")
-	logger := hookScript(t, ws, "log", `{ cat; echo; } >> `+log)
+	logger := testutil.Script(t, ws, "log", `{ cat; echo; } >> `+log)
 	var order []string
 	fm := &fakeModel{script: []step{calls(call("c1", "touch", `{"text":"a.txt"}`)), text("done")}}
 	var hs []hooks.Hook
@@ -73,7 +61,7 @@ func TestHookEventsGolden(t *testing.T) {
 	approvalID := only[*proto.ApprovalRequested](rec)[0].ApprovalID
 	got = strings.ReplaceAll(got, approvalID, "$APPROVAL_ID")
 	golden := filepath.Join("testdata", "hooks_input.golden")
-	if *update {
+	if testutil.Update() {
 		if err := os.MkdirAll("testdata", 0o755); err != nil {
 			t.Fatal(err)
 		}
@@ -101,7 +89,7 @@ func TestPreToolDeny(t *testing.T) {
 	ws := t.TempDir()
 	var order []string
 	fm := &fakeModel{script: []step{calls(call("c1", "touch", `{"text":"a.txt"}`)), text("ok")}}
-	deny := hookScript(t, ws, "deny", `grep -q '"name":"touch"' && { echo "touch is not allowed here" >&2; exit 2; }; exit 0`)
+	deny := testutil.Script(t, ws, "deny", `grep -q '"name":"touch"' && { echo "touch is not allowed here" >&2; exit 2; }; exit 0`)
 	s := hookSession(t, fm, &order, approval.AskOnRisk, ws, hooks.Hook{Name: "no-touch", Event: hooks.PreTool, Match: "to*", Command: []string{deny}})
 	rec := &recorder{}
 	rec.onApproval = func(e *proto.ApprovalRequested) {
@@ -130,7 +118,7 @@ func TestPreToolAsk(t *testing.T) {
 	ws := t.TempDir()
 	var order []string
 	fm := &fakeModel{script: []step{calls(call("c1", "echo", `{"text":"a"}`)), text("ok")}}
-	ask := hookScript(t, ws, "ask", `echo '{"decision":"ask","reason":"reads are audited"}'`)
+	ask := testutil.Script(t, ws, "ask", `echo '{"decision":"ask","reason":"reads are audited"}'`)
 	s := hookSession(t, fm, &order, approval.AskOnRisk, ws, hooks.Hook{Name: "audit", Event: hooks.PreTool, Match: "echo", Command: []string{ask}})
 	rec := &recorder{}
 	rec.onApproval = func(e *proto.ApprovalRequested) { _ = s.Resolve(e.ApprovalID, approval.Answer{Approved: true}) }
@@ -148,8 +136,8 @@ func TestPreToolAsk(t *testing.T) {
 // with the stderr tail; a pre_tool failure denies unless on_error allows.
 func TestHookTimeoutAndCrash(t *testing.T) {
 	ws := t.TempDir()
-	slow := hookScript(t, ws, "slow", `echo "still thinking" >&2; sleep 30`)
-	crash := hookScript(t, ws, "crash", `echo "segfault" >&2; kill -SEGV $$`)
+	slow := testutil.Script(t, ws, "slow", `echo "still thinking" >&2; sleep 30`)
+	crash := testutil.Script(t, ws, "crash", `echo "segfault" >&2; kill -SEGV $$`)
 	var order []string
 	fm := &fakeModel{script: []step{calls(call("c1", "echo", `{"text":"a"}`), call("c2", "touch", `{"text":"b"}`)), text("ok")}}
 	s := hookSession(t, fm, &order, approval.AskOnRisk, ws,
@@ -183,7 +171,7 @@ func TestUserPromptHooks(t *testing.T) {
 	ws := t.TempDir()
 	var order []string
 	fm := &fakeModel{script: []step{text("ok")}}
-	hook := hookScript(t, ws, "screen", `if grep -q password; then echo '{"decision":"block","reason":"the prompt holds a password"}'; else echo "on branch main"; fi`)
+	hook := testutil.Script(t, ws, "screen", `if grep -q password; then echo '{"decision":"block","reason":"the prompt holds a password"}'; else echo "on branch main"; fi`)
 	s := hookSession(t, fm, &order, approval.AskOnRisk, ws, hooks.Hook{Name: "screen", Event: hooks.UserPrompt, Command: []string{hook}})
 	rec := &recorder{}
 	s.RunTurn(t.Context(), "t1", "my password is hunter2", rec.emit)
@@ -202,7 +190,7 @@ func TestPostToolNote(t *testing.T) {
 	ws := t.TempDir()
 	var order []string
 	fm := &fakeModel{script: []step{calls(call("c1", "echo", `{"text":"a"}`)), text("ok")}}
-	lint := hookScript(t, ws, "lint", `echo '{"note":"lint: 2 warnings"}'`)
+	lint := testutil.Script(t, ws, "lint", `echo '{"note":"lint: 2 warnings"}'`)
 	s := hookSession(t, fm, &order, approval.AskOnRisk, ws, hooks.Hook{Name: "lint", Event: hooks.PostTool, Command: []string{lint}})
 	rec := &recorder{}
 	s.RunTurn(t.Context(), "t1", "go", rec.emit)
@@ -219,7 +207,7 @@ func TestForcedAskIgnoresGrants(t *testing.T) {
 	ws := t.TempDir()
 	var order []string
 	fm := &fakeModel{script: []step{calls(call("c1", "touch", `{"text":"a.txt"}`)), calls(call("c2", "touch", `{"text":"secret.txt"}`)), calls(call("c3", "touch", `{"text":"b.txt"}`)), text("ok")}}
-	ask := hookScript(t, ws, "ask", `grep -q "secret.txt" && echo '{"decision":"ask","reason":"a secret file"}'; exit 0`)
+	ask := testutil.Script(t, ws, "ask", `grep -q "secret.txt" && echo '{"decision":"ask","reason":"a secret file"}'; exit 0`)
 	s := hookSession(t, fm, &order, approval.AskOnRisk, ws, hooks.Hook{Name: "guard", Event: hooks.PreTool, Match: "touch", Command: []string{ask}})
 	rec := &recorder{}
 	rec.onApproval = func(e *proto.ApprovalRequested) {

@@ -11,6 +11,7 @@ import (
 	"github.com/scv-agent/scv/internal/approval"
 	"github.com/scv-agent/scv/internal/hooks"
 	"github.com/scv-agent/scv/internal/proto"
+	"github.com/scv-agent/scv/internal/testutil"
 	"github.com/scv-agent/scv/internal/tool"
 	"github.com/scv-agent/scv/internal/toolcall"
 )
@@ -56,7 +57,7 @@ func TestPlanModeRefusesBeforeApproval(t *testing.T) {
 		calls(call("c1", "touch", `{"text":"a.txt"}`), call("c2", "run", `{"text":"rm -rf x"}`), call("c3", "echo", `{"text":"read"}`)),
 		text("## Plan\n1. do it"),
 	}}
-	log := hookScript(t, ws, "log", `cat >/dev/null; echo ran >> `+ws+`/hook.log`)
+	log := testutil.Script(t, ws, "log", `cat >/dev/null; echo ran >> `+ws+`/hook.log`)
 	s := newSession(t, fm, planTools(t, &order), approval.AskAlways)
 	s.opts.Hooks = hooks.New(hooks.Options{Hooks: []hooks.Hook{{Name: "log", Event: hooks.PreTool, Match: "*", Command: []string{log}}},
 		Env: []string{"PATH=/usr/bin:/bin"}, Workspace: ws, SessionID: "s1"})

@@ -1,7 +1,6 @@
 package hooks
 
 import (
-	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -16,37 +15,22 @@ import (
 // is gone when the run returns; without one (the group and tag sweep
 // alone) it survives.
 func TestContainedEscapee(t *testing.T) {
-	c, err := proc.NewContainment(proc.ContainOptions{Want: proc.MechCgroup})
-	if err != nil {
-		t.Skipf("no cgroup here: %v", err)
-	}
-	t.Cleanup(c.Close)
-	for _, tc := range []struct {
-		name    string
-		contain *proc.Containment
-		survive bool
-	}{
-		{"contained", c, false},
-		{"not contained", nil, true},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			ws := t.TempDir()
-			pidFile := filepath.Join(ws, "pid")
-			hook := script(t, ws, "escape", fmt.Sprintf(`env -i setsid sh -c 'echo $$ > %[1]s; exec sleep 600' </dev/null >/dev/null 2>&1 &
-while [ ! -s %[1]s ]; do sleep 0.01; done`, pidFile))
-			r := New(Options{Hooks: []Hook{{Name: "escape", Event: TurnEnd, Command: []string{hook}}},
-				Env: []string{"PATH=/usr/bin:/bin"}, Workspace: ws, SessionID: "s1", Contain: tc.contain})
-			var rs []Ran
-			r.Run(t.Context(), Input{Event: TurnEnd}, collect(&rs))
-			if len(rs) != 1 || rs[0].Outcome != OutcomeOK {
-				t.Fatalf("runs = %+v, want one ok", rs)
-			}
-			pid := testutil.WaitPID(t, pidFile, 5*time.Second)
-			if got := testutil.Running(pid); got != tc.survive {
-				t.Errorf("escapee %d running after the hook: %v, want %v", pid, got, tc.survive)
-			}
-		})
-	}
+	testutil.EachContainment(t, func(t *testing.T, c *proc.Containment, survive bool) {
+		ws := t.TempDir()
+		pidFile := filepath.Join(ws, "pid")
+		hook := testutil.Script(t, ws, "escape", testutil.EscapeeScript(pidFile))
+		r := New(Options{Hooks: []Hook{{Name: "escape", Event: TurnEnd, Command: []string{hook}}},
+			Env: []string{"PATH=/usr/bin:/bin"}, Workspace: ws, SessionID: "s1", Contain: c})
+		var rs []Ran
+		r.Run(t.Context(), Input{Event: TurnEnd}, collect(&rs))
+		if len(rs) != 1 || rs[0].Outcome != OutcomeOK {
+			t.Fatalf("runs = %+v, want one ok", rs)
+		}
+		pid := testutil.WaitPID(t, pidFile, 5*time.Second)
+		if got := testutil.Running(pid); got != survive {
+			t.Errorf("escapee %d running after the hook: %v, want %v", pid, got, survive)
+		}
+	})
 }
 
 // A contained hook past its time limit is killed with everything it
@@ -59,9 +43,8 @@ func TestContainedTimeout(t *testing.T) {
 	t.Cleanup(c.Close)
 	ws := t.TempDir()
 	pidFile := filepath.Join(ws, "pid")
-	hook := script(t, ws, "slow", fmt.Sprintf(`env -i setsid sh -c 'echo $$ > %[1]s; exec sleep 600' </dev/null >/dev/null 2>&1 &
-while [ ! -s %[1]s ]; do sleep 0.01; done
-echo "thinking" >&2; sleep 600`, pidFile))
+	hook := testutil.Script(t, ws, "slow", testutil.EscapeeScript(pidFile)+`
+echo "thinking" >&2; sleep 600`)
 	r := New(Options{Hooks: []Hook{{Name: "slow", Event: PreTool, Command: []string{hook}, Timeout: 2 * time.Second}},
 		Env: []string{"PATH=/usr/bin:/bin"}, Workspace: ws, SessionID: "s1", Contain: c})
 	var rs []Ran

@@ -12,17 +12,9 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-)
 
-// script writes an executable bash script into dir and returns its path.
-func script(t *testing.T, dir, name, body string) string {
-	t.Helper()
-	p := filepath.Join(dir, name)
-	if err := os.WriteFile(p, []byte("#!/bin/bash\n"+body+"\n"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
+	"github.com/scv-agent/scv/internal/testutil"
+)
 
 // runner is a runner over hooks in a fresh workspace.
 func runner(t *testing.T, ws string, hs ...Hook) *Runner {
@@ -56,7 +48,7 @@ func TestPreToolDecisions(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			r := runner(t, ws, Hook{Name: "h", Event: PreTool, Match: "ba*", Command: []string{script(t, t.TempDir(), "h", tc.body)}, OnError: tc.onError})
+			r := runner(t, ws, Hook{Name: "h", Event: PreTool, Match: "ba*", Command: []string{testutil.Script(t, t.TempDir(), "h", tc.body)}, OnError: tc.onError})
 			var rs []Ran
 			d := r.Run(t.Context(), preTool("bash"), collect(&rs))
 			if diff := cmp.Diff(tc.want, d); diff != "" {
@@ -74,7 +66,7 @@ func TestPreToolDecisions(t *testing.T) {
 
 func TestMatch(t *testing.T) {
 	ws := t.TempDir()
-	deny := script(t, ws, "deny", `exit 2`)
+	deny := testutil.Script(t, ws, "deny", `exit 2`)
 	r := runner(t, ws, Hook{Name: "h", Event: PreTool, Match: "mcp__github__*", Command: []string{deny}})
 	for tool, want := range map[string]bool{"mcp__github__create_issue": true, "mcp__gitlab__x": false, "bash": false} {
 		if got := r.Run(t.Context(), preTool(tool), nil).Deny; got != want || r.Has(PreTool, tool) != want {
@@ -90,10 +82,10 @@ func TestMatch(t *testing.T) {
 func TestPromptAndNoteTexts(t *testing.T) {
 	ws := t.TempDir()
 	r := runner(t, ws,
-		Hook{Name: "ctx", Event: UserPrompt, Command: []string{script(t, ws, "ctx", `echo "branch: main"`)}},
-		Hook{Name: "ctx2", Event: UserPrompt, Command: []string{script(t, ws, "ctx2", `echo '{"context":"tests: 3 failing"}'`)}},
-		Hook{Name: "block", Event: UserPrompt, Command: []string{script(t, ws, "block", `grep -q secret && echo '{"decision":"block","reason":"no secrets in prompts"}'; exit 0`)}},
-		Hook{Name: "lint", Event: PostTool, Match: "write", Command: []string{script(t, ws, "lint", `echo "a.go:1: missing doc" >&2; exit 2`)}},
+		Hook{Name: "ctx", Event: UserPrompt, Command: []string{testutil.Script(t, ws, "ctx", `echo "branch: main"`)}},
+		Hook{Name: "ctx2", Event: UserPrompt, Command: []string{testutil.Script(t, ws, "ctx2", `echo '{"context":"tests: 3 failing"}'`)}},
+		Hook{Name: "block", Event: UserPrompt, Command: []string{testutil.Script(t, ws, "block", `grep -q secret && echo '{"decision":"block","reason":"no secrets in prompts"}'; exit 0`)}},
+		Hook{Name: "lint", Event: PostTool, Match: "write", Command: []string{testutil.Script(t, ws, "lint", `echo "a.go:1: missing doc" >&2; exit 2`)}},
 	)
 	d := r.Run(t.Context(), Input{Event: UserPrompt, Prompt: "hello"}, nil)
 	if want := (Decision{Context: "[hook ctx]\nbranch: main\n\n[hook ctx2]\ntests: 3 failing"}); d != want {
@@ -113,7 +105,7 @@ func TestPromptAndNoteTexts(t *testing.T) {
 // (a notification) or the call is denied (pre_tool, on_error deny).
 func TestTimeout(t *testing.T) {
 	ws := t.TempDir()
-	slow := script(t, ws, "slow", `echo "thinking" >&2; sleep 30`)
+	slow := testutil.Script(t, ws, "slow", `echo "thinking" >&2; sleep 30`)
 	r := runner(t, ws, Hook{Name: "slow", Event: PreTool, Command: []string{slow}, Timeout: 300 * time.Millisecond},
 		Hook{Name: "slow-note", Event: TurnEnd, Command: []string{slow}, Timeout: 300 * time.Millisecond})
 	var rs []Ran
@@ -133,9 +125,9 @@ func TestTimeout(t *testing.T) {
 // A hook printing 10 MB on each stream is read within bounds.
 func TestHugeOutputIsBounded(t *testing.T) {
 	ws := t.TempDir()
-	flood := script(t, ws, "flood", `head -c 10000000 /dev/zero | tr '\0' 'x'; head -c 10000000 /dev/zero | tr '\0' 'y' >&2; exit 2`)
+	flood := testutil.Script(t, ws, "flood", `head -c 10000000 /dev/zero | tr '\0' 'x'; head -c 10000000 /dev/zero | tr '\0' 'y' >&2; exit 2`)
 	r := runner(t, ws, Hook{Name: "flood", Event: PostTool, Command: []string{flood}},
-		Hook{Name: "flood-ok", Event: UserPrompt, Command: []string{script(t, ws, "flood-ok", `head -c 10000000 /dev/zero | tr '\0' 'x'`)}})
+		Hook{Name: "flood-ok", Event: UserPrompt, Command: []string{testutil.Script(t, ws, "flood-ok", `head -c 10000000 /dev/zero | tr '\0' 'x'`)}})
 	d := r.Run(t.Context(), Input{Event: PostTool, Tool: &Tool{Name: "bash"}, Result: &Result{}}, nil)
 	if len(d.Note) > MaxTextBytes+64 || !strings.HasSuffix(d.Note, "yyyy") {
 		t.Errorf("note of %d bytes, want at most %d of the stderr", len(d.Note), MaxTextBytes+64)
@@ -151,7 +143,7 @@ func TestHugeOutputIsBounded(t *testing.T) {
 func TestSetsidChildIsReaped(t *testing.T) {
 	ws := t.TempDir()
 	pidFile := filepath.Join(ws, "child.pid")
-	hook := script(t, ws, "leave", `setsid bash -c 'echo $$ > `+pidFile+`; exec sleep 300' </dev/null >/dev/null 2>&1 &
+	hook := testutil.Script(t, ws, "leave", `setsid bash -c 'echo $$ > `+pidFile+`; exec sleep 300' </dev/null >/dev/null 2>&1 &
 for i in $(seq 100); do [ -s `+pidFile+` ] && break; sleep 0.05; done
 exit 0`)
 	r := runner(t, ws, Hook{Name: "leave", Event: TurnEnd, Command: []string{hook}})
@@ -180,7 +172,7 @@ exit 0`)
 func TestEnvironmentCwdAndInput(t *testing.T) {
 	ws := t.TempDir()
 	out := filepath.Join(t.TempDir(), "out")
-	script(t, ws, "dump", `{ env | grep -v '^_=\|^PWD=\|^SHLVL=' | sort; pwd; cat; } > `+out)
+	testutil.Script(t, ws, "dump", `{ env | grep -v '^_=\|^PWD=\|^SHLVL=' | sort; pwd; cat; } > `+out)
 	r := New(Options{Hooks: []Hook{{Name: "dump", Event: PreTool, Command: []string{"./dump"}}}, Env: []string{"PATH=/usr/bin:/bin", "KEEP=1", "SCV_HOOK_EVENT=forged"}, Workspace: ws, SessionID: "s1"})
 	r.Run(t.Context(), preTool("bash"), nil)
 	b, err := os.ReadFile(out)

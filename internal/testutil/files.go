@@ -103,3 +103,25 @@ func BigHTMLPage(dir string, size int) ([]byte, error) {
 	buf.WriteString("</body></html>")
 	return buf.Bytes(), nil
 }
+
+// Script writes an executable bash script named name in dir running body,
+// and returns its path.
+func Script(t testing.TB, dir, name, body string) string {
+	t.Helper()
+	p := filepath.Join(dir, name)
+	if err := os.WriteFile(p, []byte("#!/bin/bash\n"+body+"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// Executable is the path of the running test binary (which some tests run
+// again as a helper).
+func Executable(t testing.TB) string {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return exe
+}

@@ -145,7 +145,7 @@ func newFixture(t *testing.T, mode sandbox.Mode) *fixture {
 	}
 	deny = append(deny, f.scvHome)
 	f.cfg = sandbox.Config{Mode: mode, WritableRoots: []string{f.extra}, DenyRead: deny}
-	f.helper = testExe(t)
+	f.helper = testutil.Executable(t)
 	f.tcp = testutil.ListenOn(t, "tcp4", "127.0.0.1:0")
 	f.abs = testutil.ListenOn(t, "unix", "@scv-escape-"+rand.Text())
 	f.sock = testutil.ListenOn(t, "unix", filepath.Join(f.scvHome, "server.sock"))
@@ -181,15 +181,6 @@ func isDirEntry(d string) bool {
 		return false
 	}
 	return true
-}
-
-func testExe(t *testing.T) string {
-	t.Helper()
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return exe
 }
 
 func (f *fixture) expand(s string) string {
