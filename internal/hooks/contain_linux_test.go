@@ -8,6 +8,7 @@ import (
 
 	"github.com/scv-agent/scv/internal/proc"
 	"github.com/scv-agent/scv/internal/testutil"
+	"github.com/scv-agent/scv/internal/testutil/containtest"
 )
 
 // A hook whose background child leaves the group and scrubs its
@@ -15,7 +16,7 @@ import (
 // is gone when the run returns; without one (the group and tag sweep
 // alone) it survives.
 func TestContainedEscapee(t *testing.T) {
-	testutil.EachContainment(t, func(t *testing.T, c *proc.Containment, survive bool) {
+	containtest.EachContainment(t, func(t *testing.T, c *proc.Containment, survive bool) {
 		ws := t.TempDir()
 		pidFile := filepath.Join(ws, "pid")
 		hook := testutil.Script(t, ws, "escape", testutil.EscapeeScript(pidFile))

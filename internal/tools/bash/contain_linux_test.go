@@ -8,6 +8,7 @@ import (
 
 	"github.com/scv-agent/scv/internal/proc"
 	"github.com/scv-agent/scv/internal/testutil"
+	"github.com/scv-agent/scv/internal/testutil/containtest"
 )
 
 // A command whose background child leaves the group and scrubs its
@@ -15,7 +16,7 @@ import (
 // when the call returns; without one it survives, tag and group
 // notwithstanding.
 func TestContainedEscapee(t *testing.T) {
-	testutil.EachContainment(t, func(t *testing.T, c *proc.Containment, survive bool) {
+	containtest.EachContainment(t, func(t *testing.T, c *proc.Containment, survive bool) {
 		env := callEnv(t)
 		pidFile := filepath.Join(env.Workspace, "pid")
 		res := plan(t, newRegistry(t, Options{Contain: c}), env, args(testutil.EscapeeScript(pidFile))).Run(t.Context())
