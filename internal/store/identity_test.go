@@ -26,6 +26,11 @@ func TestWritesRefusedOnceTheFileIsGone(t *testing.T) {
 			s := openAt(t, p, func(o *Options) { o.Logger = slog.New(slog.NewTextHandler(logs, nil)) })
 			mustSession(t, s, "s")
 			runTurn(t, s, "s", "t1", "before the removal", "kept", 0)
+			// The read pool holds a connection, as in a serving process
+			// (WarmUp): reads go on from the removed file through it.
+			if _, err := s.Session(ctx, "s"); err != nil {
+				t.Fatal(err)
+			}
 			for _, f := range []string{p, p + "-wal", p + "-shm"} {
 				if err := os.Remove(f); err != nil && !errors.Is(err, os.ErrNotExist) {
 					t.Fatal(err)

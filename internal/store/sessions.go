@@ -39,6 +39,7 @@ func (s *Store) CreateSession(ctx context.Context, n NewSession) (Session, error
 		return Session{}, fmt.Errorf("create session %s: unknown origin %q (want tui, exec, stdio, clawbot or acp)", n.ID, n.Origin)
 	}
 	now := s.now()
+	var x Session
 	err := s.write(ctx, "create session", false, func(tx *sql.Tx) error {
 		h, leased := s.opts.Holder, int64(0)
 		if !h.zero() {
@@ -50,13 +51,18 @@ func (s *Store) CreateSession(ctx context.Context, n NewSession) (Session, error
 			h.Instance, h.PID, h.Start, h.Name, leased)
 		if constraint(err) {
 			return permanent{fmt.Errorf("session %s already exists", n.ID)}
+		} else if err != nil {
+			return err
 		}
+		// Read back in the same transaction: the read pool may not
+		// have a connection open yet, and this is before a first turn.
+		x, _, err = getSession(ctx, tx, n.ID)
 		return err
 	})
 	if err != nil {
 		return Session{}, err
 	}
-	return s.Session(ctx, n.ID)
+	return x, nil
 }
 
 const sessionCols = `sid, id, workspace, title, provider, model, wire_api, base_url, origin, state, depth, parent_id, parent_turn,

@@ -601,3 +601,54 @@ func fileSize(t *testing.T, path string) int64 {
 	}
 	return fi.Size()
 }
+
+// TestWarmUp: WarmUp opens the read pool's connection and prepares the
+// statements of a turn in the background; a turn after it runs on them, and
+// Close right after WarmUp waits for it rather than racing it (-race).
+func TestWarmUp(t *testing.T) {
+	s := openTemp(t)
+	s.WarmUp()
+	s.warming.Wait()
+	if n := s.r.Stats().OpenConnections; n != 1 {
+		t.Errorf("read pool after WarmUp: %d open connections, want 1", n)
+	}
+	s.hotMu.Lock()
+	hot := len(s.hot)
+	s.hotMu.Unlock()
+	if want := len(builtQueries().hot); hot != want {
+		t.Errorf("WarmUp prepared %d statements, want %d", hot, want)
+	}
+	mustSession(t, s, "s_warm")
+	runTurn(t, s, "s_warm", "t_1", "hello", "hi", 1)
+
+	// Closed at once: Close stops and waits for the warm-up.
+	s2, err := Open(context.Background(), Options{Path: filepath.Join(t.TempDir(), "scv.db"), Holder: self})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s2.WarmUp()
+	if err := s2.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestCreateSessionReturnsStored: what CreateSession returns (read back in
+// its own transaction) is what Session reads afterwards.
+func TestCreateSessionReturnsStored(t *testing.T) {
+	s := openTemp(t)
+	got, err := s.CreateSession(context.Background(), NewSession{ID: "s_same", Workspace: "/w", Provider: "p", Model: "m",
+		WireAPI: "chat", BaseURL: "https://x", Origin: OriginExec, DelegationDepth: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := s.Session(context.Background(), "s_same")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("CreateSession's session differs from Session's (-Session +CreateSession):\n%s", diff)
+	}
+	if got.ID != "s_same" || got.Workspace != "/w" || got.State != SessionOpen || got.Mode == "" {
+		t.Errorf("CreateSession returned %+v", got)
+	}
+}

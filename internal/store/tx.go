@@ -223,8 +223,14 @@ func (s *Store) stmt(ctx context.Context, tx *sql.Tx, q string) *sql.Stmt {
 // read runs fn in one read transaction: a consistent snapshot that never
 // blocks a writer.
 func (s *Store) read(ctx context.Context, op string, fn func(tx *sql.Tx) error) error {
+	return s.readOn(ctx, s.r, op, fn)
+}
+
+// readOn is read on pool db (s.r, or s.w where the read pool would have to
+// open a connection only for it).
+func (s *Store) readOn(ctx context.Context, db *sql.DB, op string, fn func(tx *sql.Tx) error) error {
 	return s.retry(ctx, op, func() error {
-		tx, err := s.r.BeginTx(ctx, nil)
+		tx, err := db.BeginTx(ctx, nil)
 		if err != nil {
 			return err
 		}
