@@ -203,16 +203,7 @@ func (a *App) tools(cfg *config.Config, workspace string, depth int, noTools boo
 		r, _ := tool.NewRegistry()
 		return fixedToolset(Toolset{Registry: r}), nil
 	}
-	t := cfg.Tools
-	secs := func(n int) time.Duration { return time.Duration(n) * time.Second }
-	list := []tool.Tool{
-		fs.NewRead(fs.Options{MaxReadBytes: t.MaxReadBytes, MaxWriteBytes: t.MaxWriteBytes}),
-		fs.NewWrite(fs.Options{MaxReadBytes: t.MaxReadBytes, MaxWriteBytes: t.MaxWriteBytes}),
-		bash.New(bash.Options{DefaultTimeout: secs(t.CommandTimeoutSeconds), MaxTimeout: secs(t.MaxTimeoutSeconds),
-			Env: without(a.environ(), cfg.BashEnvRemoved()), Recorder: a.recorder(), NoLogin: !cfg.Tools.BashLogin,
-			Contain: a.opts.Contain, Sandbox: a.Sandbox(cfg, config.SandboxBash)}),
-		todo.New(),
-	}
+	list := a.builtins(cfg)
 	set, err := skill.Discover(skill.Options{Workspace: workspace, ProjectDir: cfg.Skills.ProjectDir, UserDir: cfg.Skills.UserDir,
 		ScanProjects: cfg.Skills.ScanProjects, MaxSkills: cfg.Skills.MaxSkills})
 	if err != nil {
@@ -247,6 +238,22 @@ func (a *App) tools(cfg *config.Config, workspace string, depth int, noTools boo
 		return ts, nil
 	}
 	return fixedToolset(ts), nil
+}
+
+// builtins are the tools every session of cfg has, whatever its
+// workspace: files, bash and the todo list. Building them has no effect
+// beyond the values (Warm builds a set to throw away).
+func (a *App) builtins(cfg *config.Config) []tool.Tool {
+	t := cfg.Tools
+	secs := func(n int) time.Duration { return time.Duration(n) * time.Second }
+	return []tool.Tool{
+		fs.NewRead(fs.Options{MaxReadBytes: t.MaxReadBytes, MaxWriteBytes: t.MaxWriteBytes}),
+		fs.NewWrite(fs.Options{MaxReadBytes: t.MaxReadBytes, MaxWriteBytes: t.MaxWriteBytes}),
+		bash.New(bash.Options{DefaultTimeout: secs(t.CommandTimeoutSeconds), MaxTimeout: secs(t.MaxTimeoutSeconds),
+			Env: without(a.environ(), cfg.BashEnvRemoved()), Recorder: a.recorder(), NoLogin: !cfg.Tools.BashLogin,
+			Contain: a.opts.Contain, Sandbox: a.Sandbox(cfg, config.SandboxBash)}),
+		todo.New(),
+	}
 }
 
 // fixedToolset is a toolset whose registry never changes.
@@ -351,18 +358,20 @@ func (a *App) environ() []string {
 }
 
 // Warm prepares, in the background, what the first session would
-// otherwise wait for: the model catalogue's decoding (about 20 ms of CPU,
-// 0.5 MB kept), when a provider profile of cfg is served where the
-// catalogue could know its models (catalog.Served). The daemon, scv exec,
-// scv acp and the TUI without a daemon call it once their configuration
-// is loaded, so it runs beside the store and the socket rather than inside
-// the first session.start. Close waits for it.
+// otherwise wait for: the built-in tools' schemas (resolved once per
+// process and shared, tool.Define; their first encoding also fills
+// encoding/json's caches: ≈ 2 ms of CPU), and the model catalogue's
+// decoding (about 20 ms of CPU, 0.5 MB kept) when the active provider
+// profile of cfg is served where the catalogue could know its models
+// (catalog.Served; a local endpoint never needs it, and another profile is
+// looked up when a session first uses it). The daemon, scv exec, scv acp
+// and the TUI without a daemon call it once their configuration is loaded,
+// so it runs beside the store and the socket rather than inside the first
+// session.start. Close waits for it.
 func (a *App) Warm(cfg *config.Config) {
-	for _, p := range cfg.Providers {
-		if catalog.Served(p.BaseURL) {
-			a.warming.Go(a.catalog.Warm)
-			return
-		}
+	a.warming.Go(func() { a.builtins(cfg) })
+	if _, p := cfg.ActiveProvider(); catalog.Served(p.BaseURL) {
+		a.warming.Go(a.catalog.Warm)
 	}
 }
 

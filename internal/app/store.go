@@ -49,8 +49,49 @@ func OpenStore(ctx context.Context, layout paths.Layout, name string, logger *sl
 			st.Close()
 			return nil, fmt.Errorf("recover the session database: %w", err)
 		}
+		st.WarmUp() // a serving process: its first turn needs both
 	}
 	return st, nil
+}
+
+// PendingStore is a session database being opened in the background
+// (OpenStoreAside). Its methods are for the one goroutine that started it.
+type PendingStore struct {
+	done  chan struct{}
+	st    *store.Store
+	err   error
+	taken bool
+}
+
+// OpenStoreAside runs OpenStore in the background, for a process whose next
+// steps (loading its configuration, reconciling what dead owners left
+// behind) do not need the database: opening it is the longest step before
+// a first turn (≈ 3 ms), and it then overlaps them. Wait returns it;
+// Discard, deferred, closes a database nobody took.
+func OpenStoreAside(ctx context.Context, layout paths.Layout, name string, logger *slog.Logger) *PendingStore {
+	p := &PendingStore{done: make(chan struct{})}
+	go func() {
+		defer close(p.done)
+		p.st, p.err = OpenStore(ctx, layout, name, logger)
+	}()
+	return p
+}
+
+// Wait is the opened database, or why it could not be opened; the caller
+// owns it from then on (CloseStore).
+func (p *PendingStore) Wait() (*store.Store, error) {
+	<-p.done
+	p.taken = p.err == nil
+	return p.st, p.err
+}
+
+// Discard waits for the opening to end and closes the database unless
+// Wait handed it out.
+func (p *PendingStore) Discard(logger *slog.Logger) {
+	<-p.done
+	if !p.taken && p.st != nil {
+		CloseStore(p.st, logger)
+	}
 }
 
 // CloseStore gives back this process's leases and closes the database.

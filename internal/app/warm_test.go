@@ -1,0 +1,85 @@
+package app
+
+import (
+	"context"
+	"log/slog"
+	"sync/atomic"
+	"testing"
+
+	"charm.land/catwalk/pkg/catwalk"
+
+	"github.com/scv-agent/scv/internal/catalog"
+	"github.com/scv-agent/scv/internal/paths"
+	"github.com/scv-agent/scv/internal/store"
+)
+
+// TestWarmDecodesForTheActiveProfileOnly: Warm decodes the catalogue when
+// the active profile's endpoint is one the catalogue could know (https), and
+// not for a local endpoint, even though other profiles of the configuration
+// (the built-in anthropic one) are served: a process whose sessions talk to
+// a local model never pays the ≈ 20 ms of CPU.
+func TestWarmDecodesForTheActiveProfileOnly(t *testing.T) {
+	for _, tt := range []struct {
+		name, cfg string
+		loads     int64
+	}{
+		{"local endpoint", "", 0},
+		{"https endpoint", "[provider]\nactive = \"remote\"\n[providers.remote]\nbase_url = \"https://api.openai.com/v1\"\napi_key_env = \"OPENAI_API_KEY\"\n", 1},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFixture(t, tt.cfg)
+			var loads atomic.Int64
+			f.app.catalog = catalog.New(catalog.Options{Providers: func() []catwalk.Provider {
+				loads.Add(1)
+				return nil
+			}})
+			loaded, err := f.app.LoadConfig(f.ws, NoOverrides)
+			if err != nil {
+				t.Fatal(err)
+			}
+			f.app.Warm(&loaded.Config)
+			f.app.Close() // waits for what Warm started
+			if got := loads.Load(); got != tt.loads {
+				t.Errorf("catalogue decoded %d times, want %d", got, tt.loads)
+			}
+		})
+	}
+}
+
+// TestOpenStoreAside: the database opened in the background is the one
+// Wait hands out, and Discard closes one nobody took (its lease given
+// back), so a process that fails before serving leaves nothing open.
+func TestOpenStoreAside(t *testing.T) {
+	ctx := context.Background()
+	layout := paths.Layout{Home: t.TempDir()}
+	logger := slog.New(slog.DiscardHandler)
+
+	p := OpenStoreAside(ctx, layout, "scv test", logger)
+	st, err := p.Wait()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Discard(logger) // taken: left open
+	if _, err := st.CreateSession(ctx, store.NewSession{ID: "s_aside", Workspace: t.TempDir(), Origin: store.OriginExec}); err != nil {
+		t.Fatalf("the store Wait handed out was closed by Discard: %v", err)
+	}
+	CloseStore(st, logger)
+
+	p = OpenStoreAside(ctx, layout, "scv test", logger)
+	p.Discard(logger) // never taken: closed
+	if _, err := p.st.Session(ctx, "s_aside"); err == nil {
+		t.Error("Discard left an untaken store open")
+	}
+	check, err := store.Open(ctx, store.Options{Path: layout.Database()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer check.Close()
+	s, err := check.Session(ctx, "s_aside")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Lease != nil {
+		t.Errorf("the session is still leased to %+v after both stores closed", *s.Lease)
+	}
+}
