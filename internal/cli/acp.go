@@ -43,13 +43,16 @@ func (g *globals) runACP(daemon bool) error {
 		return err
 	}
 	defer a.Close()
+	// The database opens while the configuration is read and checked.
+	serve, discard := openServerAside(g.ctx, a, layout, "scv acp", logger)
+	defer discard()
 	loaded, err := a.LoadConfig("", app.NoOverrides)
 	if err != nil {
 		return err
 	}
 	a.Warm(&loaded.Config)
 	reconcileAtStart(g.ctx, tr, a.Contain(), logger)
-	srv, stop, err := openServer(g.ctx, a, layout, &loaded.Config, "scv acp", logger)
+	srv, stop, err := serve(&loaded.Config)
 	if err != nil {
 		return err
 	}

@@ -118,6 +118,9 @@ func (g *globals) startExec(r execRun, rules []approval.Grant) error {
 	if r.verbose {
 		fmt.Fprintf(g.stdio.Err, "scv: process tracking: %s\n", termtext.Line(a.Contain().Describe()))
 	}
+	// The database opens while the configuration is read and checked.
+	serve, discard := openServerAside(g.ctx, a, layout, "scv exec", logger)
+	defer discard()
 	loaded, err := a.LoadConfig(r.ws, app.NoOverrides)
 	if err != nil {
 		return startupErr(execConfigError, err)
@@ -131,7 +134,7 @@ func (g *globals) startExec(r execRun, rules []approval.Grant) error {
 	}
 	// Like every server, stop what dead owners left behind first.
 	reconcileAtStart(g.ctx, tr, a.Contain(), logger)
-	srv, stop, err := openServer(g.ctx, a, layout, &loaded.Config, "scv exec", logger)
+	srv, stop, err := serve(&loaded.Config)
 	if err != nil {
 		return startupErr(execStoreError, err)
 	}
@@ -139,8 +142,7 @@ func (g *globals) startExec(r execRun, rules []approval.Grant) error {
 	// The user's explicit settings go with the session like the
 	// TUI's, so a resumed session keeps its stored endpoint unless
 	// they name another; the key stays this process's own.
-	r.over = g.sessionOverrides(r.ws)
-	r.over.ProviderKey, r.over.ProviderKeyEnv, r.over.ProviderKeyBaseURL = "", "", ""
+	r.over = g.sessionPicks()
 	return g.runExec(srv, r)
 }
 

@@ -192,13 +192,16 @@ func (g *globals) runTUIInProcess(layout paths.Layout, opts tui.Options) (tui.Re
 		return tui.Result{}, err
 	}
 	defer a.Close() // stops the MCP servers the sessions started
+	// The database opens while the configuration is read and checked.
+	serve, discard := openServerAside(g.ctx, a, layout, "scv tui", logger)
+	defer discard()
 	loaded, err := a.LoadConfig(opts.Cwd, app.NoOverrides)
 	if err != nil {
 		return tui.Result{}, err
 	}
 	a.Warm(&loaded.Config)
 	reconcileAtStart(g.ctx, tr, a.Contain(), logger)
-	srv, stop, err := openServer(g.ctx, a, layout, &loaded.Config, "scv tui", logger)
+	srv, stop, err := serve(&loaded.Config)
 	if err != nil {
 		return tui.Result{}, err
 	}
@@ -287,13 +290,7 @@ func (g *globals) tuiOptions(layout paths.Layout, cwd string) tui.Options {
 // (the daemon uses it only for the endpoint it is for: the base URL the
 // client's own configuration gives that profile).
 func (g *globals) sessionOverrides(cwd string) proto.SessionStart {
-	pick := func(flag, env string) string {
-		if flag != "" {
-			return flag
-		}
-		return g.env[env]
-	}
-	o := proto.SessionStart{Provider: pick(g.provider, "SCV_PROVIDER"), Model: pick(g.model, "SCV_MODEL"), BaseURL: pick(g.baseURL, "SCV_BASE_URL")}
+	o := g.sessionPicks()
 	// A configuration that does not load sends no key; the daemon then
 	// reports what is wrong when the session starts.
 	if loaded, _, err := g.loadConfig(cwd); err == nil {
@@ -302,6 +299,20 @@ func (g *globals) sessionOverrides(cwd string) proto.SessionStart {
 		}
 	}
 	return o
+}
+
+// sessionPicks are the provider, model and base URL the user named for
+// this run (flags, else SCV_PROVIDER, SCV_MODEL, SCV_BASE_URL): what
+// sessionOverrides sends, without the key, so without reading the
+// configuration.
+func (g *globals) sessionPicks() proto.SessionStart {
+	pick := func(flag, env string) string {
+		if flag != "" {
+			return flag
+		}
+		return g.env[env]
+	}
+	return proto.SessionStart{Provider: pick(g.provider, "SCV_PROVIDER"), Model: pick(g.model, "SCV_MODEL"), BaseURL: pick(g.baseURL, "SCV_BASE_URL")}
 }
 
 // orList is "a", "a or b", "a, b or c".
