@@ -86,7 +86,9 @@ func (s *Store) checkpointPassive() {
 // closingCheckpoint is Close's checkpoint of what this Store wrote
 // (PASSIVE: it waits for no other connection and blocks no writer),
 // bounded by closeCheckpointTimeout; a failure only means the next
-// checkpoint copies it.
+// checkpoint copies it. It runs on the write connection, idle by now: the
+// checkpoint pool has no connection in a short-lived process, and opening
+// one only for this cost as much as the checkpoint (≈ 1.7 ms).
 func (s *Store) closingCheckpoint() {
 	if !s.ck.wrote.Load() {
 		return
@@ -94,7 +96,7 @@ func (s *Store) closingCheckpoint() {
 	ctx, cancel := context.WithTimeout(context.Background(), closeCheckpointTimeout)
 	defer cancel()
 	var busyFlag, logPages, done int
-	if err := s.c.QueryRowContext(ctx, "PRAGMA wal_checkpoint(PASSIVE)").Scan(&busyFlag, &logPages, &done); err != nil {
+	if err := s.w.QueryRowContext(ctx, "PRAGMA wal_checkpoint(PASSIVE)").Scan(&busyFlag, &logPages, &done); err != nil {
 		s.log.Debug("store checkpoint at close", "err", err)
 	}
 }
