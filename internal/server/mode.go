@@ -27,16 +27,6 @@ func (c *conn) sessionSetMode(s *session, m *proto.SessionSetMode) {
 	c.reply(m.RequestID, &proto.SessionMode{Mode: m.Mode}, s)
 }
 
-// storeNewMode records the mode of a session just stored with its first
-// turn when a client changed it before (a new session is stored in the
-// default mode).
-func (c *conn) storeNewMode(ctx context.Context, st *store.Store, s *session) error {
-	if m := s.agent.Mode(); m != proto.ModeDefault {
-		return st.SetMode(ctx, s.id, m)
-	}
-	return nil
-}
-
 // storeTodos records a todo.updated list as the session's latest; a
 // failure is logged (the event itself is still recorded with the turn).
 func (c *conn) storeTodos(ctx context.Context, s *session, e *proto.TodoUpdated) {

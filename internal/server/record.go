@@ -57,24 +57,26 @@ func (c *conn) beginRecord(ctx context.Context, s *session, p pending) (*recorde
 	s.mu.Lock()
 	create := s.create
 	s.mu.Unlock()
+	var tl *store.TurnLog
+	var err error
 	if create != nil {
-		if _, err := st.CreateSession(ctx, *create); errors.Is(err, store.ErrGone) {
-			return c.unsaved(s, p.turnID, err), nil
-		} else if err != nil {
-			return nil, err
-		}
-		s.mu.Lock()
-		s.create = nil
-		s.mu.Unlock()
-		if err := c.storeNewMode(ctx, st, s); err != nil {
-			return nil, err
-		}
+		// Stored with its first turn and the mode it is in, in one
+		// transaction.
+		n := *create
+		n.Mode = s.agent.Mode()
+		tl, err = st.BeginFirstTurn(ctx, n, p.turnID, p.prompt, storeImages(p.images))
+	} else {
+		tl, err = st.BeginTurnImages(ctx, s.id, p.turnID, p.prompt, storeImages(p.images))
 	}
-	tl, err := st.BeginTurnImages(ctx, s.id, p.turnID, p.prompt, storeImages(p.images))
 	if errors.Is(err, store.ErrGone) {
 		return c.unsaved(s, p.turnID, err), nil
 	} else if err != nil {
 		return nil, err
+	}
+	if create != nil {
+		s.mu.Lock()
+		s.create = nil
+		s.mu.Unlock()
 	}
 	return &recorder{log: tl}, nil
 }

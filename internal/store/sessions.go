@@ -22,6 +22,26 @@ type NewSession struct {
 	WireAPI, BaseURL string
 	Origin           Origin
 	DelegationDepth  int
+	// Mode is the mode it starts in (ModeDefault or ModePlan; "" is
+	// ModeDefault).
+	Mode string
+}
+
+// check says what is wrong with n, naming it.
+func (n NewSession) check() error {
+	if err := checkID("session", n.ID); err != nil {
+		return fmt.Errorf("create session: %w", err)
+	}
+	if n.Workspace == "" {
+		return fmt.Errorf("create session %s: empty workspace", n.ID)
+	}
+	if !n.Origin.valid() {
+		return fmt.Errorf("create session %s: unknown origin %q (want tui, exec, stdio, clawbot or acp)", n.ID, n.Origin)
+	}
+	if n.Mode != "" && n.Mode != ModeDefault && n.Mode != ModePlan {
+		return fmt.Errorf("create session %s: mode %q is not %s or %s", n.ID, n.Mode, ModeDefault, ModePlan)
+	}
+	return nil
 }
 
 // CreateSession stores a new, empty, open session, live in this process:
@@ -29,33 +49,18 @@ type NewSession struct {
 // lease (see Acquire). Its title comes from its first prompt (see
 // BeginTurn) unless Rename sets one.
 func (s *Store) CreateSession(ctx context.Context, n NewSession) (Session, error) {
-	if err := checkID("session", n.ID); err != nil {
-		return Session{}, fmt.Errorf("create session: %w", err)
-	}
-	if n.Workspace == "" {
-		return Session{}, fmt.Errorf("create session %s: empty workspace", n.ID)
-	}
-	if !n.Origin.valid() {
-		return Session{}, fmt.Errorf("create session %s: unknown origin %q (want tui, exec, stdio, clawbot or acp)", n.ID, n.Origin)
+	if err := n.check(); err != nil {
+		return Session{}, err
 	}
 	now := s.now()
 	var x Session
 	err := s.write(ctx, "create session", false, func(tx *sql.Tx) error {
-		h, leased := s.opts.Holder, int64(0)
-		if !h.zero() {
-			leased = now
-		}
-		_, err := tx.ExecContext(ctx, `INSERT INTO sessions (id, workspace, provider, model, wire_api, base_url, origin, state, depth, created_ns, updated_ns,
-				lease_instance, lease_pid, lease_start, lease_name, lease_ns)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, n.ID, n.Workspace, n.Provider, n.Model, n.WireAPI, n.BaseURL, string(n.Origin), string(SessionOpen), n.DelegationDepth, now, now,
-			h.Instance, h.PID, h.Start, h.Name, leased)
-		if constraint(err) {
-			return permanent{fmt.Errorf("session %s already exists", n.ID)}
-		} else if err != nil {
+		if err := s.insertSession(ctx, tx, n, now); err != nil {
 			return err
 		}
 		// Read back in the same transaction: the read pool may not
 		// have a connection open yet, and this is before a first turn.
+		var err error
 		x, _, err = getSession(ctx, tx, n.ID)
 		return err
 	})
@@ -63,6 +68,26 @@ func (s *Store) CreateSession(ctx context.Context, n NewSession) (Session, error
 		return Session{}, err
 	}
 	return x, nil
+}
+
+// insertSession adds n's row in tx, leased to this process.
+func (s *Store) insertSession(ctx context.Context, tx *sql.Tx, n NewSession, now int64) error {
+	h, leased := s.opts.Holder, int64(0)
+	if !h.zero() {
+		leased = now
+	}
+	mode := n.Mode
+	if mode == "" {
+		mode = ModeDefault
+	}
+	_, err := tx.ExecContext(ctx, `INSERT INTO sessions (id, workspace, provider, model, wire_api, base_url, origin, state, depth, created_ns, updated_ns,
+			lease_instance, lease_pid, lease_start, lease_name, lease_ns, mode)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, n.ID, n.Workspace, n.Provider, n.Model, n.WireAPI, n.BaseURL, string(n.Origin), string(SessionOpen), n.DelegationDepth, now, now,
+		h.Instance, h.PID, h.Start, h.Name, leased, mode)
+	if constraint(err) {
+		return permanent{fmt.Errorf("session %s already exists", n.ID)}
+	}
+	return err
 }
 
 const sessionCols = `sid, id, workspace, title, provider, model, wire_api, base_url, origin, state, depth, parent_id, parent_turn,

@@ -652,3 +652,69 @@ func TestCreateSessionReturnsStored(t *testing.T) {
 		t.Errorf("CreateSession returned %+v", got)
 	}
 }
+
+// TestBeginFirstTurn: a session and its first turn stored in one
+// transaction hold what CreateSession then BeginTurn would (the title from
+// the prompt, the mode it starts in, a running turn that completes); a
+// failure anywhere in it stores neither, and a bad session is refused
+// naming what is wrong.
+func TestBeginFirstTurn(t *testing.T) {
+	ctx := context.Background()
+	s := openTemp(t)
+	n := NewSession{ID: "s_first", Workspace: "/w", Origin: OriginExec, Mode: ModePlan}
+	tl, err := s.BeginFirstTurn(ctx, n, "t_1", "plan the refactor\nin detail", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	x, err := s.Session(ctx, "s_first")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if x.Title != "plan the refactor" || x.Turns != 1 || x.Mode != ModePlan || x.Lease == nil || !x.Lease.same(self) {
+		t.Errorf("stored session %+v", x)
+	}
+	seq := uint64(1)
+	if err := tl.Append(ctx, ev(seq, "turn.started", "")); err != nil {
+		t.Fatal(err)
+	}
+	if err := tl.Complete(ctx, Completion{Events: []Event{ev(seq+1, "turn.completed", "")},
+		History: HistoryUpdate{Append: []json.RawMessage{msg("user", "plan"), msg("assistant", "ok")}}, Answer: "ok"}); err != nil {
+		t.Fatal(err)
+	}
+	if turn, err := s.Turn(ctx, "s_first", "t_1"); err != nil || turn.State != TurnCompleted {
+		t.Errorf("the first turn: %+v, %v", turn, err)
+	}
+
+	// A failure in the transaction leaves nothing of it.
+	failing := openAt(t, filepath.Join(t.TempDir(), "scv.db"), func(o *Options) {
+		o.Fault = func(op string) error {
+			if op == "create session" {
+				return errors.New("injected")
+			}
+			return nil
+		}
+	})
+	if _, err := failing.BeginFirstTurn(ctx, NewSession{ID: "s_lost", Workspace: "/w", Origin: OriginExec}, "t_1", "hi", nil); err == nil || !strings.Contains(err.Error(), "injected") {
+		t.Fatalf("BeginFirstTurn with a failing commit: %v", err)
+	}
+	if _, err := failing.Session(ctx, "s_lost"); !errors.Is(err, ErrNotFound) {
+		t.Errorf("the session of a failed first turn: %v, want ErrNotFound", err)
+	}
+
+	for _, bad := range []struct {
+		n    NewSession
+		want string
+	}{
+		{NewSession{ID: "s_x", Workspace: "/w", Origin: OriginExec, Mode: "yolo"}, `mode "yolo"`},
+		{NewSession{ID: "s_y", Origin: OriginExec}, "empty workspace"},
+		{NewSession{ID: "s_z", Workspace: "/w", Origin: "nowhere"}, `unknown origin "nowhere"`},
+	} {
+		if _, err := s.BeginFirstTurn(ctx, bad.n, "t_1", "hi", nil); err == nil || !strings.Contains(err.Error(), bad.want) {
+			t.Errorf("BeginFirstTurn(%+v): %v, want an error naming %s", bad.n, err, bad.want)
+		}
+	}
+	// The same session twice is refused, the first one untouched.
+	if _, err := s.BeginFirstTurn(ctx, n, "t_2", "again", nil); err == nil || !strings.Contains(err.Error(), "already exists") {
+		t.Errorf("BeginFirstTurn of an existing session: %v", err)
+	}
+}

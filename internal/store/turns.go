@@ -54,6 +54,23 @@ func (s *Store) BeginTurn(ctx context.Context, sessionID, turnID, prompt string)
 // BeginTurnImages is BeginTurn for a prompt with input images, recorded
 // with the turn in the same transaction (by path and hash, never bytes).
 func (s *Store) BeginTurnImages(ctx context.Context, sessionID, turnID, prompt string, images []Image) (*TurnLog, error) {
+	return s.beginTurn(ctx, nil, sessionID, turnID, prompt, images)
+}
+
+// BeginFirstTurn stores session n (as CreateSession does) and begins its
+// first turn (as BeginTurnImages does) in one transaction: a session is
+// stored with its first turn, and this is one commit before that turn's
+// first model request instead of two.
+func (s *Store) BeginFirstTurn(ctx context.Context, n NewSession, turnID, prompt string, images []Image) (*TurnLog, error) {
+	if err := n.check(); err != nil {
+		return nil, err
+	}
+	return s.beginTurn(ctx, &n, n.ID, turnID, prompt, images)
+}
+
+// beginTurn is BeginTurnImages, after inserting session create first in
+// the same transaction when it is not nil.
+func (s *Store) beginTurn(ctx context.Context, create *NewSession, sessionID, turnID, prompt string, images []Image) (*TurnLog, error) {
 	if err := checkID("turn", turnID); err != nil {
 		return nil, fmt.Errorf("begin turn: %w", err)
 	}
@@ -61,61 +78,75 @@ func (s *Store) BeginTurnImages(ctx context.Context, sessionID, turnID, prompt s
 	if err := s.prepareHot(ctx); err != nil {
 		return nil, fmt.Errorf("begin turn: %w", err)
 	}
-	now := s.now()
-	err := s.write(ctx, "begin turn", false, func(tx *sql.Tx) error {
+	now, op := s.now(), "begin turn"
+	if create != nil {
+		op = "create session" // what fails first for the user
+	}
+	err := s.write(ctx, op, false, func(tx *sql.Tx) error {
 		ctx := inTx(ctx)
-		var sid, lo, hi, lastSeq, leasedAt int64
-		var turns, renamed int
-		var title string
-		var h Holder
-		err := s.stmt(ctx, tx, qSessionForTurn).QueryRowContext(ctx, sessionID).
-			Scan(&sid, &lo, &hi, &turns, &renamed, &title, &lastSeq, &h.Instance, &h.PID, &h.Start, &h.Name, &leasedAt)
-		if errors.Is(err, sql.ErrNoRows) {
-			return permanent{fmt.Errorf("session %s: %w", sessionID, ErrNotFound)}
-		} else if err != nil {
-			return err
-		}
-		if h.zero() {
-			return permanent{fmt.Errorf("session %s is not live in this process: acquire it before running a turn", sessionID)}
-		}
-		if !h.same(s.opts.Holder) {
-			return permanent{&BusyError{SessionID: sessionID, Holder: h, Since: ns(leasedAt)}}
-		}
-		var running string
-		err = s.stmt(ctx, tx, qRunningTurn).QueryRowContext(ctx, sid).Scan(&running)
-		if err == nil {
-			return permanent{fmt.Errorf("session %s still has turn %s running", sessionID, running)}
-		} else if !errors.Is(err, sql.ErrNoRows) {
-			return err
-		}
-		res, err := s.stmt(ctx, tx, qInsertTurn).ExecContext(ctx, sid, turnID, turns+1, prompt, now, lo, hi)
-		if constraint(err) {
-			return permanent{fmt.Errorf("turn %s already exists in session %s", turnID, sessionID)}
-		} else if err != nil {
-			return err
-		}
-		if t.row, err = res.LastInsertId(); err != nil {
-			return err
-		}
-		for i, im := range images {
-			if _, err := tx.ExecContext(ctx, `INSERT INTO turn_images (turn, n, path, media_type, size, sha256) VALUES (?, ?, ?, ?, ?, ?)`,
-				t.row, i, im.Path, im.MediaType, im.Size, im.SHA256); err != nil {
+		if create != nil {
+			if err := s.insertSession(ctx, tx, *create, now); err != nil {
 				return err
 			}
 		}
-		if title == "" && renamed == 0 {
-			title = titleLine(prompt)
-		}
-		t.lastSeq = uint64(lastSeq)
-		t.sid = sid
-		s.wrote(len(prompt))
-		_, err = s.stmt(ctx, tx, qSessionBegun).ExecContext(ctx, title, now, len(prompt), sid)
-		return err
+		return s.beginTurnTx(ctx, tx, t, prompt, images, now)
 	})
 	if err != nil {
 		return nil, err
 	}
 	return t, nil
+}
+
+// beginTurnTx records turn t of its session, running from now, in tx.
+func (s *Store) beginTurnTx(ctx context.Context, tx *sql.Tx, t *TurnLog, prompt string, images []Image, now int64) error {
+	sessionID, turnID := t.sessionID, t.turnID
+	var sid, lo, hi, lastSeq, leasedAt int64
+	var turns, renamed int
+	var title string
+	var h Holder
+	err := s.stmt(ctx, tx, qSessionForTurn).QueryRowContext(ctx, sessionID).
+		Scan(&sid, &lo, &hi, &turns, &renamed, &title, &lastSeq, &h.Instance, &h.PID, &h.Start, &h.Name, &leasedAt)
+	if errors.Is(err, sql.ErrNoRows) {
+		return permanent{fmt.Errorf("session %s: %w", sessionID, ErrNotFound)}
+	} else if err != nil {
+		return err
+	}
+	if h.zero() {
+		return permanent{fmt.Errorf("session %s is not live in this process: acquire it before running a turn", sessionID)}
+	}
+	if !h.same(s.opts.Holder) {
+		return permanent{&BusyError{SessionID: sessionID, Holder: h, Since: ns(leasedAt)}}
+	}
+	var running string
+	err = s.stmt(ctx, tx, qRunningTurn).QueryRowContext(ctx, sid).Scan(&running)
+	if err == nil {
+		return permanent{fmt.Errorf("session %s still has turn %s running", sessionID, running)}
+	} else if !errors.Is(err, sql.ErrNoRows) {
+		return err
+	}
+	res, err := s.stmt(ctx, tx, qInsertTurn).ExecContext(ctx, sid, turnID, turns+1, prompt, now, lo, hi)
+	if constraint(err) {
+		return permanent{fmt.Errorf("turn %s already exists in session %s", turnID, sessionID)}
+	} else if err != nil {
+		return err
+	}
+	if t.row, err = res.LastInsertId(); err != nil {
+		return err
+	}
+	for i, im := range images {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO turn_images (turn, n, path, media_type, size, sha256) VALUES (?, ?, ?, ?, ?, ?)`,
+			t.row, i, im.Path, im.MediaType, im.Size, im.SHA256); err != nil {
+			return err
+		}
+	}
+	if title == "" && renamed == 0 {
+		title = titleLine(prompt)
+	}
+	t.lastSeq = uint64(lastSeq)
+	t.sid = sid
+	s.wrote(len(prompt))
+	_, err = s.stmt(ctx, tx, qSessionBegun).ExecContext(ctx, title, now, len(prompt), sid)
+	return err
 }
 
 // ID is the turn's id.
