@@ -44,7 +44,7 @@ func (g *globals) runACP(daemon bool) error {
 	}
 	defer a.Close()
 	// The database opens while the configuration is read and checked.
-	serve, discard := openServerAside(g.ctx, a, layout, "scv acp", logger)
+	serve, discard := openServerAside(g.ctx, layout, "scv acp", logger)
 	defer discard()
 	loaded, err := a.LoadConfig("", app.NoOverrides)
 	if err != nil {
@@ -52,7 +52,7 @@ func (g *globals) runACP(daemon bool) error {
 	}
 	a.Warm(&loaded.Config)
 	reconcileAtStart(g.ctx, tr, a.Contain(), logger)
-	srv, stop, err := serve(&loaded.Config)
+	srv, stop, err := serve(a, &loaded.Config)
 	if err != nil {
 		return err
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/scv-agent/scv/internal/client"
 	"github.com/scv-agent/scv/internal/config"
 	"github.com/scv-agent/scv/internal/imagefile"
+	"github.com/scv-agent/scv/internal/paths"
 	"github.com/scv-agent/scv/internal/proto"
 	"github.com/scv-agent/scv/internal/server"
 	"github.com/scv-agent/scv/internal/termtext"
@@ -107,8 +108,16 @@ func (r *execRun) parse(g *globals, args []string, workspace string, maxStepsSet
 // server.
 func (g *globals) startExec(r execRun, rules []approval.Grant) error {
 	logger := g.consoleLogger(r.quiet)
+	// The database opens while the app is built and the configuration
+	// read and checked: it is the longest step before the first request.
+	layout, err := paths.Resolve(g.scvHome, g.env)
+	if err != nil {
+		return startupErr(execConfigError, err)
+	}
+	serve, discard := openServerAside(g.ctx, layout, "scv exec", logger)
+	defer discard()
 	// Fail early, with the config's own message, before anything runs.
-	a, layout, tr, err := g.newAppWith(logger, true, func(o *app.Options) { o.Allow, o.MaxSteps = rules, r.maxSteps })
+	a, _, tr, err := g.newAppWith(logger, true, func(o *app.Options) { o.Allow, o.MaxSteps = rules, r.maxSteps })
 	if err != nil {
 		return startupErr(execConfigError, err)
 	}
@@ -118,9 +127,6 @@ func (g *globals) startExec(r execRun, rules []approval.Grant) error {
 	if r.verbose {
 		fmt.Fprintf(g.stdio.Err, "scv: process tracking: %s\n", termtext.Line(a.Contain().Describe()))
 	}
-	// The database opens while the configuration is read and checked.
-	serve, discard := openServerAside(g.ctx, a, layout, "scv exec", logger)
-	defer discard()
 	loaded, err := a.LoadConfig(r.ws, app.NoOverrides)
 	if err != nil {
 		return startupErr(execConfigError, err)
@@ -134,7 +140,7 @@ func (g *globals) startExec(r execRun, rules []approval.Grant) error {
 	}
 	// Like every server, stop what dead owners left behind first.
 	reconcileAtStart(g.ctx, tr, a.Contain(), logger)
-	srv, stop, err := serve(&loaded.Config)
+	srv, stop, err := serve(a, &loaded.Config)
 	if err != nil {
 		return startupErr(execStoreError, err)
 	}

@@ -28,18 +28,19 @@ func closeStore(st *store.Store, logger *slog.Logger) { app.CloseStore(st, logge
 // server over the app persisting to it (a.NewServer), for a process that
 // serves its own client; stop closes the database.
 func openServer(ctx context.Context, a *app.App, layout paths.Layout, cfg *config.Config, name string, logger *slog.Logger) (srv *server.Server, stop func(), err error) {
-	serve, discard := openServerAside(ctx, a, layout, name, logger)
+	serve, discard := openServerAside(ctx, layout, name, logger)
 	defer discard()
-	return serve(cfg)
+	return serve(a, cfg)
 }
 
 // openServerAside is openServer in two halves: it starts opening the
-// database (app.OpenStoreAside) and returns at once, so the caller loads
-// its configuration meanwhile; serve waits for the database and builds
-// the server. discard, deferred, closes a database serve never took.
-func openServerAside(ctx context.Context, a *app.App, layout paths.Layout, name string, logger *slog.Logger) (serve func(cfg *config.Config) (*server.Server, func(), error), discard func()) {
+// database (app.OpenStoreAside) and returns at once, so the caller builds
+// its app and loads its configuration meanwhile; serve waits for the
+// database and builds the server. discard, deferred, closes a database
+// serve never took.
+func openServerAside(ctx context.Context, layout paths.Layout, name string, logger *slog.Logger) (serve func(a *app.App, cfg *config.Config) (*server.Server, func(), error), discard func()) {
 	p := app.OpenStoreAside(ctx, layout, name, logger)
-	serve = func(cfg *config.Config) (*server.Server, func(), error) {
+	serve = func(a *app.App, cfg *config.Config) (*server.Server, func(), error) {
 		st, err := p.Wait()
 		if err != nil {
 			return nil, nil, err

@@ -193,7 +193,7 @@ func (g *globals) runTUIInProcess(layout paths.Layout, opts tui.Options) (tui.Re
 	}
 	defer a.Close() // stops the MCP servers the sessions started
 	// The database opens while the configuration is read and checked.
-	serve, discard := openServerAside(g.ctx, a, layout, "scv tui", logger)
+	serve, discard := openServerAside(g.ctx, layout, "scv tui", logger)
 	defer discard()
 	loaded, err := a.LoadConfig(opts.Cwd, app.NoOverrides)
 	if err != nil {
@@ -201,7 +201,7 @@ func (g *globals) runTUIInProcess(layout paths.Layout, opts tui.Options) (tui.Re
 	}
 	a.Warm(&loaded.Config)
 	reconcileAtStart(g.ctx, tr, a.Contain(), logger)
-	srv, stop, err := serve(&loaded.Config)
+	srv, stop, err := serve(a, &loaded.Config)
 	if err != nil {
 		return tui.Result{}, err
 	}
