@@ -134,7 +134,7 @@ func (s *Store) Recover(ctx context.Context) (Recovery, error) {
 	// On the write connection, open already: Recover runs at every
 	// server's start, before its first turn, and the read pool's first
 	// connection costs as much as the query (WarmUp opens it aside).
-	err := s.readOn(ctx, s.w, "recover", func(tx *sql.Tx) error {
+	err := s.readOn(ctx, true, "recover", func(tx *sql.Tx) error {
 		var err error
 		cands, err = queryAll(ctx, tx, func(rows *sql.Rows) (cand, error) {
 			var c cand

@@ -152,6 +152,9 @@ func (s *Store) Compact(ctx context.Context) { s.compact(ctx) }
 // it: FTS5's check trusts index structures cached by a connection that
 // read the index before another process changed it.
 func (s *Store) Check(ctx context.Context) error {
+	if err := s.await(ctx); err != nil {
+		return err
+	}
 	var res string
 	if err := s.r.QueryRowContext(ctx, "PRAGMA integrity_check").Scan(&res); err != nil {
 		return fmt.Errorf("integrity check of %s: %w", s.path, err)

@@ -349,6 +349,9 @@ func (s *Store) checkLease(x Session) error {
 func (s *Store) compact(ctx context.Context) {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
+	if s.await(ctx) != nil {
+		return
+	}
 	if _, err := s.w.ExecContext(ctx, "PRAGMA incremental_vacuum"); err != nil {
 		s.log.Warn("store incremental vacuum failed", "err", err)
 	}
@@ -360,6 +363,9 @@ func (s *Store) compact(ctx context.Context) {
 // reports whether the WAL was fully checkpointed; it is not when another
 // connection still reads an older snapshot.
 func (s *Store) Checkpoint(ctx context.Context) bool {
+	if s.await(ctx) != nil {
+		return false
+	}
 	var busyFlag, logPages, done int
 	err := s.w.QueryRowContext(ctx, "PRAGMA wal_checkpoint(TRUNCATE)").Scan(&busyFlag, &logPages, &done)
 	if err != nil {

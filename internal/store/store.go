@@ -70,6 +70,10 @@ type Store struct {
 	hot   map[string]*sql.Stmt // see prepareHot
 	// warming is WarmUp's work; Close waits for it.
 	warming sync.WaitGroup
+	// ready is closed once an OpenAsync store is open, or could not be
+	// (openErr); nil for a Store from Open.
+	ready   chan struct{}
+	openErr error
 	// bulk skips the fsync of durable writes; benchmarks set it to fill
 	// large databases quickly.
 	bulk bool
@@ -83,6 +87,19 @@ type Store struct {
 // Open opens (creating and migrating as needed) the database at
 // opts.Path.
 func Open(ctx context.Context, opts Options) (*Store, error) {
+	s, err := newStore(opts)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.open(ctx); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// newStore is a Store of opts, not opened yet: the options checked and
+// defaulted, the path made absolute.
+func newStore(opts Options) (*Store, error) {
 	if opts.Path == "" {
 		return nil, errors.New("open store: no database path given")
 	}
@@ -102,33 +119,39 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 	if opts.Alive == nil {
 		opts.Alive = func(h Holder) bool { return !h.zero() }
 	}
+	return &Store{opts: opts, path: path, log: opts.Logger}, nil
+}
+
+// open opens s's pools on its file (created and migrated as needed).
+func (s *Store) open(ctx context.Context) error {
+	path, opts := s.path, s.opts
 	if err := prepareFile(path); err != nil {
-		return nil, err
+		return err
 	}
-	s := &Store{opts: opts, path: path, log: opts.Logger}
+	var err error
 	if s.w, err = openPool(path, false, opts.BusyTimeout); err != nil {
-		return nil, fmt.Errorf("open store %s: %w", path, describe(err, path))
+		return fmt.Errorf("open store %s: %w", path, describe(err, path))
 	}
 	// The pool opens the file lazily: ident is read after the first
 	// statement (in migrate) has opened it.
 	if err := s.w.PingContext(ctx); err != nil {
 		s.w.Close()
-		return nil, fmt.Errorf("open store %s: %w", path, describe(err, path))
+		return fmt.Errorf("open store %s: %w", path, describe(err, path))
 	}
 	if s.ident, err = os.Stat(path); err != nil {
 		s.w.Close()
-		return nil, fmt.Errorf("open store: %w", err)
+		return fmt.Errorf("open store: %w", err)
 	}
 	s.w.SetMaxOpenConns(1)
 	s.w.SetMaxIdleConns(1)
 	s.w.SetConnMaxIdleTime(time.Minute)
 	if err := s.migrate(ctx); err != nil {
 		s.w.Close()
-		return nil, fmt.Errorf("open store %s: %w", path, err)
+		return fmt.Errorf("open store %s: %w", path, err)
 	}
 	if s.r, err = openPool(path, true, opts.BusyTimeout); err != nil {
 		s.w.Close()
-		return nil, fmt.Errorf("open store %s: %w", path, describe(err, path))
+		return fmt.Errorf("open store %s: %w", path, describe(err, path))
 	}
 	s.r.SetMaxOpenConns(4)
 	s.r.SetMaxIdleConns(1)
@@ -136,20 +159,31 @@ func Open(ctx context.Context, opts Options) (*Store, error) {
 	if s.c, err = openPool(path, false, opts.BusyTimeout); err != nil {
 		s.r.Close()
 		s.w.Close()
-		return nil, fmt.Errorf("open store %s: %w", path, describe(err, path))
+		return fmt.Errorf("open store %s: %w", path, describe(err, path))
 	}
 	s.c.SetMaxOpenConns(1)
 	s.c.SetMaxIdleConns(1)
 	s.c.SetConnMaxIdleTime(time.Minute)
 	s.ck.ctx, s.ck.cancel = context.WithCancel(context.Background())
-	return s, nil
+	return nil
 }
 
 // Close closes the database. It does not release leases (see ReleaseAll).
 func (s *Store) Close() error {
+	if s.ready != nil {
+		<-s.ready
+		if s.openErr != nil {
+			return nil // nothing is open
+		}
+	}
 	s.stopCheckpoints() // also stops WarmUp's work
 	s.warming.Wait()
 	s.closingCheckpoint()
+	return s.closePools()
+}
+
+// closePools closes the prepared statements and the pools.
+func (s *Store) closePools() error {
 	s.hotMu.Lock()
 	for _, st := range s.hot {
 		st.Close()
@@ -167,8 +201,11 @@ func (s *Store) Close() error {
 // the statement prepares it again and reports its own error. Close waits
 // for it.
 func (s *Store) WarmUp() {
-	ctx := s.ck.ctx
 	s.warming.Go(func() {
+		if s.await(context.Background()) != nil {
+			return
+		}
+		ctx := s.ck.ctx
 		if err := s.r.PingContext(ctx); err != nil {
 			return
 		}

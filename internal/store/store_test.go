@@ -718,3 +718,87 @@ func TestBeginFirstTurn(t *testing.T) {
 		t.Errorf("BeginFirstTurn of an existing session: %v", err)
 	}
 }
+
+// TestOpenAsync: a Store from OpenAsync is usable at once: a write made
+// while it opens waits for the opening and for then, which runs first
+// (then sees no session of the caller's); Close waits for the opening. An
+// opening that fails, or a then that fails, fails every method naming why.
+func TestOpenAsync(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "state", "scv.db")
+	release := make(chan struct{})
+	var sawBefore int
+	s, err := OpenAsync(ctx, Options{Path: path, Holder: self}, func(ctx context.Context, s *Store) error {
+		<-release // hold the opening until the caller's write waits on it
+		page, err := s.ListSessions(ctx, ListOptions{})
+		sawBefore = len(page.Sessions)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := s.CreateSession(ctx, NewSession{ID: "s_async", Workspace: "/w", Origin: OriginExec})
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		t.Fatalf("CreateSession returned before the opening ended: %v", err)
+	case <-time.After(50 * time.Millisecond):
+	}
+	close(release)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if sawBefore != 0 {
+		t.Errorf("then saw %d sessions: it did not run before the caller's write", sawBefore)
+	}
+	if err := s.Err(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	// The opening fails: the database path is a directory.
+	dir := filepath.Join(t.TempDir(), "scv.db")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	s, err = OpenAsync(ctx, Options{Path: dir, Holder: self}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Err(ctx); err == nil || !strings.Contains(err.Error(), dir) {
+		t.Errorf("Err of a failed opening: %v, want one naming %s", err, dir)
+	}
+	if _, err := s.CreateSession(ctx, NewSession{ID: "s_x", Workspace: "/w", Origin: OriginExec}); err == nil || !strings.Contains(err.Error(), dir) {
+		t.Errorf("CreateSession on a failed opening: %v, want the opening's error", err)
+	}
+	if err := s.Close(); err != nil {
+		t.Errorf("Close of a store never opened: %v", err)
+	}
+
+	// then fails: the store is closed and fails like a failed opening.
+	s, err = OpenAsync(ctx, Options{Path: filepath.Join(t.TempDir(), "scv.db"), Holder: self}, func(context.Context, *Store) error {
+		return errors.New("recovery refused")
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Session(ctx, "s"); err == nil || !strings.Contains(err.Error(), "recovery refused") {
+		t.Errorf("a method after a failing then: %v", err)
+	}
+	s.Close()
+
+	// Closed while still opening: Close waits for it, then closes.
+	s, err = OpenAsync(ctx, Options{Path: filepath.Join(t.TempDir(), "scv.db"), Holder: self}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.WarmUp()
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+}

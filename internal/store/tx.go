@@ -26,6 +26,9 @@ func (p permanent) Unwrap() error { return p.err }
 // statement; this loop covers the conflicts it returns at once (a read
 // snapshot that cannot become a write, WAL recovery by another process).
 func (s *Store) retry(ctx context.Context, op string, fn func() error) error {
+	if err := s.await(ctx); err != nil {
+		return fmt.Errorf("%s: %w", op, err)
+	}
 	deadline := time.Now().Add(s.opts.BusyTimeout)
 	wait := time.Millisecond
 	for attempt := 1; ; attempt++ {
@@ -223,13 +226,18 @@ func (s *Store) stmt(ctx context.Context, tx *sql.Tx, q string) *sql.Stmt {
 // read runs fn in one read transaction: a consistent snapshot that never
 // blocks a writer.
 func (s *Store) read(ctx context.Context, op string, fn func(tx *sql.Tx) error) error {
-	return s.readOn(ctx, s.r, op, fn)
+	return s.readOn(ctx, false, op, fn)
 }
 
-// readOn is read on pool db (s.r, or s.w where the read pool would have to
-// open a connection only for it).
-func (s *Store) readOn(ctx context.Context, db *sql.DB, op string, fn func(tx *sql.Tx) error) error {
+// readOn is read on the read pool, or on the write connection when writer
+// is set (where the read pool would have to open a connection only for
+// it). The pool is picked once the store is open (OpenAsync).
+func (s *Store) readOn(ctx context.Context, writer bool, op string, fn func(tx *sql.Tx) error) error {
 	return s.retry(ctx, op, func() error {
+		db := s.r
+		if writer {
+			db = s.w
+		}
 		tx, err := db.BeginTx(ctx, nil)
 		if err != nil {
 			return err
