@@ -23,24 +23,7 @@ import (
 // process that only reads or deletes (scv sessions) passes "" and holds
 // nothing.
 func OpenStore(ctx context.Context, layout paths.Layout, name string, logger *slog.Logger) (*store.Store, error) {
-	var me store.Holder
-	if name != "" {
-		pid := os.Getpid()
-		start, err := proc.StartTime(pid)
-		if err != nil {
-			logger.Warn("cannot read this process's start time; leases name the pid alone", "err", err)
-		}
-		me = store.Holder{Instance: layout.Home, PID: pid, Start: int64(start), Name: name}
-	}
-	st, err := store.Open(ctx, store.Options{
-		Path: layout.Database(), Holder: me, Logger: logger,
-		Alive: func(h store.Holder) bool {
-			if h.Instance != layout.Home {
-				return false // not a process of this home: nothing can hold its sessions
-			}
-			return proc.Alive(h.PID, uint64(h.Start))
-		},
-	})
+	st, err := store.Open(ctx, storeOptions(layout, name, logger))
 	if err != nil {
 		return nil, fmt.Errorf("%w (SCV keeps every session there and runs none without it)", err)
 	}
@@ -54,50 +37,68 @@ func OpenStore(ctx context.Context, layout paths.Layout, name string, logger *sl
 	return st, nil
 }
 
-// PendingStore is a session database being opened in the background
-// (OpenStoreAside). Its methods are for the one goroutine that started it.
-type PendingStore struct {
-	done  chan struct{}
-	st    *store.Store
-	err   error
-	taken bool
-}
-
-// OpenStoreAside runs OpenStore in the background, for a process whose next
-// steps (loading its configuration, reconciling what dead owners left
-// behind) do not need the database: opening it is the longest step before
-// a first turn (≈ 3 ms), and it then overlaps them. Wait returns it;
-// Discard, deferred, closes a database nobody took.
-func OpenStoreAside(ctx context.Context, layout paths.Layout, name string, logger *slog.Logger) *PendingStore {
-	p := &PendingStore{done: make(chan struct{})}
-	go func() {
-		defer close(p.done)
-		p.st, p.err = OpenStore(ctx, layout, name, logger)
-	}()
-	return p
-}
-
-// Wait is the opened database, or why it could not be opened; the caller
-// owns it from then on (CloseStore).
-func (p *PendingStore) Wait() (*store.Store, error) {
-	<-p.done
-	p.taken = p.err == nil
-	return p.st, p.err
-}
-
-// Discard waits for the opening to end and closes the database unless
-// Wait handed it out.
-func (p *PendingStore) Discard(logger *slog.Logger) {
-	<-p.done
-	if !p.taken && p.st != nil {
-		CloseStore(p.st, logger)
+// storeOptions are the store options of the instance's database opened as
+// name: its lease names this process unless name is "".
+func storeOptions(layout paths.Layout, name string, logger *slog.Logger) store.Options {
+	var me store.Holder
+	if name != "" {
+		pid := os.Getpid()
+		start, err := proc.StartTime(pid)
+		if err != nil {
+			logger.Warn("cannot read this process's start time; leases name the pid alone", "err", err)
+		}
+		me = store.Holder{Instance: layout.Home, PID: pid, Start: int64(start), Name: name}
 	}
+	return store.Options{
+		Path: layout.Database(), Holder: me, Logger: logger,
+		Alive: func(h store.Holder) bool {
+			if h.Instance != layout.Home {
+				return false // not a process of this home: nothing can hold its sessions
+			}
+			return proc.Alive(h.PID, uint64(h.Start))
+		},
+	}
+}
+
+// OpenStoreAside is OpenStore in the background (store.OpenAsync), for a
+// process whose next steps (building its app, reading its configuration,
+// starting a session in memory) do not need the database: opening it is
+// the longest step before a first turn (≈ 3–5 ms), and it then overlaps
+// them. The Store it returns can be handed to a server at once: its
+// methods wait for the opening, and Recover and WarmUp run before any of
+// theirs. StoreReady says how the opening ended; CloseStore closes it
+// either way. An error here is one found before anything was opened (a
+// database path that cannot be made absolute).
+func OpenStoreAside(ctx context.Context, layout paths.Layout, name string, logger *slog.Logger) (*store.Store, error) {
+	return store.OpenAsync(ctx, storeOptions(layout, name, logger), func(ctx context.Context, st *store.Store) error {
+		if name == "" {
+			return nil
+		}
+		if _, err := st.Recover(ctx); err != nil {
+			return fmt.Errorf("recover the session database: %w", err)
+		}
+		st.WarmUp()
+		return nil
+	})
+}
+
+// StoreReady waits for st, from OpenStoreAside, to be open, and says why it
+// could not be, worded as OpenStore's errors.
+func StoreReady(ctx context.Context, st *store.Store) error {
+	if err := st.Err(ctx); err != nil {
+		return fmt.Errorf("%w (SCV keeps every session there and runs none without it)", err)
+	}
+	return nil
 }
 
 // CloseStore gives back this process's leases and closes the database.
 func CloseStore(st *store.Store, logger *slog.Logger) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
+	if st.Err(ctx) != nil {
+		st.Close() // never opened (OpenStoreAside): no lease to give back
+		return
+	}
 	if err := st.ReleaseAll(ctx); err != nil {
 		logger.Warn("store: release sessions", "err", err)
 	}

@@ -3,6 +3,8 @@ package app
 import (
 	"context"
 	"log/slog"
+	"os"
+	"strings"
 	"sync/atomic"
 	"testing"
 
@@ -46,30 +48,26 @@ func TestWarmDecodesForTheActiveProfileOnly(t *testing.T) {
 	}
 }
 
-// TestOpenStoreAside: the database opened in the background is the one
-// Wait hands out, and Discard closes one nobody took (its lease given
-// back), so a process that fails before serving leaves nothing open.
+// TestOpenStoreAside: the database opened in the background can be used
+// at once (its methods wait for the opening, which recovered the database
+// first), and closing it gives the lease back; a database that cannot be
+// opened fails StoreReady, and every method, naming it, and closes quietly.
 func TestOpenStoreAside(t *testing.T) {
 	ctx := context.Background()
 	layout := paths.Layout{Home: t.TempDir()}
 	logger := slog.New(slog.DiscardHandler)
 
-	p := OpenStoreAside(ctx, layout, "scv test", logger)
-	st, err := p.Wait()
+	st, err := OpenStoreAside(ctx, layout, "scv test", logger)
 	if err != nil {
 		t.Fatal(err)
 	}
-	p.Discard(logger) // taken: left open
 	if _, err := st.CreateSession(ctx, store.NewSession{ID: "s_aside", Workspace: t.TempDir(), Origin: store.OriginExec}); err != nil {
-		t.Fatalf("the store Wait handed out was closed by Discard: %v", err)
+		t.Fatalf("a store still opening: %v", err)
+	}
+	if err := StoreReady(ctx, st); err != nil {
+		t.Fatal(err)
 	}
 	CloseStore(st, logger)
-
-	p = OpenStoreAside(ctx, layout, "scv test", logger)
-	p.Discard(logger) // never taken: closed
-	if _, err := p.st.Session(ctx, "s_aside"); err == nil {
-		t.Error("Discard left an untaken store open")
-	}
 	check, err := store.Open(ctx, store.Options{Path: layout.Database()})
 	if err != nil {
 		t.Fatal(err)
@@ -80,6 +78,24 @@ func TestOpenStoreAside(t *testing.T) {
 		t.Fatal(err)
 	}
 	if s.Lease != nil {
-		t.Errorf("the session is still leased to %+v after both stores closed", *s.Lease)
+		t.Errorf("the session is still leased to %+v after the store closed", *s.Lease)
 	}
+
+	// A database path that is a directory cannot be opened.
+	bad := paths.Layout{Home: t.TempDir()}
+	if err := os.MkdirAll(bad.Database(), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	st, err = OpenStoreAside(ctx, bad, "scv test", logger)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = StoreReady(ctx, st)
+	if err == nil || !strings.Contains(err.Error(), bad.Database()) || !strings.Contains(err.Error(), "runs none without it") {
+		t.Errorf("StoreReady of an unopenable database: %v, want its path and what it means", err)
+	}
+	if _, err := st.Session(ctx, "s_aside"); err == nil {
+		t.Error("a method of a store that could not be opened succeeded")
+	}
+	CloseStore(st, logger)
 }

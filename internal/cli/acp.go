@@ -44,15 +44,15 @@ func (g *globals) runACP(daemon bool) error {
 	}
 	defer a.Close()
 	// The database opens while the configuration is read and checked.
-	serve, discard := openServerAside(g.ctx, layout, "scv acp", logger)
-	defer discard()
+	aside := openServerAside(g.ctx, layout, "scv acp", logger)
+	defer aside.discard()
 	loaded, err := a.LoadConfig("", app.NoOverrides)
 	if err != nil {
 		return err
 	}
 	a.Warm(&loaded.Config)
 	reconcileAtStart(g.ctx, tr, a.Contain(), logger)
-	srv, stop, err := serve(a, &loaded.Config)
+	srv, stop, err := aside.serveOpen(g.ctx, a, &loaded.Config)
 	if err != nil {
 		return err
 	}

@@ -114,8 +114,8 @@ func (g *globals) startExec(r execRun, rules []approval.Grant) error {
 	if err != nil {
 		return startupErr(execConfigError, err)
 	}
-	serve, discard := openServerAside(g.ctx, layout, "scv exec", logger)
-	defer discard()
+	aside := openServerAside(g.ctx, layout, "scv exec", logger)
+	defer aside.discard()
 	// Fail early, with the config's own message, before anything runs.
 	a, _, tr, err := g.newAppWith(logger, true, func(o *app.Options) { o.Allow, o.MaxSteps = rules, r.maxSteps })
 	if err != nil {
@@ -140,11 +140,14 @@ func (g *globals) startExec(r execRun, rules []approval.Grant) error {
 	}
 	// Like every server, stop what dead owners left behind first.
 	reconcileAtStart(g.ctx, tr, a.Contain(), logger)
-	srv, stop, err := serve(a, &loaded.Config)
+	// The server is built while the database may still be opening: the
+	// new session starts in memory meanwhile, and the turn waits for it.
+	srv, stop, err := aside.serve(a, &loaded.Config)
 	if err != nil {
 		return startupErr(execStoreError, err)
 	}
 	defer stop()
+	r.storeReady = aside.ready
 	// The user's explicit settings go with the session like the
 	// TUI's, so a resumed session keeps its stored endpoint unless
 	// they name another; the key stays this process's own.
@@ -260,6 +263,10 @@ type execRun struct {
 	plan bool
 	// over are the user's explicit session overrides (flags, SCV_*).
 	over proto.SessionStart
+	// storeReady waits for the session database to be open: a database
+	// that cannot be is a start-up failure (store_error), reported before
+	// any turn.
+	storeReady func(context.Context) error
 }
 
 // runExec serves the protocol in this process over two in-memory pipes and
@@ -281,9 +288,17 @@ func (g *globals) execTurn(conn *client.Conn, r execRun) int {
 	if _, err := conn.Initialize(ctx, "scv-exec", version.Version); err != nil {
 		return t.fail(execStartupError, err.Error())
 	}
+	if r.cont || r.resume != "" {
+		if code, failed := t.storeFailed(ctx); failed {
+			return code // the session to open is in the database
+		}
+	}
 	opened, sid, err := openExecSession(ctx, conn, r)
 	if err != nil {
 		return t.fail(execStartupError, err.Error())
+	}
+	if code, failed := t.storeFailed(ctx); failed {
+		return code
 	}
 	t.sid = sid
 	if t.jsonOut {
@@ -390,6 +405,18 @@ func (t *execTurn) note(format string, args ...any) {
 	if !t.r.quiet {
 		fmt.Fprintf(t.g.stdio.Err, "scv: "+format+"\n", args...)
 	}
+}
+
+// storeFailed waits for the session database and reports, as a start-up
+// failure, that it could not be opened.
+func (t *execTurn) storeFailed(ctx context.Context) (int, bool) {
+	if t.r.storeReady == nil {
+		return 0, false
+	}
+	if err := t.r.storeReady(ctx); err != nil {
+		return t.fail(execStoreError, err.Error()), true
+	}
+	return 0, false
 }
 
 // fail reports a fatal error once on stderr (even with --quiet) and, with

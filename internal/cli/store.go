@@ -28,24 +28,64 @@ func closeStore(st *store.Store, logger *slog.Logger) { app.CloseStore(st, logge
 // server over the app persisting to it (a.NewServer), for a process that
 // serves its own client; stop closes the database.
 func openServer(ctx context.Context, a *app.App, layout paths.Layout, cfg *config.Config, name string, logger *slog.Logger) (srv *server.Server, stop func(), err error) {
-	serve, discard := openServerAside(ctx, layout, name, logger)
-	defer discard()
-	return serve(a, cfg)
+	p := openServerAside(ctx, layout, name, logger)
+	defer p.discard()
+	return p.serveOpen(ctx, a, cfg)
 }
 
-// openServerAside is openServer in two halves: it starts opening the
-// database (app.OpenStoreAside) and returns at once, so the caller builds
-// its app and loads its configuration meanwhile; serve waits for the
-// database and builds the server. discard, deferred, closes a database
-// serve never took.
-func openServerAside(ctx context.Context, layout paths.Layout, name string, logger *slog.Logger) (serve func(a *app.App, cfg *config.Config) (*server.Server, func(), error), discard func()) {
-	p := app.OpenStoreAside(ctx, layout, name, logger)
-	serve = func(a *app.App, cfg *config.Config) (*server.Server, func(), error) {
-		st, err := p.Wait()
-		if err != nil {
-			return nil, nil, err
-		}
-		return a.NewServer(cfg, st, name, nil, nil), func() { closeStore(st, logger) }, nil
+// serverAside is openServer in parts: the database starts opening in the
+// background (app.OpenStoreAside) while the caller builds its app and
+// loads its configuration; serve builds the server at once over the
+// database still opening (its methods wait for it), and ready waits for
+// the opening and says how it ended. Its methods are for the goroutine
+// that made it.
+type serverAside struct {
+	st     *store.Store
+	err    error
+	name   string
+	logger *slog.Logger
+	taken  bool
+}
+
+func openServerAside(ctx context.Context, layout paths.Layout, name string, logger *slog.Logger) *serverAside {
+	st, err := app.OpenStoreAside(ctx, layout, name, logger)
+	return &serverAside{st: st, err: err, name: name, logger: logger}
+}
+
+// serve builds the protocol server over the app persisting to the database
+// (a.NewServer); stop closes the database.
+func (p *serverAside) serve(a *app.App, cfg *config.Config) (*server.Server, func(), error) {
+	if p.err != nil {
+		return nil, nil, p.err
 	}
-	return serve, func() { p.Discard(logger) }
+	p.taken = true
+	return a.NewServer(cfg, p.st, p.name, nil, nil), func() { closeStore(p.st, p.logger) }, nil
+}
+
+// serveOpen is serve once the database is open: what openServer returns.
+func (p *serverAside) serveOpen(ctx context.Context, a *app.App, cfg *config.Config) (*server.Server, func(), error) {
+	srv, stop, err := p.serve(a, cfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := p.ready(ctx); err != nil {
+		stop()
+		return nil, nil, err
+	}
+	return srv, stop, nil
+}
+
+// ready waits for the database to be open (app.StoreReady).
+func (p *serverAside) ready(ctx context.Context) error {
+	if p.err != nil {
+		return p.err
+	}
+	return app.StoreReady(ctx, p.st)
+}
+
+// discard, deferred, closes the database unless serve handed it out.
+func (p *serverAside) discard() {
+	if p.err == nil && !p.taken {
+		closeStore(p.st, p.logger)
+	}
 }

@@ -193,15 +193,15 @@ func (g *globals) runTUIInProcess(layout paths.Layout, opts tui.Options) (tui.Re
 	}
 	defer a.Close() // stops the MCP servers the sessions started
 	// The database opens while the configuration is read and checked.
-	serve, discard := openServerAside(g.ctx, layout, "scv tui", logger)
-	defer discard()
+	aside := openServerAside(g.ctx, layout, "scv tui", logger)
+	defer aside.discard()
 	loaded, err := a.LoadConfig(opts.Cwd, app.NoOverrides)
 	if err != nil {
 		return tui.Result{}, err
 	}
 	a.Warm(&loaded.Config)
 	reconcileAtStart(g.ctx, tr, a.Contain(), logger)
-	srv, stop, err := serve(a, &loaded.Config)
+	srv, stop, err := aside.serveOpen(g.ctx, a, &loaded.Config)
 	if err != nil {
 		return tui.Result{}, err
 	}
