@@ -358,21 +358,28 @@ func (a *App) environ() []string {
 }
 
 // Warm prepares, in the background, what the first session would
-// otherwise wait for: the built-in tools' schemas (resolved once per
-// process and shared, tool.Define; their first encoding also fills
-// encoding/json's caches: ≈ 2 ms of CPU), and the model catalogue's
-// decoding (about 20 ms of CPU, 0.5 MB kept) when the active provider
-// profile of cfg is served where the catalogue could know its models
-// (catalog.Served; a local endpoint never needs it, and another profile is
-// looked up when a session first uses it). The daemon, scv exec, scv acp
-// and the TUI without a daemon call it once their configuration is loaded,
-// so it runs beside the store and the socket rather than inside the first
+// otherwise wait for: the model catalogue's decoding (about 20 ms of CPU,
+// 0.5 MB kept) when the active provider profile of cfg is served where the
+// catalogue could know its models (catalog.Served; a local endpoint never
+// needs it, and another profile is looked up when a session first uses
+// it). The daemon calls it once its configuration is loaded, so it runs
+// beside the store and the socket rather than inside the first
 // session.start. Close waits for it.
 func (a *App) Warm(cfg *config.Config) {
-	a.warming.Go(func() { a.builtins(cfg) })
 	if _, p := cfg.ActiveProvider(); catalog.Served(p.BaseURL) {
 		a.warming.Go(a.catalog.Warm)
 	}
+}
+
+// WarmForSession is Warm for a process about to start a session at once
+// (scv exec, scv acp, the TUI without a daemon): it also builds the
+// built-in tools aside, whose schemas are resolved once per process and
+// shared (tool.Define), their first encoding filling encoding/json's
+// caches (≈ 2 ms of CPU off the first session.start). The daemon does not:
+// an idle daemon would hold them for nothing (≈ 1 MiB).
+func (a *App) WarmForSession(cfg *config.Config) {
+	a.Warm(cfg)
+	a.warming.Go(func() { a.builtins(cfg) })
 }
 
 // NewSession implements server.Factory. A stored session (req.Stored)

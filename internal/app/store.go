@@ -32,7 +32,6 @@ func OpenStore(ctx context.Context, layout paths.Layout, name string, logger *sl
 			st.Close()
 			return nil, fmt.Errorf("recover the session database: %w", err)
 		}
-		st.WarmUp() // a serving process: its first turn needs both
 	}
 	return st, nil
 }
@@ -77,6 +76,9 @@ func OpenStoreAside(ctx context.Context, layout paths.Layout, name string, logge
 		if _, err := st.Recover(ctx); err != nil {
 			return fmt.Errorf("recover the session database: %w", err)
 		}
+		// A process that starts to run a turn: its first needs both.
+		// (OpenStore does not: an idle daemon would hold them for
+		// nothing, ≈ 1.6 MiB.)
 		st.WarmUp()
 		return nil
 	})

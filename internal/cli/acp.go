@@ -50,7 +50,7 @@ func (g *globals) runACP(daemon bool) error {
 	if err != nil {
 		return err
 	}
-	a.Warm(&loaded.Config)
+	a.WarmForSession(&loaded.Config)
 	reconcileAtStart(g.ctx, tr, a.Contain(), logger)
 	srv, stop, err := aside.serveOpen(g.ctx, a, &loaded.Config)
 	if err != nil {

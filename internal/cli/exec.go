@@ -131,7 +131,7 @@ func (g *globals) startExec(r execRun, rules []approval.Grant) error {
 	if err != nil {
 		return startupErr(execConfigError, err)
 	}
-	a.Warm(&loaded.Config)
+	a.WarmForSession(&loaded.Config)
 	if _, err := loaded.Config.APIKey(g.env); err != nil {
 		return startupErr(execNoAPIKey, err)
 	}

@@ -199,7 +199,7 @@ func (g *globals) runTUIInProcess(layout paths.Layout, opts tui.Options) (tui.Re
 	if err != nil {
 		return tui.Result{}, err
 	}
-	a.Warm(&loaded.Config)
+	a.WarmForSession(&loaded.Config)
 	reconcileAtStart(g.ctx, tr, a.Contain(), logger)
 	srv, stop, err := aside.serveOpen(g.ctx, a, &loaded.Config)
 	if err != nil {
