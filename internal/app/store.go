@@ -68,7 +68,11 @@ func storeOptions(layout paths.Layout, name string, logger *slog.Logger) store.O
 // theirs. StoreReady says how the opening ended; CloseStore closes it
 // either way. An error here is one found before anything was opened (a
 // database path that cannot be made absolute).
-func OpenStoreAside(ctx context.Context, layout paths.Layout, name string, logger *slog.Logger) (*store.Store, error) {
+// warm makes it WarmUp once open, for a process about to run a turn (scv
+// exec, scv acp, the TUI without a daemon); OpenStore never does: an idle
+// daemon would hold the connection and the statements for nothing
+// (≈ 1.6 MiB).
+func OpenStoreAside(ctx context.Context, layout paths.Layout, name string, warm bool, logger *slog.Logger) (*store.Store, error) {
 	return store.OpenAsync(ctx, storeOptions(layout, name, logger), func(ctx context.Context, st *store.Store) error {
 		if name == "" {
 			return nil
@@ -76,10 +80,9 @@ func OpenStoreAside(ctx context.Context, layout paths.Layout, name string, logge
 		if _, err := st.Recover(ctx); err != nil {
 			return fmt.Errorf("recover the session database: %w", err)
 		}
-		// A process that starts to run a turn: its first needs both.
-		// (OpenStore does not: an idle daemon would hold them for
-		// nothing, ≈ 1.6 MiB.)
-		st.WarmUp()
+		if warm {
+			st.WarmUp()
+		}
 		return nil
 	})
 }
@@ -95,12 +98,14 @@ func StoreReady(ctx context.Context, st *store.Store) error {
 
 // CloseStore gives back this process's leases and closes the database.
 func CloseStore(st *store.Store, logger *slog.Logger) {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if st.Err(ctx) != nil {
-		st.Close() // never opened (OpenStoreAside): no lease to give back
+	// The opening of an OpenStoreAside store is bounded by the busy
+	// timeout; waiting for it is what lets its leases be given back.
+	if st.Err(context.Background()) != nil {
+		st.Close() // never opened: no lease to give back
 		return
 	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
 	if err := st.ReleaseAll(ctx); err != nil {
 		logger.Warn("store: release sessions", "err", err)
 	}

@@ -49,17 +49,33 @@ func TestWarmDecodesForTheActiveProfileOnly(t *testing.T) {
 }
 
 // TestOpenStoreAside: the database opened in the background can be used
-// at once (its methods wait for the opening, which recovered the database
-// first), and closing it gives the lease back; a database that cannot be
-// opened fails StoreReady, and every method, naming it, and closes quietly.
+// at once: its methods wait for the opening, which recovered the database
+// first (the running turn of a process that died is interrupted before the
+// caller reads it), and closing it gives the lease back; a database that
+// cannot be opened fails StoreReady, and every method, naming it, and
+// closes quietly.
 func TestOpenStoreAside(t *testing.T) {
 	ctx := context.Background()
 	layout := paths.Layout{Home: t.TempDir()}
 	logger := slog.New(slog.DiscardHandler)
 
-	st, err := OpenStoreAside(ctx, layout, "scv test", logger)
+	// A turn left running by a process of this home that is gone.
+	dead := store.Holder{Instance: layout.Home, PID: 1 << 22, Start: 1, Name: "scv exec"}
+	prev, err := store.Open(ctx, store.Options{Path: layout.Database(), Holder: dead})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if _, err := prev.BeginFirstTurn(ctx, store.NewSession{ID: "s_dead", Workspace: t.TempDir(), Origin: store.OriginExec}, "t_1", "hi", nil); err != nil {
+		t.Fatal(err)
+	}
+	prev.Close()
+
+	st, err := OpenStoreAside(ctx, layout, "scv test", true, logger)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if turn, err := st.Turn(ctx, "s_dead", "t_1"); err != nil || turn.State != store.TurnInterrupted {
+		t.Errorf("the dead process's turn, read while the store opened: %+v, %v; want interrupted", turn, err)
 	}
 	if _, err := st.CreateSession(ctx, store.NewSession{ID: "s_aside", Workspace: t.TempDir(), Origin: store.OriginExec}); err != nil {
 		t.Fatalf("a store still opening: %v", err)
@@ -86,7 +102,7 @@ func TestOpenStoreAside(t *testing.T) {
 	if err := os.MkdirAll(bad.Database(), 0o700); err != nil {
 		t.Fatal(err)
 	}
-	st, err = OpenStoreAside(ctx, bad, "scv test", logger)
+	st, err = OpenStoreAside(ctx, bad, "scv test", true, logger)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -44,7 +44,7 @@ func (g *globals) runACP(daemon bool) error {
 	}
 	defer a.Close()
 	// The database opens while the configuration is read and checked.
-	aside := openServerAside(g.ctx, layout, "scv acp", logger)
+	aside := openServerAside(g.ctx, layout, "scv acp", true, logger)
 	defer aside.discard()
 	loaded, err := a.LoadConfig("", app.NoOverrides)
 	if err != nil {

@@ -114,7 +114,7 @@ func (g *globals) startExec(r execRun, rules []approval.Grant) error {
 	if err != nil {
 		return startupErr(execConfigError, err)
 	}
-	aside := openServerAside(g.ctx, layout, "scv exec", logger)
+	aside := openServerAside(g.ctx, layout, "scv exec", true, logger)
 	defer aside.discard()
 	// Fail early, with the config's own message, before anything runs.
 	a, _, tr, err := g.newAppWith(logger, true, func(o *app.Options) { o.Allow, o.MaxSteps = rules, r.maxSteps })

@@ -28,7 +28,7 @@ func closeStore(st *store.Store, logger *slog.Logger) { app.CloseStore(st, logge
 // server over the app persisting to it (a.NewServer), for a process that
 // serves its own client; stop closes the database.
 func openServer(ctx context.Context, a *app.App, layout paths.Layout, cfg *config.Config, name string, logger *slog.Logger) (srv *server.Server, stop func(), err error) {
-	p := openServerAside(ctx, layout, name, logger)
+	p := openServerAside(ctx, layout, name, false, logger)
 	defer p.discard()
 	return p.serveOpen(ctx, a, cfg)
 }
@@ -45,11 +45,15 @@ type serverAside struct {
 	name   string
 	logger *slog.Logger
 	taken  bool
+	cancel context.CancelFunc // of the opening, for discard
 }
 
-func openServerAside(ctx context.Context, layout paths.Layout, name string, logger *slog.Logger) *serverAside {
-	st, err := app.OpenStoreAside(ctx, layout, name, logger)
-	return &serverAside{st: st, err: err, name: name, logger: logger}
+// openServerAside starts opening the database as name; warm prepares it
+// for a turn about to run (app.OpenStoreAside).
+func openServerAside(ctx context.Context, layout paths.Layout, name string, warm bool, logger *slog.Logger) *serverAside {
+	ctx, cancel := context.WithCancel(ctx)
+	st, err := app.OpenStoreAside(ctx, layout, name, warm, logger)
+	return &serverAside{st: st, err: err, name: name, logger: logger, cancel: cancel}
 }
 
 // serve builds the protocol server over the app persisting to the database
@@ -83,9 +87,14 @@ func (p *serverAside) ready(ctx context.Context) error {
 	return app.StoreReady(ctx, p.st)
 }
 
-// discard, deferred, closes the database unless serve handed it out.
+// discard, deferred, closes the database unless serve handed it out: the
+// process failed before it served anything (its configuration, say), so the
+// opening is cancelled rather than waited for, and no lease needs giving
+// back.
 func (p *serverAside) discard() {
 	if p.err == nil && !p.taken {
-		closeStore(p.st, p.logger)
+		p.cancel()
+		p.st.Close()
 	}
+	p.cancel()
 }

@@ -193,7 +193,7 @@ func (g *globals) runTUIInProcess(layout paths.Layout, opts tui.Options) (tui.Re
 	}
 	defer a.Close() // stops the MCP servers the sessions started
 	// The database opens while the configuration is read and checked.
-	aside := openServerAside(g.ctx, layout, "scv tui", logger)
+	aside := openServerAside(g.ctx, layout, "scv tui", true, logger)
 	defer aside.discard()
 	loaded, err := a.LoadConfig(opts.Cwd, app.NoOverrides)
 	if err != nil {

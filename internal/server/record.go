@@ -59,10 +59,11 @@ func (c *conn) beginRecord(ctx context.Context, s *session, p pending) (*recorde
 	s.mu.Unlock()
 	var tl *store.TurnLog
 	var err error
+	var n store.NewSession
 	if create != nil {
 		// Stored with its first turn and the mode it is in, in one
 		// transaction.
-		n := *create
+		n = *create
 		n.Mode = s.agent.Mode()
 		tl, err = st.BeginFirstTurn(ctx, n, p.turnID, p.prompt, storeImages(p.images))
 	} else {
@@ -77,6 +78,13 @@ func (c *conn) beginRecord(ctx context.Context, s *session, p pending) (*recorde
 		s.mu.Lock()
 		s.create = nil
 		s.mu.Unlock()
+		// A session.set_mode answered while the session was being
+		// stored changed the agent only (it was not stored yet).
+		if m := s.agent.Mode(); m != n.Mode {
+			if err := st.SetMode(ctx, s.id, m); err != nil {
+				c.srv.opts.Logger.Error("store: set the mode of a new session", "session", s.id, "err", err)
+			}
+		}
 	}
 	return &recorder{log: tl}, nil
 }

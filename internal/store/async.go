@@ -30,6 +30,10 @@ func OpenAsync(ctx context.Context, opts Options, then func(context.Context, *St
 		}
 		if then != nil {
 			if err := then(octx, s); err != nil {
+				// then's commits may have started a checkpoint; a
+				// WarmUp it started sees the failure (Close waits
+				// for it).
+				s.stopCheckpoints()
 				s.closePools()
 				s.openErr = err
 			}

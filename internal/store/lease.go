@@ -131,9 +131,9 @@ func (s *Store) Recover(ctx context.Context) (Recovery, error) {
 		lease *Holder
 	}
 	var cands []cand
-	// On the write connection, open already: Recover runs at every
-	// server's start, before its first turn, and the read pool's first
-	// connection costs as much as the query (WarmUp opens it aside).
+	// On the write connection, open already (a read-only transaction:
+	// no write lock): Recover runs at every server's start, and the
+	// read pool's first connection would cost as much as the query.
 	err := s.readOn(ctx, true, "recover", func(tx *sql.Tx) error {
 		var err error
 		cands, err = queryAll(ctx, tx, func(rows *sql.Rows) (cand, error) {

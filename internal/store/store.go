@@ -173,7 +173,8 @@ func (s *Store) Close() error {
 	if s.ready != nil {
 		<-s.ready
 		if s.openErr != nil {
-			return nil // nothing is open
+			s.warming.Wait() // a WarmUp sees the failure and returns
+			return nil       // nothing is open
 		}
 	}
 	s.stopCheckpoints() // also stops WarmUp's work

@@ -717,6 +717,40 @@ func TestBeginFirstTurn(t *testing.T) {
 	if _, err := s.BeginFirstTurn(ctx, n, "t_2", "again", nil); err == nil || !strings.Contains(err.Error(), "already exists") {
 		t.Errorf("BeginFirstTurn of an existing session: %v", err)
 	}
+	if after, err := s.Session(ctx, "s_first"); err != nil || after.Turns != 1 || after.Title != x.Title {
+		t.Errorf("the session after a refused second BeginFirstTurn: %+v, %v", after, err)
+	}
+	if _, err := s.Turn(ctx, "s_first", "t_2"); !errors.Is(err, ErrNotFound) {
+		t.Errorf("the refused turn was stored: %v", err)
+	}
+}
+
+// TestRecoverTakesNoWriteLock: Recover, which every server runs at start,
+// reads on the write connection in a read-only transaction: another
+// process's write transaction held meanwhile neither blocks it nor is
+// blocked by it (the write pool's BEGIN IMMEDIATE would wait out the whole
+// busy timeout and fail with ErrLocked).
+func TestRecoverTakesNoWriteLock(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "scv.db")
+	s := openAt(t, path, func(o *Options) { o.BusyTimeout = 300 * time.Millisecond })
+	other, err := openPool(path, false, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	conn, err := other.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
+		t.Fatal(err)
+	}
+	defer conn.ExecContext(ctx, "ROLLBACK")
+	if _, err := s.Recover(ctx); err != nil {
+		t.Fatalf("Recover while another connection holds the write lock: %v", err)
+	}
 }
 
 // TestOpenAsync: a Store from OpenAsync is usable at once: a write made
@@ -790,9 +824,13 @@ func TestOpenAsync(t *testing.T) {
 	if _, err := s.Session(ctx, "s"); err == nil || !strings.Contains(err.Error(), "recovery refused") {
 		t.Errorf("a method after a failing then: %v", err)
 	}
+	if err := s.w.PingContext(ctx); err == nil {
+		t.Error("the write pool is still open after a failing then")
+	}
 	s.Close()
 
-	// Closed while still opening: Close waits for it, then closes.
+	// Closed while still opening: Close waits for it, then closes (what
+	// this checks is under -race: no pool used before it is set).
 	s, err = OpenAsync(ctx, Options{Path: filepath.Join(t.TempDir(), "scv.db"), Holder: self}, nil)
 	if err != nil {
 		t.Fatal(err)

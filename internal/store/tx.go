@@ -238,7 +238,9 @@ func (s *Store) readOn(ctx context.Context, writer bool, op string, fn func(tx *
 		if writer {
 			db = s.w
 		}
-		tx, err := db.BeginTx(ctx, nil)
+		// Read-only: a plain BEGIN, never the write pool's BEGIN
+		// IMMEDIATE, which would take the write lock to read.
+		tx, err := db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 		if err != nil {
 			return err
 		}
