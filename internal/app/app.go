@@ -242,7 +242,7 @@ func (a *App) tools(cfg *config.Config, workspace string, depth int, noTools boo
 
 // builtins are the tools every session of cfg has, whatever its
 // workspace: files, bash and the todo list. Building them has no effect
-// beyond the values (Warm builds a set to throw away).
+// beyond the values (WarmForSession builds a set to throw away).
 func (a *App) builtins(cfg *config.Config) []tool.Tool {
 	t := cfg.Tools
 	secs := func(n int) time.Duration { return time.Duration(n) * time.Second }

@@ -64,10 +64,11 @@ func storeOptions(layout paths.Layout, name string, logger *slog.Logger) store.O
 // starting a session in memory) do not need the database: opening it is
 // the longest step before a first turn (≈ 3–5 ms), and it then overlaps
 // them. The Store it returns can be handed to a server at once: its
-// methods wait for the opening, and Recover and WarmUp run before any of
-// theirs. StoreReady says how the opening ended; CloseStore closes it
-// either way. An error here is one found before anything was opened (a
-// database path that cannot be made absolute).
+// methods wait for the opening, and Recover runs before any of theirs.
+// StoreReady says how the opening ended; CloseStore closes it either way.
+// An error here is one found before anything was opened (a database path
+// that cannot be made absolute).
+//
 // warm makes it WarmUp once open, for a process about to run a turn (scv
 // exec, scv acp, the TUI without a daemon); OpenStore never does: an idle
 // daemon would hold the connection and the statements for nothing
