@@ -18,7 +18,18 @@ func (c *conn) sessionSetMode(s *session, m *proto.SessionSetMode) {
 		c.reqError(m.RequestID, proto.ErrInvalidRequest, fmt.Sprintf("session.set_mode: mode %q is not %q or %q", m.Mode, proto.ModeDefault, proto.ModePlan), false)
 		return
 	}
-	if st := c.srv.opts.Store; st != nil && !s.unstored() {
+	s.mu.Lock()
+	if s.create != nil {
+		// Not stored yet: the mode goes with its first turn. Changed
+		// under s.mu, so beginRecord, which reads it there as it marks
+		// the session stored, sees it (see storeLateChanges).
+		_ = s.agent.SetMode(m.Mode) // checked above
+		s.mu.Unlock()
+		c.reply(m.RequestID, &proto.SessionMode{Mode: m.Mode}, s)
+		return
+	}
+	s.mu.Unlock()
+	if st := c.srv.opts.Store; st != nil {
 		if !c.storeChange(m.RequestID, "the mode was not changed", func(ctx context.Context) error { return st.SetMode(ctx, s.id, m.Mode) }) {
 			return
 		}

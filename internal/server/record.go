@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 	"time"
 
@@ -75,18 +76,38 @@ func (c *conn) beginRecord(ctx context.Context, s *session, p pending) (*recorde
 		return nil, err
 	}
 	if create != nil {
+		// From here on session.set_mode and session.configure write to
+		// the store themselves; what they answered while the session
+		// was being stored went to the agent and to s.create only.
+		// (sessionSetMode changes the agent under s.mu while the
+		// session is not stored, so the mode read here is its last.)
 		s.mu.Lock()
+		late, mode := *s.create, s.agent.Mode()
 		s.create = nil
 		s.mu.Unlock()
-		// A session.set_mode answered while the session was being
-		// stored changed the agent only (it was not stored yet).
-		if m := s.agent.Mode(); m != n.Mode {
-			if err := st.SetMode(ctx, s.id, m); err != nil {
-				c.srv.opts.Logger.Error("store: set the mode of a new session", "session", s.id, "err", err)
-			}
-		}
+		storeLateChanges(ctx, st, c.srv.opts.Logger, s.id, n, late, mode)
 	}
 	return &recorder{log: tl}, nil
+}
+
+// storeLateChanges stores what changed in a new session between the copy
+// BeginFirstTurn stored (stored) and the moment it counted as stored (late,
+// mode); a failure is logged, the session goes on as configured.
+func storeLateChanges(ctx context.Context, st *store.Store, log *slog.Logger, id string, stored, late store.NewSession, mode string) {
+	logged := func(what string, err error) {
+		if err != nil {
+			log.Error("store: "+what+" of a new session", "session", id, "err", err)
+		}
+	}
+	if mode != stored.Mode {
+		logged("set the mode", st.SetMode(ctx, id, mode))
+	}
+	switch {
+	case late.Provider != stored.Provider || late.WireAPI != stored.WireAPI || late.BaseURL != stored.BaseURL:
+		logged("set the endpoint", st.SetEndpoint(ctx, id, store.Endpoint{Provider: late.Provider, WireAPI: late.WireAPI, BaseURL: late.BaseURL, Model: late.Model}))
+	case late.Model != stored.Model:
+		logged("set the model", st.SetModel(ctx, id, late.Model))
+	}
 }
 
 // unsaved is the record of a turn that runs although the session database
