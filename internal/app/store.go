@@ -99,8 +99,9 @@ func StoreReady(ctx context.Context, st *store.Store) error {
 
 // CloseStore gives back this process's leases and closes the database.
 func CloseStore(st *store.Store, logger *slog.Logger) {
-	// The opening of an OpenStoreAside store is bounded by the busy
-	// timeout; waiting for it is what lets its leases be given back.
+	// The opening of an OpenStoreAside store ends when its context does
+	// or its statements' busy timeouts run out (one per Recover write);
+	// waiting for it is what lets its leases be given back.
 	if st.Err(context.Background()) != nil {
 		st.Close() // never opened: no lease to give back
 		return
