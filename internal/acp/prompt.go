@@ -33,6 +33,9 @@ type session struct {
 	// commands are the names of the session's custom commands.
 	commands map[string]bool
 	turn     *turn
+	// last is the latest prompt's turn, kept after it returned: its
+	// answer is written after that, and session/close answers after it.
+	last *turn
 	// used is when the session was last opened or prompted (Agent.useSeq),
 	// guarded by the Agent's mu.
 	used uint64
@@ -91,7 +94,7 @@ func (a *Agent) prompt(params json.RawMessage) (any, *rpcError) {
 		s.mu.Unlock()
 		return nil, &rpcError{Code: CodeInvalidRequest, Message: fmt.Sprintf("invalid request: session %s is already running a prompt; wait for its response or send session/cancel", s.id)}
 	}
-	s.turn = t
+	s.turn, s.last = t, t
 	s.mu.Unlock()
 	// From here every answer closes t.answered once it is written.
 	finish := func(res any, rerr *rpcError) (any, *rpcError) {

@@ -384,16 +384,20 @@ func (a *Agent) closeSession(params json.RawMessage) (any, *rpcError) {
 	// A prompt still waiting ends cancelled, also when the turn's own
 	// turn.cancelled is behind the answer in the event stream.
 	s.mu.Lock()
-	t := s.turn
+	t, last := s.turn, s.last
 	s.mu.Unlock()
 	if t != nil {
 		select {
 		case t.end <- &proto.TurnCancelled{}:
 		default:
 		}
-		// The prompt's answer comes before the close's.
+	}
+	// The prompt's answer comes before the close's, also when the
+	// prompt had already returned (s.turn cleared) but its answer was
+	// not written yet.
+	if last != nil {
 		select {
-		case <-t.answered:
+		case <-last.answered:
 		case <-time.After(callTimeout):
 		}
 	}
