@@ -47,7 +47,10 @@ func (n NewSession) check() error {
 // CreateSession stores a new, empty, open session, live in this process:
 // when the store has a holder identity, the creator holds the session's
 // lease (see Acquire). Its title comes from its first prompt (see
-// BeginTurn) unless Rename sets one.
+// BeginTurn) unless Rename sets one. The server stores a new session with
+// its first turn instead (BeginFirstTurn); this stays for a session set up
+// without a turn, which is what the tests of every package reading stored
+// sessions do.
 func (s *Store) CreateSession(ctx context.Context, n NewSession) (Session, error) {
 	if err := n.check(); err != nil {
 		return Session{}, err
